@@ -1,0 +1,59 @@
+"""What every tool call gets besides its params: the workspace, the limits, the engines.
+
+One ToolContext lives in each worker for its whole life; `record` is the only per-call
+slot: when audit records are on, the worker sets it to a fresh dict and mutating tools fill
+it (see `note_hashes`), so the hashes come from inside the tool's critical section.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.sandbox import Workspace
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Every limit SPEC.md names, with its default; each is also a command-line option."""
+
+    max_read_bytes: int = 256 * KIB
+    max_image_bytes: int = 10 * MIB
+    max_write_bytes: int = 64 * MIB
+    max_line_chars: int = 2000
+    max_diff_bytes: int = 64 * KIB
+    search_file_timeout: float = 1.0
+
+
+@dataclass
+class ToolContext:
+    ws: Workspace
+    limits: Limits = field(default_factory=Limits)
+    search_engine: str = "auto"  # auto | ripgrep | python
+    rg_path: str | None = None  # resolved ripgrep binary, None when there is none
+    rg_has_pcre2: bool = False
+    record: dict[str, Any] | None = None
+
+
+def sha256_hex(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def note_hashes(ctx: ToolContext, *, before: bytes | None = None,
+                after: bytes | None = None, nbytes: int | None = None,
+                before_known: bool = False, after_known: bool = False) -> None:
+    """Fill the audit slot (a no-op unless records are on). `*_known` says the bytes
+    were looked at, so None means 'no file' rather than 'not looked'."""
+    rec = ctx.record
+    if rec is None:
+        return
+    if before is not None or before_known:
+        rec["sha256_before"] = sha256_hex(before)
+    if after is not None or after_known:
+        rec["sha256_after"] = sha256_hex(after)
+    if nbytes is not None:
+        rec["bytes"] = nbytes

@@ -1,0 +1,116 @@
+"""`chorus-tools --workspace DIR [options]`: parse the options, check the workspace, take
+the wire for ourselves, and run the server until end of input or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+
+from rpc.discover import server_version
+from rpc.records import inside
+from rpc.server import Server, ServerOptions
+from tools.context import KIB, MIB, Limits, ToolContext
+from tools.registry import METHODS
+from tools.sandbox import Workspace
+from tools.search.ripgrep import find_ripgrep
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="chorus-tools",
+        description="Sandboxed file tools for agents: JSON-RPC 2.0 over stdin/stdout "
+                    "(newline-delimited, or Content-Length framed).")
+    p.add_argument("--version", action="version", version=f"chorus-tools {server_version()}")
+    p.add_argument("--workspace", required=True, metavar="DIR",
+                   help="the directory every path is confined to")
+    p.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
+                   help="worker processes (default: the number of CPUs)")
+    p.add_argument("--search-engine", choices=("auto", "ripgrep", "python"), default="auto",
+                   help="auto: ripgrep when found, else the python engine")
+    p.add_argument("--rg", metavar="PATH", help="the ripgrep binary to use")
+    p.add_argument("--records", metavar="DIR",
+                   help="append an audit record of every mutating call to DIR/records.jsonl "
+                        "(DIR must lie outside the workspace)")
+    p.add_argument("--log-level", default="warning",
+                   choices=("debug", "info", "warning", "error", "critical"))
+    limits = p.add_argument_group("limits")
+    limits.add_argument("--max-message-bytes", type=_positive, default=64 * MIB)
+    limits.add_argument("--max-read-bytes", type=_positive, default=256 * KIB)
+    limits.add_argument("--max-image-bytes", type=_positive, default=10 * MIB)
+    limits.add_argument("--max-write-bytes", type=_positive, default=64 * MIB)
+    limits.add_argument("--max-line-chars", type=_positive, default=2000)
+    limits.add_argument("--max-diff-bytes", type=_positive, default=64 * KIB)
+    limits.add_argument("--max-pending", type=_positive, default=1024,
+                        help="requests waiting for a worker before server_busy")
+    limits.add_argument("--request-timeout", type=_seconds, default=60.0)
+    limits.add_argument("--shutdown-timeout", type=_seconds, default=10.0)
+    limits.add_argument("--search-file-timeout", type=_seconds, default=1.0,
+                        help="per-file time budget of the python search engine")
+    return p
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    return value
+
+
+def _fail(message: str) -> None:
+    print(f"chorus-tools: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _tool_context(args: argparse.Namespace) -> ToolContext:
+    rg_path, pcre2 = (None, False) if args.search_engine == "python" else find_ripgrep(args.rg)
+    if rg_path is None and (args.rg or args.search_engine == "ripgrep"):
+        _fail(f"no usable ripgrep binary ({args.rg or 'rg not on PATH'}); "
+              "use --search-engine python or --rg PATH")
+    limits = Limits(max_read_bytes=args.max_read_bytes, max_image_bytes=args.max_image_bytes,
+                    max_write_bytes=args.max_write_bytes, max_line_chars=args.max_line_chars,
+                    max_diff_bytes=args.max_diff_bytes,
+                    search_file_timeout=args.search_file_timeout)
+    return ToolContext(ws=Workspace(args.workspace), limits=limits,
+                       search_engine=args.search_engine, rg_path=rg_path,
+                       rg_has_pcre2=pcre2)
+
+
+def _take_the_wire() -> tuple[int, int]:
+    """Keep private copies of stdin/stdout and point fds 0 and 1 at /dev/null and stderr,
+    so no stray print, worker or child process can write into the protocol stream."""
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format="chorus-tools %(levelname)s %(name)s: %(message)s")
+    if not os.path.isdir(args.workspace):
+        _fail(f"--workspace {args.workspace!r} does not exist or is not a directory")
+    if args.records and inside(args.records, args.workspace):
+        _fail(f"--records {args.records!r} lies inside the workspace; audit records must be "
+              "out of the agent's reach")
+    ctx = _tool_context(args)
+    for method in METHODS.values():  # import every tool once, before the workers fork
+        method.func
+    options = ServerOptions(workers=args.workers, max_message_bytes=args.max_message_bytes,
+                            request_timeout=args.request_timeout,
+                            shutdown_timeout=args.shutdown_timeout,
+                            max_pending=args.max_pending, records_dir=args.records)
+    wire_in, wire_out = _take_the_wire()
+    sys.exit(asyncio.run(Server(ctx, options, wire_in, wire_out).run()))

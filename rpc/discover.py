@@ -1,0 +1,44 @@
+"""`rpc.discover`: an OpenRPC 1.x document built from the same registry that drives
+dispatch and validation, so it cannot drift from what the server does."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from rpc.errors import CODES
+from tools.registry import METHODS
+
+
+def server_version() -> str:
+    try:
+        return version("chorus-tools")
+    except PackageNotFoundError:
+        return "0.0.0+unknown"
+
+
+@cache
+def openrpc_document() -> dict[str, Any]:
+    errors = [{"code": code, "message": name, "data": {"error": name}}
+              for name, code in CODES.items()]
+    methods = [{
+        "name": m.name,
+        "summary": m.summary,
+        "paramStructure": "by-name",
+        "params": [{"name": p, "required": p in m.params["required"], "schema": schema}
+                   for p, schema in m.params["properties"].items()],
+        "result": {"name": "result", "schema": m.result},
+        "errors": errors,
+    } for m in METHODS.values()]
+    methods.append({"name": "rpc.discover", "summary": "This document.",
+                    "paramStructure": "by-name", "params": [],
+                    "result": {"name": "OpenRPC document", "schema": {"type": "object"}}})
+    return {
+        "openrpc": "1.2.6",
+        "info": {"title": "chorus-tools", "version": server_version(),
+                 "description": "Sandboxed file tools for agents over JSON-RPC 2.0."},
+        "methods": methods,
+        "components": {"errors": {name: {"code": code, "message": name}
+                                  for name, code in CODES.items()}},
+    }

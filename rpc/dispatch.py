@@ -1,0 +1,222 @@
+"""The dispatcher: owns request ids, concurrency, deadlines and cancellation, and is the one
+place where an outcome becomes a response.
+
+Contract:
+- every request gets exactly one response, a notification none, a batch one array of the
+  responses of its requests (nothing if it held only notifications);
+- requests run concurrently and answer in any order;
+- `$/cancelRequest {"id"}` answers the request -32800; `notifications/cancelled
+  {"requestId"}` suppresses its response (MCP). A queued request is dropped, a running
+  stoppable one (read, list, search, info) has its worker killed; a running mutation
+  finishes, so its answer tells the truth about the file;
+- a mutating call is recorded (when records are on) before its response is sent.
+
+Single requests are routed by jsonrpcserver; envelopes and batches are checked in front
+of it by `rpc.envelope`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from jsonrpcserver import Error, Success
+from jsonrpcserver.async_dispatcher import dispatch_to_response_pure
+from jsonrpcserver.response import to_serializable
+
+from rpc.discover import openrpc_document
+from rpc.envelope import Invalid, Request, error_response, parse, result_response
+from rpc.errors import METHOD_NOT_FOUND, protocol_error, wire_error
+from rpc.pool import Job, Pool
+from rpc.records import Records
+from rpc.validate import ParamsValidator
+from rpc.worker import resolve
+from tools.errors import ToolError
+from tools.fanout import FanOut
+from tools.registry import METHODS, Method
+
+log = logging.getLogger("chorus.dispatch")
+
+LSP_CANCEL = "$/cancelRequest"
+MCP_CANCEL = "notifications/cancelled"
+DISCOVER = "rpc.discover"
+
+
+@dataclass(eq=False)
+class Call:
+    """One request in flight: the jobs it waits on and how it was cancelled, if it was."""
+
+    request: Request
+    jobs: set[Job] = field(default_factory=set)
+    cancelled: str | None = None  # "lsp" or "mcp"
+
+
+def _id_key(rid: Any) -> tuple[bool, Any]:
+    return isinstance(rid, str), rid
+
+
+class Dispatcher:
+    def __init__(self, pool: Pool, *, request_timeout: float,
+                 records: Records | None = None) -> None:
+        self._pool = pool
+        self._timeout = request_timeout
+        self._records = records
+        self._validator = ParamsValidator(METHODS)
+        self._inflight: dict[tuple[bool, Any], list[Call]] = {}
+        self._methods = {name: self._adapter(m) for name, m in METHODS.items()}
+        self._methods[DISCOVER] = self._discover
+        self.tasks: set[asyncio.Task] = set()
+
+    def submit(self, body: bytes, reply: Callable[[Any], None]) -> None:
+        """Handle one framed message in the background; `reply` gets its response."""
+        envelope = parse(body)
+        for item in envelope.items:  # cancels act before anything else is awaited
+            if isinstance(item, Request) and item.method in (LSP_CANCEL, MCP_CANCEL):
+                self._cancel(item)
+        task = asyncio.get_running_loop().create_task(self._answer(envelope, reply))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _answer(self, envelope, reply: Callable[[Any], None]) -> None:
+        if envelope.batch:
+            answers = await asyncio.gather(*map(self._item, envelope.items))
+            answers = [a for a in answers if a is not None]
+        else:
+            answers = [await self._item(envelope.items[0])]
+        if envelope.batch and answers:
+            reply(answers)
+        elif not envelope.batch and answers[0] is not None:
+            reply(answers[0])
+
+    async def _item(self, item: Request | Invalid) -> dict[str, Any] | None:
+        if isinstance(item, Invalid):
+            return item.response
+        if item.method in (LSP_CANCEL, MCP_CANCEL):
+            return None if item.is_notification else result_response(item.id, None)
+        if item.method not in self._methods:
+            return None if item.is_notification else error_response(item.id, protocol_error(
+                METHOD_NOT_FOUND, f"Method not found: {item.method!r}. Call rpc.discover "
+                "for the list of methods."))
+        call = Call(item)
+        key = None if item.is_notification else _id_key(item.id)
+        if key is not None:
+            self._inflight.setdefault(key, []).append(call)
+        try:
+            response = await dispatch_to_response_pure(
+                deserializer=lambda raw: raw, validator=lambda raw: raw,
+                methods=self._methods, context=call, post_process=to_serializable,
+                request=item.raw)
+        finally:
+            if key is not None:
+                calls = self._inflight[key]
+                calls.remove(call)
+                if not calls:
+                    del self._inflight[key]
+        return None if call.cancelled == "mcp" else response
+
+    def _adapter(self, method: Method) -> Callable[..., Any]:
+        async def handle(call: Call, *args: Any, **params: Any) -> Any:
+            try:
+                if args:
+                    raise _by_name(method.name)
+                checked = self._validator.check(method, params)
+                ok, payload, audit = await self._execute(call, method, checked)
+            except Exception as exc:
+                ok, payload, audit = False, exc, None
+            self._record(call, method, params, payload, audit)
+            return Success(payload) if ok else _error(payload)
+        return handle
+
+    async def _discover(self, call: Call, *args: Any, **params: Any) -> Any:
+        if args or params:
+            return _error(ToolError("invalid_params", "rpc.discover takes no parameters.",
+                                    param=next(iter(params), "params")))
+        return Success(openrpc_document())
+
+    async def _execute(self, call: Call, method: Method,
+                       params: dict[str, Any]) -> tuple[bool, Any, dict[str, Any] | None]:
+        deadline = asyncio.get_running_loop().time() + self._timeout
+        record = self._records is not None and method.mutating
+        ok, payload, audit = await self._run(call, method.target, params, deadline,
+                                             record=record, stoppable=method.stoppable)
+        if ok and isinstance(payload, FanOut):
+            payload = await self._fan_out(call, payload, deadline)
+        return ok, payload, audit
+
+    async def _run(self, call: Call, target: str, kwargs: dict[str, Any], deadline: float,
+                   *, record: bool = False, stoppable: bool = True) -> tuple[bool, Any, Any]:
+        if call.cancelled:
+            raise _cancelled()
+        job = self._pool.submit(target, kwargs, record=record, stoppable=stoppable)
+        call.jobs.add(job)
+        timer = asyncio.get_running_loop().call_at(deadline, self._expire, job)
+        try:
+            return await job.future
+        finally:
+            timer.cancel()
+            call.jobs.discard(job)
+
+    async def _fan_out(self, call: Call, fan: FanOut, deadline: float) -> dict[str, Any]:
+        """Run the parts across the pool; merge the finished prefix until it is enough."""
+        merge = resolve(fan.merge)
+        runs = [asyncio.ensure_future(self._run(call, fan.part, kwargs, deadline))
+                for kwargs in fan.parts]
+        results: list[dict[str, Any]] = []
+        try:
+            for i, run in enumerate(runs):
+                ok, payload, _ = await run
+                if not ok:
+                    raise payload
+                results.append(payload)
+                merged = merge(fan.args, results, i == len(runs) - 1)
+                if merged is not None:
+                    return merged
+            return merge(fan.args, results, True)
+        finally:
+            for job in list(call.jobs):
+                self._pool.stop(job, _cancelled())
+            await asyncio.gather(*runs, return_exceptions=True)
+
+    def _expire(self, job: Job) -> None:
+        self._pool.stop(job, ToolError(
+            "timeout", f"The request ran past the {self._timeout:g} s request timeout and "
+            "was stopped. Narrow it (a smaller window, path or pattern) and retry.",
+            timeout=self._timeout), force=True)
+
+    def _cancel(self, note: Request) -> None:
+        lsp = note.method == LSP_CANCEL
+        params = note.params if isinstance(note.params, dict) else {}
+        target = params.get("id" if lsp else "requestId")
+        for call in self._inflight.get(_id_key(target), []):
+            call.cancelled = "lsp" if lsp else "mcp"
+            for job in list(call.jobs):
+                self._pool.stop(job, _cancelled())
+
+    def _record(self, call: Call, method: Method, params: dict[str, Any], payload: Any,
+                audit: dict[str, Any] | None) -> None:
+        if self._records is None or not method.mutating:
+            return
+        outcome = payload.code if isinstance(payload, ToolError) else (
+            "internal_error" if isinstance(payload, BaseException) else "ok")
+        try:
+            self._records.append(rid=call.request.id if not call.request.is_notification
+                                 else None, method=method.name, path=params.get("path"),
+                                 outcome=outcome, audit=audit)
+        except OSError:
+            log.exception("cannot append the audit record")
+
+
+def _cancelled() -> ToolError:
+    return ToolError("cancelled", "The request was cancelled by the client.")
+
+
+def _by_name(name: str) -> ToolError:
+    return ToolError("invalid_params", f"{name} takes its parameters by name: send "
+                     "'params' as an object.", param="params")
+
+
+def _error(exc: BaseException) -> Error:
+    error = wire_error(exc)
+    return Error(error["code"], error["message"], error["data"])

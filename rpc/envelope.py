@@ -1,0 +1,106 @@
+"""JSON-RPC 2.0 envelopes, checked strictly and purely: bytes in, request objects or
+ready error responses out. Batches are split here, element by element, because
+jsonrpcserver validates a batch as one document (so `[1,2,3]` would get one error where
+the specification wants three)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from rpc.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
+
+_NO_ID = object()
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    params: dict[str, Any] | list[Any] | None
+    id: Any  # _NO_ID for a notification
+    raw: dict[str, Any]
+
+    @property
+    def is_notification(self) -> bool:
+        return self.id is _NO_ID
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An element that is not a request: its error response is already made."""
+
+    response: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Envelope:
+    items: list[Request | Invalid]
+    batch: bool
+
+
+def parse(body: bytes) -> Envelope:
+    try:
+        doc = _loads(body)
+    except ValueError as exc:
+        return Envelope([Invalid(error_response(None, protocol_error(
+            PARSE_ERROR, f"Parse error: the message is not valid JSON ({exc})")))], False)
+    if isinstance(doc, list):
+        if not doc:
+            return Envelope([Invalid(error_response(None, protocol_error(
+                INVALID_REQUEST, "Invalid Request: an empty batch")))], False)
+        return Envelope([check(item) for item in doc], True)
+    return Envelope([check(doc)], False)
+
+
+def _loads(body: bytes) -> Any:
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        # orjson refuses integers beyond 64 bits, which are valid JSON
+        return json.loads(body, parse_constant=_reject_constant)
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def check(obj: Any) -> Request | Invalid:
+    """One element, strictly: an object with jsonrpc "2.0", a string method, an id that is
+    a string, a number or null, and params that are an object or an array."""
+    if not isinstance(obj, dict):
+        return _invalid(None, "a request must be a JSON object")
+    rid = obj.get("id", _NO_ID)
+    id_ok = rid is _NO_ID or rid is None or (
+        isinstance(rid, (str, int, float)) and not isinstance(rid, bool))
+    echo = rid if id_ok and rid is not _NO_ID else None
+    if obj.get("jsonrpc") != "2.0":
+        return _invalid(echo, '"jsonrpc" must be exactly "2.0"')
+    if not id_ok:
+        return _invalid(None, '"id" must be a string, a number or null')
+    method = obj.get("method")
+    if not isinstance(method, str):
+        return _invalid(echo, '"method" must be a string')
+    params = obj.get("params")
+    if "params" in obj and not isinstance(params, (dict, list)):
+        return _invalid(echo, '"params" must be an object or an array')
+    return Request(method, params, rid, obj)
+
+
+def _invalid(rid: Any, why: str) -> Invalid:
+    return Invalid(error_response(rid, protocol_error(INVALID_REQUEST,
+                                                      f"Invalid Request: {why}")))
+
+
+def error_response(rid: Any, error: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "error": error, "id": rid}
+
+
+def result_response(rid: Any, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "result": result, "id": rid}
+
+
+def dumps(response: Any) -> bytes:
+    return orjson.dumps(response)

@@ -1,0 +1,173 @@
+"""Bytes in, messages out, and back: the wire codec, with no I/O (sans-IO, as h11).
+
+Two framings share one stream, chosen per message by how it starts: a message that starts
+with a `Content-Length:` header is read in the LSP base protocol; anything else is one JSON
+text per line (the MCP stdio convention). A reply is encoded in the framing of its request.
+
+A message larger than `max_size` becomes a `TooLarge` event and its bytes are skipped as
+they arrive, never buffered whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+_HEADER = b"content-length:"
+_MAX_HEADER_BYTES = 8192
+
+
+class Framing(Enum):
+    LINE = "line"
+    LSP = "lsp"
+
+
+@dataclass(frozen=True)
+class Message:
+    body: bytes
+    framing: Framing
+
+
+@dataclass(frozen=True)
+class TooLarge:
+    framing: Framing
+
+
+@dataclass(frozen=True)
+class BadFrame:
+    """A Content-Length header block that cannot be read; answered as a parse error."""
+
+    reason: str
+    framing: Framing = Framing.LSP
+
+
+Event = Message | TooLarge | BadFrame
+
+
+def encode(body: bytes, framing: Framing) -> bytes:
+    if framing is Framing.LSP:
+        return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    return body + b"\n"
+
+
+class Decoder:
+    """Incremental decoder: `feed` bytes as they come, get the complete events back."""
+
+    def __init__(self, max_size: int) -> None:
+        self.max_size = max_size
+        self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf already searched for a newline
+        self._skip_line = False  # discarding an oversized line up to its newline
+        self._skip_bytes = 0  # discarding an oversized Content-Length body
+        self._body_size: int | None = None  # reading a Content-Length body of this size
+
+    def feed(self, data: bytes) -> list[Event]:
+        self._buf += data
+        events: list[Event] = []
+        while (event := self._next()) is not None:
+            if event is not _CONTINUE:
+                events.append(event)
+        return events
+
+    def eof(self) -> list[Event]:
+        """The last line may lack its newline; anything else left is dropped."""
+        rest = bytes(self._buf).strip()
+        self._buf.clear()
+        if rest and self._body_size is None and not self._skip_line and not self._skip_bytes:
+            return [Message(rest, Framing.LINE)]
+        return []
+
+    def _next(self) -> Event | object | None:
+        """An event, _CONTINUE, or None when more bytes are needed."""
+        if self._skip_bytes:
+            dropped = min(self._skip_bytes, len(self._buf))
+            del self._buf[:dropped]
+            self._skip_bytes -= dropped
+            return None if self._skip_bytes else _CONTINUE
+        if self._body_size is not None:
+            return self._read_body()
+        if self._skip_line:
+            return self._skip_to_newline()
+        self._drop_leading_blanks()
+        if not self._buf:
+            return None
+        head = bytes(self._buf[:len(_HEADER)]).lower()
+        if _HEADER.startswith(head) and len(head) < len(_HEADER):
+            return None  # too short to tell the framing yet
+        if head == _HEADER:
+            return self._read_header()
+        return self._read_line()
+
+    def _drop_leading_blanks(self) -> None:
+        i = 0
+        while i < len(self._buf) and self._buf[i] in b" \t\r\n":
+            i += 1
+        if i:
+            del self._buf[:i]
+            self._scanned = 0
+
+    def _read_line(self) -> Event | object | None:
+        end = self._buf.find(b"\n", self._scanned)
+        if end < 0:
+            self._scanned = len(self._buf)
+            if len(self._buf) > self.max_size:
+                self._buf.clear()
+                self._scanned = 0
+                self._skip_line = True
+                return TooLarge(Framing.LINE)
+            return None
+        body = bytes(self._buf[:end]).rstrip(b"\r")
+        del self._buf[:end + 1]
+        self._scanned = 0
+        if len(body) > self.max_size:
+            return TooLarge(Framing.LINE)
+        return Message(body, Framing.LINE)
+
+    def _skip_to_newline(self) -> object | None:
+        end = self._buf.find(b"\n")
+        if end < 0:
+            self._buf.clear()
+            return None
+        del self._buf[:end + 1]
+        self._skip_line = False
+        return _CONTINUE
+
+    def _read_header(self) -> Event | object | None:
+        end = self._buf.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self._buf) > _MAX_HEADER_BYTES:
+                self._buf.clear()
+                return BadFrame("header block larger than 8 KiB")
+            return None
+        block = bytes(self._buf[:end]).decode("ascii", "replace")
+        del self._buf[:end + 4]
+        size = _content_length(block)
+        if size is None:
+            return BadFrame("missing or invalid Content-Length header")
+        if size > self.max_size:
+            self._skip_bytes = size
+            return TooLarge(Framing.LSP)
+        self._body_size = size
+        return _CONTINUE
+
+    def _read_body(self) -> Event | None:
+        size = self._body_size
+        assert size is not None
+        if len(self._buf) < size:
+            return None
+        body = bytes(self._buf[:size])
+        del self._buf[:size]
+        self._body_size = None
+        return Message(body, Framing.LSP)
+
+
+def _content_length(block: str) -> int | None:
+    for line in block.split("\r\n"):
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            value = value.strip()
+            return int(value) if value.isdigit() else None
+    return None
+
+
+_CONTINUE = object()  # progress was made without an event: look again

@@ -1,0 +1,202 @@
+"""A small process pool made for an RPC server: a worker that dies or overruns fails only
+its own job and is replaced at once, while the others go on.
+
+concurrent.futures' pool breaks as a whole when one worker dies, and cannot stop a single
+running call; here every job can be stopped on its own (its worker is killed and
+respawned), the queue is bounded (`server_busy`), and each outcome is delivered exactly once.
+Workers are forked, so they start in milliseconds with the tools already imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import multiprocessing
+import os
+import signal
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from rpc.worker import worker_main
+from tools.context import ToolContext
+from tools.errors import ToolError
+
+log = logging.getLogger("chorus.pool")
+_mp = multiprocessing.get_context("fork")
+
+
+@dataclass(eq=False)
+class Job:
+    id: int
+    target: str
+    kwargs: dict[str, Any]
+    record: bool
+    stoppable: bool
+    future: asyncio.Future
+    worker: Worker | None = None
+
+
+@dataclass(eq=False)
+class Worker:
+    process: Any
+    conn: Connection
+    job: Job | None = None
+    retired: bool = False  # closing down: not to be replaced
+
+
+class Pool:
+    def __init__(self, ctx: ToolContext, size: int, max_pending: int,
+                 close_fds: tuple[int, ...] = ()) -> None:
+        self._ctx = ctx
+        self._size = size
+        self._max_pending = max_pending
+        self._close_fds = close_fds
+        self._workers: list[Worker] = []
+        self._idle: deque[Worker] = deque()
+        self._queue: deque[Job] = deque()
+        self._ids = itertools.count(1)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        for _ in range(self._size):
+            self._spawn()
+
+    def submit(self, target: str, kwargs: dict[str, Any], *, record: bool = False,
+               stoppable: bool = True) -> Job:
+        """Queue a job and return it; its future resolves to (ok, payload, record)."""
+        if not self._idle and len(self._queue) >= self._max_pending:
+            raise ToolError("server_busy",
+                            f"Server busy: {len(self._queue)} requests are already waiting "
+                            "for a worker. Retry after some answers arrive.",
+                            pending=len(self._queue), limit=self._max_pending)
+        assert self._loop is not None
+        job = Job(next(self._ids), target, kwargs, record, stoppable,
+                  self._loop.create_future())
+        self._queue.append(job)
+        self._dispatch()
+        return job
+
+    def stop(self, job: Job, error: ToolError, *, force: bool = False) -> bool:
+        """Fail a job with `error`: dropped if queued; if running and stoppable (or
+        `force`), its worker is killed and replaced. False if it could not be stopped."""
+        if job.future.done():
+            return True
+        if job.worker is None:
+            self._queue.remove(job)
+        elif job.stoppable or force:
+            self._kill(job.worker)
+        else:
+            return False
+        job.future.set_result((False, error, None))
+        return True
+
+    async def close(self, timeout: float = 2.0) -> None:
+        """Let idle workers exit on end-of-pipe; kill whatever is still alive after it."""
+        for worker in self._workers:
+            worker.retired = True
+            self._detach(worker)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        for worker in self._workers:
+            while worker.process.is_alive() and loop.time() < end:
+                await asyncio.sleep(0.01)
+            if worker.process.is_alive():
+                worker.process.kill()
+            worker.process.join(1.0)
+            if worker.job is not None and not worker.job.future.done():
+                worker.job.future.set_result((False, _shutting_down(), None))
+        self._workers.clear()
+        self._idle.clear()
+        for job in self._queue:
+            if not job.future.done():
+                job.future.set_result((False, _shutting_down(), None))
+        self._queue.clear()
+
+    def _spawn(self) -> Worker:
+        parent_conn, child_conn = _mp.Pipe()
+        process = _mp.Process(target=worker_main, daemon=True, name="chorus-worker",
+                              args=(child_conn, self._ctx, os.getpid(), self._close_fds))
+        process.start()
+        child_conn.close()
+        worker = Worker(process, parent_conn)
+        self._workers.append(worker)
+        self._idle.append(worker)
+        assert self._loop is not None
+        self._loop.add_reader(parent_conn.fileno(), self._on_readable, worker)
+        self._dispatch()
+        return worker
+
+    def _dispatch(self) -> None:
+        while self._queue and self._idle:
+            worker = self._idle.popleft()
+            job = self._queue.popleft()
+            job.worker, worker.job = worker, job
+            try:
+                worker.conn.send((job.id, job.target, job.kwargs, job.record))
+            except (OSError, ValueError):
+                self._crashed(worker)
+
+    def _on_readable(self, worker: Worker) -> None:
+        try:
+            job_id, ok, payload, record = worker.conn.recv()
+        except (EOFError, OSError):
+            self._crashed(worker)
+            return
+        except Exception as exc:  # an outcome that cannot be unpickled: a bug
+            job_id, ok, payload, record = None, False, exc, None
+        job, worker.job = worker.job, None
+        if job is not None and not job.future.done():
+            job.future.set_result((ok, payload, record))
+        self._idle.append(worker)
+        self._dispatch()
+
+    def _crashed(self, worker: Worker) -> None:
+        job = worker.job
+        code = worker.process.exitcode
+        log.warning("worker %s died (exit code %s)", worker.process.pid, code)
+        self._replace(worker)
+        if job is not None and not job.future.done():
+            job.future.set_result((False, ToolError(
+                "worker_crashed", "The worker running this request died "
+                f"(exit code {code}); it was replaced. Retry the request; if it fails "
+                "again, the input itself may crash the worker.", exit_code=code), None))
+
+    def _kill(self, worker: Worker) -> None:
+        try:
+            os.kill(worker.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self._replace(worker)
+
+    def _replace(self, worker: Worker) -> None:
+        """Take a dead or killed worker out and fork its successor."""
+        self._detach(worker)
+        worker.process.join(1.0)
+        if worker in self._workers:
+            self._workers.remove(worker)
+        if worker in self._idle:
+            self._idle.remove(worker)
+        worker.job = None
+        if not worker.retired:
+            self._spawn()
+
+    def _detach(self, worker: Worker) -> None:
+        assert self._loop is not None
+        try:
+            self._loop.remove_reader(worker.conn.fileno())
+        except (OSError, ValueError):
+            pass
+        worker.conn.close()
+
+
+def _shutting_down() -> ToolError:
+    return ToolError("timeout", "The server shut down before this request finished "
+                     "(--shutdown-timeout). Retry it on a new server.")

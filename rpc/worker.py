@@ -1,0 +1,77 @@
+"""The loop each worker process runs: receive a job, call the tool, send the outcome.
+
+A worker is forked from the dispatcher with the workspace's pinned root descriptor already
+open. It never sees JSON-RPC: a job is (job id, "module:function", kwargs, record?) and an
+outcome is (job id, ok, result or ToolError, audit record or None).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import logging
+import os
+import signal
+from functools import cache
+from multiprocessing.connection import Connection
+from typing import Any, Callable
+
+from tools.context import ToolContext
+from tools.errors import ToolError
+
+_PR_SET_PDEATHSIG = 1
+log = logging.getLogger("chorus.worker")
+
+
+@cache
+def resolve(target: str) -> Callable[..., Any]:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies, so that no worker (or
+    ripgrep child) outlives the server, even a server killed with SIGKILL."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def run_job(ctx: ToolContext, target: str, kwargs: dict[str, Any],
+            record: bool) -> tuple[bool, Any, dict[str, Any] | None]:
+    ctx.record = {} if record else None
+    try:
+        return True, resolve(target)(ctx, **kwargs), ctx.record
+    except ToolError as exc:
+        return False, exc, ctx.record
+    except Exception as exc:  # a bug: report it, keep serving
+        log.exception("tool %s failed", target)
+        return False, ToolError(
+            "internal_error", f"Internal error in chorus-tools (a bug, not your input): "
+            f"{type(exc).__name__}: {exc}. Details are in the server's log."), ctx.record
+
+
+def worker_main(conn: Connection, ctx: ToolContext, parent_pid: int,
+                close_fds: tuple[int, ...]) -> None:
+    die_with_parent()
+    if os.getppid() != parent_pid:
+        return
+    for fd in close_fds:  # the protocol stream belongs to the dispatcher alone
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    while True:
+        try:
+            job_id, target, kwargs, record = conn.recv()
+        except (EOFError, OSError):
+            return
+        ok, payload, rec = run_job(ctx, target, kwargs, record)
+        try:
+            conn.send((job_id, ok, payload, rec))
+        except (BrokenPipeError, EOFError):
+            return
+        except Exception as exc:  # an unpicklable result is a bug too
+            log.exception("cannot send the result of %s", target)
+            conn.send((job_id, False, ToolError(
+                "internal_error", f"Internal error in chorus-tools: {exc}"), rec))

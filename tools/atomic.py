@@ -108,7 +108,7 @@ def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
     auditing = ctx.record is not None
     before = None
     if st is not None and (read_current or auditing):
-        before = _read(dir_fd, name, st, shown)
+        before = read_entry(dir_fd, name, st, shown)
     if auditing:
         note_hashes(ctx, before=before, before_known=True)
     new = compute(Current(rel=target, data=before, stat=st))
@@ -175,8 +175,9 @@ def _parent_error(err: ToolError, shown: str) -> ToolError:
     """A missing or non-directory parent, said in words an agent can act on."""
     if err.code == "file_not_found":
         return ToolError("file_not_found",
-                         f"Parent directory does not exist: {shown}. Create it first, or "
-                         "pass create_dirs: true.", path=shown)
+                         f"Parent directory does not exist: {shown}. Check the path; "
+                         "file.write with create_dirs: true creates missing parents.",
+                         path=shown)
     if err.code == "not_a_directory":
         return ToolError("not_a_directory",
                          f"A parent of the path is a file, not a directory: {shown}.",
@@ -208,7 +209,8 @@ def _open_same(dir_fd: int, name: str, st: os.stat_result, shown: str) -> int:
     return fd
 
 
-def _read(dir_fd: int, name: str, st: os.stat_result, shown: str) -> bytes:
+def read_entry(dir_fd: int, name: str, st: os.stat_result, shown: str) -> bytes:
+    """The whole content of the regular file `name` we stat'ed as `st` in `dir_fd`."""
     fd = _open_same(dir_fd, name, st, shown)
     chunks = []
     try:
@@ -226,7 +228,7 @@ def _same(dir_fd: int, name: str, st: os.stat_result, before: bytes | None, new:
     """Whether `new` equals the file's content, reading it only when sizes agree."""
     if before is not None:
         return before == new
-    return st.st_size == len(new) and _read(dir_fd, name, st, shown) == new
+    return st.st_size == len(new) and read_entry(dir_fd, name, st, shown) == new
 
 
 def _replace(dir_fd: int, name: str, st: os.stat_result | None, data: bytes,

@@ -1,0 +1,120 @@
+"""A real orchestrator's view of the server: spawn it, speak JSON-RPC over its pipes.
+
+End-to-end tests use this instead of calling anything in-process, so they exercise the
+same path an orchestrator does: process start, framing, dispatch, the pool, shutdown.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class RpcServer:
+    def __init__(self, workspace: str | os.PathLike, *args: str,
+                 env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rpc", "--workspace", str(workspace), *args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=REPO, env={**os.environ, **(env or {})})
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._ids = itertools.count(1)
+        self.stderr = b""
+        threading.Thread(target=self._pump, daemon=True).start()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+
+    def _pump(self) -> None:
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _drain_stderr(self) -> None:
+        for line in self.proc.stderr:
+            self.stderr += line
+
+    def send_raw(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: Any) -> None:
+        self.send_raw(json.dumps(message).encode() + b"\n")
+
+    def recv(self, timeout: float = 15.0) -> Any:
+        line = self._lines.get(timeout=timeout)
+        if line is None:
+            raise EOFError("the server closed its stdout")
+        return json.loads(line)
+
+    def no_more(self, wait: float = 0.3) -> bool:
+        """True when nothing else arrives within `wait` seconds."""
+        try:
+            line = self._lines.get(timeout=wait)
+        except queue.Empty:
+            return True
+        self._lines.put(line)
+        return False
+
+    def request(self, method: str, params: Any = None, rid: Any = None) -> Any:
+        """Send one request and return its id (answers may come in any order)."""
+        rid = next(self._ids) if rid is None else rid
+        message = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return rid
+
+    def call(self, method: str, params: Any = None, timeout: float = 15.0) -> dict[str, Any]:
+        """A request and its response (the full response object)."""
+        rid = self.request(method, params)
+        reply = self.recv(timeout)
+        assert reply.get("id") == rid, reply
+        return reply
+
+    def result(self, method: str, params: Any = None) -> Any:
+        reply = self.call(method, params)
+        assert "result" in reply, reply
+        return reply["result"]
+
+    def error(self, method: str, params: Any = None) -> dict[str, Any]:
+        reply = self.call(method, params)
+        assert "error" in reply, reply
+        return reply["error"]
+
+    def notify(self, method: str, params: Any = None) -> None:
+        message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+
+    def worker_pids(self) -> list[int]:
+        path = f"/proc/{self.proc.pid}/task/{self.proc.pid}/children"
+        return [int(p) for p in Path(path).read_text().split()]
+
+    def close(self, timeout: float = 15.0) -> int:
+        """End of input, then wait for the exit code."""
+        if self.proc.stdin and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        return self.proc.wait(timeout)
+
+    def __enter__(self) -> RpcServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.close(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

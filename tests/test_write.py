@@ -273,3 +273,17 @@ def test_audit_hashes(ctx: ToolContext, root: Path) -> None:
     write(ctx, "a.txt", "two!")
     assert ctx.record == {"sha256_before": hashlib.sha256(b"one").hexdigest(),
                           "sha256_after": hashlib.sha256(b"two!").hexdigest(), "bytes": 4}
+
+
+def test_symlink_in_symlinked_dir_resolves_like_the_kernel(ctx: ToolContext,
+                                                           root: Path) -> None:
+    """`current -> releases/v2` and `releases/v2/config -> ../shared.cfg`: the link's
+    '..' is taken from where the link really is (releases/), as the kernel does."""
+    (root / "releases/v2").mkdir(parents=True)
+    (root / "releases/shared.cfg").write_text("old")
+    (root / "releases/v2/config").symlink_to("../shared.cfg")
+    (root / "current").symlink_to("releases/v2")
+    write(ctx, "current/config", "new")
+    assert (root / "releases/shared.cfg").read_text() == "new"
+    assert not (root / "shared.cfg").exists()
+    assert (root / "releases/v2/config").is_symlink()

@@ -216,6 +216,7 @@ class Workspace:
                 raise
             try:
                 target = os.readlink(name, dir_fd=fd)
+                parent = self._where(fd, parent)
             except OSError as exc:
                 if exc.errno in (errno.EINVAL, errno.ENOENT):  # not a symlink, or absent
                     return rel
@@ -232,6 +233,20 @@ class Workspace:
                 return rel
         raise ToolError("file_not_found", f"Too many levels of symbolic links: {shown}",
                         path=shown)
+
+    def _where(self, dir_fd: int, lexical: str) -> str:
+        """The workspace-relative path `dir_fd` really is ('' for the root), so a link's
+        '..' starts from where the link lives, as the kernel's does, even when a parent
+        on the way was a symlink. Used for naming only: every access still goes through
+        the root fd. `lexical` when /proc cannot say."""
+        try:
+            root = os.readlink(f"/proc/self/fd/{self.root_fd}").rstrip("/")
+            here = os.readlink(f"/proc/self/fd/{dir_fd}")
+        except OSError:
+            return lexical
+        if here == (root or "/"):
+            return ""
+        return here[len(root) + 1:] if here.startswith(root + "/") else lexical
 
 
 def check_regular(st: os.stat_result, shown: str) -> None:

@@ -158,6 +158,7 @@ def _open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int
                     raise _parent_error(err, shown)
                 try:
                     os.mkdir(part, 0o777, dir_fd=fd)
+                    os.fsync(fd)  # the new directory survives a crash with its file
                 except FileExistsError:
                     pass  # made by someone else meanwhile, or a dangling symlink
                 except OSError as exc:

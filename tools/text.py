@@ -1,0 +1,232 @@
+"""Bytes to text and back: BOMs, binary sniffing, the SPEC's encoding names, lines.
+
+Shared by file.read, file.info, file.patch and file.search so that they agree on what is
+text, how it decodes and where its lines are. Only "\\n" ends a line (a "\\r" before it is
+part of the line ending); U+2028, form feeds, U+0085 and the like are ordinary characters,
+so nothing here uses str.splitlines().
+
+Encoding names (SPEC §4 file.read): "utf-8", "utf-8-sig" (UTF-8 behind a BOM), "utf-16-le"
+and "utf-16-be" (behind their BOM), and "latin-1" for any other text that is not valid
+UTF-8; latin-1 maps every byte to one character, so that decoding is lossless.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import sys
+from array import array
+from dataclasses import dataclass
+from typing import Any, Callable
+
+SNIFF_BYTES = 8192  # a NUL within this many leading bytes makes a file binary
+CHUNK = 1 << 20  # streaming read size: bounds memory, amortises the syscalls
+
+_BOMS = (  # longest first is not needed: no BOM here is a prefix of another
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+BOM_OF = {name: bom for bom, name in _BOMS}
+
+# The Python codec that decodes what follows the BOM, by SPEC encoding name.
+CODEC_OF = {"utf-8": "utf-8", "utf-8-sig": "utf-8", "utf-16-le": "utf-16-le",
+            "utf-16-be": "utf-16-be", "latin-1": "latin-1"}
+
+IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+# Leading bytes that mark a binary format even without a NUL in the sniffed head. Each is
+# long enough that no ordinary text starts with it by accident.
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"%PDF-", "application/pdf"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"PK\x05\x06", "application/zip"),
+    (b"PK\x07\x08", "application/zip"),
+    (b"\x1f\x8b", "application/gzip"),
+    (b"\x7fELF", "application/x-executable"),
+    (b"\xfd7zXZ\x00", "application/x-xz"),
+    (b"7z\xbc\xaf\x27\x1c", "application/x-7z-compressed"),
+    (b"\x28\xb5\x2f\xfd", "application/zstd"),
+    (b"Rar!\x1a\x07", "application/vnd.rar"),
+    (b"\xca\xfe\xba\xbe", "application/java-vm"),
+    (b"\xfe\xed\xfa\xce", "application/x-mach-binary"),
+    (b"\xfe\xed\xfa\xcf", "application/x-mach-binary"),
+    (b"\xce\xfa\xed\xfe", "application/x-mach-binary"),
+    (b"\xcf\xfa\xed\xfe", "application/x-mach-binary"),
+    (b"\x00asm", "application/wasm"),
+    (b"SQLite format 3\x00", "application/vnd.sqlite3"),
+    (b"OggS\x00", "audio/ogg"),
+    (b"fLaC", "audio/flac"),
+)
+_MAGICS = tuple(magic for magic, _ in _SIGNATURES)
+OCTET_STREAM = "application/octet-stream"
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """The encoding a leading BOM announces ("utf-8-sig", "utf-16-le", "utf-16-be")."""
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name
+    return None
+
+
+def image_mime(head: bytes) -> str | None:
+    """The mime type of a PNG, JPEG, GIF or WebP image from its first bytes, else None."""
+    mime = binary_mime(head)
+    return mime if mime in IMAGE_MIMES else None
+
+
+def binary_mime(head: bytes) -> str | None:
+    """None when `head` (a file's first SNIFF_BYTES or more) starts a text file; else the
+    binary's mime type, "application/octet-stream" when no signature names it.
+
+    A UTF-16 BOM means text even though UTF-16 is full of NULs; otherwise a known
+    signature or a NUL in the first SNIFF_BYTES means binary."""
+    if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return None
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head.startswith(_MAGICS):
+        return next(mime for magic, mime in _SIGNATURES if head.startswith(magic))
+    if b"\0" in head[:SNIFF_BYTES]:
+        return OCTET_STREAM
+    return None
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Decode a whole text file to (text, encoding name); the BOM is not part of the text.
+
+    UTF-16 that is not well formed decodes with U+FFFD replacements (the BOM settles the
+    encoding); every other byte string decodes losslessly, as latin-1 when not UTF-8, so
+    `encode(*decode(data)) == data` for all of them."""
+    bom = bom_encoding(data)
+    if bom is not None and bom != "utf-8-sig":
+        return data[2:].decode(bom, errors="replace"), bom
+    try:
+        if bom == "utf-8-sig":
+            return data[3:].decode("utf-8"), bom
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
+
+
+def encode(text: str, encoding: str) -> bytes:
+    """Text back to file bytes in `encoding` (a name `decode` returned), BOM included.
+
+    Raises UnicodeEncodeError when the text holds a character the encoding cannot carry
+    (anything above U+00FF in a latin-1 file, a lone surrogate anywhere): the caller
+    decides how to report it rather than the file silently changing encoding."""
+    return BOM_OF.get(encoding, b"") + text.encode(CODEC_OF[encoding])
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of `text`, each keeping its "\\n" or "\\r\\n" (the last may have none).
+
+    Like str.splitlines(keepends=True) but breaking at "\\n" only."""
+    lines = text.split("\n")
+    last = lines.pop()
+    lines = [line + "\n" for line in lines]
+    if last:
+        lines.append(last)
+    return lines
+
+
+def count_lines(text: str) -> int:
+    """Number of lines: every "\\n" ends one, plus a final line without one."""
+    return text.count("\n") + (1 if text and text[-1] != "\n" else 0)
+
+
+@dataclass(frozen=True)
+class TextScan:
+    """What one streaming pass over a text file learns."""
+
+    total_lines: int
+    encoding: str
+    line_start: int | None  # byte offset where the requested line starts; None past the end
+
+
+def scan(fd: int, find_line: int = 1, head: bytes | None = None) -> TextScan:
+    """Count the lines of a text file, settle its encoding and find where line `find_line`
+    (1-based) starts, reading it once in CHUNK-sized pieces so memory stays bounded
+    whatever the file's size. `head` is its first bytes when the caller has them."""
+    if head is None:
+        head = os.pread(fd, SNIFF_BYTES, 0)
+    bom = bom_encoding(head)
+    if bom in ("utf-16-le", "utf-16-be"):
+        return _scan_utf16(fd, bom, find_line)
+    return _scan_ascii_compatible(fd, bom, find_line)
+
+
+def _scan_ascii_compatible(fd: int, bom: str | None, find_line: int) -> TextScan:
+    """UTF-8 and latin-1: a 0x0A byte is always a newline, so count bytes, and validate
+    UTF-8 on the way (ASCII chunks skip the decoder) to choose between the two."""
+    start = len(codecs.BOM_UTF8) if bom == "utf-8-sig" else 0
+    validator = codecs.getincrementaldecoder("utf-8")()
+    valid = True
+    newlines = 0
+    line_start = start if find_line == 1 else None
+    pos = start
+    last = b""
+    while chunk := os.pread(fd, CHUNK, pos):
+        found = chunk.count(b"\n")
+        if line_start is None and newlines + found >= find_line - 1:
+            line_start = pos + _nth(chunk.index, b"\n", find_line - 1 - newlines) + 1
+        newlines += found
+        if valid and not (chunk.isascii() and not validator.getstate()[0]):
+            try:
+                validator.decode(chunk)
+            except UnicodeDecodeError:
+                valid = False
+        pos += len(chunk)
+        last = chunk[-1:]
+    if valid:
+        try:
+            validator.decode(b"", final=True)
+        except UnicodeDecodeError:
+            valid = False
+    encoding = (bom or "utf-8") if valid else "latin-1"
+    if not valid and find_line == 1:
+        line_start = 0  # a BOM in front of latin-1 text is text
+    total = newlines + (1 if last and last != b"\n" else 0)
+    return TextScan(total, encoding, line_start)
+
+
+def _scan_utf16(fd: int, encoding: str, find_line: int) -> TextScan:
+    """UTF-16: a newline is the code unit 0x000A at an even offset, so count whole units
+    (a 0x0A byte alone may be half of another character)."""
+    order = "little" if encoding == "utf-16-le" else "big"
+    newline = int.from_bytes((10).to_bytes(2, order), sys.byteorder)
+    start = 2
+    newlines = 0
+    line_start = start if find_line == 1 else None
+    pos = start
+    carry = b""
+    last_unit = None
+    while chunk := os.pread(fd, CHUNK, pos):
+        pos += len(chunk)
+        data = carry + chunk
+        even = len(data) & ~1
+        carry = data[even:]
+        units = array("H", data[:even])
+        if not units:
+            continue
+        found = units.count(newline)
+        if line_start is None and newlines + found >= find_line - 1:
+            index = _nth(units.index, newline, find_line - 1 - newlines)
+            line_start = pos - len(data) + 2 * (index + 1)
+        newlines += found
+        last_unit = units[-1]
+    ends_open = bool(carry) or (last_unit is not None and last_unit != newline)
+    return TextScan(newlines + (1 if ends_open else 0), encoding, line_start)
+
+
+def _nth(index: Callable[[Any, int], int], needle: Any, n: int) -> int:
+    """Position of the n-th (1-based) `needle`, using a sequence's `index` method."""
+    at = -1
+    for _ in range(n):
+        at = index(needle, at + 1)
+    return at

@@ -56,11 +56,16 @@ def parse(body: bytes) -> Envelope:
 
 
 def _loads(body: bytes) -> Any:
+    """orjson for speed; the standard parser where orjson would change an id (it turns
+    integers beyond 64 bits into floats) or refuse valid JSON."""
     try:
-        return orjson.loads(body)
+        doc = orjson.loads(body)
     except orjson.JSONDecodeError:
-        # orjson refuses integers beyond 64 bits, which are valid JSON
         return json.loads(body, parse_constant=_reject_constant)
+    items = doc if isinstance(doc, list) else [doc]
+    if any(isinstance(i, dict) and isinstance(i.get("id"), float) for i in items):
+        return json.loads(body, parse_constant=_reject_constant)
+    return doc
 
 
 def _reject_constant(name: str) -> None:
@@ -103,4 +108,7 @@ def result_response(rid: Any, result: Any) -> dict[str, Any]:
 
 
 def dumps(response: Any) -> bytes:
-    return orjson.dumps(response)
+    try:
+        return orjson.dumps(response)
+    except TypeError:  # an id beyond 64 bits: only the standard encoder writes it exactly
+        return json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode()

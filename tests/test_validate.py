@@ -1,0 +1,59 @@
+"""rpc.validate: the registry's schemas as parameter checks whose errors name the parameter."""
+
+from __future__ import annotations
+
+import pytest
+
+from rpc.validate import ParamsValidator
+from tools.errors import ToolError
+from tools.registry import METHODS
+
+V = ParamsValidator(METHODS)
+
+
+def bad(method: str, params):
+    with pytest.raises(ToolError) as err:
+        V.check(METHODS[method], params)
+    assert err.value.code == "invalid_params"
+    return err.value
+
+
+def test_valid_params_pass_through():
+    assert V.check(METHODS["file.read"], {"path": "a", "offset": 2}) == {"path": "a",
+                                                                        "offset": 2}
+    assert V.check(METHODS["file.list"], None) == {}
+    assert V.check(METHODS["file.list"], []) == {}
+
+
+def test_missing_required_parameter_is_named():
+    assert bad("file.read", {}).details["param"] == "path"
+    assert bad("file.write", {"path": "a"}).details["param"] == "content"
+
+
+def test_unknown_parameter_is_named_and_the_accepted_ones_listed():
+    err = bad("file.read", {"path": "a", "file_path": "b"})
+    assert err.details["param"] == "file_path" and "offset" in err.message
+
+
+@pytest.mark.parametrize("method, params, param", [
+    ("file.read", {"path": 3}, "path"),
+    ("file.read", {"path": "a", "offset": 0}, "offset"),
+    ("file.read", {"path": "a", "limit": -1}, "limit"),
+    ("file.read", {"path": "a", "raw": "yes"}, "raw"),
+    ("file.read", {"path": "a", "offset": True}, "offset"),
+    ("file.search", {"pattern": "x", "output_mode": "lines"}, "output_mode"),
+    ("file.search", {"pattern": "x", "glob": 3}, "glob"),
+    ("file.list", {"sort": "name"}, "sort"),
+    ("file.patch", {"path": "a", "patches": [{"find": "x"}]}, "patches.0"),
+])
+def test_ill_typed_parameter_is_named(method, params, param):
+    assert bad(method, params).details["param"] == param
+
+
+def test_positional_params_are_refused_by_name():
+    assert bad("file.read", ["a.txt"]).details["param"] == "params"
+
+
+def test_integral_floats_become_ints():
+    assert V.check(METHODS["file.read"], {"path": "a", "offset": 2.0})["offset"] == 2
+    assert isinstance(V.check(METHODS["file.read"], {"path": "a", "limit": 3.0})["limit"], int)

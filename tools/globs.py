@@ -1,0 +1,236 @@
+"""Glob patterns: one dialect (wcmatch's `*`, `?`, `[..]`, `{a,b}`, `**`) read three ways.
+
+- `gitignore_rule`: one line of an ignore file as ripgrep's `ignore` crate reads it.
+- `SearchGlobs`: file.search's `glob` list with ripgrep's `--glob` rules (ripgrep builds
+  those from the same gitignore reading, with the polarity inverted).
+- `ListPattern`: file.list's `pattern`, a glob relative to the listed directory that also
+  tells the walker which directories cannot hold a match, so they are never opened.
+
+`*` and `?` never cross a `/`; `*` matches a leading dot (hidden entries are filtered
+elsewhere). Invalid globs are refused with the reasons ripgrep's globset gives.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+import bracex
+from wcmatch import glob as wcglob
+
+from tools.errors import ToolError
+
+NONE, IGNORE, WHITELIST = 0, 1, 2  # the verdict of a rule set on one path
+
+_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
+_COMPONENT_FLAGS = wcglob.DOTGLOB  # braces are expanded before components are split
+
+
+class GlobError(ValueError):
+    """A glob that does not compile; the message is the reason."""
+
+
+def invalid_pattern(exc: GlobError, param: str) -> ToolError:
+    """The invalid_pattern error for a glob parameter, with the reason."""
+    return ToolError("invalid_pattern", f"Invalid glob in '{param}': {exc}. Fix or escape "
+                     "it: * ? [..] {a,b} ** are special, '\\' escapes.",
+                     param=param, reason=str(exc))
+
+
+def check_glob(pattern: str) -> None:
+    """Refuse what ripgrep's globset refuses, so both engines accept the same globs."""
+    depth = 0
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if i + 1 == n:
+                raise GlobError(f"dangling '\\' at the end of glob {pattern!r}")
+            i += 2
+            continue
+        if c == "[":
+            i = _class_end(pattern, i)
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            if depth == 0:
+                raise GlobError(f"unopened alternate group in glob {pattern!r}: missing "
+                                "'{' (escape '}' as '[}]')")
+            depth -= 1
+        i += 1
+    if depth:
+        raise GlobError(f"unclosed alternate group in glob {pattern!r}: missing '}}' "
+                        "(escape '{' as '[{]')")
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """Index after the character class opening at `start`, checking its ranges."""
+    i = start + 1
+    if i < len(pattern) and pattern[i] in "!^":
+        i += 1
+    first = True
+    chars: list[str] = []
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "]" and not first:
+            _check_ranges(pattern, chars)
+            return i + 1
+        if c == "\\" and i + 1 < len(pattern):
+            i += 1
+            c = pattern[i]
+        chars.append(c)
+        first = False
+        i += 1
+    raise GlobError(f"unclosed character class in glob {pattern!r}: missing ']'")
+
+
+def _check_ranges(pattern: str, chars: list[str]) -> None:
+    for k in range(1, len(chars) - 1):
+        if chars[k] == "-" and chars[k - 1] > chars[k + 1]:
+            raise GlobError(f"invalid range in glob {pattern!r}: "
+                            f"{chars[k - 1]!r} > {chars[k + 1]!r}")
+
+
+def glob_regex(pattern: str) -> str:
+    """The regex (to be fullmatched against a '/'-separated path) of a checked glob."""
+    check_glob(pattern)
+    parts = wcglob.translate(pattern, flags=_FLAGS)[0]
+    return "|".join(f"(?:{p})" for p in parts)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One gitignore-format line: a path regex, its polarity, and whether only
+    directories can match it."""
+
+    regex: re.Pattern[str]
+    whitelist: bool
+    dir_only: bool
+
+
+def gitignore_rule(line: str) -> Rule | None:
+    """One ignore-file line, read as ripgrep reads it (None for blanks and comments).
+
+    Trailing spaces drop unless escaped; `\\!`/`\\#` are literal; `!` negates; a leading
+    `/` anchors; a trailing `/` matches directories only; a glob with no other `/` matches
+    at any depth; `dir/**` matches what is inside dir, not dir itself."""
+    if line.startswith("#"):
+        return None
+    if not line.endswith("\\ "):
+        line = line.rstrip()
+    if not line:
+        return None
+    whitelist = False
+    if line.startswith(("\\!", "\\#")):
+        line = line[1:]
+    elif line.startswith("!"):
+        whitelist, line = True, line[1:]
+    anchored = line.startswith("/")
+    if anchored:
+        line = line[1:]
+    dir_only = line.endswith("/")
+    if dir_only:
+        line = line[:-1]
+    if not line:
+        return None
+    if not anchored and "/" not in line and not line.startswith("**/"):
+        line = "**/" + line
+    if line.endswith("/**"):
+        line += "/*"
+    return Rule(re.compile(glob_regex(line)), whitelist, dir_only)
+
+
+class RuleSet:
+    """Rules where the last one matching a path decides (gitignore's rule)."""
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        self.rules = tuple(rules)
+        self._any = re.compile("|".join(f"(?:{r.regex.pattern})" for r in self.rules)
+                               or "(?!)")
+
+    def match(self, path: str, is_dir: bool) -> int:
+        """NONE, IGNORE or WHITELIST for `path` (relative to the rules' directory)."""
+        if not self._any.fullmatch(path):
+            return NONE
+        for rule in reversed(self.rules):
+            if (is_dir or not rule.dir_only) and rule.regex.fullmatch(path):
+                return WHITELIST if rule.whitelist else IGNORE
+        return NONE
+
+
+class SearchGlobs:
+    """file.search's globs with ripgrep's `--glob` rules: a glob includes, a leading `!`
+    excludes, a glob without `/` matches the name at any depth, the last matching glob
+    wins, and when any including glob exists a file that matches none is excluded.
+
+    A match overrides hidden and ignore rules (ripgrep: "this always overrides any other
+    ignore logic"). Paths are workspace-relative, as ripgrep run at the workspace root
+    sees them."""
+
+    def __init__(self, globs: Iterable[str]) -> None:
+        rules = []
+        for glob in globs:
+            rule = gitignore_rule(glob)
+            if rule is not None:
+                rules.append(Rule(rule.regex, not rule.whitelist, rule.dir_only))
+        self._rules = RuleSet(rules)
+        self._has_include = any(r.whitelist for r in rules)
+
+    def match(self, path: str, is_dir: bool) -> int:
+        verdict = self._rules.match(path, is_dir)
+        if verdict == NONE and self._has_include and not is_dir:
+            return IGNORE
+        return verdict
+
+
+class ListPattern:
+    """file.list's `pattern`: a glob relative to the listed directory (`*.py` only in the
+    directory itself, `**` across directories)."""
+
+    def __init__(self, pattern: str) -> None:
+        self.regex = re.compile(glob_regex(pattern))
+        self._prefixes = [_component_prefix(alt) for alt in _alternatives(pattern)]
+
+    def matches(self, rel: str) -> bool:
+        """Whether a path relative to the listed directory matches."""
+        return self.regex.fullmatch(rel) is not None
+
+    def may_descend(self, rel_dir: str) -> bool:
+        """False when nothing beneath `rel_dir` (relative to the listed directory) can
+        match, so the walker need not open it."""
+        names = rel_dir.split("/")
+        return any(_prefix_allows(prefix, names) for prefix in self._prefixes)
+
+
+def _alternatives(pattern: str) -> list[str]:
+    try:
+        return bracex.expand(pattern, keep_escapes=True, limit=1000)
+    except (ValueError, RuntimeError):  # too many alternatives to prune by: never prune
+        return ["**"]
+
+
+def _component_prefix(pattern: str) -> list[re.Pattern[str]] | None:
+    """Compiled components before the first `**` (None in the list marks `**`)."""
+    out: list[re.Pattern[str] | None] = []
+    for comp in pattern.split("/"):
+        if "**" in comp:
+            out.append(None)
+            break
+        out.append(re.compile("|".join(
+            f"(?:{p})" for p in wcglob.translate(comp, flags=_COMPONENT_FLAGS)[0])))
+    return out
+
+
+def _prefix_allows(prefix: list[re.Pattern[str] | None], names: list[str]) -> bool:
+    """Whether a path below the directory `names` can match the component prefix."""
+    for i, name in enumerate(names):
+        if i >= len(prefix):
+            return False
+        comp = prefix[i]
+        if comp is None:
+            return True
+        if i == len(prefix) - 1 or not comp.fullmatch(name):
+            return False  # the last component names an entry, never a parent of one
+    return True

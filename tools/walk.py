@@ -1,0 +1,196 @@
+"""The one tree walker behind file.list and the python search engine.
+
+It sees the tree as ripgrep does with `--no-require-git --no-ignore-global
+--no-ignore-exclude`, run at the workspace root (see tools/ignore.py and
+`RG_WALK_FLAGS`):
+- hidden entries (a name starting with '.') are skipped unless `include_hidden`, except
+  those an ignore file re-includes with `!`; `.git` is an ordinary hidden directory;
+- ignored entries are skipped unless `include_ignored`; an ignored directory is not
+  entered, so nothing inside it can be re-included (git's rule);
+- the explicit start directory itself is never filtered;
+- `globs` (file.search's `glob`) act as ripgrep's `--glob`, overriding the two rules above;
+- symlinks are reported as entries but never followed: a symlinked directory is not
+  entered and a symlink is never a file;
+- temporary files of atomic writes (tools.atomic) are never seen.
+
+Every directory is opened through its parent's descriptor with O_NOFOLLOW, beginning at
+the start directory opened beneath the pinned workspace root: no path string is resolved
+from the root during the walk, so a symlink swapped in cannot lead it elsewhere.
+
+Order: entries come in ascending order of their workspace-relative '/'-joined path as
+Python compares str (code point order; byte order for UTF-8 names): each directory's items
+are sorted by name, a subdirectory's contents sorting at `name + "/"`. So `a.py` comes
+before `a/b.py`, and `sorted(paths)` of the output is the output itself.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from operator import itemgetter
+from typing import Callable, Iterator, NamedTuple
+
+from tools.atomic import is_temp_name
+from tools.context import ToolContext
+from tools.globs import IGNORE, NONE, WHITELIST, GlobError, SearchGlobs, invalid_pattern
+from tools.ignore import IgnoreStack, load_dir_rules, stack_above
+from tools.sandbox import ROOT
+
+FILE, DIR, SYMLINK, OTHER = "file", "dir", "symlink", "other"
+_DESCEND = "descend"
+_CHILD_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+# ripgrep flags that make `rg --files` (run with the workspace root as its working
+# directory) see the same files as walk_files: add `--hidden` for include_hidden and
+# `--no-ignore` for include_ignored, and each glob as `--glob`.
+RG_WALK_FLAGS = ("--no-require-git", "--no-ignore-global", "--no-ignore-exclude",
+                 "--no-ignore-parent", "--no-follow")
+
+
+class Entry(NamedTuple):
+    path: str  # workspace-relative, '/'-separated
+    kind: str  # file | dir | symlink | other
+    stat: os.stat_result  # of the entry itself (lstat)
+
+
+def walk_files(ctx: ToolContext, rel: str, *, include_hidden: bool, include_ignored: bool,
+               globs: list[str] | None = None, stop: Callable[[], bool] | None = None
+               ) -> Iterator[tuple[str, os.stat_result]]:
+    """(path, lstat) of every regular file beneath directory `rel` (normalised, as from
+    ctx.ws.rel), in path order. `stop()` returning True ends the walk early.
+
+    Raises ToolError before the first result: the start's errors (file_not_found,
+    not_a_directory, ...) and invalid_pattern (param 'glob') for a glob ripgrep refuses."""
+    for entry in walk_entries(ctx, rel, include_hidden=include_hidden,
+                              include_ignored=include_ignored, globs=globs, stop=stop,
+                              select=_is_file):
+        yield entry.path, entry.stat
+
+
+def _is_file(path: str, kind: str) -> bool:
+    return kind == FILE
+
+
+def walk_entries(ctx: ToolContext, rel: str, *, include_hidden: bool,
+                 include_ignored: bool, globs: list[str] | None = None,
+                 stop: Callable[[], bool] | None = None, max_depth: int | None = None,
+                 select: Callable[[str, str], bool] | None = None,
+                 descend: Callable[[str], bool] | None = None,
+                 shown: str | None = None) -> Iterator[Entry]:
+    """Every visible entry beneath directory `rel`, in path order (see the module doc).
+
+    `max_depth` 1 gives the direct entries only; `select(path, kind)` picks the entries to
+    stat and yield (the others cost no system call); `descend(path)` False keeps the
+    walker out of a directory (it is still yielded). `shown` is the path for errors."""
+    start = "" if rel in ("", ROOT) else rel
+    overrides = _search_globs(globs) if globs else None
+    ignores = IgnoreStack() if include_ignored else stack_above(ctx, start)
+    fd = ctx.ws.open_dir(start or ROOT, shown=shown)
+    walker = _Walker(ctx, include_hidden, include_ignored, overrides, max_depth, descend)
+    try:
+        stack = [walker.scan(fd, start, ignores, 0)]
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        while stack:
+            fd, dir_rel, items, ignores, depth = stack[-1]
+            item = next(items, None)
+            if item is None:
+                os.close(fd)
+                stack.pop()
+                continue
+            _, name, path, kind = item
+            if kind == _DESCEND:
+                if stop is not None and stop():
+                    return
+                try:
+                    child = os.open(name, _CHILD_FLAGS, dir_fd=fd)
+                except OSError:  # gone, replaced by a symlink, or unreadable: as rg, skip
+                    continue
+                stack.append(walker.scan(child, path, ignores, depth + 1))
+            elif select is None or select(path, kind):
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue
+                if kind == FILE and not stat.S_ISREG(st.st_mode):
+                    continue  # replaced since it was listed
+                yield Entry(path, kind, st)
+    finally:
+        for frame in stack:
+            os.close(frame[0])
+
+
+def _search_globs(globs: list[str]) -> SearchGlobs:
+    try:
+        return SearchGlobs(globs)
+    except GlobError as exc:
+        raise invalid_pattern(exc, "glob") from None
+
+
+class _Walker:
+    """What stays the same for every directory of one walk."""
+
+    def __init__(self, ctx: ToolContext, include_hidden: bool, include_ignored: bool,
+                 overrides: SearchGlobs | None, max_depth: int | None,
+                 descend: Callable[[str], bool] | None) -> None:
+        self.ctx = ctx
+        self.include_hidden = include_hidden
+        self.include_ignored = include_ignored
+        self.overrides = overrides
+        self.max_depth = max_depth
+        self.descend = descend
+
+    def scan(self, fd: int, dir_rel: str, ignores: IgnoreStack, depth: int) -> list:
+        """A frame for one open directory: its visible items, sorted, and its rules."""
+        try:
+            with os.scandir(fd) as it:
+                entries = list(it)
+        except OSError:
+            entries = []
+        if not self.include_ignored:
+            ignores = ignores.child(dir_rel, load_dir_rules(
+                self.ctx, dir_rel, {e.name for e in entries}))
+        may_descend = self.max_depth is None or depth + 1 < self.max_depth
+        items = []
+        for entry in entries:
+            name = entry.name
+            if is_temp_name(name):
+                continue
+            kind = _kind(entry)
+            path = f"{dir_rel}/{name}" if dir_rel else name
+            if not self._visible(path, name, kind == DIR, ignores):
+                continue
+            items.append((name, name, path, kind))
+            if kind == DIR and may_descend and (self.descend is None or self.descend(path)):
+                items.append((name + "/", name, path, _DESCEND))
+        items.sort(key=itemgetter(0))
+        return [fd, dir_rel, iter(items), ignores, depth]
+
+    def _visible(self, path: str, name: str, is_dir: bool, ignores: IgnoreStack) -> bool:
+        """ripgrep's order: globs decide first, then ignore files, then hiddenness."""
+        if self.overrides is not None:
+            verdict = self.overrides.match(path, is_dir)
+            if verdict != NONE:
+                return verdict == WHITELIST
+        if ignores:
+            verdict = ignores.match(path, is_dir)
+            if verdict == IGNORE:
+                return False
+            if verdict == WHITELIST:
+                return True
+        return self.include_hidden or not name.startswith(".")
+
+
+def _kind(entry: os.DirEntry) -> str:
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            return DIR
+        if entry.is_file(follow_symlinks=False):
+            return FILE
+        if entry.is_symlink():
+            return SYMLINK
+    except OSError:
+        pass
+    return OTHER

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from rpc.worker import worker_main
+from rpc.worker import run_once, worker_main
 from tools.context import ToolContext
 from tools.errors import ToolError
 
@@ -59,6 +59,7 @@ class Pool:
         self._queue: deque[Job] = deque()
         self._ids = itertools.count(1)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._background: list[Any] = []
 
     @property
     def size(self) -> int:
@@ -68,6 +69,13 @@ class Pool:
         self._loop = asyncio.get_running_loop()
         for _ in range(self._size):
             self._spawn()
+
+    def background(self, target: str) -> None:
+        """Run `target(ctx)` once in a process of its own, beside the workers."""
+        process = _mp.Process(target=run_once, daemon=True, name="chorus-background",
+                              args=(self._ctx, target, os.getpid(), self._close_fds))
+        process.start()
+        self._background.append(process)
 
     def submit(self, target: str, kwargs: dict[str, Any], *, record: bool = False,
                stoppable: bool = True) -> Job:
@@ -100,6 +108,9 @@ class Pool:
 
     async def close(self, timeout: float = 2.0) -> None:
         """Let idle workers exit on end-of-pipe; kill whatever is still alive after it."""
+        for process in self._background:
+            process.kill()
+            process.join(1.0)
         for worker in self._workers:
             worker.retired = True
             self._detach(worker)

@@ -93,6 +93,7 @@ class Server:
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
         self._pool.start()
+        self._pool.background("tools.atomic:sweep_temp_files")
         await self._output.open()
         loop.add_signal_handler(signal.SIGTERM, self._stop.set)
         reader = await self._start_reading()

@@ -49,11 +49,9 @@ def run_job(ctx: ToolContext, target: str, kwargs: dict[str, Any],
             f"{type(exc).__name__}: {exc}. Details are in the server's log."), ctx.record
 
 
-def worker_main(conn: Connection, ctx: ToolContext, parent_pid: int,
-                close_fds: tuple[int, ...]) -> None:
+def _become_child(parent_pid: int, close_fds: tuple[int, ...]) -> bool:
+    """Tie this forked process to the server; False if the server is already gone."""
     die_with_parent()
-    if os.getppid() != parent_pid:
-        return
     for fd in close_fds:  # the protocol stream belongs to the dispatcher alone
         try:
             os.close(fd)
@@ -61,6 +59,21 @@ def worker_main(conn: Connection, ctx: ToolContext, parent_pid: int,
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    return os.getppid() == parent_pid
+
+
+def run_once(ctx: ToolContext, target: str, parent_pid: int,
+             close_fds: tuple[int, ...]) -> None:
+    """A background task in a process of its own (the start-up sweep of temp files)."""
+    if _become_child(parent_pid, close_fds):
+        ok, payload, _ = run_job(ctx, target, {}, False)
+        log.info("%s: %s", target, payload if ok else payload.message)
+
+
+def worker_main(conn: Connection, ctx: ToolContext, parent_pid: int,
+                close_fds: tuple[int, ...]) -> None:
+    if not _become_child(parent_pid, close_fds):
+        return
     while True:
         try:
             job_id, target, kwargs, record = conn.recv()

@@ -34,11 +34,14 @@ def test_missing_file(ctx: ToolContext, root: Path) -> None:
     assert _raises(ctx, "nodir/nope.txt").code == "file_not_found"
 
 
-@pytest.mark.parametrize("path", [".", "sub", "sub/", "sub/inner/.."])
+@pytest.mark.parametrize("path", [".", "sub", "sub/", "sub/inner/..", "link/", "f/x/.."])
 def test_directories_refused(ctx: ToolContext, root: Path, path: str) -> None:
     (root / "sub/inner").mkdir(parents=True)
+    (root / "link").symlink_to("sub")
+    (root / "f").write_text("keep")
     assert _raises(ctx, path).code == "is_directory"
-    assert (root / "sub/inner").is_dir()
+    assert (root / "sub/inner").is_dir() and (root / "link").is_symlink()
+    assert (root / "f").read_text() == "keep"
 
 
 def test_symlink_removed_not_its_target(ctx: ToolContext, root: Path) -> None:

@@ -190,13 +190,16 @@ def test_fifo_refused_without_blocking(ctx: ToolContext, root: Path) -> None:
     _no_temp_files(root)
 
 
-@pytest.mark.parametrize("path", [".", "", "sub", "sub/", "sub/.."])
+@pytest.mark.parametrize("path", [".", "", "sub", "sub/", "sub/..", "new/", "f/x/..",
+                                  "f/."])
 def test_directory_targets(ctx: ToolContext, root: Path, path: str) -> None:
     (root / "sub").mkdir()
+    (root / "f").write_text("keep")
     with pytest.raises(ToolError) as exc:
         write(ctx, path, "x")
     assert _code(exc) == ("invalid_params" if path == "" else "is_directory")
-    assert (root / "sub").is_dir()
+    assert (root / "sub").is_dir() and (root / "f").read_text() == "keep"
+    assert not (root / "new").exists()
 
 
 def test_symlink_to_directory_is_directory(ctx: ToolContext, root: Path) -> None:

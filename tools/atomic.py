@@ -60,6 +60,12 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(TEMP_PREFIX)
 
 
+def names_directory(path: str) -> bool:
+    """A client path ending in '/', '/.' or '/..' can only name a directory, whatever
+    normalisation makes of it ('a/b/..' must not reach a file 'a')."""
+    return path.rpartition("/")[2] in ("", ".", "..")
+
+
 def split_parent(rel: str) -> tuple[str, str]:
     """('dir', 'name') of a workspace-relative path; the root's parent is '.'."""
     parent, _, name = rel.rpartition("/")
@@ -74,6 +80,8 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
     `rel` is a normalised workspace path (ctx.ws.rel); `shown` is the client's path for
     messages. compute may raise ToolError (nothing is written) or return None to leave
     the file as it is. Bytes equal to the current content are not written."""
+    if names_directory(shown):
+        raise _is_directory(shown)
     for _ in range(_RACE_RETRIES):
         target = ctx.ws.resolve_symlinks(rel, shown=shown)
         if target == ROOT:

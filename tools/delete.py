@@ -6,7 +6,7 @@ import os
 import stat
 from typing import Any
 
-from tools.atomic import locked_dir, read_entry, split_parent
+from tools.atomic import locked_dir, names_directory, read_entry, split_parent
 from tools.context import ToolContext, note_hashes
 from tools.errors import ToolError, from_os_error
 from tools.sandbox import ROOT, check_regular
@@ -16,9 +16,9 @@ def delete(ctx: ToolContext, path: str) -> dict[str, Any]:
     """Unlink the last component itself, under its directory's lock, so a concurrent
     patch of the same file either finishes before or finds it gone."""
     rel = ctx.ws.rel(path)
-    if rel == ROOT:
-        raise ToolError("is_directory", "The workspace root cannot be deleted. Give the "
-                        "path of a file inside it.", path=path)
+    if rel == ROOT or names_directory(path):
+        raise ToolError("is_directory", f"Path names a directory: {path}. file.delete "
+                        "removes files and symlinks only; give a file's path.", path=path)
     parent, name = split_parent(rel)
     with locked_dir(ctx, parent, shown=path) as dir_fd:
         try:

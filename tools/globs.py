@@ -13,7 +13,7 @@ elsewhere). Invalid globs are refused with the reasons ripgrep's globset gives.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 import bracex
@@ -108,6 +108,7 @@ class Rule:
     regex: re.Pattern[str]
     whitelist: bool
     dir_only: bool
+    name_only: bool = False  # matched against the last component alone (it has no '/')
 
 
 def gitignore_rule(line: str) -> Rule | None:
@@ -135,8 +136,9 @@ def gitignore_rule(line: str) -> Rule | None:
         line = line[:-1]
     if not line:
         return None
-    if not anchored and "/" not in line and not line.startswith("**/"):
-        line = "**/" + line
+    if not anchored and "/" not in line:
+        # '**/name' at any depth is the name alone: a cheaper match than the whole path
+        return Rule(re.compile(glob_regex(line)), whitelist, dir_only, name_only=True)
     if line.endswith("/**"):
         line += "/*"
     return Rule(re.compile(glob_regex(line)), whitelist, dir_only)
@@ -147,17 +149,24 @@ class RuleSet:
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules = tuple(rules)
-        self._any = re.compile("|".join(f"(?:{r.regex.pattern})" for r in self.rules)
-                               or "(?!)")
+        self._any_name = _any_of(r for r in self.rules if r.name_only)
+        self._any_path = _any_of(r for r in self.rules if not r.name_only)
 
     def match(self, path: str, is_dir: bool) -> int:
         """NONE, IGNORE or WHITELIST for `path` (relative to the rules' directory)."""
-        if not self._any.fullmatch(path):
+        name = path.rpartition("/")[2]
+        if not self._any_name.fullmatch(name) and not self._any_path.fullmatch(path):
             return NONE
         for rule in reversed(self.rules):
-            if (is_dir or not rule.dir_only) and rule.regex.fullmatch(path):
+            if ((is_dir or not rule.dir_only)
+                    and rule.regex.fullmatch(name if rule.name_only else path)):
                 return WHITELIST if rule.whitelist else IGNORE
         return NONE
+
+
+def _any_of(rules: Iterable[Rule]) -> re.Pattern[str]:
+    """One regex that fullmatches what any of the rules does (a quick first test)."""
+    return re.compile("|".join(f"(?:{r.regex.pattern})" for r in rules) or "(?!)")
 
 
 class SearchGlobs:
@@ -174,7 +183,7 @@ class SearchGlobs:
         for glob in globs:
             rule = gitignore_rule(glob)
             if rule is not None:
-                rules.append(Rule(rule.regex, not rule.whitelist, rule.dir_only))
+                rules.append(replace(rule, whitelist=not rule.whitelist))
         self._rules = RuleSet(rules)
         self._has_include = any(r.whitelist for r in rules)
 
@@ -191,11 +200,16 @@ class ListPattern:
 
     def __init__(self, pattern: str) -> None:
         self.regex = re.compile(glob_regex(pattern))
+        tail = pattern[3:] if pattern.startswith("**/") else ""
+        self._name_only = bool(tail) and "/" not in tail and "**" not in tail
+        if self._name_only:  # '**/name': the name at any depth, a cheaper match
+            self.regex = re.compile(glob_regex(tail))
         self._prefixes = [_component_prefix(alt) for alt in _alternatives(pattern)]
 
     def matches(self, rel: str) -> bool:
         """Whether a path relative to the listed directory matches."""
-        return self.regex.fullmatch(rel) is not None
+        return self.regex.fullmatch(rel.rpartition("/")[2] if self._name_only else rel) \
+            is not None
 
     def may_descend(self, rel_dir: str) -> bool:
         """False when nothing beneath `rel_dir` (relative to the listed directory) can

@@ -73,7 +73,7 @@ class Pool:
     def background(self, target: str) -> None:
         """Run `target(ctx)` once in a process of its own, beside the workers."""
         process = _mp.Process(target=run_once, daemon=True, name="chorus-background",
-                              args=(self._ctx, target, os.getpid(), self._close_fds))
+                              args=(self._ctx, target, os.getpid(), self._inherited()))
         process.start()
         self._background.append(process)
 
@@ -134,7 +134,8 @@ class Pool:
     def _spawn(self) -> Worker:
         parent_conn, child_conn = _mp.Pipe()
         process = _mp.Process(target=worker_main, daemon=True, name="chorus-worker",
-                              args=(child_conn, self._ctx, os.getpid(), self._close_fds))
+                              args=(child_conn, self._ctx, os.getpid(),
+                                    self._inherited(parent_conn)))
         process.start()
         child_conn.close()
         worker = Worker(process, parent_conn)
@@ -144,6 +145,12 @@ class Pool:
         self._loop.add_reader(parent_conn.fileno(), self._on_readable, worker)
         self._dispatch()
         return worker
+
+    def _inherited(self, *conns: Connection) -> tuple[int, ...]:
+        """Descriptors a new child must close: the wire, and the dispatcher's ends of every
+        worker pipe (a copy held open in a sibling would hide a worker's end-of-pipe)."""
+        ends = [*conns, *(w.conn for w in self._workers if not w.conn.closed)]
+        return self._close_fds + tuple(c.fileno() for c in ends)
 
     def _dispatch(self) -> None:
         while self._queue and self._idle:
@@ -171,9 +178,9 @@ class Pool:
 
     def _crashed(self, worker: Worker) -> None:
         job = worker.job
+        self._replace(worker)
         code = worker.process.exitcode
         log.warning("worker %s died (exit code %s)", worker.process.pid, code)
-        self._replace(worker)
         if job is not None and not job.future.done():
             job.future.set_result((False, ToolError(
                 "worker_crashed", "The worker running this request died "

@@ -1,0 +1,130 @@
+"""rpc.pool with real forked workers: jobs, stops, crashes, the bounded queue."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+from rpc.pool import Pool
+from tools.context import ToolContext
+from tools.errors import ToolError
+from tools.sandbox import Workspace
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def tool_ctx(root):
+    ws = Workspace(str(root))
+    yield ToolContext(ws=ws)
+    os.close(ws.root_fd)
+
+
+async def started(ctx, size=2, max_pending=8):
+    pool = Pool(ctx, size, max_pending)
+    pool.start()
+    return pool
+
+
+def test_jobs_run_in_worker_processes_in_parallel(tool_ctx):
+    async def go():
+        pool = await started(tool_ctx)
+        jobs = [pool.submit("pool_targets:sleep", {"seconds": 0.3}) for _ in range(2)]
+        outcomes = [await j.future for j in jobs]
+        await pool.close()
+        return outcomes
+    outcomes = run(go())
+    assert all(ok for ok, _, _ in outcomes)
+    pids = {payload["pid"] for _, payload, _ in outcomes}
+    assert len(pids) == 2 and os.getpid() not in pids
+
+
+def test_a_crashing_worker_fails_only_its_job_and_is_replaced(tool_ctx):
+    async def go():
+        pool = await started(tool_ctx)
+        slow = pool.submit("pool_targets:sleep", {"seconds": 0.3})
+        crash = pool.submit("pool_targets:segfault", {})
+        ok, err, _ = await crash.future
+        after = [pool.submit("pool_targets:echo", {"n": i}) for i in range(4)]
+        results = [await j.future for j in [slow, *after]]
+        await pool.close()
+        return ok, err, results
+    ok, err, results = run(go())
+    assert not ok and err.code == "worker_crashed" and err.details["exit_code"] == -11
+    assert all(r[0] for r in results)
+
+
+def test_a_bug_in_a_tool_is_an_internal_error_and_the_worker_lives(tool_ctx):
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        first = await pool.submit("pool_targets:bug", {}).future
+        second = await pool.submit("pool_targets:echo", {}).future
+        await pool.close()
+        return first, second
+    (ok, err, _), (ok2, payload, _) = run(go())
+    assert not ok and err.code == "internal_error" and "ValueError" in err.message
+    assert ok2
+
+
+def test_stop_drops_a_queued_job_and_kills_a_running_one(tool_ctx):
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        running = pool.submit("pool_targets:sleep", {"seconds": 30})
+        queued = pool.submit("pool_targets:echo", {})
+        await asyncio.sleep(0.2)
+        victim_pid = running.worker.process.pid
+        assert pool.stop(queued, ToolError("cancelled", "x"))
+        assert pool.stop(running, ToolError("timeout", "y"))
+        outcomes = [await running.future, await queued.future]
+        fresh = await pool.submit("pool_targets:echo", {}).future
+        await pool.close()
+        return outcomes, victim_pid, fresh
+    outcomes, victim_pid, fresh = run(go())
+    assert [o[1].code for o in outcomes] == ["timeout", "cancelled"]
+    assert fresh[0] and fresh[1]["pid"] != victim_pid
+    assert not os.path.exists(f"/proc/{victim_pid}/status") or "Z" in open(
+        f"/proc/{victim_pid}/status").read().split("State:")[1][:5]
+
+
+def test_a_running_unstoppable_job_is_left_to_finish(tool_ctx):
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        job = pool.submit("pool_targets:sleep", {"seconds": 0.2}, stoppable=False)
+        await asyncio.sleep(0.05)
+        stopped = pool.stop(job, ToolError("cancelled", "x"))
+        outcome = await job.future
+        await pool.close()
+        return stopped, outcome
+    stopped, (ok, payload, _) = run(go())
+    assert stopped is False and ok and payload["slept"] == 0.2
+
+
+def test_queue_beyond_max_pending_is_server_busy(tool_ctx):
+    async def go():
+        pool = await started(tool_ctx, size=1, max_pending=2)
+        jobs = [pool.submit("pool_targets:sleep", {"seconds": 0.2}) for _ in range(3)]
+        with pytest.raises(ToolError) as err:
+            pool.submit("pool_targets:echo", {})
+        await asyncio.gather(*(j.future for j in jobs))
+        await pool.close()
+        return err.value
+    err = run(go())
+    assert err.code == "server_busy" and err.details["limit"] == 2
+
+
+def test_close_answers_what_is_left_and_leaves_no_process(tool_ctx):
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        running = pool.submit("pool_targets:sleep", {"seconds": 30})
+        queued = pool.submit("pool_targets:echo", {})
+        await asyncio.sleep(0.1)
+        pid = running.worker.process.pid
+        await pool.close(timeout=0.2)
+        return await running.future, await queued.future, pid
+    running, queued, pid = run(go())
+    assert not running[0] and not queued[0]
+    assert not os.path.exists(f"/proc/{pid}")

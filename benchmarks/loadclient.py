@@ -1,0 +1,224 @@
+"""A load client for newline-delimited JSON-RPC servers on stdio (ours, the floor, MCP).
+
+It measures what an orchestrator feels: sequential latency (one request at a time, p50 and
+p99) and pipelined throughput (a fixed number of requests in flight), and it checks the
+protocol while doing so: every id comes back exactly once, and every answer is a success.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import statistics
+import subprocess
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import orjson
+
+Call = tuple[str, dict[str, Any]]
+Check = Callable[[dict[str, Any]], str | None]  # a response -> None, or what is wrong
+
+
+class ProtocolError(RuntimeError):
+    """The server broke the contract the benchmark relies on (lost, doubled or failed ids)."""
+
+
+def is_success(response: dict[str, Any]) -> str | None:
+    if "result" in response:
+        return None
+    return f"error response: {orjson.dumps(response.get('error'))[:300].decode()}"
+
+
+@dataclass
+class Latency:
+    p50: float
+    p99: float
+    samples: int
+
+
+@dataclass
+class Throughput:
+    per_second: float
+    requests: int
+    in_flight: int
+    seconds: float
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+class StdioServer:
+    """A server process spoken to over stdin/stdout, one JSON message per line.
+
+    Single-threaded on purpose: the client shares the machine's cores with the server it
+    measures, so it does the least work it can per message (one write for a burst of
+    requests, one read for whatever answers are ready)."""
+
+    def __init__(self, argv: Sequence[str], cwd: Path | None = None,
+                 stderr: Path | None = None, timeout: float = 120.0) -> None:
+        self.timeout = timeout
+        self._err = open(stderr, "ab") if stderr else subprocess.DEVNULL
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._err, bufsize=0)
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        self._partial = b""
+        self._inbox: deque[dict[str, Any]] = deque()
+        self._next_id = 0
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._in, view):]
+
+    def send(self, message: dict[str, Any]) -> None:
+        self._write(orjson.dumps(message) + b"\n")
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _take(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        message = orjson.loads(line)
+        for item in message if isinstance(message, list) else [message]:
+            if isinstance(item, dict) and "method" in item:
+                if "id" in item:  # a server-to-client request we do not serve
+                    self.send({"jsonrpc": "2.0", "id": item["id"],
+                               "error": {"code": -32601, "message": "not supported"}})
+                continue
+            self._inbox.append(item)
+
+    def _receive(self) -> dict[str, Any]:
+        deadline = time.monotonic() + self.timeout
+        while not self._inbox:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self._out], [], [], remaining)[0]:
+                raise ProtocolError(f"no response within {self.timeout} s")
+            chunk = os.read(self._out, 1 << 20)
+            if not chunk:
+                raise ProtocolError(f"server exited (code {self.proc.poll()}) "
+                                    "before answering")
+            *lines, self._partial = (self._partial + chunk).split(b"\n")
+            for line in lines:
+                self._take(line)
+        return self._inbox.popleft()
+
+    def request(self, method: str, params: dict[str, Any], check: Check = is_success) -> dict:
+        """One request, waiting for its answer; raises ProtocolError if it is not a success."""
+        rid = self._new_id()
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        response = self._receive()
+        if response.get("id") != rid:
+            raise ProtocolError(f"expected id {rid}, got {response.get('id')!r}")
+        problem = check(response)
+        if problem:
+            raise ProtocolError(f"{method}: {problem}")
+        return response
+
+    def latency(self, calls: Callable[[int], Call], count: int,
+                check: Check = is_success) -> Latency:
+        """`count` requests one at a time; calls(i) gives the i-th (method, params)."""
+        samples = []
+        for i in range(count):
+            method, params = calls(i)
+            start = time.perf_counter()
+            self.request(method, params, check)
+            samples.append(time.perf_counter() - start)
+        return Latency(statistics.median(samples), percentile(samples, 0.99), count)
+
+    def throughput(self, calls: Callable[[int], Call], count: int, in_flight: int = 64,
+                   check: Check = is_success) -> Throughput:
+        """`count` requests with up to `in_flight` outstanding (topped up after every read);
+        every id must come back exactly once, each a success."""
+        first = self._next_id + 1
+        self._next_id += count
+        sent = 0
+        seen: set[int] = set()
+        start = time.perf_counter()
+        while len(seen) < count:
+            burst = min(count - sent, in_flight - (sent - len(seen)))
+            if burst > 0:
+                self._write(b"".join(
+                    orjson.dumps({"jsonrpc": "2.0", "id": first + sent + k,
+                                  "method": method, "params": params}) + b"\n"
+                    for k, (method, params) in enumerate(
+                        calls(sent + k) for k in range(burst))))
+                sent += burst
+            response = self._receive()
+            rid = response.get("id")
+            if not isinstance(rid, int) or not first <= rid < first + sent:
+                raise ProtocolError(f"response with an id never sent: {rid!r}")
+            if rid in seen:
+                raise ProtocolError(f"id {rid} answered twice")
+            problem = check(response)
+            if problem:
+                raise ProtocolError(f"id {rid}: {problem}")
+            seen.add(rid)
+        elapsed = time.perf_counter() - start
+        return Throughput(count / elapsed, count, in_flight, elapsed)
+
+    def close(self, timeout: float = 15.0) -> int | None:
+        """End of stdin, as an orchestrator would; kill only if it does not exit."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        if self._err is not subprocess.DEVNULL:
+            self._err.close()
+        return code
+
+    def __enter__(self) -> "StdioServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class McpSession(StdioServer):
+    """The MCP face of a stdio server: the initialize handshake, then tools/call."""
+
+    PROTOCOL_VERSION = "2025-06-18"
+
+    def initialize(self) -> dict[str, Any]:
+        response = self.request("initialize", {
+            "protocolVersion": self.PROTOCOL_VERSION, "capabilities": {},
+            "clientInfo": {"name": "chorus-tools-benchmarks", "version": "1"}})
+        self.notify("notifications/initialized")
+        return response["result"]
+
+    @staticmethod
+    def tool(name: str, arguments: dict[str, Any]) -> Call:
+        return "tools/call", {"name": name, "arguments": arguments}
+
+    @staticmethod
+    def tool_ok(response: dict[str, Any]) -> str | None:
+        """MCP reports tool failures inside a successful result, with isError."""
+        problem = is_success(response)
+        if problem is None and response["result"].get("isError"):
+            content = response["result"].get("content") or [{}]
+            return f"tool error: {str(content[0].get('text'))[:300]}"
+        return problem
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self.request(*self.tool(name, arguments), check=self.tool_ok)["result"]

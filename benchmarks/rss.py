@@ -1,0 +1,86 @@
+"""Peak resident memory of a process tree (a server, its workers, their ripgrep children).
+
+Sampled from /proc at a short interval and summed over every live descendant, keeping the
+maximum: what a machine running the server actually has to hold at once.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from types import TracebackType
+
+MB = 1_000_000
+
+
+def _children_map() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: fields start after the last ')'
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(name))
+    return children
+
+
+def tree_pids(root: int) -> list[int]:
+    """`root` and all its live descendants."""
+    children = _children_map()
+    pids, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo.extend(children.get(pid, ()))
+    return pids
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of one process, 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class PeakRss:
+    """Context manager: samples the tree under `root` every `interval` seconds while the
+    block runs; `.peak` is the largest sum seen, `.processes` the most processes seen."""
+
+    def __init__(self, root: int, interval: float = 0.002) -> None:
+        self.root = root
+        self.interval = interval
+        self.peak = 0
+        self.processes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        pids = tree_pids(self.root)
+        self.processes = max(self.processes, len(pids))
+        self.peak = max(self.peak, sum(rss_bytes(pid) for pid in pids))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> "PeakRss":
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()

@@ -1,0 +1,360 @@
+"""The scenarios of the table: for each, how to measure ours and how to measure the baseline
+a user would pick instead, on the same input, in the same run.
+
+A measuring function takes the Env and returns one Measure; the runner alternates ours and
+baseline and keeps the best of each, so a burst of noise hurts one sample, not the ratio.
+Results are checked while timed (every id once, every answer a success, the same number of
+matches as the baseline), so a fast wrong answer cannot pass for a fast one.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from benchmarks.env import Env
+from benchmarks.loadclient import Call, Check, McpSession, ProtocolError, StdioServer, is_success
+from benchmarks.report import Measure, Target
+from benchmarks.rss import PeakRss
+
+IN_FLIGHT = 64
+ALL = 10**7  # max_results meaning "every match"
+STDLIB_PATTERN = r"raise \w+Error\("  # the same regex in ripgrep, regex and GNU grep -E
+TREE_PATTERN = "TODO"
+MD_GLOB = "**/*.md"
+WARMUP = 20
+
+
+@dataclass(frozen=True)
+class Scenario:
+    key: str
+    title: str
+    baseline_name: str
+    target: Target | None
+    ours: Callable[[Env], Measure]
+    baseline: Callable[[Env], Measure] | None
+
+
+# helpers ---------------------------------------------------------------------------------
+
+def _run(argv: list[str], cwd: Path) -> tuple[float, bytes, int]:
+    """Run a command to completion: (seconds, stdout, peak RSS in bytes from wait4)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = proc.stdout.read()
+    proc.stdout.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):  # 1: no match, for rg and grep alike
+        raise ProtocolError(f"{argv[0]} exited {proc.returncode}")
+    return elapsed, out, usage.ru_maxrss * 1024
+
+
+def _median_time(env: Env, once: Callable[[], int]) -> Measure:
+    """One warm-up call, then the median of `repeats` timed calls; once() returns the
+    number of results, which must not change between calls."""
+    counts = {once()}
+    times = []
+    for _ in range(env.scale.repeats):
+        start = time.perf_counter()
+        counts.add(once())
+        times.append(time.perf_counter() - start)
+    if len(counts) != 1:
+        raise ProtocolError(f"result counts differ between identical calls: {sorted(counts)}")
+    return Measure("time", statistics.median(times), {"results": counts.pop(),
+                                                       "repeats": len(times)})
+
+
+def _command_time(env: Env, argv: list[str], cwd: Path) -> Measure:
+    return _median_time(env, lambda: len(_run(argv, cwd)[1].splitlines()))
+
+
+def _rel_read(path: str) -> Callable[[int], Call]:
+    return lambda i: ("file.read", {"path": path})
+
+
+def _ref_read(env: Env) -> Callable[[int], Call]:
+    path = str(env.scratch / "read4k.txt")
+    return lambda i: McpSession.tool("read_text_file", {"path": path})
+
+
+def _started_reference(env: Env, workspace: Path) -> McpSession:
+    session = env.reference(workspace)
+    session.initialize()
+    return session
+
+
+def _warm(server: StdioServer, calls: Callable[[int], Call], check: Check = is_success) -> None:
+    for i in range(WARMUP):
+        server.request(*calls(i), check)
+
+
+# file.read 4 KiB -------------------------------------------------------------------------
+
+def read_pipelined_ours(env: Env) -> Measure:
+    with env.ours(env.scratch) as server:
+        _warm(server, _rel_read("read4k.txt"))
+        tp = server.throughput(_rel_read("read4k.txt"), env.scale.pipelined, IN_FLIGHT)
+    return Measure("throughput", tp.per_second, {"requests": tp.requests,
+                                                 "in_flight": tp.in_flight})
+
+
+def read_pipelined_reference(env: Env) -> Measure:
+    with _started_reference(env, env.scratch) as server:
+        _warm(server, _ref_read(env), McpSession.tool_ok)
+        tp = server.throughput(_ref_read(env), env.scale.pipelined, IN_FLIGHT,
+                               McpSession.tool_ok)
+    return Measure("throughput", tp.per_second, {"requests": tp.requests,
+                                                 "in_flight": tp.in_flight})
+
+
+def read_pipelined_floor(env: Env) -> Measure:
+    with env.floor(env.scratch) as server:
+        _warm(server, _rel_read("read4k.txt"))
+        tp = server.throughput(_rel_read("read4k.txt"), env.scale.pipelined, IN_FLIGHT)
+    return Measure("throughput", tp.per_second, {"requests": tp.requests,
+                                                 "in_flight": tp.in_flight})
+
+
+def read_latency_ours(env: Env) -> Measure:
+    with env.ours(env.scratch) as server:
+        _warm(server, _rel_read("read4k.txt"))
+        lat = server.latency(_rel_read("read4k.txt"), env.scale.sequential)
+    return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})
+
+
+def read_latency_reference(env: Env) -> Measure:
+    with _started_reference(env, env.scratch) as server:
+        _warm(server, _ref_read(env), McpSession.tool_ok)
+        lat = server.latency(_ref_read(env), env.scale.sequential, McpSession.tool_ok)
+    return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})
+
+
+# spawn to first answer -------------------------------------------------------------------
+
+def _spawn_median(env: Env, first_answer: Callable[[], float]) -> Measure:
+    times = [first_answer() for _ in range(env.scale.repeats)]
+    return Measure("time", statistics.median(times), {"repeats": len(times)})
+
+
+def spawn_ours(env: Env) -> Measure:
+    def once() -> float:
+        with env.ours(env.scratch) as server:
+            server.request("file.read", {"path": "read4k.txt"})
+            return time.perf_counter() - server.started
+    return _spawn_median(env, once)
+
+
+def spawn_reference(env: Env) -> Measure:
+    """Includes MCP's initialize handshake: a client cannot call a tool before it."""
+    path = str(env.scratch / "read4k.txt")
+
+    def once() -> float:
+        with _started_reference(env, env.scratch) as server:
+            server.call_tool("read_text_file", {"path": path})
+            return time.perf_counter() - server.started
+    return _spawn_median(env, once)
+
+
+# file.list **/*.md -----------------------------------------------------------------------
+
+def list_ours(env: Env) -> Measure:
+    with env.ours(env.tree) as server:
+        def once() -> int:
+            result = server.request("file.list", {"pattern": MD_GLOB,
+                                                  "max_results": ALL})["result"]
+            if result["truncated"]:
+                raise ProtocolError("file.list truncated with max_results=10**7")
+            return len(result["files"])
+        return _median_time(env, once)
+
+
+def list_rg(env: Env) -> Measure:
+    """--no-require-git: read .gitignore outside a git repository, as ours does."""
+    return _command_time(env, [env.rg, "--files", "--no-require-git", "-g", "*.md"],
+                         env.tree)
+
+
+def list_reference(env: Env) -> Measure:
+    """Its search_files glob, told to skip what ours skips by default (it reads no
+    .gitignore): the dependency folder and hidden entries."""
+    arguments = {"path": str(env.tree), "pattern": MD_GLOB,
+                 "excludePatterns": ["**/node_modules", "**/.*"]}
+    with _started_reference(env, env.tree) as server:
+        def once() -> int:
+            text = server.call_tool("search_files", arguments)["content"][0]["text"]
+            return len(text.splitlines())
+        return _median_time(env, once)
+
+
+# file.search -----------------------------------------------------------------------------
+
+def _search_ours(env: Env, engine: str) -> Measure:
+    with env.ours(env.stdlib, "--search-engine", engine) as server:
+        def once() -> int:
+            result = server.request("file.search", {"pattern": STDLIB_PATTERN,
+                                                    "max_results": ALL})["result"]
+            if result["engine"] != engine or result["truncated"]:
+                raise ProtocolError(f"asked for engine {engine}, got {result['engine']}"
+                                    f" (truncated: {result['truncated']})")
+            return len(result["matches"])
+        return _median_time(env, once)
+
+
+def search_ours_ripgrep(env: Env) -> Measure:
+    return _search_ours(env, "ripgrep")
+
+
+def search_ours_python(env: Env) -> Measure:
+    return _search_ours(env, "python")
+
+
+def search_rg(env: Env) -> Measure:
+    return _command_time(env, [env.rg, "-n", "-e", STDLIB_PATTERN], env.stdlib)
+
+
+def search_grep(env: Env) -> Measure:
+    return _command_time(env, [env.grep, "-rn", "-E", "-e", STDLIB_PATTERN, "."], env.stdlib)
+
+
+# file.patch and file.write, one at a time ------------------------------------------------
+
+def _sequential_rate(server: StdioServer, calls: Callable[[int], Call], count: int,
+                     check: Check = is_success) -> Measure:
+    start = time.perf_counter()
+    for i in range(count):
+        server.request(*calls(i), check)
+    elapsed = time.perf_counter() - start
+    return Measure("throughput", count / elapsed, {"requests": count})
+
+
+def _edit(i: int) -> tuple[str, str]:
+    return f"counter = {i}\n", f"counter = {i + 1}\n"
+
+
+def patch_ours(env: Env) -> Measure:
+    name = env.fresh_file("patch-ours").name
+
+    def call(i: int) -> Call:
+        find, replace = _edit(i)
+        return "file.patch", {"path": name, "patches": [{"find": find, "replace": replace}]}
+    with env.ours(env.scratch) as server:
+        return _sequential_rate(server, call, env.scale.mutations)
+
+
+def patch_reference(env: Env) -> Measure:
+    path = str(env.fresh_file("patch-ref"))
+
+    def call(i: int) -> Call:
+        find, replace = _edit(i)
+        return McpSession.tool("edit_file", {"path": path,
+                                             "edits": [{"oldText": find, "newText": replace}]})
+    with _started_reference(env, env.scratch) as server:
+        return _sequential_rate(server, call, env.scale.mutations, McpSession.tool_ok)
+
+
+def write_ours(env: Env) -> Measure:
+    name = env.fresh_file("write-ours").name
+    with env.ours(env.scratch) as server:
+        return _sequential_rate(server, lambda i: ("file.write", {
+            "path": name, "content": env.text_4k(i + 1)}), env.scale.mutations)
+
+
+def write_reference(env: Env) -> Measure:
+    path = str(env.fresh_file("write-ref"))
+    with _started_reference(env, env.scratch) as server:
+        return _sequential_rate(server, lambda i: McpSession.tool("write_file", {
+            "path": path, "content": env.text_4k(i + 1)}), env.scale.mutations,
+            McpSession.tool_ok)
+
+
+# a window of a big file ------------------------------------------------------------------
+
+BIG = "data/big_module.py"
+
+
+def window_ours(env: Env) -> Measure:
+    with env.ours(env.tree) as server:
+        calls = lambda i: ("file.read", {"path": BIG, "offset": 1, "limit": 50})  # noqa: E731
+        _warm(server, calls)
+        lat = server.latency(calls, env.scale.sequential // 10)
+    return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})
+
+
+def window_reference(env: Env) -> Measure:
+    path = str(env.tree / BIG)
+    with _started_reference(env, env.tree) as server:
+        calls = lambda i: McpSession.tool("read_text_file", {"path": path, "head": 50})  # noqa: E731
+        _warm(server, calls, McpSession.tool_ok)
+        lat = server.latency(calls, env.scale.sequential // 10, McpSession.tool_ok)
+    return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})
+
+
+# memory ----------------------------------------------------------------------------------
+
+def rss_huge_ours(env: Env) -> Measure:
+    """From spawn on: the peak covers start-up, the workers and three window reads."""
+    size = (env.huge / "huge.txt").stat().st_size
+    with env.ours(env.huge) as server, PeakRss(server.pid) as peak:
+        for _ in range(3):
+            result = server.request("file.read", {"path": "huge.txt", "offset": 1,
+                                                  "limit": 50})["result"]
+            if result["end_line"] != 50:
+                raise ProtocolError(f"expected lines 1-50, got up to {result['end_line']}")
+    return Measure("memory", peak.peak, {"processes": peak.processes, "file_bytes": size})
+
+
+def rss_search_ours(env: Env) -> Measure:
+    with env.ours(env.tree) as server, PeakRss(server.pid) as peak:
+        result = server.request("file.search", {"pattern": TREE_PATTERN,
+                                                "max_results": ALL})["result"]
+    return Measure("memory", peak.peak, {"processes": peak.processes,
+                                         "results": len(result["matches"])})
+
+
+def rss_search_rg(env: Env) -> Measure:
+    _, out, rss = _run([env.rg, "-n", "--no-require-git", "-e", TREE_PATTERN], env.tree)
+    return Measure("memory", rss, {"processes": 1, "results": len(out.splitlines())})
+
+
+# the table -------------------------------------------------------------------------------
+
+REFERENCE = "reference MCP server"
+
+SCENARIOS: list[Scenario] = [
+    Scenario("read_pipelined_reference", "file.read 4 KiB, 64 in flight",
+             f"{REFERENCE} read_text_file", Target("≥", 2),
+             read_pipelined_ours, read_pipelined_reference),
+    Scenario("read_latency_reference", "file.read 4 KiB, one at a time (p50)",
+             f"{REFERENCE} read_text_file", Target("≤", 0.5),
+             read_latency_ours, read_latency_reference),
+    Scenario("read_pipelined_floor", "file.read 4 KiB, 64 in flight",
+             "single-process Python floor", Target("≥", 0.7),
+             read_pipelined_ours, read_pipelined_floor),
+    Scenario("spawn_reference", "spawn to first answer", REFERENCE, Target("≤", 0.7),
+             spawn_ours, spawn_reference),
+    Scenario("list_rg", "file.list **/*.md, 20k-file tree", "rg --files -g '*.md'",
+             Target("≤", 2), list_ours, list_rg),
+    Scenario("list_reference", "file.list **/*.md, 20k-file tree",
+             f"{REFERENCE} search_files", None, list_ours, list_reference),
+    Scenario("search_rg", "file.search, whole stdlib, all matches", "rg -n",
+             Target("≤", 1.3), search_ours_ripgrep, search_rg),
+    Scenario("search_grep", "file.search, python engine, whole stdlib", "grep -rn",
+             Target("≤", 1.5), search_ours_python, search_grep),
+    Scenario("patch_reference", "file.patch one edit, one at a time (fsync on)",
+             f"{REFERENCE} edit_file", Target("≥", 1.5), patch_ours, patch_reference),
+    Scenario("write_reference", "file.write 4 KiB, one at a time (fsync on)",
+             f"{REFERENCE} write_file", None, write_ours, write_reference),
+    Scenario("window_reference", "file.read lines 1–50 of a 10 MB file (p50)",
+             f"{REFERENCE} read_text_file head=50", None, window_ours, window_reference),
+    Scenario("rss_huge", "read lines 1–50 of a 2 GB file: peak RSS, all processes", "—",
+             Target("≤", 100e6, absolute=True), rss_huge_ours, None),
+    Scenario("rss_search", "search of the whole tree: peak RSS, all processes", "rg -n",
+             None, rss_search_ours, rss_search_rg),
+]

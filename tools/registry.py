@@ -94,7 +94,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["success", "patches_applied", "replacements", "matches", "diff", "version"],
              success={"type": "boolean"}, patches_applied=NON_NEGATIVE,
              replacements=NON_NEGATIVE, matches={"type": "array", "items": _MATCH_REPORT},
-             diff={"type": "string"}, version=VERSION),
+             diff={"type": "string"},
+             version={**VERSION, "type": ["string", "null"]}),  # null: dry-run creation
         mutating=True),
     Method(
         "file.delete", "tools.delete:delete",

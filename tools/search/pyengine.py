@@ -1,0 +1,148 @@
+"""The python engine: whole files searched with the `regex` module inside the workers.
+
+`search_part` runs in a worker on a contiguous run of the sorted file list; each file is
+opened through the workspace (never a path string), read once, skipped when binary, and
+searched as one string. Line numbers are computed only where matches are. Without
+multiline, a match that crosses a line break (a class like `\\s` reaching the next line)
+sends that file back through a line-by-line search, which is what ripgrep's rule (classes
+never match the line terminator) amounts to. Every file has a time budget against
+catastrophic patterns; running past it is a `timeout` error naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import regex
+
+from tools.context import ToolContext
+from tools.errors import ToolError
+from tools.search.results import Shape, assemble, file_result, have, shown, split_lines
+from tools.search.syntax import Pattern, compile_python
+
+_READ_CHUNK = 1 << 20
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def search_part(ctx: ToolContext, files: list[str], pattern: dict[str, Any],
+                case_sensitive: bool, multiline: bool, shape: dict[str, Any]) -> dict:
+    """Search `files` in order; stop once they hold more items than the reply can show."""
+    rx = compile_python(Pattern(**pattern), case_sensitive=case_sensitive)
+    shp = Shape(**shape)
+    line_mode = not (multiline and pattern["may_match_newline"])
+    results: list[dict[str, Any]] = []
+    needed = shp.max_results + 1
+    for rel in files:
+        found = _search_file(ctx, rel, rx, line_mode, shp, needed - have(results, shp))
+        if found is not None:
+            results.append(found)
+            if have(results, shp) >= needed:
+                break
+    return {"results": results}
+
+
+def merge(args: dict[str, Any], parts: list[dict[str, Any]], complete: bool) -> dict | None:
+    """FanOut merge: the parts' files in order; done once the finished prefix has enough."""
+    shape = Shape(**args["shape"])
+    results = [r for part in parts for r in part["results"]]
+    if complete or have(results, shape) > shape.max_results:
+        return assemble(results, shape, "python")
+    return None
+
+
+def _search_file(ctx: ToolContext, rel: str, rx: regex.Pattern, line_mode: bool,
+                 shape: Shape, limit: int) -> dict[str, Any] | None:
+    try:
+        text = _read_text(ctx, rel)
+    except ToolError:
+        return None  # gone or unreadable since the walk: skipped, as ripgrep does
+    if not text:
+        return None
+    budget = ctx.limits.search_file_timeout
+    try:
+        spans = _spans(rx, text, line_mode, time.monotonic() + budget)
+    except TimeoutError:
+        raise ToolError("timeout",
+                        f"The pattern took longer than {budget:g} s on {rel} (catastrophic "
+                        "backtracking?). Simplify the pattern, e.g. avoid nested repetition "
+                        "like (a+)+, or narrow the search with path or glob.",
+                        path=rel, limit_seconds=budget) from None
+    if not spans:
+        return None
+    lines = _Lines(split_lines(text)) if shape.wants_text else _Lines([])
+    return file_result(rel, spans, lines, shape, limit)
+
+
+class _Lines(Mapping[int, str]):
+    """A file's lines by 1-based number, shown as the client sees them."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self._all = lines
+
+    def __getitem__(self, n: int) -> str:
+        if not 1 <= n <= len(self._all):
+            raise KeyError(n)
+        return shown(self._all[n - 1])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(1, len(self._all) + 1))
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+
+def _read_text(ctx: ToolContext, rel: str) -> str | None:
+    """The file's text as ripgrep sees it, or None for a binary file."""
+    fd, _ = ctx.ws.open_regular(rel)
+    try:
+        chunks = []
+        while chunk := os.read(fd, _READ_CHUNK):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if data.startswith(_UTF16_BOMS):
+        text = data.decode("utf-16", "replace")
+        return None if "\0" in text else text
+    if b"\0" in data:
+        return None
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _spans(rx: regex.Pattern, text: str, line_mode: bool,
+           deadline: float) -> list[tuple[int, int]]:
+    """(first line, last line) of every match; line numbers only where matches are."""
+    phantom = len(text) if text.endswith("\n") else -1  # a final \n starts no line
+    spans: list[tuple[int, int]] = []
+    line, pos = 1, 0
+    for m in rx.finditer(text, timeout=_left(deadline)):
+        start, stop = m.span()
+        if start == phantom:
+            break
+        if line_mode and "\n" in text[start:stop]:
+            return _line_spans(rx, text, deadline)
+        line += text.count("\n", pos, start)
+        pos = start
+        last = line + text.count("\n", start, max(start, stop - 1))
+        spans.append((line, last))
+    return spans
+
+
+def _line_spans(rx: regex.Pattern, text: str, deadline: float) -> list[tuple[int, int]]:
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [(n, n) for n, ln in enumerate(lines, 1) if rx.search(ln, timeout=_left(deadline))]
+
+
+def _left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left

@@ -1,0 +1,115 @@
+"""Result shaping shared by both engines, so they cannot drift apart.
+
+An engine reports, per file, the line spans its matches cover and the text of the lines it
+knows; `file_result` turns that into the file's entries (content mode windows, counts), and
+`assemble` concatenates files in path order into the reply, keeping the first `max_results`.
+A file result is a plain dict so it crosses the worker pipe as is:
+`{"path", "entries": [[line, content], ...], "count"}`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+MATCH_PREFIX = "--> "
+CONTEXT_PREFIX = "    "
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the reply needs from each file; the same for every file of one search."""
+
+    mode: str  # content | files_with_matches | count
+    context: int
+    merge_adjacent: bool  # multiline mode is really active: touching spans form one entry
+    max_results: int
+    max_line_chars: int
+
+    @property
+    def wants_text(self) -> bool:
+        return self.mode == "content"
+
+
+def merge_spans(spans: Iterable[tuple[int, int]], adjacent: bool) -> list[tuple[int, int]]:
+    """Sorted spans joined where they overlap, or also touch when `adjacent` (ripgrep's
+    multiline rule: a match starting on the line after another ends is the same entry)."""
+    gap = 1 if adjacent else 0
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1] + gap:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(s, e) for s, e in merged]
+
+
+def cut_line(line: str, keep: int) -> str:
+    """A long line cut to `keep` characters with file.read's marker."""
+    if len(line) <= keep:
+        return line
+    return f"{line[:keep]}… [line truncated: showing {keep} of {len(line)} characters]"
+
+
+def file_result(path: str, spans: list[tuple[int, int]], lines: Mapping[int, str],
+                shape: Shape, limit: int) -> dict[str, Any] | None:
+    """One file's share of the reply: `spans` as the engine found them, `lines` the text
+    of every line in the spans and their context windows (without line endings)."""
+    spans = merge_spans(spans, shape.merge_adjacent)
+    if not spans:
+        return None
+    count = sum(end - start + 1 for start, end in spans)
+    entries: list[list[Any]] = []
+    if shape.mode == "content":
+        keep = shape.max_line_chars
+        if shape.context == 0:
+            entries = [[s, "\n".join(cut_line(lines[n], keep) for n in range(s, e + 1))]
+                       for s, e in spans[:limit]]
+        else:
+            matched = {n for s, e in spans for n in range(s, e + 1)}
+            for s, e in spans[:limit]:
+                window = range(max(1, s - shape.context), e + shape.context + 1)
+                entries.append([s, "\n".join(
+                    (MATCH_PREFIX if n in matched else CONTEXT_PREFIX) + cut_line(lines[n], keep)
+                    for n in window if n in lines)])
+    return {"path": path, "entries": entries, "count": count}
+
+
+def have(results: list[dict[str, Any]], shape: Shape) -> int:
+    """How many reply items these file results make: entries, or files."""
+    if shape.mode == "content":
+        return sum(len(r["entries"]) for r in results)
+    return len(results)
+
+
+def assemble(results: list[dict[str, Any]], shape: Shape, engine: str) -> dict[str, Any]:
+    """The reply: the first max_results items in path order; `truncated` when more exist."""
+    cap = shape.max_results
+    if shape.mode == "content":
+        matches = [{"path": r["path"], "line": line, "content": content}
+                   for r in results for line, content in r["entries"]]
+        return {"matches": matches[:cap], "truncated": len(matches) > cap, "engine": engine}
+    if shape.mode == "files_with_matches":
+        return {"files": [r["path"] for r in results[:cap]], "truncated": len(results) > cap,
+                "engine": engine}
+    counts = [{"path": r["path"], "count": r["count"]} for r in results[:cap]]
+    return {"counts": counts, "total": sum(c["count"] for c in counts),
+            "truncated": len(results) > cap, "engine": engine}
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their `\\n` or `\\r\\n`; a final line break starts no new line."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def shown(text: str) -> str:
+    """Text as the client sees it: bytes that are not UTF-8 (kept as surrogates while
+    searching) become U+FFFD, as ripgrep's raw bytes do."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text

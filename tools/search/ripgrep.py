@@ -1,0 +1,285 @@
+"""The ripgrep engine: `rg --json` on a fixed argv, confined, stopped as soon as it can be.
+
+rg runs with the workspace root as its working directory (`/proc/self/fd/N` of the pinned
+root) and the search path as a relative argument after `--`, with the walker's flags
+(tools.walk.RG_WALK_FLAGS) except `--no-ignore-parent`: ignore files in the workspace
+directories above the search path must apply, as the walker applies them; those above the
+workspace are out of Landlock's reach, so rg cannot read them. Landlock
+(tools.search.landlock) lets it read only beneath the search path (pinned by descriptor,
+so a directory swapped for a symlink leads nowhere) and those ignore files.
+
+rg prints files with `--sort path`, ordered by name within each directory; the reply is
+ordered by the whole path as a string, as the walker orders it. The two differ only where
+a directory `d` has a sibling named `d` + a character below '/' (`d.py`, `d-old`), so rg
+is stopped once the first `max_results` items, in string order, can no longer change:
+everything up to the last file rg finished is final unless one of that file's directories
+has such a sibling, in which case only what sorts before that directory is.
+
+A file containing a NUL anywhere contributes nothing: matches are held per file until
+rg's `end` message, which reports a NUL it met (`--no-mmap`, so rg reads the whole file).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import stat
+import subprocess
+import sysconfig
+import tempfile
+from typing import Any
+
+import orjson
+
+from tools.atomic import TEMP_PREFIX
+from tools.context import ToolContext
+from tools.errors import ToolError
+from tools.ignore import IGNORE_FILES
+from tools.sandbox import ROOT
+from tools.search import landlock
+from tools.search.results import Shape, assemble, file_result, have, split_lines
+from tools.search.syntax import invalid_pattern
+from tools.walk import RG_WALK_FLAGS
+
+_WALK_FLAGS = tuple(f for f in RG_WALK_FLAGS if f != "--no-ignore-parent")
+_PATTERN_ERRORS = ("regex parse error", "the literal", "PCRE2", "error parsing glob",
+                   "unclosed", "invalid")
+
+
+class NeedsPcre2(Exception):
+    """ripgrep's default engine refused a PCRE-only feature and it has no PCRE2."""
+
+
+def find_ripgrep(explicit: str | None) -> tuple[str | None, bool]:
+    """(path, has_pcre2) of the ripgrep to use: `explicit` (--rg), else `rg` on PATH, else
+    the one installed with the package. A candidate must be an ELF binary that answers
+    --version (a wrapper script, e.g. a pyenv shim, cannot be confined by Landlock)."""
+    scripts = sysconfig.get_path("scripts")
+    candidates = [explicit] if explicit else [
+        shutil.which("rg"), shutil.which("rg", path=scripts)]
+    for candidate in filter(None, candidates):
+        found = _probe(os.path.abspath(candidate))
+        if found is not None:
+            return found
+    return None, False
+
+
+def _probe(path: str) -> tuple[str, bool] | None:
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                return None
+        out = subprocess.run([path, "--version"], capture_output=True, timeout=10,
+                             stdin=subprocess.DEVNULL, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return path, b"+pcre2" in out.lower()
+
+
+def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
+           needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
+           include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
+    """Run rg over `rel` (a directory or a file) and shape its output."""
+    assert ctx.rg_path is not None
+    argv = _argv(ctx.rg_path, pattern, rel, literal=literal, pcre2=ctx.rg_has_pcre2,
+                 case_sensitive=case_sensitive, multiline=multiline, globs=globs,
+                 include_hidden=include_hidden, include_ignored=include_ignored,
+                 context=shape.context if shape.wants_text else 0)
+    target_fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
+    allowed = [target_fd]
+    try:
+        if not stat.S_ISDIR(os.fstat(target_fd).st_mode):
+            argv[-1] = f"/proc/self/fd/{target_fd}"  # rg reads it through our descriptor
+        allowed += _ignore_files_above(ctx, rel)
+        ruleset = landlock.ruleset(allowed, ctx.rg_path)
+        try:
+            return _run(ctx, argv, rel, target_fd, ruleset, shape, needs_pcre2)
+        finally:
+            if ruleset is not None:
+                os.close(ruleset)
+    finally:
+        for fd in allowed:
+            os.close(fd)
+
+
+def _argv(rg: str, pattern: str, rel: str, *, literal: bool, pcre2: bool,
+          case_sensitive: bool, multiline: bool, globs: list[str], include_hidden: bool,
+          include_ignored: bool, context: int) -> list[str]:
+    argv = [rg, "--json", "--no-config", "--no-mmap", "--sort=path", *_WALK_FLAGS,
+            "--case-sensitive" if case_sensitive else "--ignore-case"]
+    if literal:
+        argv.append("--fixed-strings")
+    elif pcre2:
+        argv.append("--engine=auto")
+    if multiline:
+        argv.append("--multiline")
+    if include_hidden:
+        argv.append("--hidden")
+    if include_ignored:
+        argv.append("--no-ignore")
+    if context:
+        argv.append(f"--context={context}")
+    argv += [f"--glob={g}" for g in globs]
+    argv += [f"--glob=!{TEMP_PREFIX}*", f"--regexp={pattern}", "--", rel]
+    return argv
+
+
+def _ignore_files_above(ctx: ToolContext, rel: str) -> list[int]:
+    """O_PATH descriptors of the ignore files in the workspace directories above `rel`."""
+    fds = []
+    parts = [] if rel == ROOT else rel.split("/")[:-1]
+    for depth in range(len(parts) + 1):
+        directory = "/".join(parts[:depth]) or ROOT
+        for name in IGNORE_FILES:
+            try:
+                fds.append(ctx.ws.open(f"{directory}/{name}", os.O_PATH))
+            except ToolError:
+                continue
+    return fds
+
+
+def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
+         ruleset: int | None, shape: Shape, needs_pcre2: bool) -> dict[str, Any]:
+    parent = os.getpid()
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(
+            argv, cwd=f"/proc/self/fd/{ctx.ws.root_fd}", stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=errors, env={}, pass_fds=(target_fd,),
+            preexec_fn=lambda: landlock.confine(ruleset, parent))
+        reader = _Reader(ctx, rel, target_fd, shape)
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if reader.feed(line):
+                    break
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        if not reader.finished and not reader.stopped:
+            errors.seek(0)
+            _raise_failure(errors.read().decode("utf-8", "replace"), needs_pcre2)
+    return assemble(reader.results(), shape, "ripgrep")
+
+
+def _raise_failure(stderr: str, needs_pcre2: bool) -> None:
+    reason = "\n".join(ln.removeprefix("rg: ") for ln in stderr.strip().splitlines())
+    if "--pcre2" in reason and not needs_pcre2:
+        raise NeedsPcre2(reason)
+    if any(key in reason for key in _PATTERN_ERRORS):
+        raise invalid_pattern(reason)
+    raise ToolError("internal_error", f"ripgrep failed: {reason or 'no reason given'}",
+                    reason=reason)
+
+
+class _Reader:
+    """Folds rg's JSON messages into file results; says when to stop reading."""
+
+    def __init__(self, ctx: ToolContext, rel: str, target_fd: int, shape: Shape) -> None:
+        self.ctx = ctx
+        self.shape = shape
+        self.rel = rel
+        self.file_arg = f"/proc/self/fd/{target_fd}"
+        self.needed = shape.max_results + 1
+        self.done: list[dict[str, Any]] = []
+        self.finished = self.stopped = False
+        self._siblings: dict[str, list[str]] = {}
+        self._start_file()
+
+    def _start_file(self) -> None:
+        self.spans: list[tuple[int, int]] = []
+        self.lines: dict[int, str] = {}
+
+    def feed(self, raw: bytes) -> bool:
+        """Take one message; True when the reply can no longer change."""
+        msg = orjson.loads(raw)
+        kind, data = msg["type"], msg["data"]
+        if kind == "match" or kind == "context":
+            self._lines(data, kind == "match")
+        elif kind == "end":
+            if data["binary_offset"] is None:
+                self._finish_file(_path(data["path"]))
+            self._start_file()
+            return have(self.done, self.shape) >= self.needed and self._settled()
+        elif kind == "summary":
+            self.finished = True
+        return False
+
+    def _lines(self, data: dict[str, Any], is_match: bool) -> None:
+        first = data["line_number"]
+        texts = split_lines(_text(data["lines"]))
+        if is_match:
+            self.spans.append((first, first + max(len(texts), 1) - 1))
+        if not self.shape.wants_text:
+            return
+        spans = self.spans
+        if len(spans) > self.needed and first > spans[self.needed - 1][1] + self.shape.context:
+            return
+        for offset, text in enumerate(texts):
+            self.lines[first + offset] = text
+
+    def _finish_file(self, path: str) -> None:
+        if path == self.file_arg:
+            path = self.rel
+        elif path.startswith("./"):
+            path = path[2:]
+        found = file_result(path, self.spans, self.lines, self.shape, self.needed)
+        if found is not None:
+            self.done.append(found)
+
+    def results(self) -> list[dict[str, Any]]:
+        """The files in the reply's order; after an early stop, only the settled ones."""
+        ordered = sorted(self.done, key=lambda r: r["path"])
+        if self.finished or not self.done:
+            return ordered
+        bound = self._bound()
+        return [r for r in ordered if r["path"] <= bound]
+
+    def _settled(self) -> bool:
+        bound = self._bound()
+        self.stopped = have([r for r in self.done if r["path"] <= bound],
+                            self.shape) >= self.needed
+        return self.stopped
+
+    def _bound(self) -> str:
+        """No file rg prints later sorts before this path (see the module doc)."""
+        last = self.done[-1]["path"]
+        root = "" if self.rel == ROOT else self.rel + "/"
+        parts = last[len(root):].split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            directory = root + "/".join(parts[:depth])
+            parent, _, name = directory.rpartition("/")
+            if any(s.startswith(name) and len(s) > len(name) and s[len(name)] < "/"
+                   for s in self._names(parent or ROOT)):
+                return directory
+        return last
+
+    def _names(self, directory: str) -> list[str]:
+        if directory not in self._siblings:
+            try:
+                fd = self.ctx.ws.open_dir(directory)
+            except ToolError:
+                self._siblings[directory] = []
+            else:
+                try:
+                    self._siblings[directory] = os.listdir(fd)
+                finally:
+                    os.close(fd)
+        return self._siblings[directory]
+
+
+def _path(field: dict[str, str]) -> str:
+    """A path as the walker names it: bytes that are not UTF-8 kept as surrogates."""
+    if "text" in field:
+        return field["text"]
+    return os.fsdecode(base64.b64decode(field["bytes"]))
+
+
+def _text(field: dict[str, str]) -> str:
+    """rg's {"text": ...} or {"bytes": base64} as the client sees it."""
+    if "text" in field:
+        return field["text"]
+    return base64.b64decode(field["bytes"]).decode("utf-8", "replace")

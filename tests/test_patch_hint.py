@@ -1,0 +1,105 @@
+"""The hint of find_not_found: the closest region, so the agent can fix its find."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tools.patch_hint import MIN_SIMILARITY, closest_region
+
+SOURCE = '''import os
+
+
+class Store:
+    def __init__(self, root):
+        self.root = root
+        self.cache = {}
+
+    def load(self, name):
+        path = os.path.join(self.root, name)
+        with open(path) as fh:
+            return fh.read()
+
+    def save(self, name, data):
+        path = os.path.join(self.root, name)
+        with open(path, "w") as fh:
+            fh.write(data)
+        self.cache[name] = data
+'''
+
+
+def contains(hint: dict, first: int, last: int) -> bool:
+    return hint["start_line"] <= first and last <= hint["end_line"]
+
+
+def test_one_wrong_identifier() -> None:
+    find = ('    def save(self, name, payload):\n'
+            '        path = os.path.join(self.root, name)\n'
+            '        with open(path, "w") as fh:\n')
+    hint = closest_region(SOURCE, find)
+    assert (hint["start_line"], hint["end_line"]) == (14, 16)
+    assert hint["text"] == ('    def save(self, name, data):\n'
+                            '        path = os.path.join(self.root, name)\n'
+                            '        with open(path, "w") as fh:')
+    assert 0.9 < hint["similarity"] < 1
+
+
+def test_lost_indentation_and_a_wrong_identifier() -> None:
+    find = ('def load(self, filename):\n'
+            'path = os.path.join(self.root, name)\n'
+            'with open(path) as fh:\n'
+            'return fh.read()')
+    hint = closest_region(SOURCE, find)
+    assert (hint["start_line"], hint["end_line"]) == (9, 12)
+    assert hint["text"].startswith("    def load(self, name):\n")
+
+
+def test_a_missing_line_still_lands_on_the_region() -> None:
+    find = ('    def __init__(self, root):\n'
+            '        self.cache = {}\n')
+    hint = closest_region(SOURCE, find)
+    assert contains(hint, 5, 5) and hint["start_line"] >= 5 and hint["end_line"] <= 7
+
+
+def test_nothing_close_gives_none() -> None:
+    assert closest_region(SOURCE, "SELECT * FROM users WHERE id = 42;") is None
+    assert closest_region("", "anything") is None
+    assert closest_region(SOURCE, "   \n\n") is None
+
+
+def test_similarity_is_a_ratio_and_text_is_the_files() -> None:
+    text = "alpha();\r\nbeta(1);\r\ngamma();\r\n"
+    hint = closest_region(text, "beta(2);\ngamma();")
+    assert (hint["start_line"], hint["end_line"]) == (2, 3)
+    assert hint["text"] == "beta(1);\r\ngamma();"
+    assert MIN_SIMILARITY <= hint["similarity"] <= 1
+
+
+def test_ten_thousand_lines() -> None:
+    rng = random.Random(7)
+    words = ["alpha", "beta", "gamma", "delta", "value", "result", "index", "count"]
+    lines = [f"{'    ' * rng.randint(0, 3)}{rng.choice(words)}_{i} = "
+             f"{rng.choice(words)}({rng.choice(words)}, {i % 97})" for i in range(10_000)]
+    text = "\n".join(lines) + "\n"
+    find = "\n".join(line.strip() for line in lines[7000:7004]).replace("_7001", "_7101")
+    hint = closest_region(text, find)
+    assert (hint["start_line"], hint["end_line"]) == (7001, 7004)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), size=st.integers(1, 6), dedent=st.booleans())
+def test_one_changed_identifier_is_found(seed: int, size: int, dedent: bool) -> None:
+    rng = random.Random(seed)
+    lines = [f"{'    ' * rng.randint(0, 2)}call_{i}(arg_{rng.randint(0, 50)}, "
+             f"'{rng.choice(['x', 'y', 'z'])}')" for i in range(300)]
+    start = rng.randint(0, len(lines) - size)
+    wanted = lines[start:start + size]
+    if dedent:
+        wanted = [line.strip() for line in wanted]
+    row = rng.randrange(size)
+    wanted[row] = wanted[row].replace("call_", "invoke_", 1)
+    hint = closest_region("\n".join(lines) + "\n", "\n".join(wanted))
+    assert contains(hint, start + 1 + row, start + 1 + row)
+    assert abs(hint["start_line"] - (start + 1)) <= 1

@@ -21,7 +21,7 @@ from tools.text import split_lines
 
 MIN_SIMILARITY = 0.5
 _CANDIDATES = 12
-_CHAR_COMPARE_LIMIT = 20_000  # longer finds are compared line by line
+_CHAR_COMPARE_LIMIT = 2_000  # longer finds are compared line by line (char-level is slow)
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 

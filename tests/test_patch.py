@@ -548,3 +548,9 @@ def test_overlapping_occurrences_are_not_unique(ctx: ToolContext, root: Path) ->
     assert err.details["count"] == 2 and err.details["lines"] == [1, 2]
     res = patch(ctx, "a.txt", edits(("\n\n", "\n", True)))  # disjoint, like str.replace
     assert res["replacements"] == 1 and (root / "a.txt").read_text() == "x\n\ny\n"
+
+
+def test_edit_in_missing_directory(ctx: ToolContext, root: Path) -> None:
+    err = fails("file_not_found", ctx, "no/such.txt", edits(("a", "b")))
+    assert "parent directory does not exist" in err.message
+    assert err.details == {"path": "no/such.txt"}

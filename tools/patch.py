@@ -48,10 +48,7 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
         out = mutate(ctx, rel, shown=path, compute=compute, expected_version=expected_version)
     except ToolError as err:
         if err.code == "file_not_found" and "reached" not in done:
-            raise ToolError("file_not_found",
-                            f"The parent directory of {path} does not exist; file.patch "
-                            "creates files but not directories. Use file.write (it creates "
-                            "parent directories).", path=path) from None
+            raise _no_parent(path, creating=patches[0]["find"] == "") from None
         raise
     matches = done["matches"]
     return {
@@ -63,6 +60,15 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
                              limit=ctx.limits.max_diff_bytes),
         "version": None if out.stat is None else version_of(out.stat),
     }
+
+
+def _no_parent(path: str, *, creating: bool) -> ToolError:
+    """mutate found no parent directory: say so in file.patch's terms."""
+    fix = ("file.patch creates files but not directories; use file.write, which creates "
+           "parent directories." if creating else "Check the path with file.list.")
+    return ToolError("file_not_found",
+                     f"File not found: {path} (its parent directory does not exist). {fix}",
+                     path=path)
 
 
 def _check_patches(patches: list[dict[str, Any]]) -> None:

@@ -103,3 +103,13 @@ def test_one_changed_identifier_is_found(seed: int, size: int, dedent: bool) -> 
     hint = closest_region("\n".join(lines) + "\n", "\n".join(wanted))
     assert contains(hint, start + 1 + row, start + 1 + row)
     assert abs(hint["start_line"] - (start + 1)) <= 1
+
+
+def test_long_find_keeps_the_line_with_the_typo() -> None:
+    lines = [f"    def method_{i}(self, value):  # comment about {i % 13}" for i in range(3000)]
+    text = "\n".join(lines) + "\n"
+    for k in (0, 25, 49):
+        find = "\n".join(lines[1000:1050]).replace(f"method_{1000 + k}(", f"methd_{1000 + k}(")
+        hint = closest_region(text, find)
+        assert (hint["start_line"], hint["end_line"]) == (1001, 1050)
+        assert 0.99 < hint["similarity"] < 1

@@ -27,7 +27,8 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 def closest_region(text: str, find: str) -> dict[str, Any] | None:
     """`{start_line, end_line, text, similarity}` of the region most like `find`
-    (1-based inclusive lines), or None when nothing reaches MIN_SIMILARITY."""
+    (1-based inclusive lines), or None when nothing reaches MIN_SIMILARITY. The
+    similarity stays below 1: an identical region would have matched."""
     wanted = [line.strip() for line in find.replace("\r\n", "\n").split("\n")]
     if len(wanted) > 1 and not wanted[-1]:
         wanted.pop()  # the break that ends find's last line
@@ -49,7 +50,7 @@ def closest_region(text: str, find: str) -> dict[str, Any] | None:
         return None
     region = "".join(lines[best_start:best_start + best_size])
     return {"start_line": best_start + 1, "end_line": best_start + best_size,
-            "text": content(region), "similarity": round(best, 3)}
+            "text": content(region), "similarity": min(round(best, 3), 0.999)}
 
 
 def _candidates(keys: list[str], wanted: list[str], size: int) -> list[int]:
@@ -84,16 +85,34 @@ def _candidates(keys: list[str], wanted: list[str], size: int) -> list[int]:
 
 
 class _Comparer:
-    """difflib's ratio of a window against the find, behind its cheap upper bounds."""
+    """difflib's ratio of a window against the find, behind its cheap upper bounds.
+
+    A long find is aligned line by line (character alignment of kilobytes is slow), and
+    each pair of differing lines that face each other is credited with its own character
+    ratio, so the score stays close to the character ratio: a window is not preferred for
+    leaving out the one line that holds the typo."""
 
     def __init__(self, wanted: list[str]) -> None:
+        self.wanted = wanted
         self.by_lines = sum(map(len, wanted)) > _CHAR_COMPARE_LIMIT
         self.matcher = SequenceMatcher(None, autojunk=False)
         self.matcher.set_seq2(wanted if self.by_lines else "\n".join(wanted))
 
     def __call__(self, window: list[str], floor: float) -> float:
-        self.matcher.set_seq1(window if self.by_lines else "\n".join(window))
         m = self.matcher
-        if m.real_quick_ratio() <= floor or m.quick_ratio() <= floor:
-            return 0.0
-        return m.ratio()
+        if not self.by_lines:
+            m.set_seq1("\n".join(window))
+            if m.real_quick_ratio() <= floor or m.quick_ratio() <= floor:
+                return 0.0
+            return m.ratio()
+        m.set_seq1(window)
+        same = 0.0
+        for tag, i1, i2, j1, j2 in m.get_opcodes():
+            if tag == "equal":
+                same += sum(map(len, window[i1:i2]))
+            elif tag == "replace":
+                for a, b in zip(window[i1:i2], self.wanted[j1:j2]):
+                    same += SequenceMatcher(None, a, b, autojunk=False).ratio() * (
+                        len(a) + len(b)) / 2
+        both = sum(map(len, window)) + sum(map(len, self.wanted))
+        return 2 * same / both if both else 1.0

@@ -33,7 +33,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
            max_results: int = 100, output_mode: str = "content", multiline: bool = False,
            include_hidden: bool = False, include_ignored: bool = False) -> dict[str, Any] | FanOut:
     """Search file contents beneath `path` (a directory or one file) in path order."""
-    rel = ctx.ws.rel(path)
+    rel = ctx.ws.rel(path, allow_empty=True)  # optional, as in file.list: "" is the root
     globs = [glob] if isinstance(glob, str) else list(glob or [])
     try:
         SearchGlobs(globs)

@@ -138,7 +138,7 @@ class Dispatcher:
     async def _execute(self, call: Call, method: Method,
                        params: dict[str, Any]) -> tuple[bool, Any, dict[str, Any] | None]:
         deadline = asyncio.get_running_loop().time() + self._timeout
-        record = self._records is not None and method.mutating
+        record = self._records is not None and method.mutates(params)
         ok, payload, audit = await self._run(call, method.target, params, deadline,
                                              record=record, stoppable=method.stoppable)
         if ok and isinstance(payload, FanOut):
@@ -196,7 +196,7 @@ class Dispatcher:
 
     def _record(self, call: Call, method: Method, params: dict[str, Any], payload: Any,
                 audit: dict[str, Any] | None) -> None:
-        if self._records is None or not method.mutating:
+        if self._records is None or not method.mutates(params):
             return
         outcome = payload.code if isinstance(payload, ToolError) else (
             "internal_error" if isinstance(payload, BaseException) else "ok")

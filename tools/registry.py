@@ -35,6 +35,10 @@ class Method:
     mutating: bool = False  # serialized per file, audited, never killed once running
     stoppable: bool = False  # a cancel kills the worker running it at once
 
+    def mutates(self, params: dict[str, Any]) -> bool:
+        """Whether this call changes files (and so is audited): a dry run does not."""
+        return self.mutating and not params.get("dry_run", False)
+
     @cached_property
     def func(self) -> Callable[..., Any]:
         module, _, name = self.target.partition(":")

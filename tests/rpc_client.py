@@ -13,10 +13,53 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_gone(pids: list[int], timeout: float = 15.0) -> None:
+    """Wait until every process in `pids` has died (a hang guard, not a timing check)."""
+    end = time.monotonic() + timeout
+    while any(alive(pid) for pid in pids):
+        if time.monotonic() > end:
+            raise TimeoutError(f"processes still alive: {[p for p in pids if alive(p)]}")
+        time.sleep(0.005)
+
+
+def error_code(reply: dict[str, Any]) -> str | None:
+    """The data.error name of an error response, None for a success."""
+    return reply["error"]["data"]["error"] if "error" in reply else None
+
+
+def snapshot(root: str | os.PathLike, *, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every entry under `root` (not following symlinks): kind, content or link text,
+    mode and mtime. Two equal snapshots mean nothing was created, changed or deleted."""
+    found: dict[str, Any] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) not in skip]
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            st = os.lstat(full)
+            if os.path.islink(full):
+                body: Any = ("link", os.readlink(full))
+            elif os.path.isfile(full):
+                body = ("file", Path(full).read_bytes())
+            else:
+                body = ("dir" if os.path.isdir(full) else "other", None)
+            found[os.path.relpath(full, root)] = (body, st.st_mode, st.st_mtime_ns)
+    return found
 
 
 class RpcServer:
@@ -95,9 +138,23 @@ class RpcServer:
             message["params"] = params
         self.send(message)
 
+    def call_many(self, calls: list[tuple[str, Any]], timeout: float = 60.0) -> list[dict[str, Any]]:
+        """Send every request before reading any answer (all in flight at once); return
+        the responses in the order of `calls`."""
+        ids = [self.request(method, params) for method, params in calls]
+        replies: dict[Any, dict[str, Any]] = {}
+        while len(replies) < len(ids):
+            reply = self.recv(timeout)
+            replies[reply["id"]] = reply
+        return [replies[rid] for rid in ids]
+
     def worker_pids(self) -> list[int]:
         path = f"/proc/{self.proc.pid}/task/{self.proc.pid}/children"
         return [int(p) for p in Path(path).read_text().split()]
+
+    def live_children(self) -> list[int]:
+        """The server's child processes that are running (not zombies)."""
+        return [pid for pid in self.worker_pids() if alive(pid)]
 
     def close(self, timeout: float = 15.0) -> int:
         """End of input, then wait for the exit code."""

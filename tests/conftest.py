@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -33,3 +35,15 @@ def ctx(request: pytest.FixtureRequest, root: Path) -> ToolContext:
     ws = Workspace(str(root), use_openat2=request.param == "openat2")
     yield ToolContext(ws=ws)
     os.close(ws.root_fd)
+
+
+@pytest.fixture
+def no_hang() -> Iterator[None]:
+    """Fail a test that blocks (as opening a FIFO would) instead of hanging the run."""
+    def expire(signum: int, frame: Any) -> None:
+        raise TimeoutError("the test blocked (was a FIFO opened?)")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)

@@ -167,24 +167,73 @@ def _window_text(content: str, offset: int, limit: int | None, raw: bool,
     return _window(out, total, offset, len(parts))
 
 
-class _Collector:
-    """The lines of a streamed window, kept while they fit the byte cap and the count."""
+class _StreamWindow:
+    """The lines of a streamed window, fed decoded text as it comes, kept while they fit
+    the byte cap and the line count. Numbered lines keep at most max_line_chars + 1
+    characters (enough to tell a cut line from a whole one) while the rest is only
+    counted; raw lines are kept whole, but one that would overflow the byte cap (after the
+    first) ends the window as soon as that is known."""
 
-    def __init__(self, offset: int, want: int, raw: bool, cap: int) -> None:
-        self.offset, self.want, self.raw, self.cap = offset, want, raw, cap
+    def __init__(self, offset: int, want: int, raw: bool, limits: Limits) -> None:
+        self.offset, self.want, self.raw = offset, want, raw
+        self.cap, self.max_chars = limits.max_read_bytes, limits.max_line_chars
         self.parts: list[str] = []
         self.used = 0  # UTF-8 bytes of the content so far
         self.full = False
+        self.pieces: list[str] = []  # what is kept of the current line
+        self.kept = 0  # its kept size: UTF-8 bytes when raw, characters when numbered
+        self.chars = 0  # its length so far
+        self.tail = ""  # its last character so far, to spot the "\r" of a CRLF
 
-    def fits(self, size: int) -> bool:
+    def feed(self, decoded: str) -> None:
+        at = 0
+        while at < len(decoded) and not self.full:
+            nl = decoded.find("\n", at)
+            piece = decoded[at:] if nl < 0 else decoded[at:nl + 1 if self.raw else nl]
+            at = len(decoded) if nl < 0 else nl + 1
+            if piece:
+                self._grow(piece)
+            if nl >= 0 and not self.full:
+                self._end_line(crlf=self.tail == "\r")
+
+    def finish(self) -> None:
+        """End of file: the last line may have no newline after it."""
+        if self.pieces and not self.full:
+            self._end_line(crlf=False)
+
+    def _grow(self, piece: str) -> None:
+        self.chars += len(piece)
+        self.tail = piece[-1]
+        if self.raw:
+            self.pieces.append(piece)
+            self.kept += _utf8_len(piece)
+            self.full = not self._fits(self.kept)
+        elif self.kept <= self.max_chars:
+            self.pieces.append(piece[:self.max_chars + 1 - self.kept])
+            self.kept += len(self.pieces[-1])
+
+    def _end_line(self, crlf: bool) -> None:
+        line = "".join(self.pieces)
+        if self.raw:
+            self._add(line, self.kept)
+        else:
+            chars = self.chars
+            if crlf:
+                chars -= 1
+                line = line[:chars]
+            if chars > self.max_chars:
+                line = _cut(line, chars, self.max_chars)
+            part = f"{self.offset + len(self.parts):>6}\t{line}"
+            self._add(part, _utf8_len(part) + (1 if self.parts else 0))  # + the "\n"
+        self.pieces, self.kept, self.chars, self.tail = [], 0, 0, ""
+
+    def _fits(self, size: int) -> bool:
         """Would `size` more bytes fit? Always for the first line, which is returned even
         when it alone exceeds the cap."""
         return not self.parts or self.used + size <= self.cap
 
-    def add(self, part: str, size: int) -> None:
-        if not self.raw and self.parts:
-            size += 1  # the "\n" joining numbered lines
-        if not self.fits(size):
+    def _add(self, part: str, size: int) -> None:
+        if not self._fits(size):
             self.full = True
             return
         self.parts.append(part)
@@ -199,63 +248,18 @@ class _Collector:
 def _window_stream(fd: int, scan: text.TextScan, offset: int, limit: int | None,
                    raw: bool, limits: Limits) -> dict[str, Any]:
     """The window of a large file, decoded from where it starts and only as far as it
-    goes. Numbered lines keep at most max_line_chars + 1 characters (enough to tell a cut
-    line from a whole one) while the rest is only counted; raw lines are kept whole, but
-    one that would overflow the byte cap (after the first) ends the window as soon as
-    that is known."""
+    goes."""
     total = scan.total_lines
     if offset > total or scan.line_start is None:
         return _past_end(offset, total)
     want = total - offset + 1 if limit is None else min(limit, total - offset + 1)
-    out = _Collector(offset, want, raw, limits.max_read_bytes)
-    keep = limits.max_line_chars + 1
+    window = _StreamWindow(offset, want, raw, limits)
     decoder = codecs.getincrementaldecoder(text.CODEC_OF[scan.encoding])(errors="replace")
-    pieces: list[str] = []  # what is kept of the current line
-    kept = chars = 0  # the current line's kept size (raw: UTF-8 bytes) and its length
-    tail = ""  # the last character seen of it, to spot the "\r" of a CRLF
-    pos = scan.line_start
-    while not out.full:
-        chunk = os.pread(fd, text.CHUNK, pos)
-        pos += len(chunk)
-        decoded = decoder.decode(chunk, final=not chunk)
-        at = 0
-        while at < len(decoded) and not out.full:
-            nl = decoded.find("\n", at)
-            piece = decoded[at:] if nl < 0 else decoded[at:nl + 1 if raw else nl]
-            at = len(decoded) if nl < 0 else nl + 1
-            if piece:
-                chars += len(piece)
-                tail = piece[-1]
-                if raw:
-                    pieces.append(piece)
-                    kept += _utf8_len(piece)
-                    out.full = not out.fits(kept)
-                elif kept < keep:
-                    pieces.append(piece[:keep - kept])
-                    kept += len(pieces[-1])
-            if nl >= 0 and not out.full:
-                _add_line(out, pieces, kept, chars, tail == "\r", limits.max_line_chars)
-                pieces, kept, chars, tail = [], 0, 0, ""
-        if not chunk:
-            if pieces and not out.full:  # the last line, with no newline after it
-                _add_line(out, pieces, kept, chars, False, limits.max_line_chars)
+    for chunk in text.chunks(fd, scan.line_start):
+        window.feed(decoder.decode(chunk))
+        if window.full:
             break
-    return out.result(total)
-
-
-def _add_line(out: _Collector, pieces: list[str], kept: int, chars: int, crlf: bool,
-              max_chars: int) -> None:
-    """Hand one finished line to the collector: raw as it is; numbered without its "\r",
-    cut with a marker when longer than max_chars (`chars` counts the whole line, `pieces`
-    hold at most max_chars + 1 characters of it)."""
-    line = "".join(pieces)
-    if out.raw:
-        out.add(line, kept)
-        return
-    if crlf:
-        chars -= 1
-        line = line[:chars]
-    if chars > max_chars:
-        line = _cut(line, chars, max_chars)
-    part = f"{out.offset + len(out.parts):>6}\t{line}"
-    out.add(part, _utf8_len(part))
+    else:
+        window.feed(decoder.decode(b"", final=True))
+        window.finish()
+    return window.result(total)

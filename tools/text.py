@@ -13,11 +13,12 @@ UTF-8; latin-1 maps every byte to one character, so that decoding is lossless.
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import sys
 from array import array
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 SNIFF_BYTES = 8192  # a NUL within this many leading bytes makes a file binary
 CHUNK = 1 << 20  # streaming read size: bounds memory, amortises the syscalls
@@ -161,6 +162,44 @@ def scan(fd: int, find_line: int = 1, head: bytes | None = None) -> TextScan:
     return _scan_ascii_compatible(fd, bom, find_line)
 
 
+def chunks(fd: int, pos: int = 0) -> Iterator[bytes | bytearray]:
+    """The file from byte `pos` to its end in pieces of at most CHUNK bytes, read into one
+    reused buffer (a fresh megabyte per read costs page faults that dwarf the read): each
+    piece is valid only until the next one is asked for. Holes of a sparse file come out
+    as zeros without being read, so a 2 GB sparse file does not fill the page cache."""
+    buf = bytearray(CHUNK)
+    zeros = b""
+    while True:
+        data = _next_data(fd, pos)
+        if data > pos:
+            zeros = zeros or bytes(CHUNK)
+            n = min(CHUNK, data - pos)
+            yield zeros if n == CHUNK else zeros[:n]
+        else:
+            n = os.preadv(fd, [buf], pos)
+            if not n:
+                return
+            yield buf if n == CHUNK else buf[:n]
+        pos += n
+
+
+def _next_data(fd: int, pos: int) -> int:
+    """Where data (not a hole) starts at or after `pos`: the file's size when only a hole
+    follows; `pos` itself where the file system cannot tell."""
+    try:
+        return os.lseek(fd, pos, os.SEEK_DATA)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            return max(pos, os.fstat(fd).st_size)
+        return pos
+
+
+def _count_newlines(chunk: bytes | bytearray) -> int:
+    # find() is memchr, many times faster than count() over a chunk with no newline at all
+    # (a huge line, a sparse tail): count only when there is something to count.
+    return chunk.count(b"\n") if chunk.find(b"\n") >= 0 else 0
+
+
 def _scan_ascii_compatible(fd: int, bom: str | None, find_line: int) -> TextScan:
     """UTF-8 and latin-1: a 0x0A byte is always a newline, so count bytes, and validate
     UTF-8 on the way (ASCII chunks skip the decoder) to choose between the two."""
@@ -171,8 +210,8 @@ def _scan_ascii_compatible(fd: int, bom: str | None, find_line: int) -> TextScan
     line_start = start if find_line == 1 else None
     pos = start
     last = b""
-    while chunk := os.pread(fd, CHUNK, pos):
-        found = chunk.count(b"\n")
+    for chunk in chunks(fd, start):
+        found = _count_newlines(chunk)
         if line_start is None and newlines + found >= find_line - 1:
             line_start = pos + _nth(chunk.index, b"\n", find_line - 1 - newlines) + 1
         newlines += found
@@ -182,7 +221,7 @@ def _scan_ascii_compatible(fd: int, bom: str | None, find_line: int) -> TextScan
             except UnicodeDecodeError:
                 valid = False
         pos += len(chunk)
-        last = chunk[-1:]
+        last = bytes(chunk[-1:])
     if valid:
         try:
             validator.decode(b"", final=True)
@@ -206,12 +245,13 @@ def _scan_utf16(fd: int, encoding: str, find_line: int) -> TextScan:
     pos = start
     carry = b""
     last_unit = None
-    while chunk := os.pread(fd, CHUNK, pos):
+    for chunk in chunks(fd, start):
         pos += len(chunk)
-        data = carry + chunk
+        data = carry + chunk if carry else chunk
         even = len(data) & ~1
-        carry = data[even:]
-        units = array("H", data[:even])
+        carry = bytes(data[even:])
+        units = array("H")
+        units.frombytes(memoryview(data)[:even])
         if not units:
             continue
         found = units.count(newline)

@@ -53,9 +53,18 @@ def info(ctx: ToolContext, path: str) -> dict[str, Any]:
     result.update(size=st.st_size, modified=iso_utc(st.st_mtime_ns),
                   mode=f"{stat.S_IMODE(st.st_mode):04o}", version=version_of(st))
     if stat.S_ISREG(st.st_mode):
-        named = ctx.ws.resolve_symlinks(rel, shown=path) if result["is_symlink"] else rel
-        result.update(_content(ctx, rel, path, named))
+        result.update(_content(ctx, rel, path, _own_name(ctx, rel, path, entry)))
     return result
+
+
+def _own_name(ctx: ToolContext, rel: str, path: str, entry: os.stat_result) -> str:
+    """The path whose name suggests a mime type: a link's target rather than the link."""
+    if not stat.S_ISLNK(entry.st_mode):
+        return rel
+    try:
+        return ctx.ws.resolve_symlinks(rel, shown=path)
+    except ToolError:
+        return rel
 
 
 def _readlink(ctx: ToolContext, rel: str, path: str) -> str:

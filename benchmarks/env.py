@@ -74,6 +74,8 @@ class Env:
         self.workers = workers
         self.logs = self.cache / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
+        for old in self.logs.glob("*.stderr"):  # each run's logs start empty
+            old.unlink()
         self._names = itertools.count()
 
     # corpora -------------------------------------------------------------------------

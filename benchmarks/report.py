@@ -78,6 +78,14 @@ class Row:
         return self.ours.value / self.baseline.value
 
     @property
+    def results_agree(self) -> bool | None:
+        """Whether both sides found as many results (files, matches), where both count."""
+        if self.ours is None or self.baseline is None:
+            return None
+        counts = (self.ours.detail.get("results"), self.baseline.detail.get("results"))
+        return None if None in counts else counts[0] == counts[1]
+
+    @property
     def status(self) -> str:
         """ok / missed against the target; info when there is none; or why unknown."""
         if self.target is None:
@@ -95,6 +103,9 @@ class Row:
             base = self.baseline_problem or (self.baseline.text() if self.baseline else "—")
             base = f"{self.baseline_name}: {base}"
         ratio = f"{self.ratio:.2f}×" if self.ratio is not None else "—"
+        if self.results_agree is False:
+            ratio += (f" (results differ: {self.ours.detail['results']} vs "
+                      f"{self.baseline.detail['results']})")
         target = self.target.text() if self.target else "—"
         if self.status in ("ok", "missed"):
             target += " ✓" if self.status == "ok" else " ✗ missed"
@@ -107,7 +118,7 @@ class Row:
             "key": self.key, "scenario": self.scenario, "baseline_name": self.baseline_name,
             "ours": measure(self.ours), "baseline": measure(self.baseline),
             "ours_problem": self.ours_problem, "baseline_problem": self.baseline_problem,
-            "ratio": self.ratio, "target": self.target.text() if self.target else None,
+            "ratio": self.ratio, "results_agree": self.results_agree, "target": self.target.text() if self.target else None,
             "status": self.status}
 
 

@@ -115,3 +115,11 @@ def test_ratio_and_target_status() -> None:
                   baseline_problem="skipped: node not found on PATH")
     assert skipped.ratio is None and skipped.status == "unknown"
     assert skipped.cells()[2] == "b: skipped: node not found on PATH"
+
+
+def test_disagreeing_result_counts_are_flagged() -> None:
+    row = Row("k", "s", "rg -n", Target("≤", 1.3), Measure("time", 0.2, {"results": 10}),
+              Measure("time", 0.1, {"results": 12}))
+    assert row.results_agree is False
+    assert "results differ: 10 vs 12" in row.cells()[3]
+    assert row.as_json()["results_agree"] is False

@@ -75,18 +75,25 @@ def _command_time(env: Env, argv: list[str], cwd: Path) -> Measure:
     return _median_time(env, lambda: len(_run(argv, cwd)[1].splitlines()))
 
 
-def _rel_read(path: str) -> Callable[[int], Call]:
-    return lambda i: ("file.read", {"path": path})
+def _same(call: Call) -> Callable[[int], Call]:
+    """The i-th request of a run that repeats one call."""
+    return lambda i: call
+
+
+READ_4K = _same(("file.read", {"path": "read4k.txt"}))
 
 
 def _ref_read(env: Env) -> Callable[[int], Call]:
-    path = str(env.scratch / "read4k.txt")
-    return lambda i: McpSession.tool("read_text_file", {"path": path})
+    return _same(McpSession.tool("read_text_file", {"path": str(env.scratch / "read4k.txt")}))
 
 
 def _started_reference(env: Env, workspace: Path) -> McpSession:
     session = env.reference(workspace)
-    session.initialize()
+    try:
+        session.initialize()
+    except BaseException:
+        session.close()
+        raise
     return session
 
 
@@ -99,8 +106,8 @@ def _warm(server: StdioServer, calls: Callable[[int], Call], check: Check = is_s
 
 def read_pipelined_ours(env: Env) -> Measure:
     with env.ours(env.scratch) as server:
-        _warm(server, _rel_read("read4k.txt"))
-        tp = server.throughput(_rel_read("read4k.txt"), env.scale.pipelined, IN_FLIGHT)
+        _warm(server, READ_4K)
+        tp = server.throughput(READ_4K, env.scale.pipelined, IN_FLIGHT)
     return Measure("throughput", tp.per_second, {"requests": tp.requests,
                                                  "in_flight": tp.in_flight})
 
@@ -116,16 +123,16 @@ def read_pipelined_reference(env: Env) -> Measure:
 
 def read_pipelined_floor(env: Env) -> Measure:
     with env.floor(env.scratch) as server:
-        _warm(server, _rel_read("read4k.txt"))
-        tp = server.throughput(_rel_read("read4k.txt"), env.scale.pipelined, IN_FLIGHT)
+        _warm(server, READ_4K)
+        tp = server.throughput(READ_4K, env.scale.pipelined, IN_FLIGHT)
     return Measure("throughput", tp.per_second, {"requests": tp.requests,
                                                  "in_flight": tp.in_flight})
 
 
 def read_latency_ours(env: Env) -> Measure:
     with env.ours(env.scratch) as server:
-        _warm(server, _rel_read("read4k.txt"))
-        lat = server.latency(_rel_read("read4k.txt"), env.scale.sequential)
+        _warm(server, READ_4K)
+        lat = server.latency(READ_4K, env.scale.sequential)
     return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})
 
 
@@ -281,7 +288,7 @@ BIG = "data/big_module.py"
 
 def window_ours(env: Env) -> Measure:
     with env.ours(env.tree) as server:
-        calls = lambda i: ("file.read", {"path": BIG, "offset": 1, "limit": 50})  # noqa: E731
+        calls = _same(("file.read", {"path": BIG, "offset": 1, "limit": 50}))
         _warm(server, calls)
         lat = server.latency(calls, env.scale.sequential // 10)
     return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})
@@ -290,7 +297,7 @@ def window_ours(env: Env) -> Measure:
 def window_reference(env: Env) -> Measure:
     path = str(env.tree / BIG)
     with _started_reference(env, env.tree) as server:
-        calls = lambda i: McpSession.tool("read_text_file", {"path": path, "head": 50})  # noqa: E731
+        calls = _same(McpSession.tool("read_text_file", {"path": path, "head": 50}))
         _warm(server, calls, McpSession.tool_ok)
         lat = server.latency(calls, env.scale.sequential // 10, McpSession.tool_ok)
     return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})

@@ -20,7 +20,8 @@ import regex
 
 from tools.context import ToolContext
 from tools.errors import ToolError
-from tools.search.results import Shape, assemble, file_result, have, shown, split_lines
+from tools.search.results import (Shape, assemble, file_result, have, items, shown,
+                                  split_lines)
 from tools.search.syntax import Pattern, compile_python
 
 _READ_CHUNK = 1 << 20
@@ -35,12 +36,13 @@ def search_part(ctx: ToolContext, files: list[str], pattern: dict[str, Any],
     shp = Shape(**shape)
     line_mode = not (multiline and pattern["may_match_newline"])
     results: list[dict[str, Any]] = []
-    needed = shp.max_results + 1
+    left = shp.max_results + 1
     for rel in files:
-        found = _search_file(ctx, rel, rx, line_mode, shp, needed - have(results, shp))
+        found = _search_file(ctx, rel, rx, line_mode, shp, left)
         if found is not None:
             results.append(found)
-            if have(results, shp) >= needed:
+            left -= items(found, shp)
+            if left <= 0:
                 break
     return {"results": results}
 

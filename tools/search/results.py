@@ -75,11 +75,14 @@ def file_result(path: str, spans: list[tuple[int, int]], lines: Mapping[int, str
     return {"path": path, "entries": entries, "count": count}
 
 
+def items(result: dict[str, Any], shape: Shape) -> int:
+    """How many reply items one file result makes: its entries, or the file itself."""
+    return len(result["entries"]) if shape.mode == "content" else 1
+
+
 def have(results: list[dict[str, Any]], shape: Shape) -> int:
-    """How many reply items these file results make: entries, or files."""
-    if shape.mode == "content":
-        return sum(len(r["entries"]) for r in results)
-    return len(results)
+    """How many reply items these file results make."""
+    return sum(items(r, shape) for r in results)
 
 
 def assemble(results: list[dict[str, Any]], shape: Shape, engine: str) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from tools.errors import ToolError
 from tools.ignore import IGNORE_FILES
 from tools.sandbox import ROOT
 from tools.search import landlock
-from tools.search.results import Shape, assemble, file_result, have, split_lines
+from tools.search.results import Shape, assemble, file_result, have, items, split_lines
 from tools.search.syntax import invalid_pattern
 from tools.walk import RG_WALK_FLAGS
 
@@ -185,6 +185,7 @@ class _Reader:
         self.file_arg = f"/proc/self/fd/{target_fd}"
         self.needed = shape.max_results + 1
         self.done: list[dict[str, Any]] = []
+        self.count = 0  # reply items in `done`
         self.finished = self.stopped = False
         self._siblings: dict[str, list[str]] = {}
         self._start_file()
@@ -203,7 +204,7 @@ class _Reader:
             if data["binary_offset"] is None:
                 self._finish_file(_path(data["path"]))
             self._start_file()
-            return have(self.done, self.shape) >= self.needed and self._settled()
+            return self.count >= self.needed and self._settled()
         elif kind == "summary":
             self.finished = True
         return False
@@ -229,6 +230,7 @@ class _Reader:
         found = file_result(path, self.spans, self.lines, self.shape, self.needed)
         if found is not None:
             self.done.append(found)
+            self.count += items(found, self.shape)
 
     def results(self) -> list[dict[str, Any]]:
         """The files in the reply's order; after an early stop, only the settled ones."""

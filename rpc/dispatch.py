@@ -27,7 +27,8 @@ from jsonrpcserver.async_dispatcher import dispatch_to_response_pure
 from jsonrpcserver.response import to_serializable
 
 from rpc.discover import openrpc_document
-from rpc.envelope import Invalid, Request, error_response, parse, result_response
+from rpc.envelope import (Invalid, Request, error_response, parse, result_response,
+                          valid_id)
 from rpc.errors import METHOD_NOT_FOUND, protocol_error, wire_error
 from rpc.pool import Job, Pool
 from rpc.records import Records
@@ -42,6 +43,7 @@ log = logging.getLogger("chorus.dispatch")
 LSP_CANCEL = "$/cancelRequest"
 MCP_CANCEL = "notifications/cancelled"
 DISCOVER = "rpc.discover"
+_NO_TARGET = object()
 
 
 @dataclass(eq=False)
@@ -70,51 +72,65 @@ class Dispatcher:
         self.tasks: set[asyncio.Task] = set()
 
     def submit(self, body: bytes, reply: Callable[[Any], None]) -> None:
-        """Handle one framed message in the background; `reply` gets its response."""
+        """Handle one framed message in the background; `reply` gets its response.
+        Its requests are registered and its cancels applied now, in message order, so a
+        cancel finds every request read before it, even one whose task has not run yet."""
         envelope = parse(body)
-        for item in envelope.items:  # cancels act before anything else is awaited
-            if isinstance(item, Request) and item.method in (LSP_CANCEL, MCP_CANCEL):
-                self._cancel(item)
-        task = asyncio.get_running_loop().create_task(self._answer(envelope, reply))
+        admitted = [self._admit(item) for item in envelope.items]
+        task = asyncio.get_running_loop().create_task(
+            self._answer(envelope.batch, admitted, reply))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _answer(self, envelope, reply: Callable[[Any], None]) -> None:
-        if envelope.batch:
-            answers = await asyncio.gather(*map(self._item, envelope.items))
-            answers = [a for a in answers if a is not None]
-        else:
-            answers = [await self._item(envelope.items[0])]
-        if envelope.batch and answers:
-            reply(answers)
-        elif not envelope.batch and answers[0] is not None:
-            reply(answers[0])
+    def _admit(self, item: Request | Invalid) -> Call | Invalid:
+        if isinstance(item, Invalid):
+            return item
+        call = Call(item)
+        if item.method in (LSP_CANCEL, MCP_CANCEL):
+            self._cancel(item)
+        elif not item.is_notification:
+            self._inflight.setdefault(_id_key(item.id), []).append(call)
+        return call
 
-    async def _item(self, item: Request | Invalid) -> dict[str, Any] | None:
+    async def _answer(self, batch: bool, items: list[Call | Invalid],
+                      reply: Callable[[Any], None]) -> None:
+        if batch:
+            answers = [a for a in await asyncio.gather(*map(self._item, items))
+                       if a is not None]
+            if answers:
+                reply(answers)
+        elif (answer := await self._item(items[0])) is not None:
+            reply(answer)
+
+    async def _item(self, item: Call | Invalid) -> dict[str, Any] | None:
         if isinstance(item, Invalid):
             return item.response
-        if item.method in (LSP_CANCEL, MCP_CANCEL):
-            return None if item.is_notification else result_response(item.id, None)
-        if item.method not in self._methods:
-            return None if item.is_notification else error_response(item.id, protocol_error(
-                METHOD_NOT_FOUND, f"Method not found: {item.method!r}. Call rpc.discover "
-                "for the list of methods."))
-        call = Call(item)
-        key = None if item.is_notification else _id_key(item.id)
-        if key is not None:
-            self._inflight.setdefault(key, []).append(call)
+        request = item.request
         try:
-            response = await dispatch_to_response_pure(
-                deserializer=lambda raw: raw, validator=lambda raw: raw,
-                methods=self._methods, context=call, post_process=to_serializable,
-                request=item.raw)
+            if request.method in (LSP_CANCEL, MCP_CANCEL):
+                response = result_response(request.id, None)
+            elif request.method not in self._methods:
+                response = error_response(request.id, protocol_error(
+                    METHOD_NOT_FOUND, f"Method not found: {request.method!r}. Call "
+                    "rpc.discover for the list of methods."))
+            else:
+                response = await dispatch_to_response_pure(
+                    deserializer=lambda raw: raw, validator=lambda raw: raw,
+                    methods=self._methods, context=item, post_process=to_serializable,
+                    request=request.raw)
         finally:
-            if key is not None:
-                calls = self._inflight[key]
-                calls.remove(call)
-                if not calls:
-                    del self._inflight[key]
-        return None if call.cancelled == "mcp" else response
+            self._release(item)
+        if request.is_notification or item.cancelled == "mcp":
+            return None
+        return response
+
+    def _release(self, call: Call) -> None:
+        key = _id_key(call.request.id)
+        calls = self._inflight.get(key, [])
+        if call in calls:
+            calls.remove(call)
+            if not calls:
+                del self._inflight[key]
 
     def _adapter(self, method: Method) -> Callable[..., Any]:
         async def handle(call: Call, *args: Any, **params: Any) -> Any:
@@ -188,7 +204,9 @@ class Dispatcher:
     def _cancel(self, note: Request) -> None:
         lsp = note.method == LSP_CANCEL
         params = note.params if isinstance(note.params, dict) else {}
-        target = params.get("id" if lsp else "requestId")
+        target = params.get("id" if lsp else "requestId", _NO_TARGET)
+        if target is _NO_TARGET or not valid_id(target):
+            return  # names no request we could hold: ignored, like an unknown id
         for call in self._inflight.get(_id_key(target), []):
             call.cancelled = "lsp" if lsp else "mcp"
             for job in list(call.jobs):

@@ -78,8 +78,7 @@ def check(obj: Any) -> Request | Invalid:
     if not isinstance(obj, dict):
         return _invalid(None, "a request must be a JSON object")
     rid = obj.get("id", _NO_ID)
-    id_ok = rid is _NO_ID or rid is None or (
-        isinstance(rid, (str, int, float)) and not isinstance(rid, bool))
+    id_ok = rid is _NO_ID or valid_id(rid)
     echo = rid if id_ok and rid is not _NO_ID else None
     if obj.get("jsonrpc") != "2.0":
         return _invalid(echo, '"jsonrpc" must be exactly "2.0"')
@@ -92,6 +91,12 @@ def check(obj: Any) -> Request | Invalid:
     if "params" in obj and not isinstance(params, (dict, list)):
         return _invalid(echo, '"params" must be an object or an array')
     return Request(method, params, rid, obj)
+
+
+def valid_id(rid: Any) -> bool:
+    """A string, a number or null: what may identify a request (true, objects and arrays
+    may not)."""
+    return rid is None or (isinstance(rid, (str, int, float)) and not isinstance(rid, bool))
 
 
 def _invalid(rid: Any, why: str) -> Invalid:

@@ -92,10 +92,11 @@ class Server:
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
+        # before the first fork: from the moment a worker exists, SIGTERM means shut down
+        loop.add_signal_handler(signal.SIGTERM, self._stop.set)
         self._pool.start()
         self._pool.background("tools.atomic:sweep_temp_files")
         await self._output.open()
-        loop.add_signal_handler(signal.SIGTERM, self._stop.set)
         reader = await self._start_reading()
         await self._stop.wait()
         if reader is not None:

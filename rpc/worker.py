@@ -59,6 +59,7 @@ def _become_child(parent_pid: int, close_fds: tuple[int, ...]) -> bool:
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.set_wakeup_fd(-1)  # the server loop's: a signal here must not wake it there
     return os.getppid() == parent_pid
 
 

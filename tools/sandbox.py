@@ -63,7 +63,7 @@ def _walk_open(root_fd: int, rel: str, flags: int, mode: int) -> int:
     pending = [] if rel == ROOT else rel.split("/")
     pending.reverse()
     stack = [os.dup(root_fd)]
-    links = 0
+    links = swaps = 0
     try:
         while pending:
             name = pending.pop()
@@ -81,24 +81,41 @@ def _walk_open(root_fd: int, rel: str, flags: int, mode: int) -> int:
                 if not (last and flags & os.O_CREAT):
                     raise
                 st = None
-            if st is not None and stat.S_ISLNK(st.st_mode) and (not last or not flags & os.O_NOFOLLOW):
-                links += 1
-                target = os.readlink(name, dir_fd=stack[-1])
-                if links > _MAX_SYMLINKS:
-                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), rel)
-                if target.startswith("/"):
-                    raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), rel)
-                pending.extend(reversed(target.split("/")))
-                continue
-            if last:
-                return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
-                               dir_fd=stack[-1])
-            stack.append(os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW
-                                 | os.O_CLOEXEC, dir_fd=stack[-1]))
+            try:
+                if st is not None and stat.S_ISLNK(st.st_mode) and (not last or not flags & os.O_NOFOLLOW):
+                    links += 1
+                    target = os.readlink(name, dir_fd=stack[-1])
+                    if links > _MAX_SYMLINKS:
+                        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), rel)
+                    if target.startswith("/"):
+                        raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), rel)
+                    pending.extend(reversed(target.split("/")))
+                    continue
+                if last:
+                    return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
+                                   dir_fd=stack[-1])
+                stack.append(os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW
+                                     | os.O_CLOEXEC, dir_fd=stack[-1]))
+            except OSError:
+                if swaps >= _MAX_SYMLINKS or not _swapped(stack[-1], name, st):
+                    raise
+                swaps += 1  # replaced since we looked (a link became a dir, or back):
+                pending.append(name)  # look at it again
         return os.open(".", flags | os.O_CLOEXEC, mode, dir_fd=stack[-1])
     finally:
         for fd in stack:
             os.close(fd)
+
+
+def _swapped(dir_fd: int, name: str, seen: os.stat_result | None) -> bool:
+    """Whether the entry `name` is no longer the kind of thing `seen` was, so an error
+    from acting on it (EINVAL from readlink, ELOOP or ENOTDIR from an O_NOFOLLOW open)
+    came from a swap, not from what is there."""
+    try:
+        now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return seen is not None
+    return seen is None or stat.S_IFMT(now.st_mode) != stat.S_IFMT(seen.st_mode)
 
 
 def normalize(path: object, *, param: str = "path", allow_empty: bool = False,

@@ -1,0 +1,195 @@
+"""A directory swapped for a symlink to the outside while requests run through it.
+
+Checking a path and then opening it is a race; the runtime's answer is to let the kernel
+resolve every path beneath the pinned root (openat2 RESOLVE_BENEATH, or the O_NOFOLLOW
+walk), and to confine ripgrep with Landlock. Here a thread flips workspace directories
+between a real directory and a symlink to the outside (absolute for one, relative for the
+other) with renames, as fast as it can, while hundreds of requests go through them. The
+outside canary must never appear and nothing outside may change, whichever state each
+request met.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from rpc_client import RpcServer, error_code, snapshot
+from tools.context import ToolContext
+from tools.errors import ToolError
+from tools.info import info
+from tools.listing import list_files
+from tools.patch import patch
+from tools.read import read
+from tools.sandbox import Workspace
+from tools.write import write
+
+CANARY = "SECRET-91d0e7-OUTSIDE-CONTENT"
+OUTSIDE_NAME = "outside-only-name.txt"  # a name that exists only outside
+# what a request may meet while its directory is mid-swap: gone, or a link leading out
+EXPECTED_ERRORS = {"path_outside_workspace", "file_not_found", "write_failed"}
+
+
+class Flipper:
+    """Flips each `ws/NAME` between its real directory and a symlink, by renames."""
+
+    def __init__(self, ws: Path, links: dict[str, str]) -> None:
+        self.ws = ws
+        self.links = links
+        self.flips = 0
+        self._stop = threading.Event()
+        for name, target in links.items():
+            os.symlink(target, ws / f".{name}-link")
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for name in self.links:
+                live, real, link = (self.ws / name, self.ws / f".{name}-real",
+                                    self.ws / f".{name}-link")
+                os.rename(live, real)
+                os.rename(link, live)
+                os.rename(live, link)
+                os.rename(real, live)
+            self.flips += 1
+
+    def __enter__(self) -> Flipper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def build(tmp: Path) -> tuple[Path, Path]:
+    ws, out = tmp / "ws", tmp / "outside"
+    out.mkdir()
+    (out / "f.txt").write_text(CANARY + "\n")
+    (out / OUTSIDE_NAME).write_text(CANARY + "\n")
+    ws.mkdir()
+    for name in ("d_abs", "d_rel"):
+        (ws / name).mkdir()
+        (ws / name / "f.txt").write_text("INSIDE\n")
+    return ws, out
+
+
+def requests(n: int) -> list[tuple[str, dict]]:
+    calls = []
+    for i in range(n):
+        d = ("d_abs", "d_rel")[i % 2]
+        calls += [
+            ("file.read", {"path": f"{d}/f.txt"}),
+            ("file.write", {"path": f"{d}/f.txt", "content": f"W{i}\n", "create_dirs": False}),
+            ("file.write", {"path": f"{d}/new-{i}.txt", "content": "N\n",
+                            "create_dirs": False}),
+            ("file.info", {"path": f"{d}/f.txt"}),
+            ("file.list", {"path": d}),
+            ("file.search", {"pattern": "S.CRET|INSIDE|W[0-9]", "path": d}),
+            ("file.list", {"path": d, "pattern": "*.txt"}),
+        ]
+    return calls
+
+
+def check_replies(replies: list[dict]) -> dict[str, int]:
+    outcomes: dict[str, int] = {}
+    for reply in replies:
+        text = json.dumps(reply)
+        assert CANARY not in text and OUTSIDE_NAME not in text, reply
+        code = error_code(reply) or "ok"
+        assert code == "ok" or code in EXPECTED_ERRORS, reply
+        outcomes[code] = outcomes.get(code, 0) + 1
+    return outcomes
+
+
+def test_swapped_directory_never_leads_outside(tmp_path: Path) -> None:
+    ws, out = build(tmp_path)
+    world = snapshot(out)
+    links = {"d_abs": str(out), "d_rel": "../outside"}
+    with RpcServer(ws, "--workers", "2") as server, Flipper(ws, links) as flipper:
+        replies = []
+        for round_ in range(3):
+            replies += server.call_many(requests(30), timeout=120)
+    outcomes = check_replies(replies)
+    assert sum(outcomes.values()) == 3 * 30 * 7 and flipper.flips > 0
+    assert snapshot(out) == world
+    for name in links:
+        assert (ws / name).is_dir() and not (ws / name).is_symlink()
+
+
+def test_swapped_directory_python_search_engine(tmp_path: Path) -> None:
+    ws, out = build(tmp_path)
+    world = snapshot(out)
+    calls = [("file.search", {"pattern": "S.CRET|INSIDE", "path": d})
+             for d in ("d_abs", "d_rel") * 100]
+    calls += [("file.list", {"pattern": "**", "path": d}) for d in ("d_abs", "d_rel") * 50]
+    with RpcServer(ws, "--workers", "2", "--search-engine", "python") as server, \
+            Flipper(ws, {"d_abs": str(out), "d_rel": "../outside"}):
+        replies = server.call_many(calls, timeout=120)
+    check_replies(replies)
+    assert snapshot(out) == world
+
+
+def test_swapped_directory_in_process(ctx: ToolContext, root: Path, outside: Path) -> None:
+    """The same race against the tools themselves, once on openat2 and once on the
+    O_NOFOLLOW walk (the `ctx` fixture), from several threads at once."""
+    (outside / "f.txt").write_text(CANARY + "\n")
+    for name in ("d_abs", "d_rel"):
+        (root / name).mkdir()
+        (root / name / "f.txt").write_text("INSIDE\n")
+    world = snapshot(outside)
+
+    def one(i: int) -> str:
+        d = ("d_abs", "d_rel")[i % 2]
+        calls = [
+            lambda: read(ctx, f"{d}/f.txt"),
+            lambda: write(ctx, f"{d}/f.txt", f"W{i}\n", create_dirs=False),
+            lambda: write(ctx, f"{d}/new-{i}.txt", "N\n", create_dirs=False),
+            lambda: patch(ctx, f"{d}/f.txt", [{"find": "\n", "replace": "\n\n"}]),
+            lambda: info(ctx, f"{d}/f.txt"),
+            lambda: list_files(ctx, d),
+            lambda: list_files(ctx, d, pattern="**"),
+        ]
+        try:
+            result = calls[i % len(calls)]()
+        except ToolError as err:
+            assert err.code in EXPECTED_ERRORS | {"find_not_unique"}, err.to_data()
+            return err.code
+        text = json.dumps(result)
+        assert CANARY not in text and "CANARY-OUTSIDE" not in text and "canary" not in text
+        return "ok"
+
+    with Flipper(root, {"d_abs": str(outside), "d_rel": "../outside"}), \
+            ThreadPoolExecutor(4) as pool:
+        outcomes = list(pool.map(one, range(1400)))
+    assert len(outcomes) == 1400
+    assert snapshot(outside) == world
+
+
+def test_walk_fallback_link_swapped_for_a_directory_is_not_internal_error(
+        root: Path, monkeypatch) -> None:
+    """Regression: the O_NOFOLLOW walk saw a symlink, then readlink met the directory
+    swapped in meanwhile (EINVAL) and the request failed as internal_error. A component
+    that changed kind since it was looked at is looked at again."""
+    (root / "real").mkdir()
+    os.symlink("real", root / "d")
+    ws = Workspace(str(root), use_openat2=False)
+    readlink = os.readlink
+
+    def swap_then_readlink(name, *, dir_fd=None):
+        if name == "d" and os.path.islink(root / "d"):
+            os.unlink(root / "d")
+            os.mkdir(root / "d")
+            (root / "d" / "f.txt").write_text("swapped in")
+        return readlink(name, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "readlink", swap_then_readlink)
+    fd = ws.open("d/f.txt", os.O_RDONLY)
+    try:
+        assert os.read(fd, 100) == b"swapped in"
+    finally:
+        os.close(fd)
+        os.close(ws.root_fd)

@@ -1,5 +1,6 @@
 """The single-process Python floor: a minimal stdio JSON-RPC loop that answers file.read
-by reading the file and numbering its lines as fast as Python can, and nothing else.
+by reading the file and numbering its lines as fast as Python can, and file.write by the
+least an atomic, durable write needs (temp file, fsync, rename, fsync of the directory).
 
 No sandbox, no validation, no pool, no concurrency: the throughput one Python process gets
 for this work. A pool of Python workers behind a dispatcher can approach it (or pass it, with
@@ -23,12 +24,35 @@ def numbered(path: str) -> dict:
             "start_line": 1, "end_line": len(lines), "encoding": "utf-8"}
 
 
+def durable_write(path: str, content: str) -> dict:
+    data = content.encode()
+    tmp = f"{path}.floor-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(tmp, path)
+    folder = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+    return {"success": True, "bytes_written": len(data)}
+
+
 def serve(workspace: str) -> None:
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
         request = orjson.loads(line)
+        params = request["params"]
+        path = os.path.join(workspace, params["path"])
         try:
-            result = numbered(os.path.join(workspace, request["params"]["path"]))
+            if request["method"] == "file.write":
+                result = durable_write(path, params["content"])
+            else:
+                result = numbered(path)
             reply = {"jsonrpc": "2.0", "id": request["id"], "result": result}
         except OSError as exc:
             reply = {"jsonrpc": "2.0", "id": request["id"],

@@ -54,20 +54,24 @@ def rss_bytes(pid: int) -> int:
 
 class PeakRss:
     """Context manager: samples the tree under `root` every `interval` seconds while the
-    block runs; `.peak` is the largest sum seen, `.processes` the most processes seen."""
+    block runs; `.peak` is the largest sum seen, `.processes` the most processes seen,
+    `.by_pid` each process's own peak (to tell which one holds the memory)."""
 
     def __init__(self, root: int, interval: float = 0.002) -> None:
         self.root = root
         self.interval = interval
         self.peak = 0
         self.processes = 0
+        self.by_pid: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _sample(self) -> None:
-        pids = tree_pids(self.root)
-        self.processes = max(self.processes, len(pids))
-        self.peak = max(self.peak, sum(rss_bytes(pid) for pid in pids))
+        sizes = {pid: rss_bytes(pid) for pid in tree_pids(self.root)}
+        self.processes = max(self.processes, len(sizes))
+        self.peak = max(self.peak, sum(sizes.values()))
+        for pid, size in sizes.items():
+            self.by_pid[pid] = max(size, self.by_pid.get(pid, 0))
 
     def _run(self) -> None:
         while not self._stop.is_set():

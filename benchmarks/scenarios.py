@@ -273,6 +273,13 @@ def write_ours(env: Env) -> Measure:
             "path": name, "content": env.text_4k(i + 1)}), env.scale.mutations)
 
 
+def write_floor(env: Env) -> Measure:
+    name = env.fresh_file("write-floor").name
+    with env.floor(env.scratch) as server:
+        return _sequential_rate(server, lambda i: ("file.write", {
+            "path": name, "content": env.text_4k(i + 1)}), env.scale.mutations)
+
+
 def write_reference(env: Env) -> Measure:
     path = str(env.fresh_file("write-ref"))
     with _started_reference(env, env.scratch) as server:
@@ -305,23 +312,40 @@ def window_reference(env: Env) -> Measure:
 
 # memory ----------------------------------------------------------------------------------
 
+def _peaks_mb(peak: PeakRss) -> list[float]:
+    """Each process's own peak, largest first (the root server is among them)."""
+    return sorted((round(v / 1e6, 1) for v in peak.by_pid.values() if v), reverse=True)
+
+
 def rss_huge_ours(env: Env) -> Measure:
-    """From spawn on: the peak covers start-up, the workers and three window reads."""
+    """While reading: the server is up (it has answered a listing) when sampling starts,
+    and the peak covers every process alive during three window reads."""
     size = (env.huge / "huge.txt").stat().st_size
-    with env.ours(env.huge) as server, PeakRss(server.pid) as peak:
-        for _ in range(3):
-            result = server.request("file.read", {"path": "huge.txt", "offset": 1,
-                                                  "limit": 50})["result"]
-            if result["end_line"] != 50:
-                raise ProtocolError(f"expected lines 1-50, got up to {result['end_line']}")
-    return Measure("memory", peak.peak, {"processes": peak.processes, "file_bytes": size})
+    seconds = []
+    with env.ours(env.huge) as server:
+        server.request("file.list", {})
+        with PeakRss(server.pid) as peak:
+            for _ in range(3):
+                start = time.perf_counter()
+                result = server.request("file.read", {"path": "huge.txt", "offset": 1,
+                                                      "limit": 50})["result"]
+                seconds.append(time.perf_counter() - start)
+                if result["end_line"] != 50:
+                    raise ProtocolError(f"expected lines 1-50, got {result['end_line']}")
+    return Measure("memory", peak.peak, {"processes": peak.processes, "file_bytes": size,
+                                         "process_peaks_mb": _peaks_mb(peak),
+                                         "read_seconds": statistics.median(seconds)})
 
 
 def rss_search_ours(env: Env) -> Measure:
-    with env.ours(env.tree) as server, PeakRss(server.pid) as peak:
-        result = server.request("file.search", {"pattern": TREE_PATTERN,
-                                                "max_results": ALL})["result"]
+    """During the search, once the server is up (as for the window read)."""
+    with env.ours(env.tree) as server:
+        server.request("file.list", {})
+        with PeakRss(server.pid) as peak:
+            result = server.request("file.search", {"pattern": TREE_PATTERN,
+                                                    "max_results": ALL})["result"]
     return Measure("memory", peak.peak, {"processes": peak.processes,
+                                         "process_peaks_mb": _peaks_mb(peak),
                                          "results": len(result["matches"])})
 
 
@@ -358,6 +382,8 @@ SCENARIOS: list[Scenario] = [
              f"{REFERENCE} edit_file", Target("≥", 1.5), patch_ours, patch_reference),
     Scenario("write_reference", "file.write 4 KiB, one at a time (fsync on)",
              f"{REFERENCE} write_file", None, write_ours, write_reference),
+    Scenario("write_floor", "file.write 4 KiB, one at a time (fsync on)",
+             "Python floor: temp, fsync, rename, fsync dir", None, write_ours, write_floor),
     Scenario("window_reference", "file.read lines 1–50 of a 10 MB file (p50)",
              f"{REFERENCE} read_text_file head=50", None, window_ours, window_reference),
     Scenario("rss_huge", "read lines 1–50 of a 2 GB file: peak RSS, all processes", "—",

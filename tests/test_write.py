@@ -278,6 +278,21 @@ def test_audit_hashes(ctx: ToolContext, root: Path) -> None:
                           "sha256_after": hashlib.sha256(b"two!").hexdigest(), "bytes": 4}
 
 
+def test_audit_hashes_of_a_failed_write_show_the_file_unchanged(ctx: ToolContext,
+                                                               root: Path) -> None:
+    """Regression: a refused write (conflict, already_exists) recorded null hashes for a
+    file that existed; the record must show it as it was, before and after."""
+    import hashlib
+    (root / "a.txt").write_text("kept")
+    digest = hashlib.sha256(b"kept").hexdigest()
+    for kwargs in ({"expected_version": "0-0-0"}, {"overwrite": False}):
+        ctx.record = {}
+        with pytest.raises(ToolError):
+            write(ctx, "a.txt", "new", **kwargs)
+        assert ctx.record["sha256_before"] == digest == ctx.record["sha256_after"]
+    assert (root / "a.txt").read_text() == "kept"
+
+
 def test_symlink_in_symlinked_dir_resolves_like_the_kernel(ctx: ToolContext,
                                                            root: Path) -> None:
     """`current -> releases/v2` and `releases/v2/config -> ../shared.cfg`: the link's

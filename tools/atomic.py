@@ -109,16 +109,16 @@ def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
                    st: os.stat_result | None, *, shown: str,
                    compute: Callable[[Current], bytes | None],
                    expected_version: str | None, read_current: bool) -> Outcome:
-    if expected_version is not None:
-        current_version = None if st is None else version_of(st)
-        if current_version != expected_version:
-            raise _conflict(shown, expected_version, current_version)
     auditing = ctx.record is not None
     before = None
     if st is not None and (read_current or auditing):
         before = read_entry(dir_fd, name, st, shown)
-    if auditing:
-        note_hashes(ctx, before=before, before_known=True)
+    if auditing:  # until a write succeeds the file is as it was, whatever fails next
+        note_hashes(ctx, before=before, after=before, before_known=True, after_known=True)
+    if expected_version is not None:
+        current_version = None if st is None else version_of(st)
+        if current_version != expected_version:
+            raise _conflict(shown, expected_version, current_version)
     new = compute(Current(rel=target, data=before, stat=st))
     if new is None or (st is not None and _same(dir_fd, name, st, before, new, shown)):
         kept = before if new is None else new

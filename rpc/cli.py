@@ -26,29 +26,36 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"chorus-tools {server_version()}")
     p.add_argument("--workspace", required=True, metavar="DIR",
                    help="the directory every path is confined to")
-    p.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
+    p.add_argument("--workers", type=_positive, default=os.cpu_count() or 1, metavar="N",
                    help="worker processes (default: the number of CPUs)")
     p.add_argument("--search-engine", choices=("auto", "ripgrep", "python"), default="auto",
-                   help="auto: ripgrep when found, else the python engine")
+                   help="auto (default): ripgrep when found, else the python engine")
     p.add_argument("--rg", metavar="PATH", help="the ripgrep binary to use")
     p.add_argument("--records", metavar="DIR",
                    help="append an audit record of every mutating call to DIR/records.jsonl "
                         "(DIR must lie outside the workspace)")
     p.add_argument("--log-level", default="warning",
-                   choices=("debug", "info", "warning", "error", "critical"))
-    limits = p.add_argument_group("limits")
-    limits.add_argument("--max-message-bytes", type=_positive, default=64 * MIB)
-    limits.add_argument("--max-read-bytes", type=_positive, default=256 * KIB)
-    limits.add_argument("--max-image-bytes", type=_positive, default=10 * MIB)
-    limits.add_argument("--max-write-bytes", type=_positive, default=64 * MIB)
-    limits.add_argument("--max-line-chars", type=_positive, default=2000)
-    limits.add_argument("--max-diff-bytes", type=_positive, default=64 * KIB)
-    limits.add_argument("--max-pending", type=_positive, default=1024,
-                        help="requests waiting for a worker before server_busy")
-    limits.add_argument("--request-timeout", type=_seconds, default=60.0)
-    limits.add_argument("--shutdown-timeout", type=_seconds, default=10.0)
-    limits.add_argument("--search-file-timeout", type=_seconds, default=1.0,
-                        help="per-file time budget of the python search engine")
+                   choices=("debug", "info", "warning", "error", "critical"),
+                   help="what goes to stderr (default: warning); stdout is protocol only")
+    limits = p.add_argument_group("limits (each answered with a structured error when hit)")
+    for flag, default, what in [
+        ("--max-message-bytes", 64 * MIB, "largest JSON-RPC message read; larger: -32600"),
+        ("--max-read-bytes", 256 * KIB, "content bytes one file.read returns"),
+        ("--max-image-bytes", 10 * MIB, "largest image file.read returns as base64"),
+        ("--max-write-bytes", 64 * MIB, "largest content file.write or file.patch writes"),
+        ("--max-line-chars", 2000, "characters of one line shown before it is cut"),
+        ("--max-diff-bytes", 64 * KIB, "size of file.patch's diff before it is cut"),
+        ("--max-pending", 1024, "requests waiting for a worker before server_busy"),
+    ]:
+        limits.add_argument(flag, type=_positive, default=default, metavar="N",
+                            help=f"{what} (default: {default})")
+    for flag, default, what in [
+        ("--request-timeout", 60.0, "a request running longer is stopped: timeout"),
+        ("--shutdown-timeout", 10.0, "time to finish in-flight requests at exit"),
+        ("--search-file-timeout", 1.0, "per-file budget of the python search engine"),
+    ]:
+        limits.add_argument(flag, type=_seconds, default=default, metavar="SECONDS",
+                            help=f"{what} (default: {default:g})")
     return p
 
 

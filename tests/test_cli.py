@@ -1,0 +1,157 @@
+"""The command line (SPEC §1): start-up refusals exit 2 with one line on stderr, --version
+and --help, both entry points, and a stdout that carries protocol messages only."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rpc_client import REPO
+
+PYTHON_M = [sys.executable, "-m", "rpc"]
+SPEC_OPTIONS = ["--workspace", "--workers", "--search-engine", "--rg", "--version", "--help",
+                "--log-level", "--records", "--max-message-bytes", "--max-read-bytes",
+                "--max-image-bytes", "--max-write-bytes", "--max-pending",
+                "--request-timeout", "--shutdown-timeout"]
+
+
+def run(argv: list[str], stdin: bytes | None = None, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, input=stdin, capture_output=True, timeout=60, cwd=REPO,
+                          **kwargs)
+
+
+def lines(*messages: object) -> bytes:
+    return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+
+
+def req(rid: int, method: str, **params: object) -> dict:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\nbeta\n")
+    return root
+
+
+def refused(result: subprocess.CompletedProcess, *words: str) -> None:
+    assert result.returncode == 2, result
+    assert result.stdout == b""
+    [line] = result.stderr.decode().splitlines()
+    for word in words:
+        assert word in line
+
+
+def test_missing_workspace_exits_2_with_one_line(tmp_path: Path) -> None:
+    refused(run([*PYTHON_M, "--workspace", str(tmp_path / "nope")]), "nope", "--workspace")
+
+
+def test_workspace_that_is_a_file_exits_2_with_one_line(ws: Path) -> None:
+    refused(run([*PYTHON_M, "--workspace", str(ws / "a.txt")]), "a.txt", "directory")
+
+
+def test_no_workspace_option_exits_2(tmp_path: Path) -> None:
+    result = run(PYTHON_M)
+    assert result.returncode == 2 and "--workspace" in result.stderr.decode()
+
+
+@pytest.mark.parametrize("where", [".", "audit", "a/b/c"])
+def test_records_inside_the_workspace_exits_2(ws: Path, where: str) -> None:
+    refused(run([*PYTHON_M, "--workspace", str(ws), "--records", str(ws / where)]),
+            "--records")
+
+
+def test_records_inside_through_a_symlink_exits_2(ws: Path, tmp_path: Path) -> None:
+    (tmp_path / "alias").symlink_to(ws)
+    refused(run([*PYTHON_M, "--workspace", str(ws), "--records",
+                 str(tmp_path / "alias" / "audit")]), "--records")
+
+
+@pytest.mark.parametrize("option", [["--workers", "0"], ["--search-engine", "grep"],
+                                    ["--max-pending", "-1"], ["--request-timeout", "0"],
+                                    ["--log-level", "loud"]])
+def test_bad_option_values_exit_2(ws: Path, option: list[str]) -> None:
+    result = run([*PYTHON_M, "--workspace", str(ws), *option])
+    assert result.returncode == 2 and result.stdout == b""
+    assert option[0] in result.stderr.decode()
+
+
+def test_version() -> None:
+    result = run([*PYTHON_M, "--version"])
+    assert result.returncode == 0
+    assert result.stdout.decode().startswith("chorus-tools ")
+
+
+def test_help_lists_every_option_of_the_spec() -> None:
+    result = run([*PYTHON_M, "--help"])
+    assert result.returncode == 0
+    text = result.stdout.decode()
+    assert [o for o in SPEC_OPTIONS if o not in text] == []
+
+
+SESSION = lines(
+    req(1, "file.read", path="a.txt"),
+    req(2, "file.read", path="missing.txt"),
+    {"jsonrpc": "2.0", "method": "file.info", "params": {"path": "a.txt"}},
+    req(3, "file.write", path="b.txt", content="bravo\n"),
+    req(4, "file.search", pattern="alpha"),
+    req(5, "file.search", pattern="(?<=al)pha"),
+    req(6, "file.list"),
+    req(7, "nope"),
+) + b'{"broken\n'
+
+
+def check_session(result: subprocess.CompletedProcess) -> dict:
+    """Every stdout line is a JSON-RPC response; one per request, nothing else."""
+    assert result.returncode == 0, result.stderr.decode()
+    replies = [json.loads(line) for line in result.stdout.splitlines()]
+    assert all(r["jsonrpc"] == "2.0" and ("result" in r) != ("error" in r) for r in replies)
+    by_id = {r["id"]: r for r in replies}
+    assert len(by_id) == len(replies) == 8
+    assert by_id[1]["result"]["content"] == "     1\talpha\n     2\tbeta"
+    assert by_id[2]["error"]["data"]["error"] == "file_not_found"
+    assert by_id[4]["result"]["matches"][0]["path"] == "a.txt"
+    assert by_id[5]["result"]["matches"][0]["line"] == 1
+    assert by_id[7]["error"]["code"] == -32601
+    assert by_id[None]["error"]["code"] == -32700
+    return by_id
+
+
+@pytest.mark.parametrize("engine", ["ripgrep", "python"])
+def test_stdout_carries_protocol_messages_only_even_at_debug(ws: Path, engine: str) -> None:
+    result = run([*PYTHON_M, "--workspace", str(ws), "--workers", "2", "--log-level", "debug",
+                  "--search-engine", engine], SESSION)
+    by_id = check_session(result)
+    assert by_id[4]["result"]["engine"] == engine
+    assert b"DEBUG" in result.stderr
+    assert (ws / "b.txt").read_text() == "bravo\n"
+
+
+def test_console_script_runs_the_server(ws: Path) -> None:
+    script = shutil.which("chorus-tools")
+    assert script, "the chorus-tools console script is not installed (pip install -e .)"
+    assert run([script, "--version"]).stdout == run([*PYTHON_M, "--version"]).stdout
+    check_session(run([script, "--workspace", str(ws), "--workers", "2"], SESSION))
+
+
+def test_stdin_and_stdout_may_be_regular_files(ws: Path, tmp_path: Path) -> None:
+    (tmp_path / "in.jsonl").write_bytes(SESSION)
+    with open(tmp_path / "in.jsonl", "rb") as stdin, open(tmp_path / "out", "wb") as out:
+        code = subprocess.run([*PYTHON_M, "--workspace", str(ws), "--workers", "2"],
+                              stdin=stdin, stdout=out, stderr=subprocess.PIPE, cwd=REPO,
+                              timeout=60).returncode
+    check_session(subprocess.CompletedProcess([], code, (tmp_path / "out").read_bytes(), b""))
+
+
+def test_last_line_without_a_newline_is_answered(ws: Path) -> None:
+    result = run([*PYTHON_M, "--workspace", str(ws), "--workers", "1"],
+                 json.dumps(req(1, "file.info", path="a.txt")).encode())
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["result"]["size"] == 11

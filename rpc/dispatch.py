@@ -30,6 +30,7 @@ from rpc.discover import openrpc_document
 from rpc.envelope import (Invalid, Request, error_response, parse, result_response,
                           valid_id)
 from rpc.errors import METHOD_NOT_FOUND, protocol_error, wire_error
+from rpc.ordering import PathOrder
 from rpc.pool import Job, Pool
 from rpc.records import Records
 from rpc.validate import ParamsValidator
@@ -37,6 +38,7 @@ from rpc.worker import resolve
 from tools.errors import ToolError
 from tools.fanout import FanOut
 from tools.registry import METHODS, Method
+from tools.sandbox import normalize
 
 log = logging.getLogger("chorus.dispatch")
 
@@ -67,6 +69,7 @@ class Dispatcher:
         self._records = records
         self._validator = ParamsValidator(METHODS)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
+        self._order = PathOrder()
         self._methods = {name: self._adapter(m) for name, m in METHODS.items()}
         self._methods[DISCOVER] = self._discover
         self.tasks: set[asyncio.Task] = set()
@@ -153,10 +156,21 @@ class Dispatcher:
 
     async def _execute(self, call: Call, method: Method,
                        params: dict[str, Any]) -> tuple[bool, Any, dict[str, Any] | None]:
-        deadline = asyncio.get_running_loop().time() + self._timeout
-        record = self._records is not None and method.mutates(params)
-        ok, payload, audit = await self._run(call, method.target, params, deadline,
-                                             record=record, stoppable=method.stoppable)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout
+        mutates = method.mutates(params)
+        key = _path_key(params.get("path"))
+        before, mine = self._order.enter(key, mutates)
+        try:
+            if before:
+                _, late = await asyncio.wait(before, timeout=deadline - loop.time())
+                if late:
+                    raise self._timeout_error()
+            ok, payload, audit = await self._run(
+                call, method.target, params, deadline,
+                record=self._records is not None and mutates, stoppable=method.stoppable)
+        finally:
+            self._order.leave(key, mine)
         if ok and isinstance(payload, FanOut):
             payload = await self._fan_out(call, payload, deadline)
         return ok, payload, audit
@@ -196,10 +210,13 @@ class Dispatcher:
             await asyncio.gather(*runs, return_exceptions=True)
 
     def _expire(self, job: Job) -> None:
-        self._pool.stop(job, ToolError(
+        self._pool.stop(job, self._timeout_error(), force=True)
+
+    def _timeout_error(self) -> ToolError:
+        return ToolError(
             "timeout", f"The request ran past the {self._timeout:g} s request timeout and "
             "was stopped. Narrow it (a smaller window, path or pattern) and retry.",
-            timeout=self._timeout), force=True)
+            timeout=self._timeout)
 
     def _cancel(self, note: Request) -> None:
         lsp = note.method == LSP_CANCEL
@@ -228,6 +245,14 @@ class Dispatcher:
 
 def _cancelled() -> ToolError:
     return ToolError("cancelled", "The request was cancelled by the client.")
+
+
+def _path_key(path: Any) -> str:
+    """The ordering key of a call: its path, normalised lexically when that is possible."""
+    try:
+        return normalize(path if path is not None else ".", allow_empty=True)
+    except ToolError:
+        return str(path)
 
 
 def _by_name(name: str) -> ToolError:

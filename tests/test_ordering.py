@@ -1,0 +1,42 @@
+"""rpc.ordering: per path, changes keep arrival order; reads of one path run together."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from rpc.ordering import PathOrder
+from rpc_client import RpcServer
+
+
+def test_a_write_waits_for_earlier_calls_and_later_reads_wait_for_it():
+    async def go():
+        order = PathOrder()
+        before_r1, r1 = order.enter("a", mutating=False)
+        before_r2, r2 = order.enter("a", mutating=False)
+        before_w, w = order.enter("a", mutating=True)
+        before_r3, r3 = order.enter("a", mutating=False)
+        before_other, other = order.enter("b", mutating=True)
+        assert before_r1 == [] and before_r2 == [] and before_other == []
+        assert set(before_w) == {r1, r2} and before_r3 == [w]
+        for key, fut in [("a", r1), ("a", r2), ("a", w), ("a", r3), ("b", other)]:
+            order.leave(key, fut)
+        assert order._tails == {}
+    asyncio.run(go())
+
+
+def test_pipelined_write_then_read_of_one_file_reads_what_was_written(tmp_path):
+    """Regression: a piped session `write; read; patch; read` on one path could read
+    before the write landed, since requests run concurrently."""
+    with RpcServer(tmp_path, "--workers", "2") as server:
+        for round_ in range(20):
+            body = f"v{round_}\n"
+            ids = [server.request("file.write", {"path": "f.txt", "content": body}),
+                   server.request("file.read", {"path": "./f.txt", "raw": True}),
+                   server.request("file.patch", {"path": "f.txt", "patches": [
+                       {"find": f"v{round_}", "replace": f"w{round_}"}]}),
+                   server.request("file.read", {"path": "f.txt", "raw": True})]
+            replies = {r["id"]: r for r in (server.recv() for _ in ids)}
+            assert replies[ids[1]]["result"]["content"] == body
+            assert replies[ids[2]]["result"]["success"] is True
+            assert replies[ids[3]]["result"]["content"] == f"w{round_}\n"

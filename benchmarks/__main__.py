@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         "finished": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "seconds": round(time.monotonic() - started, 1),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform()}})
+                    "platform": platform.platform()},
+        "versions": env.versions()})
     print(f"JSON: {args.json}")
     return 0
 

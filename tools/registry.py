@@ -37,7 +37,7 @@ class Method:
 
     def mutates(self, params: dict[str, Any]) -> bool:
         """Whether this call changes files (and so is audited): a dry run does not."""
-        return self.mutating and not params.get("dry_run", False)
+        return self.mutating and params.get("dry_run") is not True  # "yes" is refused: audited
 
     @cached_property
     def func(self) -> Callable[..., Any]:

@@ -1,7 +1,7 @@
 """JSON-RPC 2.0 envelopes, checked strictly and purely: bytes in, request objects or
-ready error responses out. Batches are split here, element by element, because
-jsonrpcserver validates a batch as one document (so `[1,2,3]` would get one error where
-the specification wants three)."""
+ready error responses out. Batches are split here, element by element, so `[1,2,3]` gets
+three errors, as the specification wants (libraries that validate a batch as one document,
+jsonrpcserver among them, answer it with one)."""
 
 from __future__ import annotations
 

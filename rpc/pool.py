@@ -17,9 +17,9 @@ import os
 import signal
 from collections import deque
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from typing import Any
 
+from rpc.channel import FrameReader, frame, write_all
 from rpc.worker import run_once, worker_main
 from tools.context import ToolContext
 from tools.errors import ToolError
@@ -42,9 +42,12 @@ class Job:
 @dataclass(eq=False)
 class Worker:
     process: Any
-    conn: Connection
+    to_worker: int  # pipe: jobs go out here
+    from_worker: int  # pipe: outcomes come back here (non-blocking)
+    reader: FrameReader
     job: Job | None = None
     retired: bool = False  # closing down: not to be replaced
+    closed: bool = False
 
 
 class Pool:
@@ -132,25 +135,29 @@ class Pool:
         self._queue.clear()
 
     def _spawn(self) -> Worker:
-        parent_conn, child_conn = _mp.Pipe()
+        jobs_r, jobs_w = os.pipe()
+        results_r, results_w = os.pipe()
         process = _mp.Process(target=worker_main, daemon=True, name="chorus-worker",
-                              args=(child_conn, self._ctx, os.getpid(),
-                                    self._inherited(parent_conn)))
+                              args=(jobs_r, results_w, self._ctx, os.getpid(),
+                                    self._inherited(jobs_w, results_r)))
         process.start()
-        child_conn.close()
-        worker = Worker(process, parent_conn)
+        os.close(jobs_r)
+        os.close(results_w)
+        os.set_blocking(results_r, False)
+        worker = Worker(process, jobs_w, results_r, FrameReader())
         self._workers.append(worker)
         self._idle.append(worker)
         assert self._loop is not None
-        self._loop.add_reader(parent_conn.fileno(), self._on_readable, worker)
+        self._loop.add_reader(results_r, self._on_readable, worker)
         self._dispatch()
         return worker
 
-    def _inherited(self, *conns: Connection) -> tuple[int, ...]:
+    def _inherited(self, *fds: int) -> tuple[int, ...]:
         """Descriptors a new child must close: the wire, and the dispatcher's ends of every
         worker pipe (a copy held open in a sibling would hide a worker's end-of-pipe)."""
-        ends = [*conns, *(w.conn for w in self._workers if not w.conn.closed)]
-        return self._close_fds + tuple(c.fileno() for c in ends)
+        ends = [*fds, *(fd for w in self._workers if not w.closed
+                        for fd in (w.to_worker, w.from_worker))]
+        return self._close_fds + tuple(ends)
 
     def _dispatch(self) -> None:
         while self._queue and self._idle:
@@ -158,23 +165,32 @@ class Pool:
             job = self._queue.popleft()
             job.worker, worker.job = worker, job
             try:
-                worker.conn.send((job.id, job.target, job.kwargs, job.record))
-            except (OSError, ValueError):
+                write_all(worker.to_worker, frame((job.id, job.target, job.kwargs,
+                                                   job.record)))
+            except OSError:
                 self._crashed(worker)
 
     def _on_readable(self, worker: Worker) -> None:
         try:
-            job_id, ok, payload, record = worker.conn.recv()
-        except (EOFError, OSError):
+            data = os.read(worker.from_worker, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
             self._crashed(worker)
             return
+        try:
+            outcomes = worker.reader.feed(data)
         except Exception as exc:  # an outcome that cannot be unpickled: a bug
-            job_id, ok, payload, record = None, False, exc, None
-        job, worker.job = worker.job, None
-        if job is not None and not job.future.done():
-            job.future.set_result((ok, payload, record))
-        self._idle.append(worker)
-        self._dispatch()
+            outcomes = [(None, False, exc, None)]
+        for _, ok, payload, record in outcomes:
+            job, worker.job = worker.job, None
+            if job is not None and not job.future.done():
+                job.future.set_result((ok, payload, record))
+            self._idle.append(worker)
+        if outcomes:
+            self._dispatch()
 
     def _crashed(self, worker: Worker) -> None:
         job = worker.job
@@ -207,12 +223,13 @@ class Pool:
             self._spawn()
 
     def _detach(self, worker: Worker) -> None:
+        if worker.closed:
+            return
         assert self._loop is not None
-        try:
-            self._loop.remove_reader(worker.conn.fileno())
-        except (OSError, ValueError):
-            pass
-        worker.conn.close()
+        self._loop.remove_reader(worker.from_worker)
+        os.close(worker.from_worker)
+        os.close(worker.to_worker)
+        worker.closed = True
 
 
 def _shutting_down() -> ToolError:

@@ -11,6 +11,7 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
+from rpc.channel import write_all
 from rpc.dispatch import Dispatcher
 from rpc.envelope import dumps, error_response
 from rpc.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
@@ -34,12 +35,14 @@ class ServerOptions:
 
 
 class Output:
-    """Writes framed replies to the private stdout without blocking the loop (a pipe or a
-    terminal), or with plain writes when stdout is a regular file."""
+    """Writes framed replies to the private stdout: the replies of one turn of the event
+    loop go out in one write, without blocking the loop (a pipe or a terminal), or with
+    plain writes when stdout is a regular file."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._transport: asyncio.WriteTransport | None = None
+        self._pending: list[bytes] = []
 
     async def open(self) -> None:
         if not stat.S_ISREG(os.fstat(self._fd).st_mode):
@@ -48,14 +51,20 @@ class Output:
                 asyncio.Protocol, os.fdopen(self._fd, "wb", buffering=0, closefd=False))
 
     def write(self, data: bytes) -> None:
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._write_pending)
+        self._pending.append(data)
+
+    def _write_pending(self) -> None:
+        data, self._pending = b"".join(self._pending), []
         if self._transport is None:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view):]
+            write_all(self._fd, data)
         elif not self._transport.is_closing():
             self._transport.write(data)
 
     async def flush(self) -> None:
+        if self._pending:
+            self._write_pending()
         while self._transport is not None and not self._transport.is_closing() \
                 and self._transport.get_write_buffer_size():
             await asyncio.sleep(0.005)

@@ -13,9 +13,9 @@ import logging
 import os
 import signal
 from functools import cache
-from multiprocessing.connection import Connection
 from typing import Any, Callable
 
+from rpc.channel import frame, read_frame, write_all
 from tools.context import ToolContext
 from tools.errors import ToolError
 
@@ -71,21 +71,24 @@ def run_once(ctx: ToolContext, target: str, parent_pid: int,
         log.info("%s: %s", target, payload if ok else payload.message)
 
 
-def worker_main(conn: Connection, ctx: ToolContext, parent_pid: int,
+def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int,
                 close_fds: tuple[int, ...]) -> None:
     if not _become_child(parent_pid, close_fds):
         return
+    jobs = os.fdopen(jobs_fd, "rb")
     while True:
         try:
-            job_id, target, kwargs, record = conn.recv()
+            job_id, target, kwargs, record = read_frame(jobs)
         except (EOFError, OSError):
             return
         ok, payload, rec = run_job(ctx, target, kwargs, record)
         try:
-            conn.send((job_id, ok, payload, rec))
-        except (BrokenPipeError, EOFError):
-            return
+            message = frame((job_id, ok, payload, rec))
         except Exception as exc:  # an unpicklable result is a bug too
             log.exception("cannot send the result of %s", target)
-            conn.send((job_id, False, ToolError(
+            message = frame((job_id, False, ToolError(
                 "internal_error", f"Internal error in chorus-tools: {exc}"), rec))
+        try:
+            write_all(results_fd, message)
+        except OSError:
+            return

@@ -13,7 +13,6 @@ from rpc.discover import server_version
 from rpc.records import inside
 from rpc.server import Server, ServerOptions
 from tools.context import KIB, MIB, Limits, ToolContext
-from tools.registry import METHODS
 from tools.sandbox import Workspace
 from tools.search.ripgrep import find_ripgrep
 
@@ -23,7 +22,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="chorus-tools",
         description="Sandboxed file tools for agents: JSON-RPC 2.0 over stdin/stdout "
                     "(newline-delimited, or Content-Length framed).")
-    p.add_argument("--version", action="version", version=f"chorus-tools {server_version()}")
+    p.add_argument("--version", action=_Version)
     p.add_argument("--workspace", required=True, metavar="DIR",
                    help="the directory every path is confined to")
     p.add_argument("--workers", type=_positive, default=os.cpu_count() or 1, metavar="N",
@@ -57,6 +56,17 @@ def _parser() -> argparse.ArgumentParser:
         limits.add_argument(flag, type=_seconds, default=default, metavar="SECONDS",
                             help=f"{what} (default: {default:g})")
     return p
+
+
+class _Version(argparse.Action):
+    """--version, looked up only when asked for (reading package metadata is slow)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **_: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"chorus-tools {server_version()}")
+        parser.exit()
 
 
 def _positive(text: str) -> int:
@@ -113,8 +123,6 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"--records {args.records!r} lies inside the workspace; audit records must be "
               "out of the agent's reach")
     ctx = _tool_context(args)
-    for method in METHODS.values():  # import every tool once, before the workers fork
-        method.func
     options = ServerOptions(workers=args.workers, max_message_bytes=args.max_message_bytes,
                             request_timeout=args.request_timeout,
                             shutdown_timeout=args.shutdown_timeout,

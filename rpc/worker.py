@@ -11,6 +11,7 @@ import ctypes
 import importlib
 import logging
 import os
+import select
 import signal
 from functools import cache
 from typing import Any, Callable
@@ -18,6 +19,7 @@ from typing import Any, Callable
 from rpc.channel import frame, read_frame, write_all
 from tools.context import ToolContext
 from tools.errors import ToolError
+from tools.registry import METHODS
 
 _PR_SET_PDEATHSIG = 1
 log = logging.getLogger("chorus.worker")
@@ -71,10 +73,21 @@ def run_once(ctx: ToolContext, target: str, parent_pid: int,
         log.info("%s: %s", target, payload if ok else payload.message)
 
 
+def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
+    """Import the tools while no job is waiting, one module after each quiet moment: the
+    server answers its first request without waiting for imports it does not need, and
+    each tool's first call later pays none."""
+    for method in METHODS.values():
+        if select.select([jobs_fd], [], [], quiet)[0]:
+            return
+        method.func
+
+
 def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int,
                 close_fds: tuple[int, ...]) -> None:
     if not _become_child(parent_pid, close_fds):
         return
+    warm_up(jobs_fd)
     jobs = os.fdopen(jobs_fd, "rb")
     while True:
         try:

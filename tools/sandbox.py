@@ -82,7 +82,8 @@ def _walk_open(root_fd: int, rel: str, flags: int, mode: int) -> int:
                     raise
                 st = None
             try:
-                if st is not None and stat.S_ISLNK(st.st_mode) and (not last or not flags & os.O_NOFOLLOW):
+                if st is not None and stat.S_ISLNK(st.st_mode) and (
+                        not last or not flags & os.O_NOFOLLOW):
                     links += 1
                     target = os.readlink(name, dir_fd=stack[-1])
                     if links > _MAX_SYMLINKS:
@@ -96,8 +97,8 @@ def _walk_open(root_fd: int, rel: str, flags: int, mode: int) -> int:
                                    dir_fd=stack[-1])
                 stack.append(os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW
                                      | os.O_CLOEXEC, dir_fd=stack[-1]))
-            except OSError:
-                if swaps >= _MAX_SYMLINKS or not _swapped(stack[-1], name, st):
+            except OSError as exc:
+                if swaps >= _MAX_SYMLINKS or not _swapped(exc.errno, st):
                     raise
                 swaps += 1  # replaced since we looked (a link became a dir, or back):
                 pending.append(name)  # look at it again
@@ -107,15 +108,15 @@ def _walk_open(root_fd: int, rel: str, flags: int, mode: int) -> int:
             os.close(fd)
 
 
-def _swapped(dir_fd: int, name: str, seen: os.stat_result | None) -> bool:
-    """Whether the entry `name` is no longer the kind of thing `seen` was, so an error
-    from acting on it (EINVAL from readlink, ELOOP or ENOTDIR from an O_NOFOLLOW open)
-    came from a swap, not from what is there."""
-    try:
-        now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except OSError:
-        return seen is not None
-    return seen is None or stat.S_IFMT(now.st_mode) != stat.S_IFMT(seen.st_mode)
+def _swapped(err: int | None, seen: os.stat_result | None) -> bool:
+    """Whether an error contradicts what lstat saw a moment before, so the entry was
+    replaced in between (a rename swap) and is worth looking at again: readlink of a
+    link that is none (EINVAL), O_DIRECTORY on a directory (ENOTDIR), O_NOFOLLOW on a
+    non-link (ELOOP). Errors that what was seen explains are real."""
+    mode = 0 if seen is None else seen.st_mode
+    return ((err == errno.EINVAL and stat.S_ISLNK(mode))
+            or (err == errno.ENOTDIR and stat.S_ISDIR(mode))
+            or (err == errno.ELOOP and not stat.S_ISLNK(mode)))
 
 
 def normalize(path: object, *, param: str = "path", allow_empty: bool = False,

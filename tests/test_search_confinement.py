@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tools.context import ToolContext
+from tools.errors import ToolError
 from tools.search import landlock, ripgrep
 
 from test_search import RG_PATH, run_search
@@ -31,10 +32,11 @@ def test_directory_swapped_for_symlink_after_pinning_leaks_nothing(
         return fd
 
     monkeypatch.setattr(ripgrep.landlock, "ruleset", swap_then_build)
-    result = run_search(ctx, "ripgrep", pattern="CANARY|inside", path="sub",
-                        output_mode="files_with_matches")
-    assert result["engine"] == "ripgrep"
-    assert all("CANARY" not in f for f in result["files"]) and result["files"] == []
+    with pytest.raises(ToolError) as err:  # not an empty success: the path now leads out
+        run_search(ctx, "ripgrep", pattern="CANARY|inside", path="sub",
+                   output_mode="files_with_matches")
+    assert err.value.code == "path_outside_workspace"
+    assert "CANARY" not in str(err.value.to_data())
 
 
 def test_landlocked_ripgrep_cannot_read_outside(root: Path, outside: Path) -> None:

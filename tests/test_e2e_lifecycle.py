@@ -260,3 +260,16 @@ def test_cancel_of_a_running_search_stops_ripgrep(search_ws: Path, cancel) -> No
         wait_gone(searchers)
         assert "result" in server.call("file.search", {"pattern": "alpha", "path": "a.txt"})
         assert server.rest() == []
+
+
+def test_cancel_of_a_running_python_search_stops_every_part(search_ws: Path) -> None:
+    with E2EServer(search_ws, "--workers", "2", "--search-engine", "python") as server:
+        server.request("file.search", {"pattern": "zebra"}, rid="search")
+        server.running(search_ws / "tree" / "f0.txt")
+        server.notify(LSP_CANCEL, {"id": "search"})
+        reply = server.recv()
+        assert reply["id"] == "search" and error_of(reply) == (-32800, "cancelled")
+        # both workers serve again: no part of the search runs on
+        replies = server.call_many([("file.search", {"pattern": "alpha", "path": "a.txt"}),
+                                    ("file.read", {"path": "a.txt"})])
+        assert all("result" in r for r in replies)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from tools.globs import (IGNORE, NONE, WHITELIST, GlobError, ListPattern, SearchGlobs,
-                         check_glob, gitignore_rule)
+from tools.globs import (IGNORE, NONE, WHITELIST, GlobError, ListPattern, RuleSet,
+                         SearchGlobs, check_glob, gitignore_rule, literal_tail)
+from tools.ignore import IgnoreStack, parse_ignore
 
 
 @pytest.mark.parametrize("pattern, path, expected", [
@@ -111,3 +113,50 @@ def test_search_globs_of_only_excludes_keep_the_rest() -> None:
     assert globs.match("a.py", False) == NONE
     assert globs.match("a.md", False) == IGNORE
     assert globs.match("vendor", True) == IGNORE
+
+
+_GLOB_CHARS = st.sampled_from(["a", "b", ".", "-", "_", "1", "*", "?", "/", "**", "[ab]",
+                               "[!a]", "{a,b}", "\\*", "!", "é"])
+_NAME_CHARS = st.sampled_from(["a", "b", ".", "-", "_", "1", "*", "é", "ab", "a.b"])
+
+
+def _slow_verdict(rules: RuleSet, path: str, is_dir: bool) -> int:
+    """RuleSet.match without the literal-tail shortcut: every regex asked."""
+    name = path.rpartition("/")[2]
+    for rule in reversed(rules.rules):
+        if (is_dir or not rule.dir_only) and rule.regex.fullmatch(
+                name if rule.name_only else path):
+            return WHITELIST if rule.whitelist else IGNORE
+    return NONE
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(_GLOB_CHARS, min_size=1, max_size=5).map("".join), min_size=1,
+                max_size=4),
+       st.lists(st.lists(_NAME_CHARS, min_size=1, max_size=4).map("".join), min_size=1,
+                max_size=3).map("/".join),
+       st.booleans())
+def test_literal_tail_shortcut_gives_the_regex_answers(lines: list[str], path: str,
+                                                       is_dir: bool) -> None:
+    """The cheap `endswith(tail)` tests never change a verdict: rule sets, the walker's
+    suspects and list patterns answer as the regexes alone do."""
+    rules = parse_ignore("\n".join(lines))
+    verdict = rules.match(path, is_dir)
+    assert verdict == _slow_verdict(rules, path, is_dir)
+    stack = IgnoreStack().child("", {".ignore": rules})
+    if verdict != NONE:
+        assert path.rpartition("/")[2] in stack.suspects([path.rpartition("/")[2]])
+    for line in lines:
+        try:
+            pattern = ListPattern(line)
+        except GlobError:
+            continue
+        target = path.rpartition("/")[2] if pattern._name_only else path
+        assert pattern.matches(path) is (pattern.regex.fullmatch(target) is not None)
+
+
+@pytest.mark.parametrize("glob, tail", [("*.md", ".md"), ("**/x-1_a.txt", "x-1_a.txt"),
+                                        ("*.{md,rst}", ""), ("a/**", ""), ("\\*.py", ".py"),
+                                        ("[ab]", ""), ("build", "build")])
+def test_literal_tail(glob: str, tail: str) -> None:
+    assert literal_tail(glob) == tail

@@ -93,6 +93,16 @@ def _check_ranges(pattern: str, chars: list[str]) -> None:
                             f"{chars[k - 1]!r} > {chars[k + 1]!r}")
 
 
+def literal_tail(pattern: str) -> str:
+    """The text every path a glob matches ends with: its trailing run of characters that
+    are never special ('' when it ends in one that is). `path.endswith(tail)` is a test
+    far cheaper than the regex, which profiling showed to dominate a walk."""
+    i = len(pattern)
+    while i and (pattern[i - 1].isalnum() or pattern[i - 1] in "._-"):
+        i -= 1
+    return pattern[i:]
+
+
 def glob_regex(pattern: str) -> str:
     """The regex (to be fullmatched against a '/'-separated path) of a checked glob."""
     check_glob(pattern)
@@ -109,6 +119,7 @@ class Rule:
     whitelist: bool
     dir_only: bool
     name_only: bool = False  # matched against the last component alone (it has no '/')
+    tail: str = ""  # what every match ends with (literal_tail), tested before the regex
 
 
 def gitignore_rule(line: str) -> Rule | None:
@@ -138,10 +149,11 @@ def gitignore_rule(line: str) -> Rule | None:
         return None
     if not anchored and "/" not in line:
         # '**/name' at any depth is the name alone: a cheaper match than the whole path
-        return Rule(re.compile(glob_regex(line)), whitelist, dir_only, name_only=True)
+        return Rule(re.compile(glob_regex(line)), whitelist, dir_only, name_only=True,
+                    tail=literal_tail(line))
     if line.endswith("/**"):
         line += "/*"
-    return Rule(re.compile(glob_regex(line)), whitelist, dir_only)
+    return Rule(re.compile(glob_regex(line)), whitelist, dir_only, tail=literal_tail(line))
 
 
 class RuleSet:
@@ -149,22 +161,27 @@ class RuleSet:
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules = tuple(rules)
-        self._any_name = _any_of(r for r in self.rules if r.name_only)
-        self._any_path = _any_of(r for r in self.rules if not r.name_only)
+        names = [r for r in self.rules if r.name_only]
+        paths = [r for r in self.rules if not r.name_only]
+        self._any_name, self._name_tails = _any_of(names), tuple(r.tail for r in names)
+        self._any_path, self._path_tails = _any_of(paths), tuple(r.tail for r in paths)
+        self.tails = frozenset(r.tail for r in self.rules)  # a match ends with one of them
 
     def match(self, path: str, is_dir: bool) -> int:
         """NONE, IGNORE or WHITELIST for `path` (relative to the rules' directory)."""
         name = path.rpartition("/")[2]
-        if not self._any_name.fullmatch(name) and not self._any_path.fullmatch(path):
+        if not (name.endswith(self._name_tails) and self._any_name.fullmatch(name)) and not (
+                path.endswith(self._path_tails) and self._any_path.fullmatch(path)):
             return NONE
         for rule in reversed(self.rules):
-            if ((is_dir or not rule.dir_only)
-                    and rule.regex.fullmatch(name if rule.name_only else path)):
+            target = name if rule.name_only else path
+            if ((is_dir or not rule.dir_only) and target.endswith(rule.tail)
+                    and rule.regex.fullmatch(target)):
                 return WHITELIST if rule.whitelist else IGNORE
         return NONE
 
 
-def _any_of(rules: Iterable[Rule]) -> re.Pattern[str]:
+def _any_of(rules: list[Rule]) -> re.Pattern[str]:
     """One regex that fullmatches what any of the rules does (a quick first test)."""
     return re.compile("|".join(f"(?:{r.regex.pattern})" for r in rules) or "(?!)")
 
@@ -200,16 +217,17 @@ class ListPattern:
 
     def __init__(self, pattern: str) -> None:
         self.regex = re.compile(glob_regex(pattern))
-        tail = pattern[3:] if pattern.startswith("**/") else ""
-        self._name_only = bool(tail) and "/" not in tail and "**" not in tail
+        name = pattern[3:] if pattern.startswith("**/") else ""
+        self._name_only = bool(name) and "/" not in name and "**" not in name
         if self._name_only:  # '**/name': the name at any depth, a cheaper match
-            self.regex = re.compile(glob_regex(tail))
+            self.regex = re.compile(glob_regex(name))
+        self._tail = literal_tail(pattern)
         self._prefixes = [_component_prefix(alt) for alt in _alternatives(pattern)]
 
     def matches(self, rel: str) -> bool:
         """Whether a path relative to the listed directory matches."""
-        return self.regex.fullmatch(rel.rpartition("/")[2] if self._name_only else rel) \
-            is not None
+        return rel.endswith(self._tail) and self.regex.fullmatch(
+            rel.rpartition("/")[2] if self._name_only else rel) is not None
 
     def may_descend(self, rel_dir: str) -> bool:
         """False when nothing beneath `rel_dir` (relative to the listed directory) can

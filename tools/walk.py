@@ -80,13 +80,15 @@ def walk_entries(ctx: ToolContext, rel: str, *, include_hidden: bool,
     """Every visible entry beneath directory `rel`, in path order (see the module doc).
 
     `max_depth` 1 gives the direct entries only; `select(path, kind)` picks the entries to
-    stat and yield (the others cost no system call); `descend(path)` False keeps the
-    walker out of a directory (it is still yielded). `shown` is the path for errors."""
+    stat and yield (the others are dropped as their directory is listed, at no system
+    call); `descend(path)` False keeps the walker out of a directory (it is still
+    yielded). `shown` is the path for errors."""
     start = "" if rel in ("", ROOT) else rel
     overrides = _search_globs(globs) if globs else None
     ignores = IgnoreStack() if include_ignored else stack_above(ctx, start)
     fd = ctx.ws.open_dir(start or ROOT, shown=shown)
-    walker = _Walker(ctx, include_hidden, include_ignored, overrides, max_depth, descend)
+    walker = _Walker(ctx, include_hidden, include_ignored, overrides, max_depth, descend,
+                     select)
     try:
         stack = [walker.scan(fd, start, ignores, 0)]
     except BaseException:
@@ -109,7 +111,7 @@ def walk_entries(ctx: ToolContext, rel: str, *, include_hidden: bool,
                 except OSError:  # gone, replaced by a symlink, or unreadable: as rg, skip
                     continue
                 stack.append(walker.scan(child, path, ignores, depth + 1))
-            elif select is None or select(path, kind):
+            else:
                 try:
                     st = os.stat(name, dir_fd=fd, follow_symlinks=False)
                 except OSError:
@@ -134,13 +136,15 @@ class _Walker:
 
     def __init__(self, ctx: ToolContext, include_hidden: bool, include_ignored: bool,
                  overrides: SearchGlobs | None, max_depth: int | None,
-                 descend: Callable[[str], bool] | None) -> None:
+                 descend: Callable[[str], bool] | None,
+                 select: Callable[[str, str], bool] | None) -> None:
         self.ctx = ctx
         self.include_hidden = include_hidden
         self.include_ignored = include_ignored
         self.overrides = overrides
         self.max_depth = max_depth
         self.descend = descend
+        self.select = select
 
     def scan(self, fd: int, dir_rel: str, ignores: IgnoreStack, depth: int) -> list:
         """A frame for one open directory: its visible items, sorted, and its rules."""
@@ -152,18 +156,27 @@ class _Walker:
         if not self.include_ignored:
             ignores = ignores.child(dir_rel, load_dir_rules(
                 self.ctx, dir_rel, {e.name for e in entries}))
+        # only these names can meet an ignore rule; the others skip the costly checks
+        suspects = ignores.suspects(e.name for e in entries) if ignores else ()
+        plain, hidden = self.overrides is None, self.include_hidden
+        select, descend = self.select, self.descend
         may_descend = self.max_depth is None or depth + 1 < self.max_depth
+        prefix = f"{dir_rel}/" if dir_rel else ""
         items = []
         for entry in entries:
             name = entry.name
             if is_temp_name(name):
                 continue
             kind = _kind(entry)
-            path = f"{dir_rel}/{name}" if dir_rel else name
-            if not self._visible(path, name, kind == DIR, ignores):
+            path = prefix + name
+            if plain and name not in suspects:
+                if not hidden and name.startswith("."):
+                    continue
+            elif not self._visible(path, name, kind == DIR, ignores):
                 continue
-            items.append((name, name, path, kind))
-            if kind == DIR and may_descend and (self.descend is None or self.descend(path)):
+            if select is None or select(path, kind):
+                items.append((name, name, path, kind))
+            if kind == DIR and may_descend and (descend is None or descend(path)):
                 items.append((name + "/", name, path, _DESCEND))
         items.sort(key=itemgetter(0))
         return [fd, dir_rel, iter(items), ignores, depth]

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 
 from rpc.discover import server_version
@@ -114,6 +115,7 @@ def _take_the_wire() -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # until the server takes over
     args = _parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="chorus-tools %(levelname)s %(name)s: %(message)s")

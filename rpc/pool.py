@@ -79,6 +79,15 @@ class Pool:
                               args=(self._ctx, target, os.getpid(), self._inherited()))
         process.start()
         self._background.append(process)
+        assert self._loop is not None
+        self._loop.add_reader(process.sentinel, self._reap, process)
+
+    def _reap(self, process: Any) -> None:
+        """A background process finished: collect it, so no zombie lingers."""
+        assert self._loop is not None
+        self._loop.remove_reader(process.sentinel)
+        process.join()
+        self._background.remove(process)
 
     def submit(self, target: str, kwargs: dict[str, Any], *, record: bool = False,
                stoppable: bool = True) -> Job:
@@ -111,9 +120,9 @@ class Pool:
 
     async def close(self, timeout: float = 2.0) -> None:
         """Let idle workers exit on end-of-pipe; kill whatever is still alive after it."""
-        for process in self._background:
+        for process in list(self._background):
             process.kill()
-            process.join(1.0)
+            self._reap(process)
         for worker in self._workers:
             worker.retired = True
             self._detach(worker)

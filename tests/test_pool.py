@@ -128,3 +128,20 @@ def test_close_answers_what_is_left_and_leaves_no_process(tool_ctx):
     running, queued, pid = run(go())
     assert not running[0] and not queued[0]
     assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_a_finished_background_process_is_reaped_not_left_a_zombie(tool_ctx):
+    """Regression: the start-up sweep stayed a zombie until shutdown."""
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        pool.background("pool_targets:echo")
+        pid = pool._background[0].pid
+        for _ in range(200):
+            if not pool._background:
+                break
+            await asyncio.sleep(0.01)
+        left = list(pool._background)
+        await pool.close()
+        return pid, left
+    pid, left = run(go())
+    assert left == [] and not os.path.exists(f"/proc/{pid}")

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import regex
 
 from tools.context import ToolContext
 from tools.errors import ToolError
-from tools.search.results import (Shape, assemble, file_result, have, items, shown,
-                                  split_lines)
+from tools.search.results import Shape, assemble, file_result, have, items, shown
 from tools.search.syntax import Pattern, compile_python
 
 _READ_CHUNK = 1 << 20
@@ -75,26 +73,29 @@ def _search_file(ctx: ToolContext, rel: str, rx: regex.Pattern, line_mode: bool,
                         path=rel, limit_seconds=budget) from None
     if not spans:
         return None
-    lines = _Lines(split_lines(text)) if shape.wants_text else _Lines([])
-    return file_result(rel, spans, lines, shape, limit)
+    lines = _line_texts(text, spans, shape.context) if shape.wants_text else {}
+    return file_result(rel, [span[:2] for span in spans], lines, shape, limit)
 
 
-class _Lines(Mapping[int, str]):
-    """A file's lines by 1-based number, shown as the client sees them."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self._all = lines
-
-    def __getitem__(self, n: int) -> str:
-        if not 1 <= n <= len(self._all):
-            raise KeyError(n)
-        return shown(self._all[n - 1])
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(range(1, len(self._all) + 1))
-
-    def __len__(self) -> int:
-        return len(self._all)
+def _line_texts(text: str, spans: list[tuple[int, int, int]], context: int) -> dict[int, str]:
+    """The text, as the client sees it, of every line the reply can show: each span's
+    lines and `context` lines either side, found by walking from the offset where the
+    span's first line starts (splitting whole files was the engine's largest cost)."""
+    lines: dict[int, str] = {}
+    size = len(text)
+    for first, last, start in spans:
+        line, pos = first, start
+        while line > 1 and line > first - context:  # back to the window's first line
+            pos = text.rfind("\n", 0, pos - 1) + 1
+            line -= 1
+        while line <= last + context and pos < size:
+            end = text.find("\n", pos)
+            end = size if end < 0 else end
+            if line not in lines:
+                lines[line] = shown(text[pos:end - 1] if text.endswith("\r", pos, end)
+                                    else text[pos:end])
+            line, pos = line + 1, end + 1
+    return lines
 
 
 def _read_text(ctx: ToolContext, rel: str) -> str | None:
@@ -118,10 +119,11 @@ def _read_text(ctx: ToolContext, rel: str) -> str | None:
 
 
 def _spans(rx: regex.Pattern, text: str, line_mode: bool,
-           deadline: float) -> list[tuple[int, int]]:
-    """(first line, last line) of every match; line numbers only where matches are."""
+           deadline: float) -> list[tuple[int, int, int]]:
+    """(first line, last line, offset of the first line) of every match; line numbers
+    only where matches are."""
     phantom = len(text) if text.endswith("\n") else -1  # a final \n starts no line
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int, int]] = []
     line, pos = 1, 0
     for m in rx.finditer(text, timeout=_left(deadline)):
         start, stop = m.span()
@@ -132,15 +134,21 @@ def _spans(rx: regex.Pattern, text: str, line_mode: bool,
         line += text.count("\n", pos, start)
         pos = start
         last = line + text.count("\n", start, max(start, stop - 1))
-        spans.append((line, last))
+        spans.append((line, last, text.rfind("\n", 0, start) + 1))
     return spans
 
 
-def _line_spans(rx: regex.Pattern, text: str, deadline: float) -> list[tuple[int, int]]:
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [(n, n) for n, ln in enumerate(lines, 1) if rx.search(ln, timeout=_left(deadline))]
+def _line_spans(rx: regex.Pattern, text: str,
+                deadline: float) -> list[tuple[int, int, int]]:
+    spans = []
+    offset = 0
+    for n, ln in enumerate(text.split("\n"), 1):
+        if offset == len(text):
+            break  # the final \n starts no line
+        if rx.search(ln, timeout=_left(deadline)):
+            spans.append((n, n, offset))
+        offset += len(ln) + 1
+    return spans
 
 
 def _left(deadline: float) -> float:

@@ -63,8 +63,8 @@ def file_result(path: str, spans: list[tuple[int, int]], lines: Mapping[int, str
     if shape.mode == "content":
         keep = shape.max_line_chars
         if shape.context == 0:
-            entries = [[s, "\n".join(cut_line(lines[n], keep) for n in range(s, e + 1))]
-                       for s, e in spans[:limit]]
+            entries = [[s, cut_line(lines[s], keep) if s == e else "\n".join(
+                cut_line(lines[n], keep) for n in range(s, e + 1))] for s, e in spans[:limit]]
         else:
             matched = {n for s, e in spans for n in range(s, e + 1)}
             for s, e in spans[:limit]:
@@ -102,6 +102,9 @@ def assemble(results: list[dict[str, Any]], shape: Shape, engine: str) -> dict[s
 
 def split_lines(text: str) -> list[str]:
     """Lines without their `\\n` or `\\r\\n`; a final line break starts no new line."""
+    if text and text.find("\n") >= len(text) - 1:  # one line (rg's usual message): quick
+        line = text[:-1] if text.endswith("\n") else text
+        return [line[:-1] if line.endswith("\r") else line]
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()

@@ -226,6 +226,8 @@ class _Reader:
 
     def feed(self, raw: bytes) -> bool:
         """Take one message; True when the reply can no longer change."""
+        if raw.startswith(b'{"type":"begin"'):
+            return False  # nothing to take from it: spare the parse
         msg = orjson.loads(raw)
         kind, data = msg["type"], msg["data"]
         if kind == "match" or kind == "context":

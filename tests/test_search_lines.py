@@ -1,0 +1,42 @@
+"""The python engine finds the text of the lines it shows from the match offsets, without
+splitting the file: the same lines as a whole-file split gives, whatever the windows."""
+
+from __future__ import annotations
+
+import time
+
+import regex
+from hypothesis import given, settings, strategies as st
+
+from tools.search.pyengine import _line_texts, _spans
+from tools.search.results import Shape, file_result, shown, split_lines
+
+_TEXT = st.lists(st.sampled_from(["a", "b", "ab", "\n", "\r\n", "\r", " ", "\udcff"]),
+                 max_size=40).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXT, st.sampled_from(["a", "b+", "^", "$", "a\\s*b", "(?s)a.b", "\\n"]),
+       st.integers(0, 3), st.booleans())
+def test_line_texts_agree_with_a_whole_file_split(text: str, pattern: str, context: int,
+                                                  multiline: bool) -> None:
+    if not text:
+        return  # the engine skips empty files before searching
+    line_mode = not multiline
+    spans = _spans(regex.compile(pattern, regex.MULTILINE), text, line_mode,
+                   time.monotonic() + 5)
+    every = {n: shown(line) for n, line in enumerate(split_lines(text), 1)}
+    shape = Shape("content", context, multiline, 10**6, 2000)
+    found = _line_texts(text, spans, context)
+    assert all(every[n] == line for n, line in found.items())
+    pairs = [span[:2] for span in spans]
+    assert file_result("f", pairs, found, shape, 10**6) == file_result(
+        "f", pairs, every, shape, 10**6)
+
+
+@given(_TEXT)
+def test_split_lines_quick_path_for_one_line(text: str) -> None:
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    assert split_lines(text) == [ln[:-1] if ln.endswith("\r") else ln for ln in lines]

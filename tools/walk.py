@@ -167,7 +167,10 @@ class _Walker:
             name = entry.name
             if is_temp_name(name):
                 continue
-            kind = _kind(entry)
+            try:  # a regular file, the usual entry, at one call
+                kind = FILE if entry.is_file(follow_symlinks=False) else _kind(entry)
+            except OSError:
+                kind = OTHER
             path = prefix + name
             if plain and name not in suspects:
                 if not hidden and name.startswith("."):

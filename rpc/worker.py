@@ -80,7 +80,10 @@ def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
     for method in METHODS.values():
         if select.select([jobs_fd], [], [], quiet)[0]:
             return
-        method.func
+        try:
+            method.func
+        except Exception:  # reported as internal_error when the tool is called
+            log.exception("cannot import %s", method.target)
 
 
 def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int,

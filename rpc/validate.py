@@ -12,9 +12,11 @@ from tools.registry import Method
 
 
 class ParamsValidator:
+    """Each method's schema is compiled on its first call (about 5 ms each): a server
+    answers its first request without compiling the schemas of the others."""
+
     def __init__(self, methods: dict[str, Method]) -> None:
-        self._checks: dict[str, Callable[[Any], Any]] = {
-            name: fastjsonschema.compile(m.params) for name, m in methods.items()}
+        self._checks: dict[str, Callable[[Any], Any]] = {}
         self._ints: dict[str, tuple[str, ...]] = {
             name: tuple(p for p, s in m.params["properties"].items()
                         if s.get("type") == "integer")
@@ -27,8 +29,11 @@ class ParamsValidator:
         if not isinstance(params, dict):
             raise ToolError("invalid_params", f"{method.name} takes its parameters by name: "
                             "send 'params' as an object.", param="params")
+        check = self._checks.get(method.name)
+        if check is None:
+            check = self._checks[method.name] = fastjsonschema.compile(method.params)
         try:
-            self._checks[method.name](params)
+            check(params)
         except fastjsonschema.JsonSchemaValueException as exc:
             raise _explain(method, params, exc) from None
         for name in self._ints[method.name]:  # JSON's 1.0 is an integer for the schema

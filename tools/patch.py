@@ -3,23 +3,22 @@
 Matching (the three tiers) lives in tools.patch_match, the hint for a `find` that matched
 nowhere in tools.patch_hint; this module checks the params, runs the patches inside
 tools.atomic.mutate (so the version check, the lock and the write are those of every
-mutation), keeps the file's encoding, and reports what happened with a unified diff.
+mutation), keeps the file's encoding, and reports what happened with a unified diff
+(tools.patch_diff).
 """
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from tools.atomic import Current, mutate
 from tools.context import ToolContext
 from tools.errors import ToolError
+from tools.patch_diff import unified_diff
 from tools.patch_hint import closest_region
 from tools.patch_match import apply, locate
 from tools.sandbox import version_of
-from tools.text import SNIFF_BYTES, binary_mime, decode, encode, split_lines
-
-_MARKER_ROOM = 100  # bytes kept free under the diff cap for the "truncated" line
+from tools.text import SNIFF_BYTES, binary_mime, decode, encode
 
 
 def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: bool = False,
@@ -172,26 +171,3 @@ def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str) 
                         "the encoding has, or rewrite the file with file.write (UTF-8).",
                         path=path, param=f"patches[{index}].replace", patch_index=index,
                         encoding=encoding) from None
-
-
-def unified_diff(before: str, after: str, rel: str, *, created: bool, limit: int) -> str:
-    """A unified diff (a/ b/ headers; /dev/null for a new file), cut at a line boundary
-    to at most `limit` bytes of UTF-8 plus a last line saying how much was cut."""
-    lines = []
-    for line in difflib.unified_diff(split_lines(before), split_lines(after),
-                                     "/dev/null" if created else f"a/{rel}", f"b/{rel}"):
-        lines.append(line)
-        if not line.endswith("\n"):
-            lines[-1] += "\n"
-            lines.append("\\ No newline at end of file\n")
-    sizes = [len(line.encode("utf-8", "surrogatepass")) for line in lines]
-    if sum(sizes) <= limit:
-        return "".join(lines)
-    kept, size = 0, 0
-    while size + sizes[kept] <= limit - _MARKER_ROOM:
-        size += sizes[kept]
-        kept += 1
-    cut = lines[kept:]
-    cut_bytes = sum(sizes[kept:])
-    return "".join(lines[:kept]) + (f"... diff truncated: {len(cut)} more lines "
-                                    f"({cut_bytes} bytes) not shown\n")

@@ -168,6 +168,18 @@ def test_reserved_name_refused(ctx: ToolContext, root: Path) -> None:
     assert not (root / STALE).exists()
 
 
+def test_link_bearing_a_reserved_name_writes_its_target(ctx: ToolContext,
+                                                       root: Path) -> None:
+    """The reserved-name check is on the file written, as when every path was resolved
+    before the lock (now only links are, once the entry shows it is one)."""
+    (root / "d").mkdir()
+    (root / "d/real.txt").write_bytes(b"old")
+    (root / STALE).symlink_to("d/real.txt")
+    out = mutate(ctx, STALE, shown=STALE, compute=lambda cur: cur.data + b"!")
+    assert out.written and (root / "d/real.txt").read_bytes() == b"old!"
+    assert (root / STALE).is_symlink()
+
+
 def test_create_dirs_through_symlinked_parent(ctx: ToolContext, root: Path) -> None:
     (root / "real").mkdir()
     (root / "alias").symlink_to("real")

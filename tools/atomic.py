@@ -82,8 +82,10 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
     the file as it is. Bytes equal to the current content are not written."""
     if names_directory(shown):
         raise _is_directory(shown)
+    target = rel  # most paths are no symlink: resolve only when the entry turns out one
     for _ in range(_RACE_RETRIES):
-        target = ctx.ws.resolve_symlinks(rel, shown=shown)
+        if is_temp_name(target.rpartition("/")[2]):
+            target = ctx.ws.resolve_symlinks(target, shown=shown)  # a link may bear it
         if target == ROOT:
             raise _is_directory(shown)
         parent, name = split_parent(target)
@@ -94,13 +96,13 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
                             path=shown, param="path")
         with locked_dir(ctx, parent, shown=shown, create=create_dirs) as dir_fd:
             st = _lstat(dir_fd, name, shown)
-            if st is not None and stat.S_ISLNK(st.st_mode):
-                continue  # a symlink appeared since we resolved: resolve again
-            if st is not None:
-                check_regular(st, shown)
-            return _mutate_locked(ctx, dir_fd, name, target, st, shown=shown,
-                                  compute=compute, expected_version=expected_version,
-                                  read_current=read_current)
+            if st is None or not stat.S_ISLNK(st.st_mode):
+                if st is not None:
+                    check_regular(st, shown)
+                return _mutate_locked(ctx, dir_fd, name, target, st, shown=shown,
+                                      compute=compute, expected_version=expected_version,
+                                      read_current=read_current)
+        target = ctx.ws.resolve_symlinks(rel, shown=shown)  # write to what the link names
     raise ToolError("write_failed", f"The path kept changing while writing: {shown}. "
                     "Retry when nothing else is replacing it.", path=shown)
 
@@ -299,7 +301,8 @@ def _unlink_quietly(dir_fd: int, name: str) -> None:
 def _remove_stale(dir_fd: int) -> int:
     """Remove temp files in a directory whose lock we hold: no live writer owns them."""
     try:
-        names = [n for n in os.listdir(dir_fd) if _TEMP_NAME.fullmatch(n)]
+        names = [n for n in os.listdir(dir_fd)
+                 if n.startswith(TEMP_PREFIX) and _TEMP_NAME.fullmatch(n)]
     except OSError:
         return 0
     removed = 0

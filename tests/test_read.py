@@ -33,9 +33,11 @@ PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08
 def rctx(request: pytest.FixtureRequest, ctx: ToolContext,
          monkeypatch: pytest.MonkeyPatch) -> ToolContext:
     """`ctx`, once on the in-memory path and once on the streaming path with tiny chunks
-    (odd-sized, so UTF-8 sequences, UTF-16 units and CRLFs straddle them)."""
+    (odd-sized, so UTF-8 sequences, UTF-16 units and CRLFs straddle them; a window's first
+    read is smaller still)."""
     if request.param == "stream":
         monkeypatch.setattr(read_module, "SMALL_FILE", 0)
+        monkeypatch.setattr(read_module, "_WINDOW_FIRST", 3)
         monkeypatch.setattr(text, "CHUNK", 7)
     return ctx
 

@@ -199,6 +199,7 @@ def _sparse(path: Path, pieces: list[tuple[int, bytes]], size: int) -> bytes:
     return path.read_bytes()
 
 
+@pytest.mark.parametrize("first", [None, 1, 5000])
 @pytest.mark.parametrize("chunk", [4096, 1 << 20])
 @pytest.mark.parametrize("pieces, size", [
     ([(0, b"head\n" * 10), (3 << 20, "mid é\nline\n".encode())], 5 << 20),
@@ -207,12 +208,14 @@ def _sparse(path: Path, pieces: list[tuple[int, bytes]], size: int) -> bytes:
 ])
 def test_scan_reads_holes_as_zeros(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                    chunk: int, pieces: list[tuple[int, bytes]],
-                                   size: int) -> None:
+                                   size: int, first: int | None) -> None:
     monkeypatch.setattr(text, "CHUNK", chunk)
     data = _sparse(tmp_path / "s", pieces, size)
     fd = os.open(tmp_path / "s", os.O_RDONLY)
     try:
-        assert b"".join(bytes(piece) for piece in text.chunks(fd)) == data
+        pieces_read = [bytes(piece) for piece in text.chunks(fd, first=first)]
+        assert b"".join(pieces_read) == data
+        assert len(pieces_read[0]) <= min(first or chunk, chunk)
     finally:
         os.close(fd)
     decoded, encoding = text.decode(data)

@@ -26,6 +26,7 @@ from tools.errors import ToolError
 from tools.sandbox import version_of
 
 SMALL_FILE = 1 << 20  # read whole and windowed in memory up to this size
+_WINDOW_FIRST = 1 << 16  # a large file's window starts with a read of this many bytes
 
 
 def read(ctx: ToolContext, path: str, offset: int = 1, limit: int | None = None,
@@ -255,7 +256,7 @@ def _window_stream(fd: int, scan: text.TextScan, offset: int, limit: int | None,
     want = total - offset + 1 if limit is None else min(limit, total - offset + 1)
     window = _StreamWindow(offset, want, raw, limits)
     decoder = codecs.getincrementaldecoder(text.CODEC_OF[scan.encoding])(errors="replace")
-    for chunk in text.chunks(fd, scan.line_start):
+    for chunk in text.chunks(fd, scan.line_start, first=_WINDOW_FIRST):
         window.feed(decoder.decode(chunk))
         if window.full:
             break

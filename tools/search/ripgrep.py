@@ -211,6 +211,7 @@ class _Reader:
     def __init__(self, ctx: ToolContext, rel: str, target_fd: int, shape: Shape) -> None:
         self.ctx = ctx
         self.shape = shape
+        self.wants_text = shape.wants_text
         self.rel = rel
         self.file_arg = f"/proc/self/fd/{target_fd}"
         self.needed = shape.max_results + 1
@@ -244,12 +245,14 @@ class _Reader:
     def _lines(self, data: dict[str, Any], is_match: bool) -> None:
         first = data["line_number"]
         texts = split_lines(_text(data["lines"]))
-        if is_match:
-            self.spans.append((first, first + max(len(texts), 1) - 1))
-        if not self.shape.wants_text:
-            return
         spans = self.spans
-        if len(spans) > self.needed and first > spans[self.needed - 1][1] + self.shape.context:
+        if is_match:
+            spans.append((first, first + max(len(texts), 1) - 1))
+        if not self.wants_text or (len(spans) > self.needed and first > spans[
+                self.needed - 1][1] + self.shape.context):
+            return
+        if len(texts) == 1:  # the usual message: one line
+            self.lines[first] = texts[0]
             return
         for offset, text in enumerate(texts):
             self.lines[first + offset] = text

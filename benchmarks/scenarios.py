@@ -234,8 +234,11 @@ def search_grep(env: Env) -> Measure:
 
 def _sequential_rate(server: StdioServer, calls: Callable[[int], Call], count: int,
                      check: Check = is_success) -> Measure:
+    """`count` calls one at a time after the warm-up calls (untimed, as for reads: the first
+    call of a method pays one-off costs that spawn-to-first-answer measures)."""
+    _warm(server, calls, check)
     start = time.perf_counter()
-    for i in range(count):
+    for i in range(WARMUP, WARMUP + count):
         server.request(*calls(i), check)
     elapsed = time.perf_counter() - start
     return Measure("throughput", count / elapsed, {"requests": count})

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import stat
 from operator import itemgetter
-from typing import Callable, Iterator, NamedTuple
+from typing import Callable, Collection, Iterator, NamedTuple
 
 from tools.atomic import is_temp_name
 from tools.context import ToolContext
@@ -153,11 +153,12 @@ class _Walker:
                 entries = list(it)
         except OSError:
             entries = []
+        suspects: Collection[str] = ()
         if not self.include_ignored:
-            ignores = ignores.child(dir_rel, load_dir_rules(
-                self.ctx, dir_rel, {e.name for e in entries}))
-        # only these names can meet an ignore rule; the others skip the costly checks
-        suspects = ignores.suspects(e.name for e in entries) if ignores else ()
+            names = {e.name for e in entries}
+            ignores = ignores.child(dir_rel, load_dir_rules(self.ctx, dir_rel, names))
+            # only these names can meet an ignore rule; the others skip the costly checks
+            suspects = ignores.suspects(names) if ignores else ()
         plain, hidden = self.overrides is None, self.include_hidden
         select, descend = self.select, self.descend
         may_descend = self.max_depth is None or depth + 1 < self.max_depth

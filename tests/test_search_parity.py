@@ -11,6 +11,8 @@ import pytest
 
 from tools.context import ToolContext
 from tools.sandbox import Workspace
+from tools.search import ripgrep
+from tools.search.results import Shape
 
 from test_search import RG_PATH, run_search
 
@@ -108,3 +110,32 @@ def test_both_engines_agree(tree: Path, query: dict[str, Any]) -> None:
     assert replies["ripgrep"] == replies["python"]
     assert any(replies["ripgrep"].get(k) for k in ("matches", "files", "counts")), \
         "a parity query should find something"
+
+
+@pytest.mark.skipif(RG_PATH is None, reason="needs ripgrep")
+@pytest.mark.parametrize("query", QUERIES + [{"pattern": "e", "max_results": 10**6},
+                                             {"pattern": "a", "context_lines": 1,
+                                              "max_results": 10**6}],
+                         ids=[str(i) for i in range(len(QUERIES) + 2)])
+def test_ripgrep_sorted_and_unsorted_agree(tree: Path, query: dict[str, Any],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """rg with --sort=path and early stops, and rg on all threads with the reply sorted
+    (and pruned to max_results) at the end, give the same reply; 0 makes every query
+    unsorted, so small max_results exercise the pruning."""
+    replies = []
+    for unsorted_from in (10**9, 0):
+        monkeypatch.setattr(ripgrep, "UNSORTED_FROM", unsorted_from)
+        replies.append(run_search(ToolContext(ws=Workspace(str(tree))), "ripgrep", **query))
+    assert replies[0] == replies[1]
+
+
+def test_unsorted_pruning_keeps_every_file_the_reply_can_show() -> None:
+    """Pruning keeps the files, in path order, up to and including the one holding item
+    max_results + 1 (so `truncated` is still known); no fewer."""
+    shape = Shape("content", 0, False, 4, 2000)
+    reader = ripgrep._Reader(None, ".", -1, shape)  # type: ignore[arg-type]
+    sizes = {"d": 2, "a": 1, "c": 2, "b": 1, "e": 1}
+    reader.done = [{"path": p, "entries": [[1, "x"]] * n, "count": n} for p, n in sizes.items()]
+    reader._keep_first()
+    assert [r["path"] for r in reader.done] == ["a", "b", "c", "d"]  # 4 items, then 6
+    assert reader.count == 6

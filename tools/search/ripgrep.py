@@ -13,7 +13,10 @@ ordered by the whole path as a string, as the walker orders it. The two differ o
 a directory `d` has a sibling named `d` + a character below '/' (`d.py`, `d-old`), so rg
 is stopped once the first `max_results` items, in string order, can no longer change:
 everything up to the last file rg finished is final unless one of that file's directories
-has such a sibling, in which case only what sorts before that directory is.
+has such a sibling, in which case only what sorts before that directory is. When nearly
+every match is wanted (`UNSORTED_FROM`), rg runs unsorted on all its threads instead (it
+still prints each file's messages together), everything is read, and the files are sorted
+at the end, keeping only the first `max_results` items as it goes.
 
 A file containing a NUL anywhere contributes nothing: matches are held per file until
 rg's `end` message, which reports a NUL it met (`--no-mmap`, so rg reads the whole file).
@@ -44,6 +47,10 @@ from tools.walk import RG_WALK_FLAGS
 
 _WALK_FLAGS = tuple(f for f in RG_WALK_FLAGS if f != "--no-ignore-parent")
 _SWAP_RETRIES = 3
+# From this max_results on ("every match"), rg runs unsorted on all its threads and the
+# reply is sorted at the end: measured 10-20% faster on the stdlib than --sort=path, which
+# is single-threaded but can stop early, far better when few results are wanted.
+UNSORTED_FROM = 100_000
 _PATTERN_ERRORS = ("regex parse error", "the literal", "PCRE2", "error parsing glob",
                    "unclosed", "invalid")
 
@@ -111,7 +118,8 @@ def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, litera
     argv = _argv(ctx.rg_path, pattern, rel, literal=literal, pcre2=ctx.rg_has_pcre2,
                  case_sensitive=case_sensitive, multiline=multiline, globs=globs,
                  include_hidden=include_hidden, include_ignored=include_ignored,
-                 context=shape.context if shape.wants_text else 0)
+                 context=shape.context if shape.wants_text else 0,
+                 sort=_sorted(shape))
     target_fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
     allowed = [target_fd]
     try:
@@ -129,11 +137,18 @@ def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, litera
             os.close(fd)
 
 
+def _sorted(shape: Shape) -> bool:
+    """Whether rg runs with --sort=path (and may stop early) rather than on all threads."""
+    return shape.max_results < UNSORTED_FROM
+
+
 def _argv(rg: str, pattern: str, rel: str, *, literal: bool, pcre2: bool,
           case_sensitive: bool, multiline: bool, globs: list[str], include_hidden: bool,
-          include_ignored: bool, context: int) -> list[str]:
-    argv = [rg, "--json", "--no-config", "--no-mmap", "--sort=path", *_WALK_FLAGS,
+          include_ignored: bool, context: int, sort: bool) -> list[str]:
+    argv = [rg, "--json", "--no-config", "--no-mmap", *_WALK_FLAGS,
             "--case-sensitive" if case_sensitive else "--ignore-case"]
+    if sort:
+        argv.append("--sort=path")
     if literal:
         argv.append("--fixed-strings")
     elif pcre2:
@@ -215,6 +230,7 @@ class _Reader:
         self.rel = rel
         self.file_arg = f"/proc/self/fd/{target_fd}"
         self.needed = shape.max_results + 1
+        self.sorted = _sorted(shape)
         self.done: list[dict[str, Any]] = []
         self.count = 0  # reply items in `done`
         self.finished = self.stopped = False
@@ -237,6 +253,10 @@ class _Reader:
             if data["binary_offset"] is None:
                 self._finish_file(_path(data["path"]))
             self._start_file()
+            if not self.sorted:
+                if self.count > 2 * self.needed:
+                    self._keep_first()
+                return False
             return self.count >= self.needed and self._settled()
         elif kind == "summary":
             self.finished = True
@@ -266,6 +286,18 @@ class _Reader:
         if found is not None:
             self.done.append(found)
             self.count += items(found, self.shape)
+
+    def _keep_first(self) -> None:
+        """Unsorted: drop the files past the first `needed` items in path order, which no
+        later file can bring back into the reply (memory stays bounded)."""
+        self.done.sort(key=lambda r: r["path"])
+        count = 0
+        for i, result in enumerate(self.done):
+            if count >= self.needed:
+                del self.done[i:]
+                break
+            count += items(result, self.shape)
+        self.count = count
 
     def results(self) -> list[dict[str, Any]]:
         """The files in the reply's order; after an early stop, only the settled ones."""

@@ -15,7 +15,7 @@ from rpc.records import inside
 from rpc.server import Server, ServerOptions
 from tools.context import KIB, MIB, Limits, ToolContext
 from tools.sandbox import Workspace
-from tools.search.ripgrep import find_ripgrep
+from tools.search.locate import find_ripgrep
 
 
 def _parser() -> argparse.ArgumentParser:

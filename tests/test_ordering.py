@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 
 from rpc.ordering import PathOrder
 from rpc_client import RpcServer

@@ -12,8 +12,8 @@ import pytest
 from tools.context import Limits, ToolContext
 from tools.errors import ToolError
 from tools.fanout import FanOut
-from tools.search import search
-from tools.search.ripgrep import find_ripgrep
+from tools.search.search import search
+from tools.search.locate import find_ripgrep
 
 RG_PATH, RG_PCRE2 = find_ripgrep(None)
 ENGINES = ["ripgrep", "python"]

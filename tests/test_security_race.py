@@ -26,9 +26,9 @@ from tools.info import info
 from tools.listing import list_files
 from tools.patch import patch
 from tools.read import read
-from tools.search import search
+from tools.search.search import search
 from tools.search import ripgrep
-from tools.search.ripgrep import find_ripgrep
+from tools.search.locate import find_ripgrep
 from tools.sandbox import Workspace
 from tools.write import write
 

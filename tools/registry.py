@@ -117,7 +117,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              truncated={"type": "boolean"}),
         stoppable=True),
     Method(
-        "file.search", "tools.search:search",
+        "file.search", "tools.search.search:search",
         "Search file contents with a regex (ripgrep syntax) or a fixed string.",
         _obj(["pattern"], pattern={"type": "string"}, path=PATH, glob=_GLOBS,
              case_sensitive={"type": "boolean"}, literal={"type": "boolean"},

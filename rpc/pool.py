@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rpc.channel import FrameReader, frame, write_all
@@ -26,6 +26,7 @@ from tools.errors import ToolError
 
 log = logging.getLogger("chorus.pool")
 _mp = multiprocessing.get_context("fork")
+BATCH = 8  # most read-only jobs sent to one worker in one message
 
 
 @dataclass(eq=False)
@@ -45,7 +46,7 @@ class Worker:
     to_worker: int  # pipe: jobs go out here
     from_worker: int  # pipe: outcomes come back here (non-blocking)
     reader: FrameReader
-    job: Job | None = None
+    jobs: deque[Job] = field(default_factory=deque)  # sent, not answered; the first runs
     retired: bool = False  # closing down: not to be replaced
     closed: bool = False
 
@@ -105,16 +106,18 @@ class Pool:
         return job
 
     def stop(self, job: Job, error: ToolError, *, force: bool = False) -> bool:
-        """Fail a job with `error`: dropped if queued; if running and stoppable (or
-        `force`), its worker is killed and replaced. False if it could not be stopped."""
+        """Fail a job with `error`: dropped if queued or still waiting in its worker's
+        batch; if running and stoppable (or `force`), its worker is killed and replaced.
+        False if it could not be stopped."""
         if job.future.done():
             return True
-        if job.worker is None:
+        worker = job.worker
+        if worker is None:
             self._queue.remove(job)
-        elif job.stoppable or force:
-            self._kill(job.worker)
-        else:
-            return False
+        elif worker.jobs[0] is job:
+            if not (job.stoppable or force):
+                return False
+            self._kill(worker)
         job.future.set_result((False, error, None))
         return True
 
@@ -134,8 +137,9 @@ class Pool:
             if worker.process.is_alive():
                 worker.process.kill()
             worker.process.join(1.0)
-            if worker.job is not None and not worker.job.future.done():
-                worker.job.future.set_result((False, _shutting_down(), None))
+            for job in worker.jobs:
+                if not job.future.done():
+                    job.future.set_result((False, _shutting_down(), None))
         self._workers.clear()
         self._idle.clear()
         for job in self._queue:
@@ -169,13 +173,22 @@ class Pool:
         return self._close_fds + tuple(ends)
 
     def _dispatch(self) -> None:
+        """Hand queued jobs to idle workers. Under load, consecutive read-only jobs go out
+        several to a message (one wake-up of the worker instead of one each: the pipe
+        write was a third of the dispatcher's time); a mutation always goes alone."""
         while self._queue and self._idle:
             worker = self._idle.popleft()
-            job = self._queue.popleft()
-            job.worker, worker.job = worker, job
+            room = min(BATCH, 1 + len(self._queue) // (len(self._idle) + 1))
+            batch = [self._queue.popleft()]
+            while (len(batch) < room and batch[0].stoppable and self._queue
+                   and self._queue[0].stoppable):
+                batch.append(self._queue.popleft())
+            for job in batch:
+                job.worker = worker
+            worker.jobs.extend(batch)
             try:
-                write_all(worker.to_worker, frame((job.id, job.target, job.kwargs,
-                                                   job.record)))
+                write_all(worker.to_worker, b"".join(
+                    frame((j.id, j.target, j.kwargs, j.record)) for j in batch))
             except OSError:
                 self._crashed(worker)
 
@@ -194,15 +207,15 @@ class Pool:
         except Exception as exc:  # an outcome that cannot be unpickled: a bug
             outcomes = [(None, False, exc, None)]
         for _, ok, payload, record in outcomes:
-            job, worker.job = worker.job, None
-            if job is not None and not job.future.done():
+            job = worker.jobs.popleft()
+            if not job.future.done():
                 job.future.set_result((ok, payload, record))
+        if not worker.jobs:
             self._idle.append(worker)
-        if outcomes:
             self._dispatch()
 
     def _crashed(self, worker: Worker) -> None:
-        job = worker.job
+        job = worker.jobs[0] if worker.jobs else None
         self._replace(worker)
         code = worker.process.exitcode
         log.warning("worker %s died (exit code %s)", worker.process.pid, code)
@@ -220,14 +233,21 @@ class Pool:
         self._replace(worker)
 
     def _replace(self, worker: Worker) -> None:
-        """Take a dead or killed worker out and fork its successor."""
+        """Take a dead or killed worker out and fork its successor. The jobs that waited
+        behind the one it was running never started (they are read-only: batches hold
+        nothing else), so they go back to the head of the queue."""
         self._detach(worker)
         worker.process.join(1.0)
         if worker in self._workers:
             self._workers.remove(worker)
         if worker in self._idle:
             self._idle.remove(worker)
-        worker.job = None
+        waiting = list(worker.jobs)[1:]
+        worker.jobs.clear()
+        for job in reversed(waiting):
+            if not job.future.done():
+                job.worker = None
+                self._queue.appendleft(job)
         if not worker.retired:
             self._spawn()
 

@@ -145,3 +145,54 @@ def test_a_finished_background_process_is_reaped_not_left_a_zombie(tool_ctx):
         return pid, left
     pid, left = run(go())
     assert left == [] and not os.path.exists(f"/proc/{pid}")
+
+
+def test_queued_read_only_jobs_go_out_batched_and_a_mutation_alone(tool_ctx):
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        first = pool.submit("pool_targets:sleep", {"seconds": 0.2})
+        reads = [pool.submit("pool_targets:echo", {"n": i}) for i in range(3)]
+        write = pool.submit("pool_targets:echo", {"w": 1}, stoppable=False)
+        await first.future
+        batch = list(first.worker.jobs) if first.worker else []
+        outcomes = [await j.future for j in [*reads, write]]
+        return batch, reads, write, outcomes
+    batch, reads, write, outcomes = run(go())
+    assert batch == reads  # the three reads in one message, the write not with them
+    assert all(ok for ok, _, _ in outcomes)
+
+
+def test_stopping_the_running_job_of_a_batch_requeues_the_others(tool_ctx):
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        first = pool.submit("pool_targets:sleep", {"seconds": 0.2})
+        stuck = pool.submit("pool_targets:sleep", {"seconds": 30})
+        behind = [pool.submit("pool_targets:echo", {"n": i}) for i in range(2)]
+        await first.future
+        await asyncio.sleep(0.1)
+        assert stuck.worker is not None and stuck.worker.jobs[0] is stuck
+        pool.stop(stuck, ToolError("timeout", "x"), force=True)
+        outcomes = [await j.future for j in behind]
+        await pool.close()
+        return await stuck.future, outcomes
+    (ok, err, _), outcomes = run(go())
+    assert not ok and err.code == "timeout"
+    assert all(ok for ok, _, _ in outcomes)
+
+
+def test_stopping_a_job_waiting_in_a_batch_answers_it_and_spares_the_worker(tool_ctx):
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        first = pool.submit("pool_targets:sleep", {"seconds": 0.2})
+        running = pool.submit("pool_targets:sleep", {"seconds": 0.3})
+        waiting = pool.submit("pool_targets:echo", {})
+        await first.future
+        worker_pid = running.worker.process.pid
+        assert pool.stop(waiting, ToolError("cancelled", "x"))
+        cancelled = await waiting.future
+        done = await running.future
+        await pool.close()
+        return cancelled, done, worker_pid
+    (ok, err, _), (ok2, payload, _), worker_pid = run(go())
+    assert not ok and err.code == "cancelled"
+    assert ok2 and payload["pid"] == worker_pid  # the worker was not killed

@@ -186,9 +186,9 @@ class Pool:
             for job in batch:
                 job.worker = worker
             worker.jobs.extend(batch)
-            try:
-                write_all(worker.to_worker, b"".join(
-                    frame((j.id, j.target, j.kwargs, j.record)) for j in batch))
+            try:  # one message: the worker reads it whole before it runs any of it
+                write_all(worker.to_worker, frame(
+                    [(j.id, j.target, j.kwargs, j.record) for j in batch]))
             except OSError:
                 self._crashed(worker)
 

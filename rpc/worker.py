@@ -1,8 +1,10 @@
-"""The loop each worker process runs: receive a job, call the tool, send the outcome.
+"""The loop each worker process runs: receive jobs, call the tools, send the outcomes.
 
 A worker is forked from the dispatcher with the workspace's pinned root descriptor already
-open. It never sees JSON-RPC: a job is (job id, "module:function", kwargs, record?) and an
-outcome is (job id, ok, result or ToolError, audit record or None).
+open. It never sees JSON-RPC: a message to it is a list of jobs (job id, "module:function",
+kwargs, record?), read whole before the first runs, so the dispatcher's write never waits
+on a running job; each outcome (job id, ok, result or ToolError, audit record or None) goes
+back as soon as its job ends.
 """
 
 from __future__ import annotations
@@ -94,17 +96,22 @@ def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int
     jobs = os.fdopen(jobs_fd, "rb")
     while True:
         try:
-            job_id, target, kwargs, record = read_frame(jobs)
+            batch = read_frame(jobs)
         except (EOFError, OSError):
             return
-        ok, payload, rec = run_job(ctx, target, kwargs, record)
-        try:
-            message = frame((job_id, ok, payload, rec))
-        except Exception as exc:  # an unpicklable result is a bug too
-            log.exception("cannot send the result of %s", target)
-            message = frame((job_id, False, ToolError(
-                "internal_error", f"Internal error in chorus-tools: {exc}"), rec))
-        try:
-            write_all(results_fd, message)
-        except OSError:
-            return
+        for job_id, target, kwargs, record in batch:
+            try:
+                write_all(results_fd, _outcome(job_id, target, run_job(ctx, target, kwargs,
+                                                                       record)))
+            except OSError:
+                return
+
+
+def _outcome(job_id: int, target: str, outcome: tuple[bool, Any, Any]) -> bytes:
+    ok, payload, record = outcome
+    try:
+        return frame((job_id, ok, payload, record))
+    except Exception as exc:  # an unpicklable result is a bug too
+        log.exception("cannot send the result of %s", target)
+        return frame((job_id, False, ToolError(
+            "internal_error", f"Internal error in chorus-tools: {exc}"), record))

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from rpc.worker import resolve
 from tools.context import ToolContext
 from tools.errors import ToolError
+from tools.fanout import FanOut
 from tools.listing import list_files
 
 
@@ -29,6 +32,22 @@ def tree(root: Path, outside: Path) -> Path:
     (root / "link_out").symlink_to(outside)
     os.mkfifo(root / "pipe")
     return root
+
+
+def run_list(ctx: ToolContext, **params: Any) -> dict[str, Any]:
+    """Call file.list as the runtime would: a FanOut's parts run in order, merged after
+    each one until the merge has its answer."""
+    result = list_files(ctx, **params)
+    if not isinstance(result, FanOut):
+        return result
+    part, merge = resolve(result.part), resolve(result.merge)
+    done: list[dict[str, Any]] = []
+    for kwargs in result.parts:
+        done.append(part(ctx, **kwargs))
+        final = merge(result.args, done, len(done) == len(result.parts))
+        if final is not None:
+            return final
+    raise AssertionError("merge returned nothing on the complete results")
 
 
 def _paths(result: dict) -> list[str]:
@@ -183,6 +202,6 @@ def test_large_tree_with_globstar(ctx: ToolContext, root: Path) -> None:
         d.mkdir()
         for j in range(40):
             (d / f"f{j:02d}.{'md' if j % 4 == 0 else 'txt'}").touch()
-    result = list_files(ctx, pattern="**/*.md", max_results=100000)
+    result = run_list(ctx, pattern="**/*.md", max_results=100000)
     assert len(result["files"]) == 500 and not result["truncated"]
     assert all(re.fullmatch(r"d\d\d/f\d\d\.md", f["path"]) for f in result["files"])

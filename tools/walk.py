@@ -37,8 +37,8 @@ from tools.ignore import IgnoreStack, load_dir_rules, stack_above
 from tools.sandbox import ROOT
 
 FILE, DIR, SYMLINK, OTHER = "file", "dir", "symlink", "other"
-_DESCEND = "descend"
-_CHILD_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+DESCEND = "descend"  # the kind of an item that is a directory to enter
+CHILD_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 # ripgrep flags that make `rg --files` (run with the workspace root as its working
 # directory) see the same files as walk_files: add `--hidden` for include_hidden and
@@ -87,41 +87,14 @@ def walk_entries(ctx: ToolContext, rel: str, *, include_hidden: bool,
     overrides = _search_globs(globs) if globs else None
     ignores = IgnoreStack() if include_ignored else stack_above(ctx, start)
     fd = ctx.ws.open_dir(start or ROOT, shown=shown)
-    walker = _Walker(ctx, include_hidden, include_ignored, overrides, max_depth, descend,
-                     select)
+    walker = Walker(ctx, include_hidden, include_ignored, overrides, max_depth, descend,
+                    select)
     try:
-        stack = [walker.scan(fd, start, ignores, 0)]
+        frame = walker.scan(fd, start, ignores, 0)
     except BaseException:
         os.close(fd)
         raise
-    try:
-        while stack:
-            fd, dir_rel, items, ignores, depth = stack[-1]
-            item = next(items, None)
-            if item is None:
-                os.close(fd)
-                stack.pop()
-                continue
-            _, name, path, kind = item
-            if kind == _DESCEND:
-                if stop is not None and stop():
-                    return
-                try:
-                    child = os.open(name, _CHILD_FLAGS, dir_fd=fd)
-                except OSError:  # gone, replaced by a symlink, or unreadable: as rg, skip
-                    continue
-                stack.append(walker.scan(child, path, ignores, depth + 1))
-            else:
-                try:
-                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                except OSError:
-                    continue
-                if kind == FILE and not stat.S_ISREG(st.st_mode):
-                    continue  # replaced since it was listed
-                yield Entry(path, kind, st)
-    finally:
-        for frame in stack:
-            os.close(frame[0])
+    yield from walker.walk([frame], stop)
 
 
 def _search_globs(globs: list[str]) -> SearchGlobs:
@@ -131,7 +104,7 @@ def _search_globs(globs: list[str]) -> SearchGlobs:
         raise invalid_pattern(exc, "glob") from None
 
 
-class _Walker:
+class Walker:
     """What stays the same for every directory of one walk."""
 
     def __init__(self, ctx: ToolContext, include_hidden: bool, include_ignored: bool,
@@ -145,6 +118,45 @@ class _Walker:
         self.max_depth = max_depth
         self.descend = descend
         self.select = select
+        self.listed = 0  # names listed so far: the walk's work, for tools.walk_split
+
+    def walk(self, stack: list[list], stop: Callable[[], bool] | None = None
+             ) -> Iterator[Entry]:
+        """The entries of the frames on `stack` (from `scan`) and beneath, in path order,
+        the last frame first; closes every frame's directory."""
+        try:
+            while stack:
+                fd, dir_rel, items, ignores, depth = stack[-1]
+                item = next(items, None)
+                if item is None:
+                    os.close(fd)
+                    stack.pop()
+                    continue
+                _, name, path, kind = item
+                if kind == DESCEND:
+                    if stop is not None and stop():
+                        return
+                    try:
+                        child = os.open(name, CHILD_FLAGS, dir_fd=fd)
+                    except OSError:  # gone, now a symlink, or unreadable: as rg, skip
+                        continue
+                    stack.append(self.scan(child, path, ignores, depth + 1))
+                elif (entry := self.entry(fd, name, path, kind)) is not None:
+                    yield entry
+        finally:
+            for frame in stack:
+                os.close(frame[0])
+
+    @staticmethod
+    def entry(fd: int, name: str, path: str, kind: str) -> Entry | None:
+        """The listed item `name` of directory `fd`, stat'ed; None if it changed since."""
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            return None
+        if kind == FILE and not stat.S_ISREG(st.st_mode):
+            return None  # replaced since it was listed
+        return Entry(path, kind, st)
 
     def scan(self, fd: int, dir_rel: str, ignores: IgnoreStack, depth: int) -> list:
         """A frame for one open directory: its visible items, sorted, and its rules."""
@@ -153,6 +165,7 @@ class _Walker:
                 entries = list(it)
         except OSError:
             entries = []
+        self.listed += len(entries)
         suspects: Collection[str] = ()
         if not self.include_ignored:
             names = {e.name for e in entries}
@@ -181,7 +194,7 @@ class _Walker:
             if select is None or select(path, kind):
                 items.append((name, name, path, kind))
             if kind == DIR and may_descend and (descend is None or descend(path)):
-                items.append((name + "/", name, path, _DESCEND))
+                items.append((name + "/", name, path, DESCEND))
         items.sort(key=itemgetter(0))
         return [fd, dir_rel, iter(items), ignores, depth]
 

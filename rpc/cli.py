@@ -100,6 +100,7 @@ def _tool_context(args: argparse.Namespace) -> ToolContext:
                     search_file_timeout=args.search_file_timeout)
     return ToolContext(ws=Workspace(args.workspace), limits=limits,
                        search_engine=args.search_engine, rg_path=rg_path,
+                       workers=args.workers,
                        rg_has_pcre2=pcre2)
 
 

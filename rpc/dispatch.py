@@ -170,10 +170,12 @@ class Dispatcher:
         return ok, payload, audit
 
     async def _run(self, call: Call, target: str, kwargs: dict[str, Any], deadline: float,
-                   *, record: bool = False, stoppable: bool = True) -> tuple[bool, Any, Any]:
+                   *, record: bool = False, stoppable: bool = True,
+                   batchable: bool = True) -> tuple[bool, Any, Any]:
         if call.cancelled:
             raise _cancelled()
-        job = self._pool.submit(target, kwargs, record=record, stoppable=stoppable)
+        job = self._pool.submit(target, kwargs, record=record, stoppable=stoppable,
+                                batchable=batchable)
         call.jobs.add(job)
         timer = asyncio.get_running_loop().call_at(deadline, self._expire, job)
         try:
@@ -185,7 +187,8 @@ class Dispatcher:
     async def _fan_out(self, call: Call, fan: FanOut, deadline: float) -> dict[str, Any]:
         """Run the parts across the pool; merge the finished prefix until it is enough."""
         merge = resolve(fan.merge)
-        runs = [asyncio.ensure_future(self._run(call, fan.part, kwargs, deadline))
+        runs = [asyncio.ensure_future(self._run(call, fan.part, kwargs, deadline,
+                                                batchable=False))
                 for kwargs in fan.parts]
         results: list[dict[str, Any]] = []
         try:

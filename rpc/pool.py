@@ -36,6 +36,7 @@ class Job:
     kwargs: dict[str, Any]
     record: bool
     stoppable: bool
+    batchable: bool  # small and read-only: may share a message with others like it
     future: asyncio.Future
     worker: Worker | None = None
 
@@ -91,7 +92,7 @@ class Pool:
         self._background.remove(process)
 
     def submit(self, target: str, kwargs: dict[str, Any], *, record: bool = False,
-               stoppable: bool = True) -> Job:
+               stoppable: bool = True, batchable: bool = True) -> Job:
         """Queue a job and return it; its future resolves to (ok, payload, record)."""
         if not self._idle and len(self._queue) >= self._max_pending:
             raise ToolError("server_busy",
@@ -100,6 +101,7 @@ class Pool:
                             pending=len(self._queue), limit=self._max_pending)
         assert self._loop is not None
         job = Job(next(self._ids), target, kwargs, record, stoppable,
+                  stoppable and batchable,
                   self._loop.create_future())
         self._queue.append(job)
         self._dispatch()
@@ -173,15 +175,16 @@ class Pool:
         return self._close_fds + tuple(ends)
 
     def _dispatch(self) -> None:
-        """Hand queued jobs to idle workers. Under load, consecutive read-only jobs go out
-        several to a message (one wake-up of the worker instead of one each: the pipe
-        write was a third of the dispatcher's time); a mutation always goes alone."""
+        """Hand queued jobs to idle workers. Under load, consecutive small read-only jobs
+        go out several to a message (one wake-up of the worker instead of one each: the
+        pipe write was a third of the dispatcher's time); a mutation, or a part of a
+        split job (which must spread over the workers), always goes alone."""
         while self._queue and self._idle:
             worker = self._idle.popleft()
             room = min(BATCH, 1 + len(self._queue) // (len(self._idle) + 1))
             batch = [self._queue.popleft()]
-            while (len(batch) < room and batch[0].stoppable and self._queue
-                   and self._queue[0].stoppable):
+            while (len(batch) < room and batch[0].batchable and self._queue
+                   and self._queue[0].batchable):
                 batch.append(self._queue.popleft())
             for job in batch:
                 job.worker = worker

@@ -196,3 +196,21 @@ def test_stopping_a_job_waiting_in_a_batch_answers_it_and_spares_the_worker(tool
     (ok, err, _), (ok2, payload, _), worker_pid = run(go())
     assert not ok and err.code == "cancelled"
     assert ok2 and payload["pid"] == worker_pid  # the worker was not killed
+
+
+def test_parts_of_a_split_job_are_never_batched_onto_one_worker(tool_ctx):
+    """Regression: a split listing's queued parts all went to the first free worker as
+    one batch, so they ran one after another instead of side by side."""
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        first = pool.submit("pool_targets:sleep", {"seconds": 0.2}, batchable=False)
+        parts = [pool.submit("pool_targets:echo", {"n": i}, batchable=False)
+                 for i in range(3)]
+        await first.future
+        in_flight = list(parts[0].worker.jobs) if parts[0].worker else []
+        outcomes = [await p.future for p in parts]
+        await pool.close()
+        return in_flight, parts, outcomes
+    in_flight, parts, outcomes = run(go())
+    assert in_flight == parts[:1]
+    assert all(ok for ok, _, _ in outcomes)

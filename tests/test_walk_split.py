@@ -48,11 +48,11 @@ def one_walk(ctx: ToolContext, pattern: str, path: str = ".", include_hidden: bo
 
 
 @pytest.fixture
-def split_into(monkeypatch: pytest.MonkeyPatch) -> Any:
+def split_into(monkeypatch: pytest.MonkeyPatch, ctx: ToolContext) -> Any:
     """Make file.list split any frontier of `runs` directories or more into `runs` runs."""
     def force(runs: int) -> None:
         monkeypatch.setattr(listing, "DIRS_PER_RUN", 1)
-        monkeypatch.setattr(listing, "_runs", lambda: runs)
+        ctx.workers = runs
     return force
 
 
@@ -127,11 +127,11 @@ def test_small_trees_and_one_worker_are_walked_inline(ctx: ToolContext, root: Pa
     for i in range(40):
         (root / f"d{i:02d}").mkdir()
         (root / f"d{i:02d}" / "f.md").write_text("x")
-    monkeypatch.setattr(listing, "_runs", lambda: 2)
+    ctx.workers = 2
     assert isinstance(list_files(ctx, pattern="**"), FanOut)  # 40 directories: split
-    monkeypatch.setattr(listing, "_runs", lambda: 1)
+    ctx.workers = 1
     assert not isinstance(list_files(ctx, pattern="**"), FanOut)
-    monkeypatch.setattr(listing, "_runs", lambda: 3)  # 24 directories needed
+    ctx.workers = 3  # 24 directories needed
     for i in range(20):
         shutil.rmtree(root / f"d{i:02d}")
     assert list_files(ctx, pattern="**/*.md") == one_walk(ctx, "**/*.md")

@@ -36,6 +36,7 @@ class ToolContext:
     search_engine: str = "auto"  # auto | ripgrep | python
     rg_path: str | None = None  # resolved ripgrep binary, None when there is none
     rg_has_pcre2: bool = False
+    workers: int = 1  # the pool's size: how many parts a FanOut should make for it
     record: dict[str, Any] | None = None
 
 

@@ -16,7 +16,6 @@ per-entry Python work and ~5k system calls, serial).
 from __future__ import annotations
 
 import heapq
-import os
 import pickle
 from functools import lru_cache
 from itertools import islice
@@ -54,7 +53,7 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
                                        include_ignored=include_ignored, max_depth=1,
                                        shown=path), sort, max_results)
         walker = _walker(ctx, matcher, start, include_hidden, include_ignored)
-        runs = _runs()
+        runs = ctx.workers
         front = expand(walker, start or ROOT, shown=path, min_dirs=DIRS_PER_RUN * runs,
                        max_listed=MAX_LISTED)
     except ToolError as err:
@@ -117,13 +116,6 @@ def _compile(pattern: str) -> ListPattern:
         return ListPattern(pattern)
     except GlobError as exc:
         raise invalid_pattern(exc, "pattern") from None
-
-
-def _runs() -> int:
-    """One run per worker (the pool has one per CPU by default): the pool hands jobs
-    that wait in its queue to one worker as a batch, so runs beyond one per worker would
-    queue up behind each other on the same worker instead of spreading out."""
-    return os.cpu_count() or 1
 
 
 def _walker(ctx: ToolContext, matcher: ListPattern, start: str, include_hidden: bool,

@@ -86,7 +86,7 @@ def _python(files: list[str], pat: Pattern, case_sensitive: bool, multiline: boo
     if len(files) <= INLINE_FILES:
         part = pyengine.search_part(ctx, files, **query)
         return assemble(part["results"], shape, "python")
-    chunks = CHUNKS_PER_WORKER * (os.cpu_count() or 1)
+    chunks = CHUNKS_PER_WORKER * ctx.workers
     size = max(INLINE_FILES // 2, math.ceil(len(files) / chunks))
     parts = [{"files": files[i:i + size], **query} for i in range(0, len(files), size)]
     return FanOut(part="tools.search.pyengine:search_part", parts=parts,

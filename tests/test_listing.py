@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from rpc.worker import resolve
 from tools.context import ToolContext
 from tools.errors import ToolError
-from tools.fanout import FanOut
 from tools.listing import list_files
+from fanout_runner import settle
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -35,19 +34,8 @@ def tree(root: Path, outside: Path) -> Path:
 
 
 def run_list(ctx: ToolContext, **params: Any) -> dict[str, Any]:
-    """Call file.list as the runtime would: a FanOut's parts run in order, merged after
-    each one until the merge has its answer."""
-    result = list_files(ctx, **params)
-    if not isinstance(result, FanOut):
-        return result
-    part, merge = resolve(result.part), resolve(result.merge)
-    done: list[dict[str, Any]] = []
-    for kwargs in result.parts:
-        done.append(part(ctx, **kwargs))
-        final = merge(result.args, done, len(done) == len(result.parts))
-        if final is not None:
-            return final
-    raise AssertionError("merge returned nothing on the complete results")
+    """Call file.list as the runtime would, running a FanOut's parts in order."""
+    return settle(ctx, list_files(ctx, **params))
 
 
 def _paths(result: dict) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -14,31 +13,18 @@ from tools.errors import ToolError
 from tools.fanout import FanOut
 from tools.search.search import search
 from tools.search.locate import find_ripgrep
+from fanout_runner import settle
+from rpc.worker import resolve
 
 RG_PATH, RG_PCRE2 = find_ripgrep(None)
 ENGINES = ["ripgrep", "python"]
-
-
-def _load(target: str) -> Any:
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def run_search(ctx: ToolContext, engine: str, **params: Any) -> dict[str, Any]:
     """Call file.search as the runtime would, running a FanOut's parts in order."""
     ctx.search_engine = engine
     ctx.rg_path, ctx.rg_has_pcre2 = (RG_PATH, RG_PCRE2) if engine == "ripgrep" else (None, False)
-    result = search(ctx, **params)
-    if not isinstance(result, FanOut):
-        return result
-    part, merge = _load(result.part), _load(result.merge)
-    done: list[dict[str, Any]] = []
-    for kwargs in result.parts:
-        done.append(part(ctx, **kwargs))
-        final = merge(result.args, done, len(done) == len(result.parts))
-        if final is not None:
-            return final
-    raise AssertionError("merge returned nothing on the complete results")
+    return settle(ctx, search(ctx, **params))
 
 
 @pytest.fixture(params=ENGINES)
@@ -309,8 +295,8 @@ def test_python_engine_fans_out_on_larger_trees(ctx: ToolContext, root: Path) ->
     assert isinstance(fan, FanOut) and len(fan.parts) > 1
     assert [f for part in fan.parts for f in part["files"]] == [f"f{n:03}.txt"
                                                                for n in range(100)]
-    merge = _load(fan.merge)
-    first = _load(fan.part)(ctx, **fan.parts[0])
+    merge = resolve(fan.merge)
+    first = resolve(fan.part)(ctx, **fan.parts[0])
     assert merge({**fan.args, "shape": {**fan.args["shape"], "max_results": 1}},
                  [first], False)["truncated"] is True
     assert merge(fan.args, [first], False) is None

@@ -44,17 +44,42 @@ class ParamsValidator:
 
 def _explain(method: Method, params: dict[str, Any],
              exc: fastjsonschema.JsonSchemaValueException) -> ToolError:
-    props = method.params["properties"]
-    accepted = ", ".join(props)
+    """The schema's complaint in the parameter's own terms, at any depth: `path`,
+    `patches[0].find`."""
+    where: list[str | int] = []
+    obj, schema = params, method.params
+    for step in exc.path[1:]:  # the object the complaint is about, and its schema
+        if "items" in schema:  # fastjsonschema names an array index as a string
+            step, schema = int(step), schema["items"]
+        else:
+            schema = schema["properties"][step]
+        obj = obj[step]
+        where.append(step)
     if exc.rule == "additionalProperties":
-        unknown = sorted(set(params) - set(props))
-        return ToolError("invalid_params", f"Unknown parameter '{unknown[0]}' for "
-                         f"{method.name}; it accepts: {accepted}.", param=unknown[0])
-    if exc.rule == "required" and len(exc.path) == 1:
-        missing = [p for p in method.params["required"] if p not in params]
-        return ToolError("invalid_params", f"Missing required parameter '{missing[0]}' for "
-                         f"{method.name}.", param=missing[0])
-    name = ".".join(str(p) for p in exc.path[1:]) or "params"
+        unknown = sorted(set(obj) - set(schema["properties"]))[0]
+        return ToolError("invalid_params", f"Unknown parameter '{_name(where + [unknown])}' "
+                         f"for {method.name}; accepted there: "
+                         f"{', '.join(schema['properties'])}.",
+                         param=_name(where + [unknown]))
+    if exc.rule == "required":
+        missing = next(p for p in schema["required"] if p not in obj)
+        return ToolError("invalid_params", f"Missing required parameter "
+                         f"'{_name(where + [missing])}' for {method.name}.",
+                         param=_name(where + [missing]))
+    name = _name(where) or "params"
     message = exc.message.replace(exc.name, f"'{name}'", 1)
+    if exc.rule == "oneOf":  # fastjsonschema's words name no type
+        message = f"'{name}' must be " + " or ".join(map(_kind, schema["oneOf"]))
     return ToolError("invalid_params", f"Invalid parameter for {method.name}: {message}.",
                      param=name)
+
+
+def _name(steps: list[str | int]) -> str:
+    """A parameter's path as tools name it too: `patches[0].find`."""
+    return "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in steps).lstrip(".")
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    if schema.get("type") == "array":
+        return f"a list of {schema['items']['type']}s"
+    return f"a {schema['type']}"

@@ -44,7 +44,10 @@ def test_unknown_parameter_is_named_and_the_accepted_ones_listed():
     ("file.search", {"pattern": "x", "output_mode": "lines"}, "output_mode"),
     ("file.search", {"pattern": "x", "glob": 3}, "glob"),
     ("file.list", {"sort": "name"}, "sort"),
-    ("file.patch", {"path": "a", "patches": [{"find": "x"}]}, "patches.0"),
+    ("file.patch", {"path": "a", "patches": [{"find": "x"}]}, "patches[0].replace"),
+    ("file.patch", {"path": "a", "patches": [{"find": "x", "replace": 1}]},
+     "patches[0].replace"),
+    ("file.patch", {"path": "a", "patches": "x"}, "patches"),
 ])
 def test_ill_typed_parameter_is_named(method, params, param):
     assert bad(method, params).details["param"] == param
@@ -57,3 +60,17 @@ def test_positional_params_are_refused_by_name():
 def test_integral_floats_become_ints():
     assert V.check(METHODS["file.read"], {"path": "a", "offset": 2.0})["offset"] == 2
     assert isinstance(V.check(METHODS["file.read"], {"path": "a", "limit": 3.0})["limit"], int)
+
+
+def test_an_unknown_key_inside_a_patch_is_named_not_an_internal_error():
+    """Regression: an unknown key in a patch object crashed the explanation (IndexError),
+    so the client got internal_error instead of invalid_params."""
+    err = bad("file.patch", {"path": "a", "patches": [
+        {"find": "a", "replace": "b"}, {"find": "a", "replace": "b", "extra": 1}]})
+    assert err.details["param"] == "patches[1].extra" and "replace_all" in err.message
+
+
+def test_a_value_of_neither_allowed_type_says_which_types_are():
+    err = bad("file.search", {"pattern": "x", "glob": [1]})
+    assert err.details["param"] == "glob"
+    assert "a string or a list of strings" in err.message

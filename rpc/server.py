@@ -34,10 +34,17 @@ class ServerOptions:
     records_dir: str | None
 
 
+def pollable(fd: int) -> bool:
+    """Whether the event loop can wait on `fd`: pipes, sockets and terminals. Regular files
+    and devices like /dev/null cannot be registered with epoll."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
 class Output:
     """Writes framed replies to the private stdout: the replies of one turn of the event
-    loop go out in one write, without blocking the loop (a pipe or a terminal), or with
-    plain writes when stdout is a regular file."""
+    loop go out in one write, without blocking the loop (a pipe, socket or terminal), or
+    with plain writes when stdout is a regular file or a device."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
@@ -45,7 +52,7 @@ class Output:
         self._pending: list[bytes] = []
 
     async def open(self) -> None:
-        if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+        if pollable(self._fd):
             loop = asyncio.get_running_loop()
             self._transport, _ = await loop.connect_write_pipe(
                 asyncio.Protocol, os.fdopen(self._fd, "wb", buffering=0, closefd=False))
@@ -114,7 +121,7 @@ class Server:
         return 0
 
     async def _start_reading(self) -> asyncio.BaseTransport | None:
-        if stat.S_ISREG(os.fstat(self._wire_in).st_mode):
+        if not pollable(self._wire_in):
             asyncio.get_running_loop().create_task(self._read_file())
             return None
         transport, _ = await asyncio.get_running_loop().connect_read_pipe(
@@ -122,7 +129,8 @@ class Server:
         return transport
 
     async def _read_file(self) -> None:
-        """stdin redirected from a file cannot be polled: read it in chunks, yielding."""
+        """stdin from a file or a device like /dev/null cannot be polled: read it in
+        chunks, yielding."""
         while not self._stop.is_set() and (data := os.read(self._wire_in, _CHUNK)):
             self.feed(data)
             await asyncio.sleep(0)

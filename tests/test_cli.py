@@ -4,6 +4,7 @@ and --help, both entry points, and a stdout that carries protocol messages only.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -148,6 +149,16 @@ def test_stdin_and_stdout_may_be_regular_files(ws: Path, tmp_path: Path) -> None
                               stdin=stdin, stdout=out, stderr=subprocess.PIPE, cwd=REPO,
                               timeout=60).returncode
     check_session(subprocess.CompletedProcess([], code, (tmp_path / "out").read_bytes(), b""))
+
+
+def test_stdin_from_dev_null_is_an_empty_session_and_exits_0(ws: Path) -> None:
+    """Regression: /dev/null cannot be polled, so the server hung after an asyncio
+    traceback instead of seeing the end of its input."""
+    with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as out:
+        result = subprocess.run([*PYTHON_M, "--workspace", str(ws), "--workers", "1"],
+                                stdin=stdin, stdout=out, stderr=subprocess.PIPE, cwd=REPO,
+                                timeout=60)
+    assert result.returncode == 0 and b"Traceback" not in result.stderr
 
 
 def test_last_line_without_a_newline_is_answered(ws: Path) -> None:

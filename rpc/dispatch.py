@@ -135,7 +135,7 @@ class Dispatcher:
             ok, payload, audit = await self._execute(call, method, checked)
         except Exception as exc:
             ok, payload, audit = False, exc, None
-        self._record(call, method, params, payload, audit)
+        await self._record(call, method, params, payload, audit)
         if ok:
             return result_response(request.id, payload)
         return error_response(request.id, wire_error(payload))
@@ -226,18 +226,33 @@ class Dispatcher:
             for job in list(call.jobs):
                 self._pool.stop(job, _cancelled())
 
-    def _record(self, call: Call, method: Method, params: dict[str, Any], payload: Any,
-                audit: dict[str, Any] | None) -> None:
+    async def _record(self, call: Call, method: Method, params: dict[str, Any],
+                      payload: Any, audit: dict[str, Any] | None) -> None:
         if self._records is None or not method.mutates(params):
             return
         outcome = payload.code if isinstance(payload, ToolError) else (
             "internal_error" if isinstance(payload, BaseException) else "ok")
+        if outcome != "ok" and "sha256_before" not in (audit or {}):
+            audit = await self._unchanged(call, params.get("path"))
         try:
             self._records.append(rid=call.request.id if not call.request.is_notification
                                  else None, method=method.name, path=params.get("path"),
                                  outcome=outcome, audit=audit)
         except OSError:
             log.exception("cannot append the audit record")
+
+    async def _unchanged(self, call: Call, path: Any) -> dict[str, Any] | None:
+        """The hashes of the file a call refused before looking at it (refused params, a
+        limit): a worker reads them, since the dispatcher touches no file."""
+        if not isinstance(path, str):
+            return None
+        deadline = asyncio.get_running_loop().time() + self._timeout
+        try:
+            ok, payload, _ = await self._run(call, "tools.audit:current_hashes",
+                                             {"path": path}, deadline)
+        except ToolError:
+            return None
+        return payload if ok else None
 
 
 def _cancelled() -> ToolError:

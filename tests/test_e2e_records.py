@@ -191,3 +191,17 @@ def test_records_dir_inside_the_workspace_is_refused_at_start(tmp_path: Path) ->
         assert run.returncode == 2, (records, run)
         assert run.stdout == b"" and len(run.stderr.decode().strip().splitlines()) == 1
     assert not any(n == "records.jsonl" for _, _, names in os.walk(ws) for n in names)
+
+
+def test_a_call_refused_before_it_read_the_file_records_the_file_as_it_is(
+        audited: Audited) -> None:
+    """Regression: calls refused as invalid_params (by the schema) or over a limit never
+    read the file, and their records said null hashes for a file that existed."""
+    a = audited
+    a.call("file.write", {"path": "a.txt", "content": "kept\n"}, after=b"kept\n")
+    for params in ({"path": "a.txt", "content": 5},
+                   {"path": "a.txt", "content": "x", "bogus": 1},
+                   {"path": "a.txt", "patches": []}):
+        method = "file.patch" if "patches" in params else "file.write"
+        a.call(method, params, before=b"kept\n", after=b"kept\n")
+    a.call("file.delete", {"path": "absent.txt"})

@@ -122,7 +122,9 @@ class Dispatcher:
         if request.method == DISCOVER:
             if request.params:
                 return error_response(request.id, wire_error(ToolError(
-                    "invalid_params", "rpc.discover takes no parameters.", param="params")))
+                    "invalid_params", "rpc.discover takes no parameters.",
+                    param=next(iter(request.params)) if isinstance(request.params, dict)
+                    else "params")))
             return result_response(request.id, openrpc_document())
         method = METHODS.get(request.method)
         if method is None:

@@ -55,6 +55,11 @@ def test_empty_positional_params_mean_no_params(server: E2EServer) -> None:
     assert ok(server.recv(), 2)["openrpc"].startswith("1.")
 
 
+def test_an_unknown_parameter_of_rpc_discover_is_named(server: E2EServer) -> None:
+    server.send(request("rpc.discover", {"verbose": True}, 21))
+    assert failed(server.recv(), -32602, 21)["data"]["param"] == "verbose"
+
+
 def test_named_params_in_any_order(server: E2EServer) -> None:
     server.send_raw(b'{"jsonrpc": "2.0", "method": "file.read", '
                     b'"params": {"limit": 1, "path": "a.txt"}, "id": 3}\n')

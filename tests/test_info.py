@@ -190,3 +190,12 @@ def test_a_symlinked_parent_leading_outside_is_refused(ctx: ToolContext, root: P
 def test_iso_utc(ns: int, expected: str) -> None:
     assert iso_utc(ns) == expected
     assert ISO.match(expected)
+
+
+def test_a_file_path_ending_in_slash_is_not_a_directory(ctx, root):
+    (root / "f.txt").write_text("x\n")
+    (root / "d").mkdir()
+    with pytest.raises(ToolError) as err:
+        info(ctx, "f.txt/")
+    assert err.value.code == "not_a_directory"
+    assert info(ctx, "d/")["type"] == "dir"

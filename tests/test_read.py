@@ -471,3 +471,17 @@ def test_a_giant_single_line_is_never_held_whole(ctx: ToolContext, root: Path) -
     assert match is not None and match.group(2) == str(size // 2)
     assert result["content"].split("\n")[1] == "     2\tnext"
     assert peak < 16 * 1024 ** 2
+
+
+def test_a_file_path_ending_in_slash_is_not_a_directory(ctx, root):
+    """Regression: 'f/' read the file 'f' (normalisation dropped the slash); a path that
+    ends with '/' names a directory, as the kernel would say."""
+    (root / "f.txt").write_text("x\n")
+    (root / "d").mkdir()
+    for path in ("f.txt/", "f.txt/.", "d/../f.txt/"):
+        with pytest.raises(ToolError) as err:
+            read(ctx, path)
+        assert err.value.code == "not_a_directory"
+    with pytest.raises(ToolError) as err:
+        read(ctx, "d/")
+    assert err.value.code == "is_directory"

@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 
 from tools.context import ToolContext, note_hashes
 from tools.errors import ToolError, from_os_error
-from tools.sandbox import ROOT, check_regular, version_of
+from tools.sandbox import ROOT, check_regular, names_directory, version_of
 
 TEMP_PREFIX = ".chorus-tmp-"
 _TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[0-9a-f]{16}")
@@ -60,12 +60,6 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(TEMP_PREFIX)
 
 
-def names_directory(path: str) -> bool:
-    """A client path ending in '/', '/.' or '/..' can only name a directory, whatever
-    normalisation makes of it ('a/b/..' must not reach a file 'a')."""
-    return path.rpartition("/")[2] in ("", ".", "..")
-
-
 def split_parent(rel: str) -> tuple[str, str]:
     """('dir', 'name') of a workspace-relative path; the root's parent is '.'."""
     parent, _, name = rel.rpartition("/")
@@ -81,7 +75,9 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
     messages. compute may raise ToolError (nothing is written) or return None to leave
     the file as it is. Bytes equal to the current content are not written."""
     if names_directory(shown):
-        raise _is_directory(shown)
+        raise ToolError("is_directory", f"The path ends with '/' (or '/.', '/..'), so it "
+                        f"names a directory: {shown}. Give a file path without it.",
+                        path=shown)
     target = rel  # most paths are no symlink: resolve only when the entry turns out one
     for _ in range(_RACE_RETRIES):
         if is_temp_name(target.rpartition("/")[2]):

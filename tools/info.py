@@ -24,7 +24,7 @@ from typing import Any
 from tools import text
 from tools.context import ToolContext
 from tools.errors import ToolError, from_os_error
-from tools.sandbox import file_type_name, version_of
+from tools.sandbox import file_type_name, names_directory, not_a_directory, version_of
 from tools.timefmt import iso_utc
 
 _TEXTUAL = ("application/json", "application/xml", "application/javascript",
@@ -48,6 +48,8 @@ def info(ctx: ToolContext, path: str) -> dict[str, Any]:
         result["is_symlink"] = True
         result["symlink_target"] = _readlink(ctx, rel, path)
         st = _follow(ctx, rel, path)
+    if names_directory(path) and st is not None and not stat.S_ISDIR(st.st_mode):
+        raise not_a_directory(path)
     if st is None:
         return result
     result.update(size=st.st_size, modified=iso_utc(st.st_mtime_ns),

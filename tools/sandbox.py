@@ -207,6 +207,8 @@ class Workspace:
         try:
             st = os.fstat(path_fd)
             check_regular(st, shown)
+            if names_directory(shown):
+                raise not_a_directory(shown)
             fd = os.open(f"/proc/self/fd/{path_fd}", flags | os.O_CLOEXEC)
         except OSError as exc:
             raise from_os_error(exc, shown) from None
@@ -265,6 +267,18 @@ class Workspace:
         if here == (root or "/"):
             return ""
         return here[len(root) + 1:] if here.startswith(root + "/") else lexical
+
+
+def names_directory(path: str) -> bool:
+    """A client path ending in '/', '/.' or '/..' can only name a directory, whatever
+    normalisation makes of it ('a/b/..' must not reach a file 'a', 'f/' not a file 'f')."""
+    return path.rpartition("/")[2] in ("", ".", "..")
+
+
+def not_a_directory(shown: str) -> ToolError:
+    return ToolError("not_a_directory",
+                     f"Not a directory: {shown}. The path ends with '/' (or '/.', '/..'), "
+                     "which names a directory; drop it to name the file.", path=shown)
 
 
 def check_regular(st: os.stat_result, shown: str) -> None:

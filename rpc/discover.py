@@ -3,11 +3,12 @@ dispatch and validation, so it cannot drift from what the server does."""
 
 from __future__ import annotations
 
+import inspect
 from functools import cache
 from typing import Any
 
 from rpc.errors import CODES
-from tools.registry import METHODS
+from tools.registry import METHODS, Method
 
 
 def server_version() -> str:
@@ -19,6 +20,18 @@ def server_version() -> str:
         return "0.0.0+unknown"
 
 
+def _defaults(method: Method) -> dict[str, Any]:
+    """The defaults of a method's optional params, read from its function's signature, so
+    the document states what the code does (the tools are imported for this)."""
+    params = inspect.signature(method.func).parameters.values()
+    return {p.name: p.default for p in params
+            if p.default is not inspect.Parameter.empty and p.default is not None}
+
+
+def _with_default(schema: dict[str, Any], default: Any) -> dict[str, Any]:
+    return schema if default is None else {**schema, "default": default}
+
+
 @cache
 def openrpc_document() -> dict[str, Any]:
     errors = [{"code": code, "message": name, "data": {"error": name}}
@@ -27,7 +40,8 @@ def openrpc_document() -> dict[str, Any]:
         "name": m.name,
         "summary": m.summary,
         "paramStructure": "by-name",
-        "params": [{"name": p, "required": p in m.params["required"], "schema": schema}
+        "params": [{"name": p, "required": p in m.params["required"],
+                    "schema": _with_default(schema, _defaults(m).get(p))}
                    for p, schema in m.params["properties"].items()],
         "result": {"name": "result", "schema": m.result},
         "errors": errors,

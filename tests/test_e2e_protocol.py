@@ -285,3 +285,16 @@ def test_64_requests_in_flight_each_answered_once(server: E2EServer) -> None:
         else:
             ok(reply, rid)
     server.fence()
+
+
+def test_discover_states_each_optional_parameter_default(server: E2EServer) -> None:
+    server.send(request("rpc.discover", None, 22))
+    methods = {m["name"]: {p["name"]: p["schema"].get("default") for p in m["params"]}
+               for m in ok(server.recv(), 22)["methods"]}
+    assert methods["file.read"]["offset"] == 1 and methods["file.read"]["raw"] is False
+    assert methods["file.write"]["create_dirs"] is True
+    assert methods["file.write"]["overwrite"] is True
+    assert methods["file.list"]["max_results"] == 5000
+    assert methods["file.search"]["max_results"] == 100
+    assert methods["file.search"]["output_mode"] == "content"
+    assert methods["file.read"]["limit"] is None  # no default: all lines

@@ -310,3 +310,13 @@ def test_catastrophic_pattern_times_out_on_the_python_engine(ctx: ToolContext,
     with pytest.raises(ToolError) as err:
         search(ctx, pattern=r"^(\w|\w\w)+$")
     assert err.value.code == "timeout" and err.value.details["path"] == "evil.txt"
+
+
+def test_python_engine_reason_counts_positions_in_the_clients_pattern(ctx, root):
+    """Regression: the reason said 'position 6' for the one-character pattern '(' (it
+    counted an internal prefix)."""
+    (root / "a.txt").write_text("x\n")
+    with pytest.raises(ToolError) as err:
+        run_search(ctx, "python", pattern="(")
+    assert err.value.code == "invalid_pattern"
+    assert err.value.details["reason"] == "missing ) at position 1"

@@ -59,14 +59,21 @@ def analyse(pattern: str, *, literal: bool) -> Pattern:
         return Pattern(pattern, reader.literal_newline, True, reader.pcre, str(exc))
 
 
+_SIMPLE_FOLDING = "(?-f)"  # ripgrep folds case simply; V1 would fold fully
+
+
 def compile_python(pat: Pattern, *, case_sensitive: bool) -> regex.Pattern:
     """The `regex` module's compiled form, or invalid_pattern with its reason."""
     if pat.python_error is not None:
         raise invalid_pattern(pat.python_error)
     flags = regex.V1 | regex.MULTILINE | (0 if case_sensitive else regex.IGNORECASE)
     try:
-        return regex.compile("(?-f)" + pat.python, flags)
-    except (regex.error, OverflowError, ValueError) as exc:
+        return regex.compile(_SIMPLE_FOLDING + pat.python, flags)
+    except regex.error as exc:  # positions in the reason count from the client's pattern
+        pos = getattr(exc, "pos", None)
+        raise invalid_pattern(str(exc) if pos is None else
+                              f"{exc.msg} at position {pos - len(_SIMPLE_FOLDING)}") from None
+    except (OverflowError, ValueError) as exc:
         raise invalid_pattern(str(exc)) from None
 
 

@@ -104,29 +104,27 @@ def _warm(server: StdioServer, calls: Callable[[int], Call], check: Check = is_s
 
 # file.read 4 KiB -------------------------------------------------------------------------
 
-def read_pipelined_ours(env: Env) -> Measure:
-    with env.ours(env.scratch) as server:
-        _warm(server, READ_4K)
-        tp = server.throughput(READ_4K, env.scale.pipelined, IN_FLIGHT)
+def _pipelined(server: StdioServer, env: Env, calls: Callable[[int], Call],
+               check: Check = is_success) -> Measure:
+    _warm(server, calls, check)
+    tp = server.throughput(calls, env.scale.pipelined, IN_FLIGHT, check)
     return Measure("throughput", tp.per_second, {"requests": tp.requests,
                                                  "in_flight": tp.in_flight})
+
+
+def read_pipelined_ours(env: Env) -> Measure:
+    with env.ours(env.scratch) as server:
+        return _pipelined(server, env, READ_4K)
 
 
 def read_pipelined_reference(env: Env) -> Measure:
     with _started_reference(env, env.scratch) as server:
-        _warm(server, _ref_read(env), McpSession.tool_ok)
-        tp = server.throughput(_ref_read(env), env.scale.pipelined, IN_FLIGHT,
-                               McpSession.tool_ok)
-    return Measure("throughput", tp.per_second, {"requests": tp.requests,
-                                                 "in_flight": tp.in_flight})
+        return _pipelined(server, env, _ref_read(env), McpSession.tool_ok)
 
 
 def read_pipelined_floor(env: Env) -> Measure:
     with env.floor(env.scratch) as server:
-        _warm(server, READ_4K)
-        tp = server.throughput(READ_4K, env.scale.pipelined, IN_FLIGHT)
-    return Measure("throughput", tp.per_second, {"requests": tp.requests,
-                                                 "in_flight": tp.in_flight})
+        return _pipelined(server, env, READ_4K)
 
 
 def read_latency_ours(env: Env) -> Measure:

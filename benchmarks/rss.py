@@ -10,8 +10,6 @@ import os
 import threading
 from types import TracebackType
 
-MB = 1_000_000
-
 
 def _children_map() -> dict[int, list[int]]:
     children: dict[int, list[int]] = {}

@@ -66,10 +66,6 @@ class Pool:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._background: list[Any] = []
 
-    @property
-    def size(self) -> int:
-        return self._size
-
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         for _ in range(self._size):

@@ -35,9 +35,7 @@ def req(rid: int, method: str, **params: object) -> dict:
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
+def ws(root: Path) -> Path:
     (root / "a.txt").write_text("alpha\nbeta\n")
     return root
 

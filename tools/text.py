@@ -76,12 +76,6 @@ def bom_encoding(head: bytes) -> str | None:
     return None
 
 
-def image_mime(head: bytes) -> str | None:
-    """The mime type of a PNG, JPEG, GIF or WebP image from its first bytes, else None."""
-    mime = binary_mime(head)
-    return mime if mime in IMAGE_MIMES else None
-
-
 def binary_mime(head: bytes) -> str | None:
     """None when `head` (a file's first SNIFF_BYTES or more) starts a text file; else the
     binary's mime type, "application/octet-stream" when no signature names it.

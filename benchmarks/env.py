@@ -123,18 +123,18 @@ class Env:
     @probed
     def _ours_checked(self) -> None:
         try:
-            probe = subprocess.run([sys.executable, "-m", "rpc", "--help"], cwd=REPO,
+            probe = subprocess.run([sys.executable, "-m", "chorus_tools", "--help"], cwd=REPO,
                                    capture_output=True, text=True, timeout=60)
         except subprocess.TimeoutExpired:
-            raise Unavailable("python -m rpc --help did not answer within 60 s") from None
+            raise Unavailable("python -m chorus_tools --help did not answer within 60 s") from None
         if probe.returncode != 0:
             last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
-            raise Unavailable(f"python -m rpc --help exited {probe.returncode}: {last}")
+            raise Unavailable(f"python -m chorus_tools --help exited {probe.returncode}: {last}")
 
     def ours(self, workspace: Path, *options: str) -> StdioServer:
         """Our server on `workspace`, started as an orchestrator would."""
         self._ours_checked
-        argv = [sys.executable, "-m", "rpc", "--workspace", str(workspace), *options]
+        argv = [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *options]
         if self.workers:
             argv += ["--workers", str(self.workers)]
         return StdioServer(argv, cwd=REPO, stderr=self.logs / "ours.stderr")

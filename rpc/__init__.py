@@ -1,2 +1,4 @@
-"""The JSON-RPC face of chorus-tools: framing, envelopes, dispatch, the worker pool.
-Knows processes and pipes; never touches the workspace's files."""
+"""chorus-tools, installed as one package: this is the server (source folder `rpc/`: framing,
+envelopes, dispatch, the worker pool; it never touches the workspace's files), and
+`chorus_tools.tools` holds the file logic (source folder `tools/`; it never speaks JSON-RPC).
+"""

@@ -1,5 +1,6 @@
-"""`python -m rpc` is the same as the `chorus-tools` script."""
+"""`python -m chorus_tools` is the same as the `chorus-tools` script (and, in a source
+checkout, so is `python -m rpc`)."""
 
-from rpc.cli import main
+from chorus_tools.cli import main
 
 main()

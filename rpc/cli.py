@@ -10,12 +10,12 @@ import os
 import signal
 import sys
 
-from rpc.discover import server_version
-from rpc.records import inside
-from rpc.server import Server, ServerOptions
-from tools.context import KIB, MIB, Limits, ToolContext
-from tools.sandbox import Workspace
-from tools.search.locate import find_ripgrep
+from chorus_tools.discover import server_version
+from chorus_tools.records import inside
+from chorus_tools.server import Server, ServerOptions
+from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
+from chorus_tools.tools.sandbox import Workspace
+from chorus_tools.tools.search.locate import find_ripgrep
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -7,8 +7,8 @@ import inspect
 from functools import cache
 from typing import Any
 
-from rpc.errors import CODES
-from tools.registry import METHODS, Method
+from chorus_tools.errors import CODES
+from chorus_tools.tools.registry import METHODS, Method
 
 
 def server_version() -> str:

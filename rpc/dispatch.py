@@ -25,19 +25,19 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from rpc.discover import openrpc_document
-from rpc.envelope import (Invalid, Request, error_response, parse, result_response,
+from chorus_tools.discover import openrpc_document
+from chorus_tools.envelope import (Invalid, Request, error_response, parse, result_response,
                           valid_id)
-from rpc.errors import METHOD_NOT_FOUND, protocol_error, wire_error
-from rpc.ordering import PathOrder
-from rpc.pool import Job, Pool
-from rpc.records import Records
-from rpc.validate import ParamsValidator
-from rpc.worker import resolve
-from tools.errors import ToolError
-from tools.fanout import FanOut
-from tools.registry import METHODS, Method
-from tools.sandbox import normalize
+from chorus_tools.errors import METHOD_NOT_FOUND, protocol_error, wire_error
+from chorus_tools.ordering import PathOrder
+from chorus_tools.pool import Job, Pool
+from chorus_tools.records import Records
+from chorus_tools.validate import ParamsValidator
+from chorus_tools.worker import resolve
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.fanout import FanOut
+from chorus_tools.tools.registry import METHODS, Method
+from chorus_tools.tools.sandbox import normalize
 
 log = logging.getLogger("chorus.dispatch")
 
@@ -250,7 +250,7 @@ class Dispatcher:
             return None
         deadline = asyncio.get_running_loop().time() + self._timeout
         try:
-            ok, payload, _ = await self._run(call, "tools.audit:current_hashes",
+            ok, payload, _ = await self._run(call, "chorus_tools.tools.audit:current_hashes",
                                              {"path": path}, deadline)
         except ToolError:
             return None

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from rpc.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
+from chorus_tools.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 
 _NO_ID = object()
 

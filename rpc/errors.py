@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from tools.errors import ToolError
+from chorus_tools.tools.errors import ToolError
 
 log = logging.getLogger("chorus.rpc")
 

@@ -19,10 +19,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from rpc.channel import FrameReader, frame, write_all
-from rpc.worker import run_once, worker_main
-from tools.context import ToolContext
-from tools.errors import ToolError
+from chorus_tools.channel import FrameReader, frame, write_all
+from chorus_tools.worker import run_once, worker_main
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
 
 log = logging.getLogger("chorus.pool")
 _mp = multiprocessing.get_context("fork")

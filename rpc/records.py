@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from tools.timefmt import iso_utc
+from chorus_tools.tools.timefmt import iso_utc
 
 RECORDS_FILE = "records.jsonl"
 

@@ -11,14 +11,14 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from rpc.channel import write_all
-from rpc.dispatch import Dispatcher
-from rpc.envelope import dumps, error_response
-from rpc.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
-from rpc.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
-from rpc.pool import Pool
-from rpc.records import Records
-from tools.context import ToolContext
+from chorus_tools.channel import write_all
+from chorus_tools.dispatch import Dispatcher
+from chorus_tools.envelope import dumps, error_response
+from chorus_tools.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
+from chorus_tools.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
+from chorus_tools.pool import Pool
+from chorus_tools.records import Records
+from chorus_tools.tools.context import ToolContext
 
 log = logging.getLogger("chorus.server")
 _CHUNK = 1 << 16
@@ -111,7 +111,7 @@ class Server:
         # before the first fork: from the moment a worker exists, SIGTERM means shut down
         loop.add_signal_handler(signal.SIGTERM, self._stop.set)
         self._pool.start()
-        self._pool.background("tools.atomic:sweep_temp_files")
+        self._pool.background("chorus_tools.tools.atomic:sweep_temp_files")
         await self._output.open()
         reader = await self._start_reading()
         await self._stop.wait()

@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import fastjsonschema
 
-from tools.errors import ToolError
-from tools.registry import Method
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.registry import Method
 
 
 class ParamsValidator:

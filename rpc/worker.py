@@ -18,10 +18,10 @@ import signal
 from functools import cache
 from typing import Any, Callable
 
-from rpc.channel import frame, read_frame, write_all
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.registry import METHODS
+from chorus_tools.channel import frame, read_frame, write_all
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.registry import METHODS
 
 _PR_SET_PDEATHSIG = 1
 log = logging.getLogger("chorus.worker")

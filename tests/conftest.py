@@ -9,8 +9,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from tools.context import ToolContext
-from tools.sandbox import Workspace
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.sandbox import Workspace
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rpc.worker import resolve
-from tools.context import ToolContext
-from tools.fanout import FanOut
+from chorus_tools.worker import resolve
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.fanout import FanOut
 
 
 def settle(ctx: ToolContext, result: dict[str, Any] | FanOut) -> dict[str, Any]:

@@ -66,7 +66,7 @@ class RpcServer:
     def __init__(self, workspace: str | os.PathLike, *args: str,
                  env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rpc", "--workspace", str(workspace), *args],
+            [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=REPO, env={**os.environ, **(env or {})})
         self._lines: queue.Queue[bytes | None] = queue.Queue()

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tools.atomic import TEMP_PREFIX, Current, is_temp_name, mutate, sweep_temp_files
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.sandbox import Workspace
+from chorus_tools.tools.atomic import TEMP_PREFIX, Current, is_temp_name, mutate, sweep_temp_files
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.sandbox import Workspace
 
 _FORK = multiprocessing.get_context("fork")
 STALE = TEMP_PREFIX + "0123456789abcdef"

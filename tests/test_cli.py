@@ -14,7 +14,7 @@ import pytest
 
 from rpc_client import REPO
 
-PYTHON_M = [sys.executable, "-m", "rpc"]
+PYTHON_M = [sys.executable, "-m", "chorus_tools"]
 SPEC_OPTIONS = ["--workspace", "--workers", "--search-engine", "--rg", "--version", "--help",
                 "--log-level", "--records", "--max-message-bytes", "--max-read-bytes",
                 "--max-image-bytes", "--max-write-bytes", "--max-pending",
@@ -138,6 +138,13 @@ def test_console_script_runs_the_server(ws: Path) -> None:
     assert script, "the chorus-tools console script is not installed (pip install -e .)"
     assert run([script, "--version"]).stdout == run([*PYTHON_M, "--version"]).stdout
     check_session(run([script, "--workspace", str(ws), "--workers", "2"], SESSION))
+
+
+def test_python_m_rpc_serves_in_a_source_checkout(ws: Path) -> None:
+    """SPEC §1 names `python -m rpc`: from the repository's root the source folder serves
+    the same server as the installed package."""
+    check_session(run([sys.executable, "-m", "rpc", "--workspace", str(ws), "--workers", "2"],
+                      SESSION))
 
 
 def test_stdin_and_stdout_may_be_regular_files(ws: Path, tmp_path: Path) -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tools.atomic import TEMP_PREFIX
-from tools.context import ToolContext
-from tools.delete import delete
-from tools.errors import ToolError
+from chorus_tools.tools.atomic import TEMP_PREFIX
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.delete import delete
+from chorus_tools.tools.errors import ToolError
 
 
 def _raises(ctx: ToolContext, path: str) -> ToolError:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from rpc_client import RpcServer, error_code, wait_gone
-from tools.atomic import TEMP_PREFIX
+from chorus_tools.tools.atomic import TEMP_PREFIX
 
 SIZE = 8 << 20
 CONTENTS = ["A" * (SIZE - 2) + "A\n", "".join(f"{i:07d}\n" for i in range(SIZE // 8))]

@@ -185,7 +185,7 @@ def test_records_dir_inside_the_workspace_is_refused_at_start(tmp_path: Path) ->
     (ws / "sub").mkdir(parents=True)
     os.symlink(ws / "sub", tmp_path / "sneaky")
     for records in (ws, ws / "sub", ws / "new", tmp_path / "sneaky"):
-        run = subprocess.run([sys.executable, "-m", "rpc", "--workspace", str(ws),
+        run = subprocess.run([sys.executable, "-m", "chorus_tools", "--workspace", str(ws),
                               "--records", str(records)], cwd=REPO, input=b"",
                              capture_output=True, timeout=30)
         assert run.returncode == 2, (records, run)

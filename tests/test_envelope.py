@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rpc.envelope import Invalid, Request, parse
+from chorus_tools.envelope import Invalid, Request, parse
 
 
 def codes(envelope):
@@ -78,7 +78,7 @@ def test_nan_is_not_json():
 
 
 def test_a_big_integer_id_is_echoed_exactly():
-    from rpc.envelope import dumps, result_response
+    from chorus_tools.envelope import dumps, result_response
     rid = 123456789012345678901234567890
     assert dumps(result_response(rid, None)) == (
         b'{"jsonrpc":"2.0","result":null,"id":123456789012345678901234567890}')

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rpc.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
+from chorus_tools.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
 
 
 def lsp(body: bytes) -> bytes:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tools.globs import (IGNORE, NONE, WHITELIST, GlobError, ListPattern, RuleSet,
+from chorus_tools.tools.globs import (IGNORE, NONE, WHITELIST, GlobError, ListPattern, RuleSet,
                          SearchGlobs, check_glob, gitignore_rule, literal_tail)
-from tools.ignore import IgnoreStack, parse_ignore
+from chorus_tools.tools.ignore import IgnoreStack, parse_ignore
 
 
 @pytest.mark.parametrize("pattern, path, expected", [

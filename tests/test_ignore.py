@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tools.context import ToolContext
-from tools.globs import IGNORE, NONE, WHITELIST
-from tools.ignore import IgnoreStack, load_dir_rules, parse_ignore, stack_above
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.globs import IGNORE, NONE, WHITELIST
+from chorus_tools.tools.ignore import IgnoreStack, load_dir_rules, parse_ignore, stack_above
 
 
 def test_last_matching_line_wins() -> None:

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from tools import text
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.info import info
-from tools.sandbox import version_of
-from tools.timefmt import iso_utc
+from chorus_tools.tools import text
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.info import info
+from chorus_tools.tools.sandbox import version_of
+from chorus_tools.tools.timefmt import iso_utc
 
 TARGET_FIELDS = ("size", "modified", "mode", "mime_type", "is_binary", "encoding", "lines",
                  "version")

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.listing import list_files
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.listing import list_files
 from fanout_runner import settle
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rpc.ordering import PathOrder
+from chorus_tools.ordering import PathOrder
 from rpc_client import RpcServer
 
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tools.context import Limits, ToolContext
-from tools.errors import ToolError
-from tools.patch import patch
-from tools.sandbox import version_of
+from chorus_tools.tools.context import Limits, ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.patch import patch
+from chorus_tools.tools.sandbox import version_of
 
 
 def edits(*pairs: tuple[str, str] | tuple[str, str, bool]) -> list[dict[str, Any]]:
@@ -358,7 +358,7 @@ def test_expected_version(ctx: ToolContext, root: Path) -> None:
 
 
 def test_too_large_result(root: Path) -> None:
-    from tools.sandbox import Workspace
+    from chorus_tools.tools.sandbox import Workspace
     ctx = ToolContext(ws=Workspace(str(root)), limits=Limits(max_write_bytes=10))
     (root / "a.txt").write_text("a\n")
     err = fails("file_too_large", ctx, "a.txt", edits(("a", "a" * 20)))
@@ -421,7 +421,7 @@ def test_diff_marks_missing_final_newline(ctx: ToolContext, root: Path) -> None:
 
 
 def test_diff_is_capped_with_a_marker(root: Path) -> None:
-    from tools.sandbox import Workspace
+    from chorus_tools.tools.sandbox import Workspace
     ctx = ToolContext(ws=Workspace(str(root)), limits=Limits(max_diff_bytes=300))
     (root / "a.txt").write_text("".join(f"line {i}\n" for i in range(100)))
     res = patch(ctx, "a.txt", edits(("line", "LINE", True)))

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.patch_diff import _one_hunk, unified_diff
-from tools.text import split_lines
+from chorus_tools.tools.patch_diff import _one_hunk, unified_diff
+from chorus_tools.tools.text import split_lines
 
 
 def difflib_hunks(old: list[str], new: list[str]) -> list[str]:

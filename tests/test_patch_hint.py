@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.patch_hint import MIN_SIMILARITY, closest_region
+from chorus_tools.tools.patch_hint import MIN_SIMILARITY, closest_region
 
 SOURCE = '''import os
 

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from rpc.pool import Pool
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.sandbox import Workspace
+from chorus_tools.pool import Pool
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.sandbox import Workspace
 
 
 def run(coro):

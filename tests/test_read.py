@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools import read as read_module
-from tools import text
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.read import read
-from tools.sandbox import version_of
+from chorus_tools.tools import read as read_module
+from chorus_tools.tools import text
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.read import read
+from chorus_tools.tools.sandbox import version_of
 
 MARKER = re.compile(r"… \[line truncated: showing (\d+) of (\d+) characters\]$")
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06"

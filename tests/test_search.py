@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from tools.context import Limits, ToolContext
-from tools.errors import ToolError
-from tools.fanout import FanOut
-from tools.search.search import search
-from tools.search.locate import find_ripgrep
+from chorus_tools.tools.context import Limits, ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.fanout import FanOut
+from chorus_tools.tools.search.search import search
+from chorus_tools.tools.search.locate import find_ripgrep
 from fanout_runner import settle
-from rpc.worker import resolve
+from chorus_tools.worker import resolve
 
 RG_PATH, RG_PCRE2 = find_ripgrep(None)
 ENGINES = ["ripgrep", "python"]

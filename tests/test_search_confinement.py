@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.search import landlock, ripgrep
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.search import landlock, ripgrep
 
 from test_search import RG_PATH, run_search
 
@@ -57,7 +57,7 @@ def test_landlocked_ripgrep_cannot_read_outside(root: Path, outside: Path) -> No
 
 def _search_forever(root: str) -> None:
     """In a child: start a search whose reader never reads past its first message."""
-    from tools.sandbox import Workspace
+    from chorus_tools.tools.sandbox import Workspace
 
     ripgrep._Reader.feed = lambda self, raw: time.sleep(3600)  # type: ignore[method-assign]
     run_search(ToolContext(ws=Workspace(root)), "ripgrep", pattern="needle")

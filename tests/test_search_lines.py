@@ -8,8 +8,8 @@ import time
 import regex
 from hypothesis import given, settings, strategies as st
 
-from tools.search.pyengine import _line_texts, _spans
-from tools.search.results import Shape, file_result, shown, split_lines
+from chorus_tools.tools.search.pyengine import _line_texts, _spans
+from chorus_tools.tools.search.results import Shape, file_result, shown, split_lines
 
 _TEXT = st.lists(st.sampled_from(["a", "b", "ab", "\n", "\r\n", "\r", " ", "\udcff"]),
                  max_size=40).map("".join)

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from tools.context import ToolContext
-from tools.sandbox import Workspace
-from tools.search import ripgrep
-from tools.search.results import Shape
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.sandbox import Workspace
+from chorus_tools.tools.search import ripgrep
+from chorus_tools.tools.search.results import Shape
 
 from test_search import RG_PATH, run_search
 

@@ -20,17 +20,17 @@ from pathlib import Path
 import pytest
 
 from rpc_client import RpcServer, error_code, snapshot
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.info import info
-from tools.listing import list_files
-from tools.patch import patch
-from tools.read import read
-from tools.search.search import search
-from tools.search import ripgrep
-from tools.search.locate import find_ripgrep
-from tools.sandbox import Workspace
-from tools.write import write
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.info import info
+from chorus_tools.tools.listing import list_files
+from chorus_tools.tools.patch import patch
+from chorus_tools.tools.read import read
+from chorus_tools.tools.search.search import search
+from chorus_tools.tools.search import ripgrep
+from chorus_tools.tools.search.locate import find_ripgrep
+from chorus_tools.tools.sandbox import Workspace
+from chorus_tools.tools.write import write
 
 CANARY = "SECRET-91d0e7-OUTSIDE-CONTENT"
 OUTSIDE_NAME = "outside-only-name.txt"  # a name that exists only outside

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools import text
+from chorus_tools.tools import text
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 ODD_CHARS = "\u2028\u2029\x0c\x0b\x85\x1c\x1d\x1e\r"

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tools.timefmt import iso_utc
+from chorus_tools.tools.timefmt import iso_utc
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 

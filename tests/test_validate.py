@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rpc.validate import ParamsValidator
-from tools.errors import ToolError
-from tools.registry import METHODS
+from chorus_tools.validate import ParamsValidator
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.registry import METHODS
 
 V = ParamsValidator(METHODS)
 

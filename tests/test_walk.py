@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.walk import RG_WALK_FLAGS, walk_entries, walk_files
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.walk import RG_WALK_FLAGS, walk_entries, walk_files
 
 
 def _files(ctx: ToolContext, rel: str = ".", **kw) -> list[str]:

@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
-import tools.listing as listing
+import chorus_tools.tools.listing as listing
 from rpc_client import RpcServer
 from test_listing import run_list
-from tools.context import ToolContext
-from tools.fanout import FanOut
-from tools.globs import ListPattern
-from tools.ignore import IgnoreStack
-from tools.listing import list_files, merge
-from tools.sandbox import Workspace
-from tools.timefmt import iso_utc
-from tools.walk import walk_entries
-from tools.walk_split import Listed, Pending, cut
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.fanout import FanOut
+from chorus_tools.tools.globs import ListPattern
+from chorus_tools.tools.ignore import IgnoreStack
+from chorus_tools.tools.listing import list_files, merge
+from chorus_tools.tools.sandbox import Workspace
+from chorus_tools.tools.timefmt import iso_utc
+from chorus_tools.tools.walk import walk_entries
+from chorus_tools.tools.walk_split import Listed, Pending, cut
 
 SORT_KEYS = {"path": lambda e: e.path,
              "modified": lambda e: (-e.stat.st_mtime_ns, e.path),

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import tools.atomic
-from tools.atomic import TEMP_PREFIX
-from tools.context import Limits, ToolContext
-from tools.errors import ToolError
-from tools.sandbox import version_of
-from tools.write import write
+import chorus_tools.tools.atomic
+from chorus_tools.tools.atomic import TEMP_PREFIX
+from chorus_tools.tools.context import Limits, ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.sandbox import version_of
+from chorus_tools.tools.write import write
 
 
 def _code(exc: pytest.ExceptionInfo[ToolError]) -> str:
@@ -258,7 +258,7 @@ def test_io_error_is_write_failed_and_leaves_file(ctx: ToolContext, root: Path,
         os.write(fd, data[:1])
         raise OSError(28, os.strerror(28))
 
-    monkeypatch.setattr(tools.atomic, "_write_all", full_disk)
+    monkeypatch.setattr(chorus_tools.tools.atomic, "_write_all", full_disk)
     with pytest.raises(ToolError) as exc:
         write(ctx, "a.txt", "new content")
     assert _code(exc) == "write_failed"

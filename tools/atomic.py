@@ -22,9 +22,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from tools.context import ToolContext, note_hashes
-from tools.errors import ToolError, from_os_error
-from tools.sandbox import ROOT, check_regular, names_directory, version_of
+from chorus_tools.tools.context import ToolContext, note_hashes
+from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.sandbox import ROOT, check_regular, names_directory, version_of
 
 TEMP_PREFIX = ".chorus-tmp-"
 _TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[0-9a-f]{16}")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tools.context import ToolContext, sha256_hex
-from tools.errors import ToolError
+from chorus_tools.tools.context import ToolContext, sha256_hex
+from chorus_tools.tools.errors import ToolError
 
 
 def current_hashes(ctx: ToolContext, path: str) -> dict[str, Any]:

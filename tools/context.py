@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.sandbox import Workspace
+from chorus_tools.tools.sandbox import Workspace
 
 KIB = 1024
 MIB = 1024 * KIB

@@ -6,10 +6,10 @@ import os
 import stat
 from typing import Any
 
-from tools.atomic import locked_dir, read_entry, split_parent
-from tools.context import ToolContext, note_hashes
-from tools.errors import ToolError, from_os_error
-from tools.sandbox import ROOT, check_regular, names_directory
+from chorus_tools.tools.atomic import locked_dir, read_entry, split_parent
+from chorus_tools.tools.context import ToolContext, note_hashes
+from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.sandbox import ROOT, check_regular, names_directory
 
 
 def delete(ctx: ToolContext, path: str) -> dict[str, Any]:

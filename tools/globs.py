@@ -19,7 +19,7 @@ from typing import Iterable
 import bracex
 from wcmatch import glob as wcglob
 
-from tools.errors import ToolError
+from chorus_tools.tools.errors import ToolError
 
 NONE, IGNORE, WHITELIST = 0, 1, 2  # the verdict of a rule set on one path
 

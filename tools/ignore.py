@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.globs import NONE, GlobError, RuleSet, gitignore_rule
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.globs import NONE, GlobError, RuleSet, gitignore_rule
 
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")  # highest precedence first
 MAX_IGNORE_FILE_BYTES = 4 * 1024 * 1024

@@ -21,11 +21,11 @@ import os
 import stat
 from typing import Any
 
-from tools import text
-from tools.context import ToolContext
-from tools.errors import ToolError, from_os_error
-from tools.sandbox import file_type_name, names_directory, not_a_directory, version_of
-from tools.timefmt import iso_utc
+from chorus_tools.tools import text
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.sandbox import file_type_name, names_directory, not_a_directory, version_of
+from chorus_tools.tools.timefmt import iso_utc
 
 _TEXTUAL = ("application/json", "application/xml", "application/javascript",
             "application/x-sh", "application/x-tex", "application/toml",

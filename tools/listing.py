@@ -21,14 +21,14 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any, Callable, Iterable
 
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.fanout import FanOut
-from tools.globs import GlobError, ListPattern, invalid_pattern
-from tools.sandbox import ROOT
-from tools.timefmt import iso_utc
-from tools.walk import Entry, Walker, walk_entries
-from tools.walk_split import cut, expand, walk_frontier
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.fanout import FanOut
+from chorus_tools.tools.globs import GlobError, ListPattern, invalid_pattern
+from chorus_tools.tools.sandbox import ROOT
+from chorus_tools.tools.timefmt import iso_utc
+from chorus_tools.tools.walk import Entry, Walker, walk_entries
+from chorus_tools.tools.walk_split import cut, expand, walk_frontier
 
 DIRS_PER_RUN = 8  # a frontier this wide per worker is worth sharing out
 MAX_LISTED = 2000  # names listed here in search of that width before walking on alone
@@ -69,10 +69,10 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
              "include_hidden": include_hidden, "include_ignored": include_ignored,
              "sort": sort, "max_results": max_results}
     # pickled here: the dispatcher passes the runs on without loading the walker's types
-    return FanOut(part="tools.listing:list_part",
+    return FanOut(part="chorus_tools.tools.listing:list_part",
                   parts=[{**query, "items": pickle.dumps(run)}
                          for run in cut(front.items, runs)],
-                  merge="tools.listing:merge", args={"sort": sort, "max_results": max_results})
+                  merge="chorus_tools.tools.listing:merge", args={"sort": sort, "max_results": max_results})
 
 
 def list_part(ctx: ToolContext, start: str, identity: tuple[int, int], items: bytes,

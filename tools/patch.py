@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.atomic import Current, mutate
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.patch_diff import unified_diff
-from tools.patch_hint import closest_region
-from tools.patch_match import apply, locate
-from tools.sandbox import version_of
-from tools.text import SNIFF_BYTES, binary_mime, decode, encode
+from chorus_tools.tools.atomic import Current, mutate
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.patch_diff import unified_diff
+from chorus_tools.tools.patch_hint import closest_region
+from chorus_tools.tools.patch_match import apply, locate
+from chorus_tools.tools.sandbox import version_of
+from chorus_tools.tools.text import SNIFF_BYTES, binary_mime, decode, encode
 
 
 def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: bool = False,

@@ -19,7 +19,7 @@ import difflib
 from itertools import compress, count
 from operator import ne
 
-from tools.text import split_lines
+from chorus_tools.tools.text import split_lines
 
 CONTEXT = 3  # difflib.unified_diff's default n
 _MARKER_ROOM = 100  # bytes kept free under the diff cap for the "truncated" line

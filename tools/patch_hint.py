@@ -16,8 +16,8 @@ from collections import Counter
 from difflib import SequenceMatcher
 from typing import Any
 
-from tools.patch_match import content
-from tools.text import split_lines
+from chorus_tools.tools.patch_match import content
+from chorus_tools.tools.text import split_lines
 
 MIN_SIMILARITY = 0.5
 _CANDIDATES = 12

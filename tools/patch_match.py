@@ -16,7 +16,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from tools.text import split_lines
+from chorus_tools.tools.text import split_lines
 
 EXACT = "exact"
 LINE_ENDINGS = "line_endings"

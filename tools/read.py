@@ -20,10 +20,10 @@ import codecs
 import os
 from typing import Any
 
-from tools import text
-from tools.context import Limits, ToolContext
-from tools.errors import ToolError
-from tools.sandbox import version_of
+from chorus_tools.tools import text
+from chorus_tools.tools.context import Limits, ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.sandbox import version_of
 
 SMALL_FILE = 1 << 20  # read whole and windowed in memory up to this size
 _WINDOW_FIRST = 1 << 16  # a large file's window starts with a read of this many bytes

@@ -72,13 +72,13 @@ _GLOBS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "str
 
 METHODS: dict[str, Method] = {m.name: m for m in [
     Method(
-        "file.read", "tools.read:read",
+        "file.read", "chorus_tools.tools.read:read",
         "Read a text file as numbered lines (paged), or an image as base64.",
         _obj(["path"], path=PATH, offset=POSITIVE, limit=POSITIVE,
              raw={"type": "boolean"}),
         _READ_RESULT, stoppable=True),
     Method(
-        "file.write", "tools.write:write",
+        "file.write", "chorus_tools.tools.write:write",
         "Create or replace a file atomically with UTF-8 content.",
         _obj(["path", "content"], path=PATH, content={"type": "string"},
              create_dirs={"type": "boolean"}, overwrite={"type": "boolean"},
@@ -88,7 +88,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              created={"type": "boolean"}, version=VERSION),
         mutating=True),
     Method(
-        "file.patch", "tools.patch:patch",
+        "file.patch", "chorus_tools.tools.patch:patch",
         "Apply ordered search-and-replace edits, all or nothing.",
         _obj(["path", "patches"], path=PATH,
              patches={"type": "array", "items": _obj(
@@ -102,13 +102,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              version={**VERSION, "type": ["string", "null"]}),  # null: dry-run creation
         mutating=True),
     Method(
-        "file.delete", "tools.delete:delete",
+        "file.delete", "chorus_tools.tools.delete:delete",
         "Delete a regular file or a symlink (never its target, never a directory).",
         _obj(["path"], path=PATH),
         _obj(["success"], success={"type": "boolean"}),
         mutating=True),
     Method(
-        "file.list", "tools.listing:list_files",
+        "file.list", "chorus_tools.tools.listing:list_files",
         "List a directory's entries, or the paths matching a glob beneath it.",
         _obj([], path=PATH, pattern={"type": "string"},
              include_hidden={"type": "boolean"}, include_ignored={"type": "boolean"},
@@ -117,7 +117,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              truncated={"type": "boolean"}),
         stoppable=True),
     Method(
-        "file.search", "tools.search.search:search",
+        "file.search", "chorus_tools.tools.search.search:search",
         "Search file contents with a regex (ripgrep syntax) or a fixed string.",
         _obj(["pattern"], pattern={"type": "string"}, path=PATH, glob=_GLOBS,
              case_sensitive={"type": "boolean"}, literal={"type": "boolean"},
@@ -136,7 +136,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "engine": {"enum": ["ripgrep", "python"]}}},
         stoppable=True),
     Method(
-        "file.info", "tools.info:info",
+        "file.info", "chorus_tools.tools.info:info",
         "Describe a path: type, size, times, mode, symlink, encoding, lines, version.",
         _obj(["path"], path=PATH),
         _obj(["path", "type", "size", "modified", "mode", "is_symlink", "symlink_target",

@@ -16,7 +16,7 @@ import os
 import stat
 from typing import Callable
 
-from tools.errors import ToolError, from_os_error
+from chorus_tools.tools.errors import ToolError, from_os_error
 
 _SYS_OPENAT2 = 437  # the same number in the generic and the x86_64 syscall tables
 _RESOLVE_NO_MAGICLINKS = 0x02

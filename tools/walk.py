@@ -30,11 +30,11 @@ import stat
 from operator import itemgetter
 from typing import Callable, Collection, Iterator, NamedTuple
 
-from tools.atomic import is_temp_name
-from tools.context import ToolContext
-from tools.globs import IGNORE, NONE, WHITELIST, GlobError, SearchGlobs, invalid_pattern
-from tools.ignore import IgnoreStack, load_dir_rules, stack_above
-from tools.sandbox import ROOT
+from chorus_tools.tools.atomic import is_temp_name
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.globs import IGNORE, NONE, WHITELIST, GlobError, SearchGlobs, invalid_pattern
+from chorus_tools.tools.ignore import IgnoreStack, load_dir_rules, stack_above
+from chorus_tools.tools.sandbox import ROOT
 
 FILE, DIR, SYMLINK, OTHER = "file", "dir", "symlink", "other"
 DESCEND = "descend"  # the kind of an item that is a directory to enter

@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 from typing import Iterator, NamedTuple
 
-from tools.errors import ToolError
-from tools.ignore import IgnoreStack, stack_above
-from tools.sandbox import ROOT
-from tools.walk import CHILD_FLAGS, DESCEND, Entry, Walker
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.ignore import IgnoreStack, stack_above
+from chorus_tools.tools.sandbox import ROOT
+from chorus_tools.tools.walk import CHILD_FLAGS, DESCEND, Entry, Walker
 
 
 class Listed(NamedTuple):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.atomic import Current, mutate
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.sandbox import version_of
+from chorus_tools.tools.atomic import Current, mutate
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.sandbox import version_of
 
 
 def write(ctx: ToolContext, path: str, content: str, create_dirs: bool = True,

@@ -17,10 +17,10 @@ from typing import Any
 
 import regex
 
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.search.results import Shape, assemble, file_result, have, items, shown
-from tools.search.syntax import Pattern, compile_python
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.search.results import Shape, assemble, file_result, have, items, shown
+from chorus_tools.tools.search.syntax import Pattern, compile_python
 
 _READ_CHUNK = 1 << 20
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")

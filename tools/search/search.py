@@ -15,14 +15,14 @@ import os
 import stat
 from typing import Any
 
-from tools.context import ToolContext
-from tools.errors import ToolError
-from tools.fanout import FanOut
-from tools.globs import GlobError, SearchGlobs, invalid_pattern as invalid_glob
-from tools.search import pyengine, ripgrep
-from tools.search.results import Shape, assemble
-from tools.search.syntax import Pattern, analyse, compile_python
-from tools.walk import walk_files
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.fanout import FanOut
+from chorus_tools.tools.globs import GlobError, SearchGlobs, invalid_pattern as invalid_glob
+from chorus_tools.tools.search import pyengine, ripgrep
+from chorus_tools.tools.search.results import Shape, assemble
+from chorus_tools.tools.search.syntax import Pattern, analyse, compile_python
+from chorus_tools.tools.walk import walk_files
 
 INLINE_FILES = 32  # up to this many files the python engine runs in the calling worker
 CHUNKS_PER_WORKER = 4
@@ -89,5 +89,5 @@ def _python(files: list[str], pat: Pattern, case_sensitive: bool, multiline: boo
     chunks = CHUNKS_PER_WORKER * ctx.workers
     size = max(INLINE_FILES // 2, math.ceil(len(files) / chunks))
     parts = [{"files": files[i:i + size], **query} for i in range(0, len(files), size)]
-    return FanOut(part="tools.search.pyengine:search_part", parts=parts,
-                  merge="tools.search.pyengine:merge", args={"shape": query["shape"]})
+    return FanOut(part="chorus_tools.tools.search.pyengine:search_part", parts=parts,
+                  merge="chorus_tools.tools.search.pyengine:merge", args={"shape": query["shape"]})

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import regex
 
-from tools.errors import ToolError
+from chorus_tools.tools.errors import ToolError
 
 _POSIX = {
     "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": r"\x00-\x7F", "blank": r"\t ",

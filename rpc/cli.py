@@ -14,6 +14,7 @@ from chorus_tools.discover import server_version
 from chorus_tools.records import inside
 from chorus_tools.server import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
+from chorus_tools.tools.registry import TOOLSETS
 from chorus_tools.tools.sandbox import Workspace
 from chorus_tools.tools.search.locate import find_ripgrep
 
@@ -31,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--search-engine", choices=("auto", "ripgrep", "python"), default="auto",
                    help="auto (default): ripgrep when found, else the python engine")
     p.add_argument("--rg", metavar="PATH", help="the ripgrep binary to use")
+    p.add_argument("--tools", type=_toolsets, default=("native",), metavar="SET[,SET...]",
+                   help=f"tool sets MCP's tools/list shows and plain JSON-RPC accepts "
+                        f"besides file.*: {', '.join(TOOLSETS)} (default: native)")
     p.add_argument("--records", metavar="DIR",
                    help="append an audit record of every mutating call to DIR/records.jsonl "
                         "(DIR must lie outside the workspace)")
@@ -75,6 +79,16 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+def _toolsets(text: str) -> tuple[str, ...]:
+    sets = tuple(dict.fromkeys(s.strip() for s in text.split(",")))
+    unknown = [s for s in sets if s not in TOOLSETS]
+    if unknown or not sets:
+        raise argparse.ArgumentTypeError(
+            f"unknown tool set {unknown[0] if unknown else text!r}; "
+            f"choose from {', '.join(TOOLSETS)}")
+    return sets
 
 
 def _seconds(text: str) -> float:
@@ -129,6 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     options = ServerOptions(workers=args.workers, max_message_bytes=args.max_message_bytes,
                             request_timeout=args.request_timeout,
                             shutdown_timeout=args.shutdown_timeout,
-                            max_pending=args.max_pending, records_dir=args.records)
+                            max_pending=args.max_pending, records_dir=args.records,
+                            toolsets=args.tools)
     wire_in, wire_out = _take_the_wire()
     sys.exit(asyncio.run(Server(ctx, options, wire_in, wire_out).run()))

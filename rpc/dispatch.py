@@ -12,7 +12,7 @@ Contract:
 - a mutating call is recorded (when records are on) before its response is sent.
 
 Envelopes and batches are checked by `rpc.envelope`; a request is routed by the registry
-(`tools.registry.METHODS`) with a dict lookup. (jsonrpcserver did the routing at first: it
+(`tools.registry.callable_methods`, the selected tool sets) with a dict lookup. (jsonrpcserver did the routing at first: it
 measured 87 µs a call, most of it `inspect.signature` and its Either monads, and 110 ms of
 start-up importing jsonschema, against a budget of about 120 µs a request and the
 spawn-to-first-answer target; everything else it did, the envelope layer already did.)
@@ -36,7 +36,7 @@ from chorus_tools.validate import ParamsValidator
 from chorus_tools.worker import resolve
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.fanout import FanOut
-from chorus_tools.tools.registry import METHODS, Method
+from chorus_tools.tools.registry import Method, callable_methods
 from chorus_tools.tools.sandbox import normalize
 
 log = logging.getLogger("chorus.dispatch")
@@ -62,11 +62,14 @@ def _id_key(rid: Any) -> tuple[bool, Any]:
 
 class Dispatcher:
     def __init__(self, pool: Pool, *, request_timeout: float,
-                 records: Records | None = None) -> None:
+                 records: Records | None = None,
+                 toolsets: tuple[str, ...] = ("native",)) -> None:
         self._pool = pool
         self._timeout = request_timeout
         self._records = records
-        self._validator = ParamsValidator(METHODS)
+        self.toolsets = toolsets
+        self._methods = callable_methods(toolsets)
+        self._validator = ParamsValidator(self._methods)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._order = PathOrder()
         self.tasks: set[asyncio.Task] = set()
@@ -126,7 +129,7 @@ class Dispatcher:
                     param=next(iter(request.params)) if isinstance(request.params, dict)
                     else "params")))
             return result_response(request.id, openrpc_document())
-        method = METHODS.get(request.method)
+        method = self._methods.get(request.method)
         if method is None:
             return error_response(request.id, protocol_error(
                 METHOD_NOT_FOUND, f"Method not found: {request.method!r}. Call "

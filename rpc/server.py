@@ -32,6 +32,7 @@ class ServerOptions:
     shutdown_timeout: float
     max_pending: int
     records_dir: str | None
+    toolsets: tuple[str, ...] = ("native",)
 
 
 def pollable(fd: int) -> bool:
@@ -103,7 +104,7 @@ class Server:
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out))
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
-                                      records=self._records)
+                                      records=self._records, toolsets=options.toolsets)
         self._stop = asyncio.Event()
 
     async def run(self) -> int:

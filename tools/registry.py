@@ -1,5 +1,10 @@
 """The one table of methods: name, function, params and result schemas, and how the
-runtime may treat a call. Dispatch, parameter validation and `rpc.discover` all read it.
+runtime may treat a call. Dispatch, parameter validation, `rpc.discover` and the MCP face's
+`tools/list` all read it.
+
+Every method belongs to a tool set (`--tools`): `native` (the `file.*` methods, always
+callable over plain JSON-RPC) or a seed dialect (`claude`, `scope`, `shadow`), whose
+methods are callable, and listed as MCP tools, only when their set is selected.
 
 Functions are named as "module:function" and imported on first use, so a worker pays only
 for the tools it runs.
@@ -34,6 +39,16 @@ class Method:
     result: dict[str, Any]
     mutating: bool = False  # serialized per file, audited, never killed once running
     stoppable: bool = False  # a cancel kills the worker running it at once
+    toolset: str = "native"  # the --tools set it belongs to
+    title: str = ""  # MCP tools/list: a short human-readable name
+    description: str = ""  # MCP tools/list: written for a model (when to use it, errors)
+    idempotent: bool = False  # MCP annotation: repeating the call changes nothing more
+    destructive: bool = False  # MCP annotation: it may overwrite or remove what exists
+
+    @property
+    def tool_name(self) -> str:
+        """The MCP tool name: `^[a-zA-Z0-9_-]{1,64}$`, so `file.read` is `file_read`."""
+        return self.name.replace(".", "_")
 
     def mutates(self, params: dict[str, Any]) -> bool:
         """Whether this call changes files (and so is audited): a dry run does not."""
@@ -149,3 +164,18 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              lines={"type": ["integer", "null"]}, version=NULLABLE_STR),
         stoppable=True),
 ]}
+
+
+TOOLSETS = ("native", "claude", "scope", "shadow")
+
+
+def callable_methods(toolsets: tuple[str, ...]) -> dict[str, Method]:
+    """The methods plain JSON-RPC accepts under `--tools`: the native ones always, plus
+    every method of the selected sets."""
+    return {name: m for name, m in METHODS.items()
+            if m.toolset == "native" or m.toolset in toolsets}
+
+
+def listed_methods(toolsets: tuple[str, ...]) -> list[Method]:
+    """The methods `tools/list` shows under `--tools`: those of the selected sets."""
+    return [m for m in METHODS.values() if m.toolset in toolsets]

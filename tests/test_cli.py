@@ -134,7 +134,8 @@ def test_stdout_carries_protocol_messages_only_even_at_debug(ws: Path, engine: s
 
 
 def test_console_script_runs_the_server(ws: Path) -> None:
-    script = shutil.which("chorus-tools")
+    beside = Path(sys.executable).with_name("chorus-tools")  # a venv not on PATH
+    script = str(beside) if beside.exists() else shutil.which("chorus-tools")
     assert script, "the chorus-tools console script is not installed (pip install -e .)"
     assert run([script, "--version"]).stdout == run([*PYTHON_M, "--version"]).stdout
     check_session(run([script, "--workspace", str(ws), "--workers", "2"], SESSION))

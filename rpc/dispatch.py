@@ -63,8 +63,11 @@ def _id_key(rid: Any) -> tuple[bool, Any]:
 class Dispatcher:
     def __init__(self, pool: Pool, *, request_timeout: float,
                  records: Records | None = None,
-                 toolsets: tuple[str, ...] = ("native",)) -> None:
+                 toolsets: tuple[str, ...] = ("native",),
+                 notify: Callable[[str, dict[str, Any]], None] = lambda method, params: None
+                 ) -> None:
         self._pool = pool
+        self.notify = notify  # sends a server-to-client notification (method, params)
         self._timeout = request_timeout
         self._records = records
         self.toolsets = toolsets

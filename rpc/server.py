@@ -104,7 +104,9 @@ class Server:
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out))
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
-                                      records=self._records, toolsets=options.toolsets)
+                                      records=self._records, toolsets=options.toolsets,
+                                      notify=self._notify)
+        self._framing = Framing.LINE  # the client's latest: server-sent notifications use it
         self._stop = asyncio.Event()
 
     async def run(self) -> int:
@@ -150,7 +152,7 @@ class Server:
             self._stop.set()
 
     def _handle(self, event: Message | TooLarge | BadFrame) -> None:
-        framing = event.framing
+        framing = self._framing = event.framing
         if isinstance(event, Message):
             self._dispatcher.submit(event.body, lambda reply: self._send(reply, framing))
         elif isinstance(event, TooLarge):
@@ -160,6 +162,11 @@ class Server:
         else:
             self._send(error_response(None, protocol_error(
                 PARSE_ERROR, f"Parse error: {event.reason}.")), framing)
+
+    def _notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification of our own (progress, change events), framed as the client
+        last wrote."""
+        self._send({"jsonrpc": "2.0", "method": method, "params": params}, self._framing)
 
     def _send(self, reply: Any, framing: Framing) -> None:
         self._output.write(encode(dumps(reply), framing))

@@ -194,10 +194,13 @@ def test_indentation_tier_blank_lines_in_replace_stay_empty(ctx: ToolContext,
 def test_indentation_tier_dedents(ctx: ToolContext, root: Path) -> None:
     f = root / "a.py"
     f.write_text("if a:\n  b()\n  c()\n")
-    res = patch(ctx, "a.py", edits(("        b()\n        c()", "        b(1)\n"
-                                    "            c(2)\n      d()")))
+    # find is 8 spaces deep in steps of 4 (replace's step), the file 2 deep in steps of 2:
+    # a line one level shallower than find's first lands one level above the file's
+    res = patch(ctx, "a.py", edits(("        b()\n        c()", "        if b():\n"
+                                    "            c(2)\n    d()")))
     assert res["matches"][0]["tier"] == "indentation"
-    assert f.read_text() == "if a:\n  b(1)\n      c(2)\nd()\n"
+    assert f.read_text() == "if a:\n  if b():\n    c(2)\nd()\n"
+    compile(f.read_text(), "a.py", "exec")
 
 
 def test_indentation_tier_spaces_find_on_tab_file(ctx: ToolContext, root: Path) -> None:
@@ -230,7 +233,8 @@ def test_indentation_tier_in_crlf_file(ctx: ToolContext, root: Path) -> None:
     f.write_bytes(b"{\r\n    a();\r\n    b();\r\n}\r\n")
     res = patch(ctx, "a.cs", edits(("a();\nb();\n", "a();\n  c();\n")))
     assert res["matches"][0]["tier"] == "indentation"
-    assert f.read_bytes() == b"{\r\n    a();\r\n      c();\r\n}\r\n"
+    # replace's 2-space step is one level: written as the file's 4 spaces
+    assert f.read_bytes() == b"{\r\n    a();\r\n        c();\r\n}\r\n"
 
 
 def test_indentation_tier_keeps_missing_final_newline(ctx: ToolContext, root: Path) -> None:

@@ -1,0 +1,134 @@
+"""The indentation tier writes the replacement in the file's unit (issue 15).
+
+Each row patches a real file through file.patch with a `find` indented another way than
+the file, and checks the exact bytes written; when the file is Python, the result must
+still compile (the bug was tab-indented lines landing in a space-indented function).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.patch import patch
+
+CASES = {
+    "tabs to 4 spaces": (
+        "a.py",
+        "def start():\n    reset()\n    ht()\n\n\ndef stop():\n    pass\n",
+        "def start():\n\treset()\n\tht()\n",
+        "def start():\n\treset_v2()\n\tif ready():\n\t\tht()\n",
+        "def start():\n    reset_v2()\n    if ready():\n        ht()\n\n\n"
+        "def stop():\n    pass\n"),
+    "2 spaces to 4 spaces": (
+        "a.py",
+        "class A:\n    def f(self):\n        x = 1\n        return x\n",
+        "def f(self):\n  x = 1\n  return x\n",
+        "def f(self):\n  x = 1\n  for i in range(3):\n    x += i\n  return x\n",
+        "class A:\n    def f(self):\n        x = 1\n        for i in range(3):\n"
+        "            x += i\n        return x\n"),
+    "4 spaces to tabs": (
+        "a.py",
+        "def f(a):\n\tif a:\n\t\treturn 1\n\treturn 2\n",
+        "    if a:\n        return 1\n",
+        "    if a:\n        if a > 1:\n            return 1\n        return 0\n",
+        "def f(a):\n\tif a:\n\t\tif a > 1:\n\t\t\treturn 1\n\t\treturn 0\n\treturn 2\n"),
+    "nested blocks, a line shallower than find's first": (
+        "a.py",
+        "class C:\n    def run(self):\n        for x in self.items:\n            if x:\n"
+        "                self.use(x)\n        self.done()\n",
+        "\t\tif x:\n\t\t\tself.use(x)\n\tself.done()\n",
+        "\t\tif x:\n\t\t\tself.use(x)\n\t\telse:\n\t\t\tself.skip(x)\n\tself.done()\n",
+        "class C:\n    def run(self):\n        for x in self.items:\n            if x:\n"
+        "                self.use(x)\n            else:\n                self.skip(x)\n"
+        "        self.done()\n"),
+    "blank lines stay empty": (
+        "a.py",
+        "def f():\n    a = 1\n    b = 2\n",
+        "\ta = 1\n\tb = 2\n",
+        "\ta = 1\n\t\n\tb = 2\n\n\tc = 3\n",
+        "def f():\n    a = 1\n\n    b = 2\n\n    c = 3\n"),
+    "aligned continuation, tabs to spaces": (
+        "a.py",
+        "def f():\n    total = compute(1,\n                    2)\n    return total\n",
+        "\ttotal = compute(1,\n\t                2)\n",
+        "\ttotal = compute(1,\n\t                2,\n\t                3)\n",
+        "def f():\n    total = compute(1,\n                    2,\n                    3)\n"
+        "    return total\n"),
+    "aligned continuation, 2 spaces to 4": (
+        "a.py",
+        "if x:\n    y = call(a,\n             b)\n",
+        "  y = call(a,\n           b)\n",
+        "  y = call(a,\n           b,\n           c)\n  z = y\n",
+        "if x:\n    y = call(a,\n             b,\n             c)\n    z = y\n"),
+    "hanging continuation, tabs to spaces": (
+        "a.py",
+        "def f():\n    result = g(\n        1,\n    )\n    return result\n",
+        "\tresult = g(\n\t\t1,\n\t)\n",
+        "\tresult = g(\n\t\t1,\n\t\t2,\n\t)\n",
+        "def f():\n    result = g(\n        1,\n        2,\n    )\n    return result\n"),
+    "backslash continuation, spaces to tabs": (
+        "a.py",
+        "def f():\n\tx = 1 + \\\n\t    2\n\treturn x\n",
+        "    x = 1 + \\\n        2\n",
+        "    x = 1 + \\\n        2 + \\\n        3\n",
+        "def f():\n\tx = 1 + \\\n\t    2 + \\\n\t    3\n\treturn x\n"),
+    "the region's step comes from the file when the region has one depth": (
+        "a.py",
+        "def f(x):\n  return 1\n",
+        "\treturn 1\n",
+        "\tif x:\n\t\treturn 1\n\treturn 0\n",
+        "def f(x):\n  if x:\n    return 1\n  return 0\n"),
+    "a file mixing units keeps the unit of the region matched (spaces)": (
+        "a.py",
+        "def tabbed():\n\treturn 1\n\n\ndef spaced():\n    return 2\n",
+        "def spaced():\n\treturn 2\n",
+        "def spaced():\n\tif True:\n\t\treturn 3\n",
+        "def tabbed():\n\treturn 1\n\n\ndef spaced():\n    if True:\n        return 3\n"),
+    "a file mixing units keeps the unit of the region matched (tabs)": (
+        "a.py",
+        "def tabbed():\n\treturn 1\n\n\ndef spaced():\n    return 2\n",
+        "def tabbed():\n  return 1\n",
+        "def tabbed():\n  if True:\n    return 3\n",
+        "def tabbed():\n\tif True:\n\t\treturn 3\n\n\ndef spaced():\n    return 2\n"),
+    "javascript, tabs to 2 spaces": (
+        "a.js",
+        "function f(a) {\n  if (a) {\n    return 1;\n  }\n}\n",
+        "\tif (a) {\n\t\treturn 1;\n\t}\n",
+        "\tif (a) {\n\t\tlog(a);\n\t\treturn 1;\n\t}\n",
+        "function f(a) {\n  if (a) {\n    log(a);\n    return 1;\n  }\n}\n"),
+    "CRLF file, tabs to 4 spaces": (
+        "a.py",
+        "def f():\r\n    a()\r\n    b()\r\n",
+        "\ta()\n\tb()\n",
+        "\ta()\n\tif b():\n\t\tc()\n",
+        "def f():\r\n    a()\r\n    if b():\r\n        c()\r\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_replacement_is_written_in_the_files_unit(ctx: ToolContext, root: Path,
+                                                 name: str) -> None:
+    path, before, find, replace, expected = CASES[name]
+    f = root / path
+    f.write_bytes(before.encode())
+    res = patch(ctx, path, [{"find": find, "replace": replace}])
+    assert res["matches"][0]["tier"] == "indentation"
+    assert f.read_bytes() == expected.encode()
+    if path.endswith(".py"):
+        compile(f.read_bytes(), path, "exec")
+
+
+def test_every_occurrence_of_replace_all_takes_its_own_regions_unit(ctx: ToolContext,
+                                                                     root: Path) -> None:
+    f = root / "a.py"
+    f.write_text("def a():\n\tx = 1\n\n\ndef b():\n    x = 1\n")
+    # the trailing blanks keep the exact tiers from matching: only the indentation tier does
+    res = patch(ctx, "a.py", [{"find": "  x = 1  \n", "replace": "  if x:\n    x = 2\n",
+                               "replace_all": True}])
+    assert res["matches"][0]["tier"] == "indentation"
+    assert f.read_text() == ("def a():\n\tif x:\n\t\tx = 2\n\n\n"
+                             "def b():\n    if x:\n        x = 2\n")
+    compile(f.read_text(), "a.py", "exec")

@@ -8,9 +8,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import settings
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.sandbox import Workspace
+from fuzzing import examples
+
+# Property tests without their own count run hypothesis's 100 examples, scaled by CHORUS_FUZZ.
+settings.register_profile("chorus", max_examples=examples(100))
+settings.load_profile("chorus")
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from fuzzing import examples
 from chorus_tools.tools.context import Limits, ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch import patch
@@ -500,7 +501,7 @@ def occurs(text: str, find: str) -> int:
 _TEXT = st.text(alphabet=st.sampled_from("abcdefgh \n\t\u00e9\u4e2d"), max_size=60)
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=examples(150), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=_TEXT.filter(bool), data=st.data(), replace=_TEXT.filter(bool),
        encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be"]))
@@ -522,7 +523,7 @@ def test_exact_patch_then_inverse_restores_bytes(ctx: ToolContext, root: Path, b
     assert f.read_bytes() == original
 
 
-@settings(max_examples=100, deadline=None,
+@settings(max_examples=examples(100), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.text(alphabet="xy \u00e9", max_size=8), min_size=1, max_size=8),
        pick=st.tuples(st.integers(0, 7), st.integers(1, 3)),

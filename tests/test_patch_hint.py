@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzzing import examples
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch import patch
@@ -94,7 +95,7 @@ def test_ten_thousand_lines() -> None:
     assert (hint["start_line"], hint["end_line"]) == (7001, 7004)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 10_000), size=st.integers(1, 6), dedent=st.booleans())
 def test_one_changed_identifier_is_found(seed: int, size: int, dedent: bool) -> None:
     rng = random.Random(seed)

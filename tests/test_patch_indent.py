@@ -93,6 +93,12 @@ CASES = {
         "def tabbed():\n  return 1\n",
         "def tabbed():\n  if True:\n    return 3\n",
         "def tabbed():\n\tif True:\n\t\treturn 3\n\n\ndef spaced():\n    return 2\n"),
+    "a whitespace-only line does not decide the region's unit": (
+        "a.py",
+        "def f():\n\t\n    a = 1\n",
+        "\n\ta = 1\n",
+        "\n\tif a:\n\t\ta = 1\n",
+        "def f():\n\n    if a:\n        a = 1\n"),
     "javascript, tabs to 2 spaces": (
         "a.js",
         "function f(a) {\n  if (a) {\n    return 1;\n  }\n}\n",

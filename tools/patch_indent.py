@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from math import gcd
 
 _OPEN, _CLOSE = "([", ")]"
@@ -50,24 +51,37 @@ class Unit:
 def find_unit(find_lines: list[str], replace_lines: list[str]) -> Unit:
     """The unit `find` is written in; its step from `find` itself, else from `replace`
     (the same agent wrote both), else from the widths they use."""
-    indents = [indent(line) for line in find_lines if line.strip()]
+    indents = _indents(find_lines)
     step = (_step(find_lines) or _step(replace_lines)
             or _gcd_width(find_lines + replace_lines))
     return Unit(tabs=bool(indents) and indents[0].startswith("\t"), step=step)
 
 
-def file_unit(region: list[str], lines: list[str], src: Unit) -> Unit:
-    """The unit of the matched region (the whole file's where the region does not say;
-    `find`'s where the file has no indentation at all)."""
-    indented = [indent(line) for line in region if indent(line)]
-    if indented:
-        tabs = indented[0].startswith("\t")
-    else:
-        firsts = Counter(indent(line)[0] for line in lines if indent(line))
-        tabs = firsts["\t"] > firsts[" "] if firsts else src.tabs
-    if tabs:
-        return Unit(tabs=True, step=None)
-    return Unit(tabs=False, step=_step(region) or _step(lines) or src.step or _DEFAULT_STEP)
+class FileUnits:
+    """The unit of each region matched in one file: the region's own, else the whole
+    file's (measured once, however many regions ask), else `find`'s where the file has
+    no indentation at all."""
+
+    def __init__(self, lines: list[str], src: Unit) -> None:
+        self.lines = lines
+        self.src = src
+
+    def of(self, region: list[str]) -> Unit:
+        indented = _indents(region)
+        tabs = indented[0].startswith("\t") if indented else self._tabs
+        if tabs:
+            return Unit(tabs=True, step=None)
+        return Unit(tabs=False, step=_step(region) or self._step or self.src.step
+                    or _DEFAULT_STEP)
+
+    @cached_property
+    def _tabs(self) -> bool:
+        firsts = Counter(ind[0] for ind in _indents(self.lines))
+        return firsts["\t"] > firsts[" "] if firsts else self.src.tabs
+
+    @cached_property
+    def _step(self) -> int | None:
+        return _step(self.lines)
 
 
 def reindent(replace: str, find_indent: str, file_indent: str, src: Unit,
@@ -107,6 +121,11 @@ def indent(line: str) -> str:
     """The leading whitespace of a line (its line break aside)."""
     body = line.rstrip("\r\n")
     return body[:len(body) - len(body.lstrip())]
+
+
+def _indents(lines: list[str]) -> list[str]:
+    """The indentation of every indented line that is not blank."""
+    return [ind for line in lines if line.strip() and (ind := indent(line))]
 
 
 def _step(lines: list[str]) -> int | None:

@@ -16,7 +16,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from chorus_tools.tools.patch_indent import file_unit, find_unit, indent, reindent
+from chorus_tools.tools.patch_indent import FileUnits, find_unit, indent, reindent
 from chorus_tools.tools.text import split_lines
 
 EXACT = "exact"
@@ -107,6 +107,7 @@ def _indentation(text: str, find: str, replace: str, disjoint: bool) -> Match | 
     first = next(i for i, w in enumerate(wanted) if w)
     find_indent = indent(find_lines[first])
     src = find_unit(find_lines, replace.replace("\r\n", "\n").split("\n"))
+    units = FileUnits(lines, src)
     spans, bodies, rows = [], [], []
     i, n, m = 0, len(lines), len(wanted)
     while i + m <= n:
@@ -114,8 +115,8 @@ def _indentation(text: str, find: str, replace: str, disjoint: bool) -> Match | 
             i += 1
             continue
         last = lines[i + m - 1]
-        dst = file_unit(lines[i:i + m], lines, src)
-        body = reindent(replace, find_indent, indent(lines[i + first]), src, dst)
+        body = reindent(replace, find_indent, indent(lines[i + first]), src,
+                        units.of(lines[i:i + m]))
         if whole_last:
             end = starts[i + m]
             if content(last) == last and body.endswith("\n"):

@@ -10,9 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.patch import patch
+from fuzzing import examples
 
 CASES = {
     "tabs to 4 spaces": (
@@ -138,3 +141,60 @@ def test_every_occurrence_of_replace_all_takes_its_own_regions_unit(ctx: ToolCon
     assert f.read_text() == ("def a():\n\tif x:\n\t\tx = 2\n\n\n"
                              "def b():\n    if x:\n        x = 2\n")
     compile(f.read_text(), "a.py", "exec")
+
+
+# --- any nesting, any pair of units ----------------------------------------------------
+
+UNITS = ["\t", "  ", "    "]
+
+
+@st.composite
+def blocks(draw: st.DrawFn) -> list[int]:
+    """The levels of a block of statements, relative to its first: each line at most one
+    deeper than the one before (which then opens a block), never above the first."""
+    levels = [0]
+    for _ in range(draw(st.integers(0, 7))):
+        levels.append(draw(st.integers(0, levels[-1] + 1)))
+    return levels
+
+
+def render(levels: list[int], unit: str, base: int, tag: str) -> str:
+    """Python statements at `levels` (plus `base`), a line opening a block where the next
+    one is deeper; `tag` names the statements, so find and replace differ."""
+    out = []
+    for i, level in enumerate(levels):
+        deeper = i + 1 < len(levels) and levels[i + 1] > level
+        body = f"if {tag}_{i}:" if deeper else f"{tag}_{i} = {i}"
+        out.append(unit * (base + level) + body + "\n")
+    return "".join(out)
+
+
+def enclosing(unit: str, base: int) -> str:
+    """`base` levels of enclosing blocks, in `unit`."""
+    return "".join(unit * k + (f"def outer_{k}():\n" if k == 0 else f"if c_{k}:\n")
+                   for k in range(base))
+
+
+@settings(max_examples=examples(100), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(levels=blocks(), new_levels=blocks(), file_unit=st.sampled_from(UNITS),
+       agent_unit=st.sampled_from(UNITS), file_base=st.integers(1, 3),
+       agent_base=st.integers(0, 2))
+def test_any_block_lands_in_the_files_unit(ctx: ToolContext, root: Path, levels: list[int],
+                                           new_levels: list[int], file_unit: str,
+                                           agent_unit: str, file_base: int,
+                                           agent_base: int) -> None:
+    head = enclosing(file_unit, file_base)
+    tail = file_unit * (file_base - 1) + "done = True\n"  # a line after, one level up
+    region = render(levels, file_unit, file_base, "old")
+    find = render(levels, agent_unit, agent_base, "old")
+    # a find found as it is belongs to the exact tier, which writes replace as given
+    assume(find not in region)
+    f = root / "prop.py"
+    f.write_text(head + region + tail)
+    res = patch(ctx, "prop.py", [{"find": find, "replace": render(new_levels, agent_unit,
+                                                                  agent_base, "new")}])
+    assert res["matches"][0]["tier"] == "indentation"
+    after = f.read_text()
+    assert after == head + render(new_levels, file_unit, file_base, "new") + tail
+    compile(after, "prop.py", "exec")

@@ -52,10 +52,10 @@ def options_table() -> str:
     for action in parser()._actions:  # argparse has no public walk over its options
         names = ", ".join(f"`{o}`" for o in action.option_strings)
         if action.choices:
-            value = " \\| ".join(f"`{c}`" for c in action.choices)
+            value = " | ".join(f"`{c}`" for c in action.choices)
         else:
             value = f"`{action.metavar}`" if action.metavar else ""
-        rows.append(f"| {names} | {value} | {_cell(action.help or '')} |")
+        rows.append(f"| {names} | {_cell(value)} | {_cell(action.help or '')} |")
     return "\n".join(rows)
 
 
@@ -193,9 +193,9 @@ def _fields(schema: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any
 
 
 def _type(schema: dict[str, Any]) -> str:
-    """A JSON Schema as a short phrase: `"a"` \\| `"b"`, integer ≥ 1, string or null…"""
+    """A JSON Schema as a short phrase: `"a"` | `"b"`, integer ≥ 1, string or null…"""
     if "enum" in schema:
-        return " \\| ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
+        return " | ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
     if "oneOf" in schema:
         return " or ".join(_type(v) for v in schema["oneOf"])
     kind = schema.get("type", "any")

@@ -49,6 +49,7 @@ def test_reference_holds_every_method_error_and_option() -> None:
         for option in action.option_strings:
             assert f"`{option}`" in text, option
     assert "{{" not in text
+    assert "\\\\|" not in text  # a table cell's '|' escaped once, not twice
 
 
 def test_every_parameter_and_result_field_is_listed() -> None:

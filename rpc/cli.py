@@ -19,7 +19,8 @@ from chorus_tools.tools.sandbox import Workspace
 from chorus_tools.tools.search.locate import find_ripgrep
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command line, also read by docs/generate.py for the options reference."""
     p = argparse.ArgumentParser(
         prog="chorus-tools",
         description="Sandboxed file tools for agents: JSON-RPC 2.0 over stdin/stdout "
@@ -131,7 +132,7 @@ def _take_the_wire() -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # until the server takes over
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="chorus-tools %(levelname)s %(name)s: %(message)s")
     if not os.path.isdir(args.workspace):

@@ -158,9 +158,10 @@ class Dispatcher:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._timeout
         mutates = method.mutates(params)
-        key = _path_key(params.get("path"))
-        before, mine = self._order.enter(key, mutates)
+        keys = list(dict.fromkeys(_path_key(params.get(p)) for p in method.path_params))
+        entered = [(key, *self._order.enter(key, mutates)) for key in keys]
         try:
+            before = [f for _, waits, _ in entered for f in waits]
             if before:
                 _, late = await asyncio.wait(before, timeout=deadline - loop.time())
                 if late:
@@ -169,7 +170,8 @@ class Dispatcher:
                 call, method.target, params, deadline,
                 record=self._records is not None and mutates, stoppable=method.stoppable)
         finally:
-            self._order.leave(key, mine)
+            for key, _, mine in entered:
+                self._order.leave(key, mine)
         if ok and isinstance(payload, FanOut):
             payload = await self._fan_out(call, payload, deadline)
         return ok, payload, audit
@@ -237,12 +239,14 @@ class Dispatcher:
             return
         outcome = payload.code if isinstance(payload, ToolError) else (
             "internal_error" if isinstance(payload, BaseException) else "ok")
+        paths = [params.get(p) for p in method.path_params] or [None]
         if outcome != "ok" and "sha256_before" not in (audit or {}):
-            audit = await self._unchanged(call, params.get("path"))
+            audit = await self._unchanged(call, paths[0])
         try:
             self._records.append(rid=call.request.id if not call.request.is_notification
-                                 else None, method=method.name, path=params.get("path"),
-                                 outcome=outcome, audit=audit)
+                                 else None, method=method.name, path=paths[0],
+                                 outcome=outcome, audit=audit,
+                                 more_paths={p: params.get(p) for p in method.path_params[1:]})
         except OSError:
             log.exception("cannot append the audit record")
 

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from chorus_tools.channel import frame, read_frame, write_all
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.policy import guard
 from chorus_tools.tools.registry import METHODS
 
 _PR_SET_PDEATHSIG = 1
@@ -43,6 +44,7 @@ def run_job(ctx: ToolContext, target: str, kwargs: dict[str, Any],
             record: bool) -> tuple[bool, Any, dict[str, Any] | None]:
     ctx.record = {} if record else None
     try:
+        guard(ctx, target, kwargs)  # --read-only and --deny, before the tool runs
         return True, resolve(target)(ctx, **kwargs), ctx.record
     except ToolError as exc:
         return False, exc, ctx.record

@@ -135,7 +135,7 @@ def locked_dir(ctx: ToolContext, parent: str, *, shown: str,
                create: bool = False) -> Iterator[int]:
     """A readable descriptor of directory `parent`, held under its exclusive lock, with
     stale temporary files already removed. `create` makes missing directories."""
-    dir_fd = _open_parent(ctx, parent, shown, create)
+    dir_fd = open_parent(ctx, parent, shown, create)
     try:
         fcntl.flock(dir_fd, fcntl.LOCK_EX)
         _remove_stale(dir_fd)
@@ -144,7 +144,7 @@ def locked_dir(ctx: ToolContext, parent: str, *, shown: str,
         os.close(dir_fd)  # closing the last descriptor releases the lock
 
 
-def _open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
+def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
     """Open the directory, creating missing ones with mkdirat on descriptors reached
     through the workspace (never through a path string)."""
     try:

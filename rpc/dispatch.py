@@ -63,11 +63,12 @@ def _id_key(rid: Any) -> tuple[bool, Any]:
 class Dispatcher:
     def __init__(self, pool: Pool, *, request_timeout: float,
                  records: Records | None = None,
-                 toolsets: tuple[str, ...] = ("native",)) -> None:
+                 toolsets: tuple[str, ...] = ("native",), read_only: bool = False) -> None:
         self._pool = pool
         self._timeout = request_timeout
         self._records = records
         self.toolsets = toolsets
+        self.read_only = read_only  # --read-only: the faces list no mutating method
         self._methods = callable_methods(toolsets)
         self._validator = ParamsValidator(self._methods)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}

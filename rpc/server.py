@@ -33,6 +33,7 @@ class ServerOptions:
     max_pending: int
     records_dir: str | None
     toolsets: tuple[str, ...] = ("native",)
+    read_only: bool = False
 
 
 def pollable(fd: int) -> bool:
@@ -104,7 +105,8 @@ class Server:
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out))
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
-                                      records=self._records, toolsets=options.toolsets)
+                                      records=self._records, toolsets=options.toolsets,
+                                      read_only=options.read_only)
         self._stop = asyncio.Event()
 
     async def run(self) -> int:

@@ -33,6 +33,7 @@ from chorus_tools.ordering import PathOrder
 from chorus_tools.pool import Job, Pool
 from chorus_tools.records import Records
 from chorus_tools.validate import ParamsValidator
+from chorus_tools.watch import Watches
 from chorus_tools.worker import resolve
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.fanout import FanOut
@@ -44,6 +45,7 @@ log = logging.getLogger("chorus.dispatch")
 LSP_CANCEL = "$/cancelRequest"
 MCP_CANCEL = "notifications/cancelled"
 DISCOVER = "rpc.discover"
+WATCH, UNWATCH = "workspace.watch", "workspace.unwatch"  # watches live in rpc.watch
 _NO_TARGET = object()
 
 
@@ -52,6 +54,7 @@ class Call:
     """One request in flight: the jobs it waits on and how it was cancelled, if it was."""
 
     request: Request
+    reply: Callable[[Any], None]  # the client's channel: the response, and notifications
     jobs: set[Job] = field(default_factory=set)
     cancelled: str | None = None  # "lsp" or "mcp"
 
@@ -63,8 +66,10 @@ def _id_key(rid: Any) -> tuple[bool, Any]:
 class Dispatcher:
     def __init__(self, pool: Pool, *, request_timeout: float,
                  records: Records | None = None,
-                 toolsets: tuple[str, ...] = ("native",), read_only: bool = False) -> None:
+                 toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
+                 watches: Watches | None = None) -> None:
         self._pool = pool
+        self._watches = watches
         self._timeout = request_timeout
         self._records = records
         self.toolsets = toolsets
@@ -80,16 +85,16 @@ class Dispatcher:
         Its requests are registered and its cancels applied now, in message order, so a
         cancel finds every request read before it, even one whose task has not run yet."""
         envelope = parse(body)
-        admitted = [self._admit(item) for item in envelope.items]
+        admitted = [self._admit(item, reply) for item in envelope.items]
         task = asyncio.get_running_loop().create_task(
             self._answer(envelope.batch, admitted, reply))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    def _admit(self, item: Request | Invalid) -> Call | Invalid:
+    def _admit(self, item: Request | Invalid, reply: Callable[[Any], None]) -> Call | Invalid:
         if isinstance(item, Invalid):
             return item
-        call = Call(item)
+        call = Call(item, reply)
         if item.method in (LSP_CANCEL, MCP_CANCEL):
             self._cancel(item)
         elif not item.is_notification:
@@ -138,13 +143,25 @@ class Dispatcher:
         params = request.params if isinstance(request.params, dict) else {}
         try:
             checked = self._validator.check(method, request.params)
-            ok, payload, audit = await self._execute(call, method, checked)
+            if method.name == UNWATCH:
+                ok, payload, audit = True, self._unwatch(checked["watch_id"]), None
+            else:
+                ok, payload, audit = await self._execute(call, method, checked)
+            if ok and method.name == WATCH:  # the worker checked it; now make it live
+                payload = {"watch_id": await self._watches.add(payload, call.reply)}
         except Exception as exc:
             ok, payload, audit = False, exc, None
         await self._record(call, method, params, payload, audit)
         if ok:
             return result_response(request.id, payload)
         return error_response(request.id, wire_error(payload))
+
+    def _unwatch(self, watch_id: str) -> dict[str, Any]:
+        if not self._watches.remove(watch_id):
+            raise ToolError("invalid_params", f"No watch has the id {watch_id!r} (it was "
+                            "never made, or already ended). Pass a watch_id that "
+                            "workspace.watch returned.", param="watch_id")
+        return {"success": True}
 
     def _release(self, call: Call) -> None:
         key = _id_key(call.request.id)

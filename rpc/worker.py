@@ -55,7 +55,7 @@ def run_job(ctx: ToolContext, target: str, kwargs: dict[str, Any],
             f"{type(exc).__name__}: {exc}. Details are in the server's log."), ctx.record
 
 
-def _become_child(parent_pid: int, close_fds: tuple[int, ...]) -> bool:
+def become_child(parent_pid: int, close_fds: tuple[int, ...]) -> bool:
     """Tie this forked process to the server; False if the server is already gone."""
     die_with_parent()
     for fd in close_fds:  # the protocol stream belongs to the dispatcher alone
@@ -72,7 +72,7 @@ def _become_child(parent_pid: int, close_fds: tuple[int, ...]) -> bool:
 def run_once(ctx: ToolContext, target: str, parent_pid: int,
              close_fds: tuple[int, ...]) -> None:
     """A background task in a process of its own (the start-up sweep of temp files)."""
-    if _become_child(parent_pid, close_fds):
+    if become_child(parent_pid, close_fds):
         ok, payload, _ = run_job(ctx, target, {}, False)
         log.info("%s: %s", target, payload if ok else payload.message)
 
@@ -92,7 +92,7 @@ def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
 
 def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int,
                 close_fds: tuple[int, ...]) -> None:
-    if not _become_child(parent_pid, close_fds):
+    if not become_child(parent_pid, close_fds):
         return
     warm_up(jobs_fd)
     jobs = os.fdopen(jobs_fd, "rb")

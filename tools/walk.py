@@ -189,7 +189,7 @@ class Walker:
             except OSError:
                 kind = OTHER
             path = prefix + name
-            if deny and _denied(self.ctx, path, kind):
+            if deny and denied_entry(self.ctx, path, kind):
                 continue
             if plain and name not in suspects:
                 if not hidden and name.startswith("."):
@@ -218,7 +218,7 @@ class Walker:
         return self.include_hidden or not name.startswith(".")
 
 
-def _denied(ctx: ToolContext, path: str, kind: str) -> bool:
+def denied_entry(ctx: ToolContext, path: str, kind: str) -> bool:
     """--deny: the entry matches (its directories did not: the walk never enters a
     denied one), or it is a symlink that leads to a denied path."""
     if ctx.ws.deny.matches(path):

@@ -106,22 +106,31 @@ class Watcher:
         if any(p.rpartition("/")[2] in IGNORE_FILES for p in paths):
             self._ignores.clear()  # rules changed: read them again
         out: dict[str, list[dict[str, str]]] = {}
-        for rel in paths:
-            watches = [(wid, w) for wid, w in self._watches.items() if w.covers(rel)]
-            if not watches or self._hidden_from_all(rel):
-                continue
-            for kind, path in self._settle(rel):
-                for watch_id, watch in watches:
-                    if watch.wants(path) and (watch.include_ignored or not self._ignored(path)):
-                        out.setdefault(watch_id, []).append({"type": kind, "path": path})
+        parents: dict[str, int | None] = {}
+        try:
+            for rel in paths:
+                watches = [(wid, w) for wid, w in self._watches.items() if w.covers(rel)]
+                if not watches or self._hidden_from_all(rel):
+                    continue
+                for kind, path in self._settle(rel, parents):
+                    for watch_id, watch in watches:
+                        if watch.wants(path) and (watch.include_ignored
+                                                  or not self._ignored(path)):
+                            out.setdefault(watch_id, []).append({"type": kind,
+                                                                 "path": path})
+        finally:
+            for fd in parents.values():
+                if fd is not None:
+                    os.close(fd)
         return out
 
     def _hidden_from_all(self, rel: str) -> bool:
         return is_temp_name(rel.rpartition("/")[2]) or self.ctx.ws.deny.denies(rel)
 
-    def _settle(self, rel: str) -> Iterator[tuple[str, str]]:
+    def _settle(self, rel: str, parents: dict[str, int | None]
+                ) -> Iterator[tuple[str, str]]:
         """What happened to `rel`, judged by what is there now against what was known."""
-        kind = self._kind(rel)
+        kind = self._kind(rel, parents)
         if kind is None:
             return
         parent, name = split_parent(rel)
@@ -139,23 +148,36 @@ class Watcher:
         elif kind != DIR:
             yield "modified", rel
 
-    def _kind(self, rel: str) -> str | None:
+    def _kind(self, rel: str, parents: dict[str, int | None]) -> str | None:
         """file/dir/symlink/other for a real entry beneath the root, "gone" when nothing
         is there, None for what must not be reported (reached through a symlink, out of
-        the workspace, denied, or a symlink to a denied path)."""
+        the workspace, or a symlink to a denied path). `parents` holds this batch's
+        directories, opened and checked once each."""
+        parent, name = split_parent(rel)
+        if parent not in parents:
+            parents[parent] = self._real_dir(parent)
+        dir_fd = parents[parent]
+        if dir_fd is None:
+            return "gone" if parent in self._tree else None
         try:
-            fd = self.ctx.ws.open(rel, os.O_PATH | os.O_NOFOLLOW)
-        except ToolError as err:
-            return "gone" if err.code in ("file_not_found", "not_a_directory") else None
-        try:
-            if self.ctx.ws.where(fd, rel) != rel:
-                return None  # an alias through a symlinked directory
-            mode = os.fstat(fd).st_mode
-        finally:
-            os.close(fd)
+            mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+        except OSError:
+            return "gone"
         kind = DIR if stat.S_ISDIR(mode) else FILE if stat.S_ISREG(mode) else (
             SYMLINK if stat.S_ISLNK(mode) else "other")
         return None if kind == SYMLINK and denied_entry(self.ctx, rel, kind) else kind
+
+    def _real_dir(self, rel: str) -> int | None:
+        """A descriptor of directory `rel` when that path is real (no symlink on the way,
+        inside the workspace, allowed), else None."""
+        try:
+            fd = self.ctx.ws.open(rel, os.O_PATH | os.O_DIRECTORY)
+        except ToolError:
+            return None
+        if self.ctx.ws.where(fd, rel) != ("" if rel == ROOT else rel):
+            os.close(fd)
+            return None  # an alias through a symlinked directory
+        return fd
 
     def _remember_tree(self, top: str) -> list[str]:
         """Learn the entries of directory `top` and beneath (`top` included unless it is

@@ -264,7 +264,8 @@ class Dispatcher:
             self._records.append(rid=call.request.id if not call.request.is_notification
                                  else None, method=method.name, path=paths[0],
                                  outcome=outcome, audit=audit,
-                                 more_paths={p: params.get(p) for p in method.path_params[1:]})
+                                 more_paths={p: params.get(p)
+                                             for p in method.path_params[1:]})
         except OSError:
             log.exception("cannot append the audit record")
 

@@ -165,7 +165,8 @@ class Pool:
 
     def inherited(self, *fds: int) -> tuple[int, ...]:
         """Descriptors a new child (a worker, or the watcher) must close: the wire, and
-        the dispatcher's ends of every worker pipe (a copy held open in a sibling would hide a worker's end-of-pipe)."""
+        the dispatcher's ends of every worker pipe (a copy held open in a sibling would
+        hide a worker's end-of-pipe)."""
         ends = [*fds, *(fd for w in self._workers if not w.closed
                         for fd in (w.to_worker, w.from_worker))]
         return self._close_fds + tuple(ends)

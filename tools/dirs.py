@@ -21,7 +21,7 @@ import os
 import stat
 from typing import Any, Iterator
 
-from chorus_tools.tools.atomic import TEMP_PREFIX, is_temp_name, locked_dir, open_parent, split_parent
+from chorus_tools.tools.atomic import locked_dir, open_parent, refuse_reserved, split_parent
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.deny import denied
 from chorus_tools.tools.errors import ToolError, from_os_error
@@ -37,10 +37,7 @@ def create(ctx: ToolContext, path: str, parents: bool = True) -> dict[str, Any]:
     if rel == ROOT or _exists_as_dir(ctx, rel, path):
         return {"success": True, "created": False}
     parent, name = split_parent(rel)
-    if is_temp_name(name):
-        raise ToolError("invalid_params", f"Names starting with {TEMP_PREFIX!r} are "
-                        f"reserved for atomic writes: {path}. Choose another name.",
-                        param="path", path=path)
+    refuse_reserved(name, path)
     try:
         dir_fd = open_parent(ctx, parent, path, parents)
     except ToolError as err:

@@ -23,7 +23,7 @@ import stat
 from contextlib import ExitStack
 from typing import Any
 
-from chorus_tools.tools.atomic import TEMP_PREFIX, is_temp_name, open_parent, read_entry, split_parent
+from chorus_tools.tools.atomic import open_parent, read_entry, refuse_reserved, split_parent
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.deny import denied
 from chorus_tools.tools.errors import ToolError, from_os_error
@@ -85,10 +85,7 @@ def _endpoint(ctx: ToolContext, path: str, param: str) -> str:
         raise ToolError("invalid_params", f"'{param}' is the workspace root: {path}. The "
                         "root can be neither moved nor replaced; name an entry inside it.",
                         param=param, path=path)
-    if is_temp_name(rel.rpartition("/")[2]):
-        raise ToolError("invalid_params", f"File names starting with {TEMP_PREFIX!r} are "
-                        f"reserved for atomic writes: {path}. Choose another name.",
-                        param=param, path=path)
+    refuse_reserved(rel.rpartition("/")[2], path, param)
     return rel
 
 

@@ -76,6 +76,7 @@ def test_directory_overwrite_rules_follow_rename(ctx: ToolContext, root: Path) -
     ("a.txt", "a.txt", "invalid_params"),
     ("a.txt", "./x/../a.txt", "invalid_params"),
     ("d", "d/inner/d", "invalid_params"),
+    ("a.txt", "a.txt/inner", "not_a_directory"),
     (".", "elsewhere", "invalid_params"),
     ("a.txt", ".", "invalid_params"),
     ("a.txt", ".chorus-tmp-0123456789abcdef", "invalid_params"),

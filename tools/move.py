@@ -49,13 +49,16 @@ def move(ctx: ToolContext, source: str, destination: str, overwrite: bool = Fals
     if src == dst:
         raise ToolError("invalid_params", f"Source and destination are the same path: "
                         f"{source}. Give a different destination.", param="destination")
-    if dst.startswith(src + "/"):
-        raise _into_itself(source, destination)
     src_parent, src_name = split_parent(src)
     dst_parent, dst_name = split_parent(dst)
     with ExitStack() as stack:
         src_fd = _enter(stack, open_parent(ctx, src_parent, source, False))
-        _source_stat(src_fd, src_name, source)  # missing: say so before creating anything
+        first = _source_stat(src_fd, src_name, source)  # before creating anything
+        if dst.startswith(src + "/"):
+            if stat.S_ISDIR(first.st_mode):
+                raise _into_itself(source, destination)
+            raise ToolError("not_a_directory", f"A parent of the destination is the file "
+                            f"{source}: {destination}.", path=destination)
         dst_fd = _enter(stack, open_parent(ctx, dst_parent, destination, create_dirs))
         _lock_both(src_fd, dst_fd)
         st = _source_stat(src_fd, src_name, source)

@@ -175,7 +175,7 @@ class Walker:
             # only these names can meet an ignore rule; the others skip the costly checks
             suspects = ignores.suspects(names) if ignores else ()
         plain, hidden = self.overrides is None, self.include_hidden
-        deny = self.ctx.ws.deny
+        deny = bool(self.ctx.ws.deny)  # once per directory, not once per entry
         select, descend = self.select, self.descend
         may_descend = self.max_depth is None or depth + 1 < self.max_depth
         prefix = f"{dir_rel}/" if dir_rel else ""

@@ -14,8 +14,12 @@ from pathlib import Path
 import pytest
 
 from rpc_client import REPO, RpcServer, error_code, snapshot
+from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.deny import DenyRules
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.policy import guard
 from chorus_tools.tools.registry import METHODS, listed_methods
+from chorus_tools.tools.sandbox import Workspace
 
 DENY = ("--deny", "**/.env", "--deny", "*.pem", "--deny", ".git/**", "--deny", "vault")
 SECRET = "TOKEN-SECRET"
@@ -164,3 +168,31 @@ def test_deny_rules_match_as_ripgrep_globs_and_cover_whole_trees(
         path: str, denied_: bool, matched: bool) -> None:
     rules = DenyRules(["**/.env", "*.pem", ".git/**", "vault"])
     assert rules.denies(path) is denied_ and rules.matches(path) is matched
+
+
+@pytest.mark.parametrize("use_openat2", [True, False])
+def test_every_open_is_judged_where_it_really_led(tree: Path, use_openat2: bool) -> None:
+    """In-process, on openat2 and on the O_NOFOLLOW walk: the workspace refuses an open
+    that reaches a denied path through a symlinked file or directory, and the worker's
+    guard refuses a call naming one, before any tool runs."""
+    ws = Workspace(str(tree), use_openat2=use_openat2,
+                   deny=DenyRules(["**/.env", "*.pem", "vault"]))
+    ctx = ToolContext(ws=ws)
+    try:
+        for rel in ("link-env", "dirlink/a.pem", "vault-link/v.txt", "vault-link"):
+            with pytest.raises(ToolError) as err:
+                ws.open(rel, os.O_RDONLY)
+            assert err.value.code == "permission_denied", rel
+        os.close(ws.open("dirlink", os.O_PATH))  # the link's own directory is allowed
+        with pytest.raises(ToolError) as err:
+            guard(ctx, METHODS["file.delete"].target, {"path": "link-env"})
+        assert err.value.code == "permission_denied"
+        guard(ctx, METHODS["file.read"].target, {"path": "ok.txt"})
+        read_only = ToolContext(ws=ws, read_only=True)
+        for name, method in METHODS.items():
+            if method.mutating:
+                with pytest.raises(ToolError) as err:
+                    guard(read_only, method.target, {"path": "ok.txt"})
+                assert "read-only" in err.value.message, name
+    finally:
+        os.close(ws.root_fd)

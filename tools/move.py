@@ -53,22 +53,10 @@ def move(ctx: ToolContext, source: str, destination: str, overwrite: bool = Fals
     dst_parent, dst_name = split_parent(dst)
     with ExitStack() as stack:
         src_fd = _enter(stack, open_parent(ctx, src_parent, source, False))
-        first = _source_stat(src_fd, src_name, source)  # before creating anything
-        if dst.startswith(src + "/"):
-            if stat.S_ISDIR(first.st_mode):
-                raise _into_itself(source, destination)
-            raise ToolError("not_a_directory", f"A parent of the destination is the file "
-                            f"{source}: {destination}.", path=destination)
+        _check_source(ctx, src_fd, src_name, src, source, dst, destination)
         dst_fd = _enter(stack, open_parent(ctx, dst_parent, destination, create_dirs))
         _lock_both(src_fd, dst_fd)
         st = _source_stat(src_fd, src_name, source)
-        is_dir = stat.S_ISDIR(st.st_mode)
-        if (names_directory(source) or names_directory(destination)) and not is_dir:
-            raise ToolError("not_a_directory", f"Not a directory: {source}. A path ending "
-                            "with '/' names a directory; drop the '/' to move a file.",
-                            path=source)
-        if is_dir:
-            _refuse_denied_inside(ctx, src_fd, src_name, src, source)
         _note_audit(ctx, src_fd, src_name, st, source)
         try:
             renameat2(src_fd, src_name, dst_fd, dst_name,
@@ -90,6 +78,23 @@ def _endpoint(ctx: ToolContext, path: str, param: str) -> str:
                         param=param, path=path)
     refuse_reserved(rel.rpartition("/")[2], path, param)
     return rel
+
+
+def _check_source(ctx: ToolContext, src_fd: int, src_name: str, src: str, source: str,
+                  dst: str, destination: str) -> None:
+    """What can be refused before anything is created (the destination's parents)."""
+    is_dir = stat.S_ISDIR(_source_stat(src_fd, src_name, source).st_mode)
+    if dst.startswith(src + "/"):
+        if is_dir:
+            raise _into_itself(source, destination)
+        raise ToolError("not_a_directory", f"A parent of the destination is the file "
+                        f"{source}: {destination}.", path=destination)
+    if (names_directory(source) or names_directory(destination)) and not is_dir:
+        raise ToolError("not_a_directory", f"Not a directory: {source}. A path ending "
+                        "with '/' names a directory; drop the '/' to move a file.",
+                        path=source)
+    if is_dir:
+        _refuse_denied_inside(ctx, src_fd, src_name, src, source)
 
 
 def _enter(stack: ExitStack, fd: int) -> int:
@@ -123,8 +128,11 @@ def _refuse_denied_inside(ctx: ToolContext, dir_fd: int, name: str, rel: str,
     come out from under the rule."""
     if not ctx.ws.deny:
         return
-    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 dir_fd=dir_fd)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError as exc:
+        raise from_os_error(exc, shown, "write_failed") from None
     try:
         inside = denied_beneath(ctx, fd, rel)
     finally:

@@ -70,6 +70,7 @@ def test_directory_overwrite_rules_follow_rename(ctx: ToolContext, root: Path) -
 
 @pytest.mark.parametrize("source, destination, code", [
     ("missing.txt", "b.txt", "file_not_found"),
+    ("no/such/dir.txt", "b.txt", "file_not_found"),
     ("a.txt", "../outside/stolen.txt", "path_outside_workspace"),
     ("../outside/canary.txt", "in.txt", "path_outside_workspace"),
     ("a.txt", "/etc/passwd-moved", "path_outside_workspace"),

@@ -52,7 +52,7 @@ def move(ctx: ToolContext, source: str, destination: str, overwrite: bool = Fals
     src_parent, src_name = split_parent(src)
     dst_parent, dst_name = split_parent(dst)
     with ExitStack() as stack:
-        src_fd = _enter(stack, open_parent(ctx, src_parent, source, False))
+        src_fd = _enter(stack, _source_parent(ctx, src_parent, source))
         _check_source(ctx, src_fd, src_name, src, source, dst, destination)
         dst_fd = _enter(stack, open_parent(ctx, dst_parent, destination, create_dirs))
         _lock_both(src_fd, dst_fd)
@@ -78,6 +78,20 @@ def _endpoint(ctx: ToolContext, path: str, param: str) -> str:
                         param=param, path=path)
     refuse_reserved(rel.rpartition("/")[2], path, param)
     return rel
+
+
+def _source_parent(ctx: ToolContext, parent: str, source: str) -> int:
+    try:
+        return open_parent(ctx, parent, source, False)
+    except ToolError as err:
+        if err.code != "file_not_found":
+            raise
+        raise _no_source(source) from None
+
+
+def _no_source(source: str) -> ToolError:
+    return ToolError("file_not_found", f"Source not found: {source}. Check the path with "
+                     "file.list.", path=source, param="source")
 
 
 def _check_source(ctx: ToolContext, src_fd: int, src_name: str, src: str, source: str,
@@ -116,8 +130,7 @@ def _source_stat(dir_fd: int, name: str, shown: str) -> os.stat_result:
     try:
         return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        raise ToolError("file_not_found", f"Source not found: {shown}. Check the path "
-                        "with file.list.", path=shown, param="source") from None
+        raise _no_source(shown) from None
     except OSError as exc:
         raise from_os_error(exc, shown) from None
 

@@ -5,9 +5,10 @@ a burst of changes never delays a request.
 watchfiles (inotify underneath) says which paths changed; what a change *is* comes from
 the tree itself. The watcher remembers the entries beneath every watched directory (read
 once when a watch starts, through descriptors, never following a symlink), and for each
-path in a batch looks at what is there now: present and new is `added`, present and
-known is `modified`, gone and known is `deleted` (with whatever was known beneath it),
-gone and never known (a temporary file born and removed within one batch) is nothing.
+path in a batch looks at what is there now: present and new is `added`, present, known and
+changed is `modified`, gone and known is `deleted` (with whatever was known beneath it),
+gone and never known (a temporary file born and removed within one batch) is nothing;
+an event that changed neither mtime, size nor inode (a close after a create) says nothing.
 So an atomic replace (temp file, rename over) is one `modified`, and a directory moved
 in reports every entry it brings. A directory's own change is reported by its entries.
 
@@ -41,6 +42,7 @@ STEP_MS = 50  # quiet time that ends a batch
 DEBOUNCE_MS = 500  # the longest a batch grows under continuous changes
 IDLE_MS = 200  # how often an idle watch looks at its stop flag
 Emit = Callable[[str, list[dict[str, str]]], None]
+Signature = tuple[int, int, int]  # mtime_ns, size, inode: a change of any is `modified`
 
 
 @dataclass
@@ -63,7 +65,7 @@ class Watcher:
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
         self._watches: dict[str, _Watch] = {}
-        self._tree: dict[str, set[str]] = {}  # known directory -> its known entries
+        self._tree: dict[str, dict[str, Signature]] = {}  # known dir -> its entries
         self._ignores: dict[str, IgnoreStack] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -130,11 +132,12 @@ class Watcher:
     def _settle(self, rel: str, parents: dict[str, int | None]
                 ) -> Iterator[tuple[str, str]]:
         """What happened to `rel`, judged by what is there now against what was known."""
-        kind = self._kind(rel, parents)
+        kind, sig = self._kind(rel, parents)
         if kind is None:
             return
         parent, name = split_parent(rel)
-        known = name in self._tree.get(parent, ())
+        entries = self._tree.get(parent, {})
+        known = name in entries
         if kind == "gone":
             if known:
                 for gone in self._forget(rel):
@@ -143,29 +146,34 @@ class Watcher:
             if kind == DIR:
                 yield from (("added", p) for p in self._remember_tree(rel))
             else:
-                self._tree.setdefault(parent, set()).add(name)
+                self._tree.setdefault(parent, {})[name] = sig
                 yield "added", rel
-        elif kind != DIR:
+        elif kind != DIR and entries[name] != sig:  # events with no change say nothing
+            entries[name] = sig
             yield "modified", rel
 
-    def _kind(self, rel: str, parents: dict[str, int | None]) -> str | None:
-        """file/dir/symlink/other for a real entry beneath the root, "gone" when nothing
-        is there, None for what must not be reported (reached through a symlink, out of
-        the workspace, or a symlink to a denied path). `parents` holds this batch's
-        directories, opened and checked once each."""
+    def _kind(self, rel: str, parents: dict[str, int | None]
+              ) -> tuple[str | None, Signature]:
+        """file/dir/symlink/other for a real entry beneath the root (with its
+        signature), "gone" when nothing is there, None for what must not be reported
+        (reached through a symlink, out of the workspace, or a symlink to a denied
+        path). `parents` holds this batch's directories, opened and checked once each."""
         parent, name = split_parent(rel)
         if parent not in parents:
             parents[parent] = self._real_dir(parent)
         dir_fd = parents[parent]
         if dir_fd is None:
-            return "gone" if parent in self._tree else None
+            return ("gone" if parent in self._tree else None), _NO_SIGNATURE
         try:
-            mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:
-            return "gone"
+            return "gone", _NO_SIGNATURE
+        mode = st.st_mode
         kind = DIR if stat.S_ISDIR(mode) else FILE if stat.S_ISREG(mode) else (
             SYMLINK if stat.S_ISLNK(mode) else "other")
-        return None if kind == SYMLINK and denied_entry(self.ctx, rel, kind) else kind
+        if kind == SYMLINK and denied_entry(self.ctx, rel, kind):
+            return None, _NO_SIGNATURE
+        return kind, _signature(st)
 
     def _real_dir(self, rel: str) -> int | None:
         """A descriptor of directory `rel` when that path is real (no symlink on the way,
@@ -185,18 +193,18 @@ class Watcher:
         new = []
         if top != ROOT:
             parent, name = split_parent(top)
-            if name not in self._tree.setdefault(parent, set()):
-                self._tree[parent].add(name)
+            if name not in self._tree.setdefault(parent, {}):
+                self._tree[parent][name] = _NO_SIGNATURE
                 new.append(top)
-        self._tree.setdefault(top, set())
+        self._tree.setdefault(top, {})
         try:
             fd = self.ctx.ws.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except ToolError:
             return new
         try:
-            for here, dirs, files, _ in os.fwalk(".", dir_fd=fd):
+            for here, dirs, files, here_fd in os.fwalk(".", dir_fd=fd):
                 base = top if here == "." else here[2:] if top == ROOT else f"{top}/{here[2:]}"
-                known = self._tree.setdefault(base, set())
+                known = self._tree.setdefault(base, {})
                 for name in sorted(dirs + files):
                     path = name if base == ROOT else f"{base}/{name}"
                     if is_temp_name(name) or self.ctx.ws.deny.matches(path):
@@ -204,7 +212,8 @@ class Watcher:
                             dirs.remove(name)
                         continue
                     if name not in known:
-                        known.add(name)
+                        known[name] = _NO_SIGNATURE if name in dirs else _stat_signature(
+                            here_fd, name)
                         new.append(path)
         except OSError:
             pass  # changed or unreadable meanwhile: its entries are learnt as they change
@@ -215,7 +224,7 @@ class Watcher:
     def _forget(self, rel: str) -> list[str]:
         """Drop `rel` and everything known beneath it; the paths dropped, in path order."""
         parent, name = split_parent(rel)
-        self._tree.get(parent, set()).discard(name)
+        self._tree.get(parent, {}).pop(name, None)
         gone, stack = [], [rel]
         while stack:
             path = stack.pop()
@@ -240,3 +249,17 @@ class Watcher:
             self._ignores[directory] = above.child(directory,
                                                    load_dir_rules(self.ctx, directory))
         return self._ignores[directory]
+
+
+_NO_SIGNATURE: Signature = (0, 0, 0)
+
+
+def _signature(st: os.stat_result) -> Signature:
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def _stat_signature(dir_fd: int, name: str) -> Signature:
+    try:
+        return _signature(os.stat(name, dir_fd=dir_fd, follow_symlinks=False))
+    except OSError:
+        return _NO_SIGNATURE  # gone meanwhile: its own event will say so

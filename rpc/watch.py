@@ -22,7 +22,6 @@ from chorus_tools.channel import FrameReader, frame, read_frame, write_all
 from chorus_tools.worker import become_child
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.watcher import Watcher
 
 log = logging.getLogger("chorus.watch")
 _mp = multiprocessing.get_context("fork")
@@ -123,9 +122,11 @@ class Watches:
 
 def watcher_process(ctx: ToolContext, commands_fd: int, events_fd: int, parent_pid: int,
                     close_fds: tuple[int, ...]) -> None:
-    """The watcher's process: commands read on a thread, changes watched on the main one."""
+    """The watcher's process: commands read on a thread, changes watched on the main one.
+    watchfiles is imported here only (28 ms): a server that never watches never pays."""
     if not become_child(parent_pid, close_fds):
         return
+    from chorus_tools.tools.watcher import Watcher
     watcher = Watcher(ctx)
     lock = threading.Lock()
 

@@ -179,7 +179,8 @@ class Dispatcher:
         keys = list(dict.fromkeys(_path_key(params.get(p)) for p in method.path_params))
         entered = [(key, *self._order.enter(key, mutates)) for key in keys]
         try:
-            before = [f for _, waits, _ in entered for f in waits]
+            own = {fut for _, _, fut in entered}  # a move never waits on its other path
+            before = [f for _, waits, _ in entered for f in waits if f not in own]
             if before:
                 _, late = await asyncio.wait(before, timeout=deadline - loop.time())
                 if late:
@@ -188,8 +189,8 @@ class Dispatcher:
                 call, method.target, params, deadline,
                 record=self._records is not None and mutates, stoppable=method.stoppable)
         finally:
-            for key, _, mine in entered:
-                self._order.leave(key, mine)
+            for key, _, fut in entered:
+                self._order.leave(key, fut)
         if ok and isinstance(payload, FanOut):
             payload = await self._fan_out(call, payload, deadline)
         return ok, payload, audit

@@ -76,6 +76,23 @@ def test_a_move_keeps_arrival_order_on_both_its_paths(tmp_path: Path) -> None:
             assert (ws / f"a{i}.txt").read_text() == "second"
 
 
+def test_calls_beneath_a_moved_or_deleted_directory_keep_arrival_order(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with RpcServer(ws, "--workers", "2") as server:
+        for i in range(10):
+            replies = server.call_many([
+                ("file.write", {"path": f"d{i}/sub/f.txt", "content": f"v{i}"}),
+                ("file.move", {"source": f"d{i}", "destination": f"e{i}"}),
+                ("file.read", {"path": f"e{i}/sub/f.txt", "raw": True}),
+                ("dir.delete", {"path": f"e{i}", "recursive": True}),
+                ("file.info", {"path": f"e{i}/sub/f.txt"}),
+            ])
+            assert replies[2]["result"]["content"] == f"v{i}", replies
+            assert replies[3]["result"]["removed"] == 3, replies
+            assert error_code(replies[4]) == "file_not_found", replies
+
+
 def test_rpc_discover_describes_the_new_methods(tmp_path: Path) -> None:
     with RpcServer(tmp_path, "--workers", "1") as server:
         doc = server.result("rpc.discover")

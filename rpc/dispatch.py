@@ -9,7 +9,10 @@ Contract:
   {"requestId"}` suppresses its response (MCP). A queued request is dropped, a running
   stoppable one (read, list, search, info) has its worker killed; a running mutation
   finishes, so its answer tells the truth about the file;
-- a mutating call is recorded (when records are on) before its response is sent.
+- a mutating call is recorded (when records are on) before its response is sent;
+- `workspace.watch` is checked by a worker like any call, then made live by rpc.watch,
+  whose notifications go out through the request's own reply channel;
+  `workspace.unwatch` is answered here.
 
 Envelopes and batches are checked by `rpc.envelope`; a request is routed by the registry
 (`tools.registry.callable_methods`, the selected tool sets) with a dict lookup. (jsonrpcserver did the routing at first: it

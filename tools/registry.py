@@ -33,7 +33,7 @@ def _obj(required: list[str], **props: Any) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Method:
     name: str
-    target: str  # "module:function"
+    target: str | None  # "module:function"; None: answered by the dispatcher itself
     summary: str
     params: dict[str, Any]
     result: dict[str, Any]
@@ -44,6 +44,7 @@ class Method:
     description: str = ""  # MCP tools/list: written for a model (when to use it, errors)
     idempotent: bool = False  # MCP annotation: repeating the call changes nothing more
     destructive: bool = False  # MCP annotation: it may overwrite or remove what exists
+    path_params: tuple[str, ...] = ("path",)  # the params naming paths: ordering, --deny
 
     @property
     def tool_name(self) -> str:
@@ -55,7 +56,9 @@ class Method:
         return self.mutating and params.get("dry_run") is not True  # "yes" is refused: audited
 
     @cached_property
-    def func(self) -> Callable[..., Any]:
+    def func(self) -> Callable[..., Any] | None:
+        if self.target is None:
+            return None
         module, _, name = self.target.partition(":")
         return getattr(importlib.import_module(module), name)
 
@@ -82,6 +85,8 @@ _FILE_ENTRY = _obj(["path", "size", "modified", "type"], path={"type": "string"}
 _MATCH_REPORT = _obj(["patch_index", "tier", "count", "lines"], patch_index=NON_NEGATIVE,
                      tier={"enum": ["exact", "line_endings", "indentation"]},
                      count=POSITIVE, lines={"type": "array", "items": POSITIVE})
+
+_SUCCESS = {"type": "boolean"}
 
 _GLOBS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 
@@ -163,6 +168,36 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              is_binary={"type": ["boolean", "null"]}, encoding=NULLABLE_STR,
              lines={"type": ["integer", "null"]}, version=NULLABLE_STR),
         stoppable=True),
+    Method(
+        "file.move", "chorus_tools.tools.move:move",
+        "Move or rename a file or directory (one atomic rename inside the workspace).",
+        _obj(["source", "destination"], source=PATH, destination=PATH,
+             overwrite={"type": "boolean"}, create_dirs={"type": "boolean"}),
+        _obj(["success", "version"], success=_SUCCESS, version=VERSION),
+        mutating=True, destructive=True, path_params=("source", "destination")),
+    Method(
+        "dir.create", "chorus_tools.tools.dirs:create",
+        "Create a directory (and its missing parents, like mkdir -p).",
+        _obj(["path"], path=PATH, parents={"type": "boolean"}),
+        _obj(["success", "created"], success=_SUCCESS, created={"type": "boolean"}),
+        mutating=True, idempotent=True),
+    Method(
+        "dir.delete", "chorus_tools.tools.dirs:delete",
+        "Delete an empty directory, or with recursive: true a whole tree (never the root).",
+        _obj(["path"], path=PATH, recursive={"type": "boolean"}),
+        _obj(["success", "removed"], success=_SUCCESS, removed=NON_NEGATIVE),
+        mutating=True, destructive=True),
+    Method(
+        "workspace.watch", "chorus_tools.tools.watch:prepare",
+        "Watch a directory: workspace/didChange notifications carry its changes.",
+        _obj([], path=PATH, pattern={"type": "string"},
+             include_ignored={"type": "boolean"}),
+        _obj(["watch_id"], watch_id={"type": "string"})),
+    Method(
+        "workspace.unwatch", None,
+        "Stop a watch started by workspace.watch.",
+        _obj(["watch_id"], watch_id={"type": "string"}),
+        _obj(["success"], success=_SUCCESS), path_params=()),
 ]}
 
 
@@ -176,6 +211,8 @@ def callable_methods(toolsets: tuple[str, ...]) -> dict[str, Method]:
             if m.toolset == "native" or m.toolset in toolsets}
 
 
-def listed_methods(toolsets: tuple[str, ...]) -> list[Method]:
-    """The methods `tools/list` shows under `--tools`: those of the selected sets."""
-    return [m for m in METHODS.values() if m.toolset in toolsets]
+def listed_methods(toolsets: tuple[str, ...], read_only: bool = False) -> list[Method]:
+    """The methods `tools/list` shows under `--tools`: those of the selected sets, less
+    the mutating ones under `--read-only` (the worker refuses them anyway)."""
+    return [m for m in METHODS.values()
+            if m.toolset in toolsets and not (read_only and m.mutating)]

@@ -5,12 +5,17 @@ mid-answer, and a worker frozen in the kernel."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from e2e_support import (ENDLESS_SIZE, LINE, LSP, SLOW_SIZE, E2EServer, error_of, request,
                          sparse_text)
+from rpc_client import REPO, alive, wait_gone
 
 LSP_CANCEL = "$/cancelRequest"
 DEPTH = 100_000
@@ -68,3 +73,51 @@ def test_regression_max_pending_ignored_jobs_in_a_busy_workers_batch(ws: Path) -
         replies = server.recv_by_id(3)
         assert error_of(replies["long"][0]) == (-32800, "cancelled")
         assert all(replies[rid][0]["result"]["total_lines"] == 2 for rid in ("w1", "w2"))
+
+
+def test_stdout_closed_mid_answer_ends_the_server_cleanly(ws: Path) -> None:
+    """The client closes its end of our stdout while answers are streaming (EPIPE): the
+    server stops, its workers go with it, and stderr holds no traceback."""
+    (ws / "big.txt").write_text(("x" * 60_000 + "\n") * 4)
+    reads = b"".join(json.dumps(request("file.read", {"path": "big.txt", "raw": True}, i))
+                     .encode() + b"\n" for i in range(100))
+    proc = subprocess.Popen([sys.executable, "-m", "chorus_tools", "--workspace", str(ws),
+                             "--workers", "2"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    try:
+        proc.stdin.write(reads)  # stdin stays open: only the broken stdout ends it
+        proc.stdin.flush()
+        assert proc.stdout.read(1 << 16)  # answers are flowing
+        workers = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+                   .read_text().split()]
+        proc.stdout.close()
+        code = proc.wait(timeout=30)
+        stderr = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    wait_gone(workers)
+    assert code == 0
+    assert b"Traceback" not in stderr and stderr.count(b"\n") <= 2, stderr
+
+
+def test_a_worker_frozen_in_the_kernel_times_out_and_is_replaced(ws: Path) -> None:
+    """A SIGSTOPped worker cannot answer: the request it got answers `timeout` after
+    --request-timeout, the worker is killed and replaced, every other request is served."""
+    with E2EServer(ws, "--workers", "2", "--request-timeout", "1") as server:
+        server.result("file.info", {"path": "a.txt"})  # start-up is over
+        frozen, other = server.workers(2)
+        os.kill(frozen, signal.SIGSTOP)
+        ids = [server.request("file.read", {"path": "a.txt"}, rid=f"r{i}")
+               for i in range(20)]
+        replies = server.recv_by_id(len(ids), timeout=60)
+        assert sorted(replies) == sorted(ids)
+        timed_out = [rid for rid, [r] in replies.items() if "error" in r]
+        assert len(timed_out) == 1  # the one the frozen worker was given, and no other
+        assert error_of(replies[timed_out[0]][0]) == (-32015, "timeout")
+        assert all(r["result"]["total_lines"] == 2 for rid, [r] in replies.items()
+                   if rid not in timed_out)
+        after = server.workers(2)
+        assert frozen not in after and other in after and not alive(frozen)
+        assert server.result("file.read", {"path": "a.txt"})["total_lines"] == 2

@@ -37,7 +37,8 @@ def _frame(body: bytes, framing: str) -> bytes:
 
 @pytest.mark.parametrize("framing", [LINE, LSP])
 @pytest.mark.parametrize("nest", [b"[" * DEPTH, b'{"a":' * DEPTH,
-                                  b"[" * DEPTH + b"]" * DEPTH])
+                                  b"[" * DEPTH + b"]" * DEPTH],
+                         ids=["open-arrays", "open-objects", "closed-arrays"])
 def test_regression_deep_nesting_stopped_the_server(ws: Path, framing: str,
                                                     nest: bytes) -> None:
     """Regression: 100,000 `[` made orjson refuse and json.loads raise RecursionError in

@@ -22,6 +22,7 @@ from typing import Any, Callable
 import orjson
 
 from benchmarks.loadclient import ProtocolError, StdioServer
+from benchmarks.rss import rss_bytes
 
 IN_FLIGHT = 64
 SAMPLES = 50  # resource samples taken over a run
@@ -135,16 +136,6 @@ def _state(pid: int) -> str:
         return "gone"
 
 
-def _rss(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
 def fd_count(pid: int) -> int:
     try:
         return len(os.listdir(f"/proc/{pid}/fd"))
@@ -223,8 +214,8 @@ class SoakClient(StdioServer):
 
     def _sample(self, answered: int) -> Sample:
         workers = children(self.pid)
-        return Sample(answered, {"server": _rss(self.pid),
-                                 "workers": sum(_rss(p) for p in workers)},
+        return Sample(answered, {"server": rss_bytes(self.pid),
+                                 "workers": sum(rss_bytes(p) for p in workers)},
                       fd_count(self.pid), max(map(fd_count, workers), default=0))
 
     def _settle(self) -> None:

@@ -1,5 +1,6 @@
-"""A small process pool made for an RPC server: a worker that dies or overruns fails only
-its own job and is replaced at once, while the others go on.
+"""A small process pool made for an RPC server: a worker that dies or overruns fails at most
+the job it was running (a read-only one gets a second try) and is replaced at once; what it
+had not started runs elsewhere, and the others go on.
 
 concurrent.futures' pool breaks as a whole when one worker dies, and cannot stop a single
 running call; here every job can be stopped on its own (its worker is killed and

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from e2e_support import (ENDLESS_SIZE, LINE, LSP, SLOW_SIZE, E2EServer, error_of, request,
-                         sparse_text)
+                         sparse_text, wait_for)
 from rpc_client import REPO, alive, wait_gone
 
 LSP_CANCEL = "$/cancelRequest"
@@ -110,6 +110,8 @@ def test_a_worker_frozen_in_the_kernel_times_out_and_is_replaced(ws: Path) -> No
         server.result("file.info", {"path": "a.txt"})  # start-up is over
         frozen, other = server.workers(2)
         os.kill(frozen, signal.SIGSTOP)
+        wait_for(lambda: Path(f"/proc/{frozen}/stat").read_text().rpartition(")")[2]
+                 .split()[0] == "T")
         ids = [server.request("file.read", {"path": "a.txt"}, rid=f"r{i}")
                for i in range(20)]
         replies = server.recv_by_id(len(ids), timeout=60)

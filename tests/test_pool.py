@@ -287,6 +287,8 @@ def test_a_batch_its_dead_worker_never_took_runs_elsewhere(tool_ctx):
         await pool.submit("pool_targets:echo", {}).future  # the worker is idle, reading
         worker = pool._workers[0]
         os.kill(worker.process.pid, signal.SIGSTOP)  # frozen: it cannot take what comes
+        while _state(worker.process.pid) != "T":  # (a stop lands when the worker runs)
+            await asyncio.sleep(0.005)
         mutation = pool.submit("pool_targets:echo", {"w": 1}, stoppable=False)
         assert list(worker.jobs) == [mutation]
         os.kill(worker.process.pid, signal.SIGKILL)
@@ -295,3 +297,8 @@ def test_a_batch_its_dead_worker_never_took_runs_elsewhere(tool_ctx):
         return outcome, worker.process.pid
     (ok, payload, _), dead = run(go())
     assert ok and payload["w"] == 1 and payload["pid"] != dead
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rpartition(")")[2].split()[0]

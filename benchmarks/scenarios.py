@@ -10,6 +10,8 @@ matches as the baseline), so a fast wrong answer cannot pass for a fast one.
 from __future__ import annotations
 
 import os
+import random
+import shutil
 import statistics
 import subprocess
 import time
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from benchmarks import soak
 from benchmarks.env import Env
 from benchmarks.loadclient import Call, Check, McpSession, ProtocolError, StdioServer, is_success
 from benchmarks.report import Measure, Target
@@ -38,6 +41,7 @@ class Scenario:
     target: Target | None
     ours: Callable[[Env], Measure]
     baseline: Callable[[Env], Measure] | None
+    long_run: bool = False  # minutes long: measured once, and only when named by --only
 
 
 # helpers ---------------------------------------------------------------------------------
@@ -355,6 +359,17 @@ def rss_search_rg(env: Env) -> Measure:
     return Measure("memory", rss, {"processes": 1, "results": len(out.splitlines())})
 
 
+# the soak ---------------------------------------------------------------------------------
+
+def soak_ours(env: Env) -> Measure:
+    workspace = env.scratch / "soak"
+    shutil.rmtree(workspace, ignore_errors=True)
+    soak.prepare(workspace)
+    with env.ours(workspace, client=soak.SoakClient) as client:
+        result = client.run(env.scale.soak, env.scale.soak_kill_every, random.Random(11))
+    return Measure("throughput", result.requests / result.seconds, result.summary())
+
+
 # the table -------------------------------------------------------------------------------
 
 REFERENCE = "reference MCP server"
@@ -391,4 +406,6 @@ SCENARIOS: list[Scenario] = [
              Target("≤", 100e6, absolute=True), rss_huge_ours, None),
     Scenario("rss_search", "search of the whole tree: peak RSS, all processes", "rg -n",
              None, rss_search_ours, rss_search_rg),
+    Scenario("soak", "soak: mixed requests, 64 in flight, a worker SIGKILLed on a schedule",
+             "—", None, soak_ours, None, long_run=True),
 ]

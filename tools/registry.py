@@ -125,7 +125,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method(
         "file.list", "chorus_tools.tools.listing:list_files",
         "List a directory's entries, or the paths matching a glob beneath it.",
-        _obj([], path=PATH, pattern={"type": "string"},
+        _obj([], path=PATH, pattern={"type": "string"}, recursive={"type": "boolean"},
+             depth=POSITIVE, exclude=_GLOBS,
              include_hidden={"type": "boolean"}, include_ignored={"type": "boolean"},
              sort={"enum": ["path", "modified", "size"]}, max_results=POSITIVE),
         _obj(["files", "truncated"], files={"type": "array", "items": _FILE_ENTRY},
@@ -136,11 +137,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         "Search file contents with a regex (ripgrep syntax) or a fixed string.",
         _obj(["pattern"], pattern={"type": "string"}, path=PATH, glob=_GLOBS,
              case_sensitive={"type": "boolean"}, literal={"type": "boolean"},
-             context_lines=NON_NEGATIVE, max_results=POSITIVE,
+             context_lines=NON_NEGATIVE, before_context=NON_NEGATIVE,
+             after_context=NON_NEGATIVE, type=_GLOBS, max_results=POSITIVE,
              output_mode={"enum": ["content", "files_with_matches", "count"]},
              multiline={"type": "boolean"}, include_hidden={"type": "boolean"},
              include_ignored={"type": "boolean"}),
-        {"type": "object", "required": ["truncated", "engine"], "properties": {
+        {"type": "object", "required": ["truncated", "files_searched", "engine"],
+         "properties": {
             "matches": {"type": "array", "items": _obj(
                 ["path", "line", "content"], path={"type": "string"}, line=POSITIVE,
                 content={"type": "string"})},
@@ -148,7 +151,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "counts": {"type": "array", "items": _obj(
                 ["path", "count"], path={"type": "string"}, count=POSITIVE)},
             "total": NON_NEGATIVE, "truncated": {"type": "boolean"},
-            "engine": {"enum": ["ripgrep", "python"]}}},
+            "files_searched": NON_NEGATIVE, "engine": {"enum": ["ripgrep", "python"]}}},
         stoppable=True),
     Method(
         "file.info", "chorus_tools.tools.info:info",

@@ -59,14 +59,14 @@ class NeedsPcre2(Exception):
 
 def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
            needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
-           include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
+           types: tuple[str, ...], include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
     """Run rg over `rel` (a directory or a file) and shape its output."""
     assert ctx.rg_path is not None
     for _ in range(_SWAP_RETRIES):
         try:
             return _search_once(ctx, rel, shown, pattern, literal=literal,
                                 needs_pcre2=needs_pcre2, case_sensitive=case_sensitive,
-                                multiline=multiline, globs=globs,
+                                multiline=multiline, globs=globs, types=types,
                                 include_hidden=include_hidden,
                                 include_ignored=include_ignored, shape=shape)
         except ToolError as err:
@@ -86,12 +86,12 @@ def _lost_root(err: ToolError, rel: str) -> bool:
 
 def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
                  needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
-                 include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
+                 types: tuple[str, ...], include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
     argv = _argv(ctx.rg_path, pattern, rel, literal=literal, pcre2=ctx.rg_has_pcre2,
                  case_sensitive=case_sensitive, multiline=multiline, globs=globs,
                  include_hidden=include_hidden, include_ignored=include_ignored,
-                 context=shape.context if shape.wants_text else 0,
-                 sort=_sorted(shape))
+                 context=(shape.before, shape.after) if shape.wants_text else (0, 0),
+                 sort=_sorted(shape), types=types)
     target_fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
     allowed = [target_fd]
     try:
@@ -116,7 +116,8 @@ def _sorted(shape: Shape) -> bool:
 
 def _argv(rg: str, pattern: str, rel: str, *, literal: bool, pcre2: bool,
           case_sensitive: bool, multiline: bool, globs: list[str], include_hidden: bool,
-          include_ignored: bool, context: int, sort: bool) -> list[str]:
+          include_ignored: bool, context: tuple[int, int], sort: bool,
+          types: tuple[str, ...] = ()) -> list[str]:
     argv = [rg, "--json", "--no-config", "--no-mmap", *_WALK_FLAGS,
             "--case-sensitive" if case_sensitive else "--ignore-case"]
     if sort:
@@ -131,8 +132,11 @@ def _argv(rg: str, pattern: str, rel: str, *, literal: bool, pcre2: bool,
         argv.append("--hidden")
     if include_ignored:
         argv.append("--no-ignore")
-    if context:
-        argv.append(f"--context={context}")
+    if context[0]:
+        argv.append(f"--before-context={context[0]}")
+    if context[1]:
+        argv.append(f"--after-context={context[1]}")
+    argv += [f"--type={t}" for t in types]
     argv += [f"--glob={g}" for g in globs]
     argv += [f"--glob=!{TEMP_PREFIX}*", f"--regexp={pattern}", "--", rel]
     return argv
@@ -179,7 +183,7 @@ def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
         lost = [ln for ln in stderr.splitlines() if ln.startswith(f"rg: {rel}: ")]
         if lost:  # rg could not open its root, yet says it finished: not an empty result
             _raise_failure(lost[0], needs_pcre2)
-    return assemble(reader.results(), shape, "ripgrep")
+    return assemble(reader.results(), shape, "ripgrep", reader.searches)
 
 
 def _raise_failure(stderr: str, needs_pcre2: bool) -> None:
@@ -206,6 +210,7 @@ class _Reader:
         self.done: list[dict[str, Any]] = []
         self.count = 0  # reply items in `done`
         self.finished = self.stopped = False
+        self.searches: int | None = None  # files rg searched: its summary says
         self._siblings: dict[str, list[str]] = {}
         self._start_file()
 
@@ -232,6 +237,7 @@ class _Reader:
             return self.count >= self.needed and self._settled()
         elif kind == "summary":
             self.finished = True
+            self.searches = data["stats"]["searches"]
         return False
 
     def _lines(self, data: dict[str, Any], is_match: bool) -> None:
@@ -241,7 +247,7 @@ class _Reader:
         if is_match:
             spans.append((first, first + max(len(texts), 1) - 1))
         if not self.wants_text or (len(spans) > self.needed and first > spans[
-                self.needed - 1][1] + self.shape.context):
+                self.needed - 1][1] + self.shape.after):
             return
         if len(texts) == 1:  # the usual message: one line
             self.lines[first] = texts[0]

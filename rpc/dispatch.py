@@ -9,7 +9,10 @@ Contract:
   {"requestId"}` suppresses its response (MCP). A queued request is dropped, a running
   stoppable one (read, list, search, info) has its worker killed; a running mutation
   finishes, so its answer tells the truth about the file;
-- a mutating call is recorded (when records are on) before its response is sent.
+- a mutating call is recorded (when records are on) before its response is sent;
+- with the `claude` set, the session's read-before-write state (rpc/session.py) is kept
+  here and passed down to the claude writers; a set's `error_style` gives its errors
+  their own form (scope's `data.code`).
 
 Envelopes and batches are checked by `rpc.envelope`; a request is routed by the registry
 (`tools.registry.callable_methods`, the selected tool sets) with a dict lookup. (jsonrpcserver did the routing at first: it
@@ -32,6 +35,7 @@ from chorus_tools.errors import METHOD_NOT_FOUND, protocol_error, wire_error
 from chorus_tools.ordering import PathOrder
 from chorus_tools.pool import Job, Pool
 from chorus_tools.records import Records
+from chorus_tools.session import ReadVersions
 from chorus_tools.validate import ParamsValidator
 from chorus_tools.worker import resolve
 from chorus_tools.tools.errors import ToolError
@@ -63,13 +67,16 @@ def _id_key(rid: Any) -> tuple[bool, Any]:
 class Dispatcher:
     def __init__(self, pool: Pool, *, request_timeout: float,
                  records: Records | None = None,
-                 toolsets: tuple[str, ...] = ("native",)) -> None:
+                 toolsets: tuple[str, ...] = ("native",),
+                 roots: tuple[str, ...] = ()) -> None:
         self._pool = pool
         self._timeout = request_timeout
         self._records = records
         self.toolsets = toolsets
         self._methods = callable_methods(toolsets)
         self._validator = ParamsValidator(self._methods)
+        self._roots = roots
+        self._session = ReadVersions(roots) if "claude" in toolsets else None
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._order = PathOrder()
         self.tasks: set[asyncio.Task] = set()
@@ -128,7 +135,7 @@ class Dispatcher:
                     "invalid_params", "rpc.discover takes no parameters.",
                     param=next(iter(request.params)) if isinstance(request.params, dict)
                     else "params")))
-            return result_response(request.id, openrpc_document())
+            return result_response(request.id, openrpc_document(self.toolsets))
         method = self._methods.get(request.method)
         if method is None:
             return error_response(request.id, protocol_error(
@@ -137,12 +144,18 @@ class Dispatcher:
         params = request.params if isinstance(request.params, dict) else {}
         try:
             checked = self._validator.check(method, request.params)
+            if self._session is not None:
+                checked = self._session.prepare(method, checked)
             ok, payload, audit = await self._execute(call, method, checked)
         except Exception as exc:
             ok, payload, audit = False, exc, None
         await self._record(call, method, params, payload, audit)
         if ok:
+            if self._session is not None:
+                self._session.note(method, params, payload)
             return result_response(request.id, payload)
+        if method.error_style and isinstance(payload, ToolError):
+            payload = resolve(method.error_style)(payload)
         return error_response(request.id, wire_error(payload))
 
     def _release(self, call: Call) -> None:
@@ -158,7 +171,7 @@ class Dispatcher:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._timeout
         mutates = method.mutates(params)
-        key = _path_key(params.get("path"))
+        key = _path_key(method.path_of(params), self._roots)
         before, mine = self._order.enter(key, mutates)
         try:
             if before:
@@ -238,10 +251,10 @@ class Dispatcher:
         outcome = payload.code if isinstance(payload, ToolError) else (
             "internal_error" if isinstance(payload, BaseException) else "ok")
         if outcome != "ok" and "sha256_before" not in (audit or {}):
-            audit = await self._unchanged(call, params.get("path"))
+            audit = await self._unchanged(call, method.path_of(params))
         try:
             self._records.append(rid=call.request.id if not call.request.is_notification
-                                 else None, method=method.name, path=params.get("path"),
+                                 else None, method=method.name, path=method.path_of(params),
                                  outcome=outcome, audit=audit)
         except OSError:
             log.exception("cannot append the audit record")
@@ -264,9 +277,9 @@ def _cancelled() -> ToolError:
     return ToolError("cancelled", "The request was cancelled by the client.")
 
 
-def _path_key(path: Any) -> str:
+def _path_key(path: Any, roots: tuple[str, ...]) -> str:
     """The ordering key of a call: its path, normalised lexically when that is possible."""
     try:
-        return normalize(path if path is not None else ".", allow_empty=True)
+        return normalize(path if path is not None else ".", allow_empty=True, roots=roots)
     except ToolError:
         return str(path)

@@ -104,7 +104,8 @@ class Server:
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out))
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
-                                      records=self._records, toolsets=options.toolsets)
+                                      records=self._records, toolsets=options.toolsets,
+                                      roots=ctx.ws.roots)
         self._stop = asyncio.Event()
 
     async def run(self) -> int:

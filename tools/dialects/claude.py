@@ -21,7 +21,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.listing import list_files
 from chorus_tools.tools.patch import patch
 from chorus_tools.tools.read import read, window_text
-from chorus_tools.tools.sandbox import version_of
+from chorus_tools.tools.sandbox import names_directory, version_of
 from chorus_tools.tools.search.search import search
 from chorus_tools.tools.write import write
 
@@ -115,8 +115,12 @@ def _patch(ctx: Any, path: str, patches: list[dict[str, Any]],
 
 
 def _exists(ctx: Any, path: str) -> bool:
+    """Whether there is a file to protect (a link leading out is refused here, as the
+    core would refuse it; a path naming a directory is left to the core's is_directory)."""
+    if names_directory(path):
+        return False
     try:
-        ctx.ws.lstat(ctx.ws.rel(path), shown=path)
+        os.close(ctx.ws.open(ctx.ws.rel(path), os.O_PATH, shown=path))
     except ToolError as err:
         if err.code == "file_not_found":
             return False
@@ -156,7 +160,7 @@ def ls_tool(ctx: Any, path: str, ignore: list[str] | None = None) -> dict[str, A
                 "size": f["size"],
                 "is_binary": _is_binary(ctx, f["path"]) if f["type"] == "file" else None}
                for f in listed["files"]]
-    return {"path": ctx.ws.rel(path), "entries": entries, "truncated": listed["truncated"]}
+    return {"path": ctx.ws.rel(path, allow_empty=True), "entries": entries, "truncated": listed["truncated"]}
 
 
 def _is_binary(ctx: Any, rel: str) -> bool | None:

@@ -154,9 +154,7 @@ class Dispatcher:
             if self._session is not None:
                 self._session.note(method, params, payload)
             return result_response(request.id, payload)
-        if method.error_style and isinstance(payload, ToolError):
-            payload = resolve(method.error_style)(payload)
-        return error_response(request.id, wire_error(payload))
+        return error_response(request.id, wire_error(_styled(method, payload)))
 
     def _release(self, call: Call) -> None:
         key = _id_key(call.request.id)
@@ -271,6 +269,18 @@ class Dispatcher:
         except ToolError:
             return None
         return payload if ok else None
+
+
+def _styled(method: Method, error: BaseException) -> BaseException:
+    """A tool set's own form of its errors (scope's data.code); a failure to give it is
+    a bug, logged, and the error goes out as it was."""
+    if not method.error_style or not isinstance(error, ToolError):
+        return error
+    try:
+        return resolve(method.error_style)(error)
+    except Exception:
+        log.exception("error style %s failed", method.error_style)
+        return error
 
 
 def _cancelled() -> ToolError:

@@ -192,6 +192,14 @@ DIALECT_TOOLS = {
         "Glob": ("file.list", lambda p: {"pattern": "*", "path": p}),
         "Grep": ("file.search", lambda p: {"pattern": PATTERN, "path": p}),
     },
+    "scope": {
+        "read_file": ("file.read", lambda p: {"path": p}),
+        "write_file": ("file.write", lambda p: {"path": p, "content": "PWNED\n",
+                                                "createDirs": True}),
+        "list_directory": ("file.list", lambda p: {"path": p}),
+        "search_files": ("file.search", lambda p: {"pattern": "SECRET", "path": p}),
+        "get_file_info": ("file.info", lambda p: {"path": p}),
+    },
 }
 
 

@@ -33,7 +33,7 @@ _EDIT_NAMES = {"patches[0].find": "old_string", "patches[0].replace": "new_strin
                "patches[0]": "the edit", **_CORE_NAMES}
 _MULTI_NAMES = {"patches[{i}].find": "edits[{i}].old_string",
                 "patches[{i}].replace": "edits[{i}].new_string", "patches[{i}]": "edits[{i}]",
-                "'patches'": "'edits'", **_CORE_NAMES, "file.patch": "MultiEdit"}
+                "patches": "edits", **_CORE_NAMES, "file.patch": "MultiEdit"}
 
 
 def read_tool(ctx: Any, file_path: str, offset: int | None = None,
@@ -155,7 +155,7 @@ def ls_tool(ctx: Any, path: str, ignore: list[str] | None = None) -> dict[str, A
     try:
         listed = list_files(ctx, path, exclude=ignore or None)
     except ToolError as err:
-        raise renamed(err, {"'exclude'": "'ignore'", **_CORE_NAMES}) from None
+        raise renamed(err, {"exclude": "ignore", **_CORE_NAMES}) from None
     entries = [{"name": f["path"].rpartition("/")[2], "path": f["path"], "type": f["type"],
                 "size": f["size"],
                 "is_binary": _is_binary(ctx, f["path"]) if f["type"] == "file" else None}

@@ -1,5 +1,6 @@
-"""What every dialect's adapters share: applying a conversion to a core result that may
-still be a FanOut, and renaming the core's parameter names in its errors."""
+"""What the dialects' adapters share: applying a conversion to a core result that may
+still be a FanOut, renaming the core's parameter names in its errors, aliases, integers
+given as strings, and a search window cut into context arrays."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any, Callable
 
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.fanout import FanOut
+from chorus_tools.tools.search.results import MATCH_PREFIX
 
 
 def _resolve(target: str) -> Callable[..., Any]:
@@ -36,11 +38,13 @@ def merge_then(args: dict[str, Any], results: list[dict[str, Any]],
 
 
 def renamed(err: ToolError, names: dict[str, str]) -> ToolError:
-    """The core's error in the dialect's words: each core parameter name (a key of
-    `names`, e.g. 'patches[0].find', or a pattern with {i}) becomes the dialect's."""
+    """The core's error in the dialect's words: each core name (a key of `names`: a
+    parameter, `patches[{i}].find` for every index, a method) becomes the dialect's, in
+    the message and in `data.param`, wherever it stands as a whole name."""
     message, details = err.message, dict(err.details)
     for core, own in names.items():
-        rx = re.compile(re.escape(core).replace(r"\{i\}", r"(\d+)"))
+        rx = re.compile(r"(?<![\w.])" + re.escape(core).replace(r"\{i\}", r"(\d+)")
+                        + r"(?![\w\[]|\.\w)")
 
         def swap(m: re.Match[str], own: str = own) -> str:
             return own.replace("{i}", m.group(1)) if m.groups() else own
@@ -48,3 +52,41 @@ def renamed(err: ToolError, names: dict[str, str]) -> ToolError:
         if isinstance(details.get("param"), str):
             details["param"] = rx.sub(swap, details["param"])
     return ToolError(err.code, message, **details)
+
+
+def window(match: dict[str, Any], before: int, context: bool) -> tuple[list[str], str, list[str]]:
+    """(lines before, the matching line, lines after) of a file.search content entry: with
+    context its lines are prefixed (`--> ` or four spaces) and start `before` lines above
+    the match, or at line 1."""
+    if not context:
+        return [], match["content"], []
+    lines = [line[len(MATCH_PREFIX):] for line in match["content"].split("\n")]
+    at = min(before, match["line"] - 1)
+    return lines[:at], lines[at], lines[at + 1:]
+
+
+def alias(params: dict[str, Any], *names: str, required: bool = True) -> Any:
+    """The value given under any of `names` (one parameter's aliases); invalid_params
+    when they disagree, or none is given for a required one."""
+    given = {n: params[n] for n in names if params.get(n) is not None}
+    values = list(dict.fromkeys(map(repr, given.values())))
+    if len(values) > 1:
+        raise ToolError("invalid_params", f"{' and '.join(map(repr, given))} are aliases of "
+                        "one parameter but were given different values; give one of them.",
+                        param=next(iter(given)))
+    if not given and required:
+        raise ToolError("invalid_params", f"Missing required parameter '{names[0]}' (or "
+                        f"its alias{'es' if len(names) > 2 else ''} "
+                        f"{', '.join(repr(n) for n in names[1:])}).", param=names[0])
+    return next(iter(given.values()), None)
+
+
+def integer(value: int | str | None, name: str) -> int | None:
+    """An integer parameter that may come as a decimal string ("120")."""
+    if value is None or isinstance(value, int):
+        return value
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise ToolError("invalid_params", f"'{name}' must be an integer or a decimal "
+                        f"string, not {value!r}.", param=name) from None

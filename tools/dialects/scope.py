@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from chorus_tools.tools.dialects.common import renamed, then
+from chorus_tools.tools.dialects.common import renamed, then, window
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.info import info
 from chorus_tools.tools.listing import list_files
 from chorus_tools.tools.read import read
-from chorus_tools.tools.search.results import MATCH_PREFIX
 from chorus_tools.tools.search.search import search
 from chorus_tools.tools.write import write
 
@@ -55,7 +54,7 @@ def list_directory(ctx: Any, path: str, recursive: bool = False, depth: int | No
         listed = list_files(ctx, path, pattern=glob, recursive=recursive, depth=depth,
                             include_hidden=includeHidden, max_results=_EVERY)
     except ToolError as err:
-        raise renamed(err, {"'pattern'": "'glob'"}) from None
+        raise renamed(err, {"pattern": "glob"}) from None
     return then(listed, "chorus_tools.tools.dialects.scope:listing_result")
 
 
@@ -75,7 +74,7 @@ def search_files(ctx: Any, pattern: str, path: str = ".", regex: bool = False,
                        case_sensitive=caseSensitive, context_lines=contextLines,
                        max_results=CAP)
     except ToolError as err:
-        raise renamed(err, {"'context_lines'": "'contextLines'"}) from None
+        raise renamed(err, {"context_lines": "contextLines"}) from None
     return then(found, "chorus_tools.tools.dialects.scope:search_result",
                 context=contextLines)
 
@@ -84,11 +83,9 @@ def search_result(found: dict[str, Any], context: int) -> dict[str, Any]:
     """file.search's windows (`--> ` the match, four spaces the context) as arrays."""
     matches = []
     for m in found["matches"]:
-        lines = [line[len(MATCH_PREFIX):] for line in m["content"].split("\n")] \
-            if context else [m["content"]]
-        at = min(context, m["line"] - 1)
-        matches.append({"file": m["path"], "line": m["line"], "content": lines[at],
-                        "context": {"before": lines[:at], "after": lines[at + 1:]}})
+        before, line, after = window(m, context, context > 0)
+        matches.append({"file": m["path"], "line": m["line"], "content": line,
+                        "context": {"before": before, "after": after}})
     return {"matches": matches, "totalMatches": len(matches),
             "filesSearched": found["files_searched"], "truncated": found["truncated"]}
 

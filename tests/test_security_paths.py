@@ -200,6 +200,15 @@ DIALECT_TOOLS = {
         "search_files": ("file.search", lambda p: {"pattern": "SECRET", "path": p}),
         "get_file_info": ("file.info", lambda p: {"path": p}),
     },
+    "shadow": {
+        "Read": ("file.read", lambda p: {"filePath": p}),
+        "Write": ("file.write", lambda p: {"file_path": p, "content": "PWNED\n",
+                                           "overwrite": True}),
+        "Edit": ("file.patch", lambda p: {"file_path": p, "old": "needle", "new": "x"}),
+        "ListDir": ("file.list", lambda p: {"path": p}),
+        "Glob": ("file.list", lambda p: {"pattern": "*", "root": p}),
+        "Grep": ("file.search", lambda p: {"query": PATTERN, "path": p}),
+    },
 }
 
 

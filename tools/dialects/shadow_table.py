@@ -36,7 +36,7 @@ METHODS = (
             stoppable=True, idempotent=True, path_params=_FILE),
     _method("Write", "Write a file",
             obj(["content"], file_path=_PATH, filePath=_ALIAS, content=_TEXT,
-                overwrite={"type": "boolean", "default": False,
+                overwrite={"type": "boolean",
                            "description": "Replace an existing file"}),
             obj(["file_path", "bytes_written", "message"], file_path=_TEXT,
                 bytes_written=NON_NEGATIVE, message=_TEXT),
@@ -49,9 +49,9 @@ METHODS = (
                 old_string=_TEXT, oldString=_TEXT,
                 new={**_TEXT, "description": "Replacement"}, new_string=_TEXT,
                 newString=_TEXT,
-                count={**INT_STR, "default": 1, "description": "How many occurrences "
+                count={**INT_STR, "description": "How many occurrences "
                        "there must be and are replaced; 0 means all"},
-                replace_all={"type": "boolean", "default": False}, replaceAll={
+                replace_all={"type": "boolean"}, replaceAll={
                     "type": "boolean"},
                 before={**_TEXT, "description": "Text that must come just before (only "
                         "whitespace between)"},
@@ -81,13 +81,13 @@ METHODS = (
             stoppable=True, idempotent=True, path_params=("root", "path")),
     _method("Grep", "Search file contents",
             obj(["query"], query={**_TEXT, "description": "A JavaScript RegExp source"},
-                file_glob={**_TEXT, "default": "**/*"},
+                file_glob={**_TEXT},
                 root={**_PATH, "description": "Directory to search"},
                 path={**_PATH, "description": "Alias of root"},
-                case_sensitive={"type": "boolean", "default": True},
-                mode={"enum": ["content", "files_with_matches"], "default": "content"},
-                before_context={**INT_STR, "default": 0},
-                after_context={**INT_STR, "default": 0}),
+                case_sensitive={"type": "boolean"},
+                mode={"enum": ["content", "files_with_matches"]},
+                before_context={**INT_STR},
+                after_context={**INT_STR}),
             {"type": "object", "required": ["truncated"], "properties": {
                 "matches": {"type": "array", "items": obj(
                     ["file_path", "line", "text", "before_context", "after_context"],

@@ -144,15 +144,11 @@ class Dispatcher:
         params = request.params if isinstance(request.params, dict) else {}
         try:
             checked = self._validator.check(method, request.params)
-            if self._session is not None:
-                checked = self._session.prepare(method, checked)
             ok, payload, audit = await self._execute(call, method, checked)
         except Exception as exc:
             ok, payload, audit = False, exc, None
         await self._record(call, method, params, payload, audit)
         if ok:
-            if self._session is not None:
-                self._session.note(method, params, payload)
             return result_response(request.id, payload)
         return error_response(request.id, wire_error(_styled(method, payload)))
 
@@ -176,9 +172,15 @@ class Dispatcher:
                 _, late = await asyncio.wait(before, timeout=deadline - loop.time())
                 if late:
                     raise self._timeout_error()
+            # read-before-write state is taken and left in the path's order, so a write
+            # pipelined after a read of its file sees that read
+            session = self._session
             ok, payload, audit = await self._run(
-                call, method.target, params, deadline,
+                call, method.target, params if session is None else session.prepare(
+                    method, params), deadline,
                 record=self._records is not None and mutates, stoppable=method.stoppable)
+            if ok and session is not None:
+                session.note(method, params, payload)
         finally:
             self._order.leave(key, mine)
         if ok and isinstance(payload, FanOut):

@@ -290,6 +290,20 @@ def test_read_then_edit_succeeds(session: RpcServer, reader: tuple[str, dict]) -
     assert again["replacements"] == 1
 
 
+def test_pipelined_read_then_edit_sees_the_read(session: RpcServer) -> None:
+    """Sent together, the edit still starts after the read (the path's order) and so
+    finds the version it remembered; the same for a write then an edit."""
+    replies = session.call_many([
+        ("Edit", {"file_path": "notes.txt", "old_string": "one", "new_string": "1"}),
+        ("Read", {"file_path": "notes.txt"}),
+        ("Edit", {"file_path": "notes.txt", "old_string": "one", "new_string": "1"}),
+        ("Write", {"file_path": "piped.txt", "content": "a\n"}),
+        ("Edit", {"file_path": "piped.txt", "old_string": "a", "new_string": "b"})])
+    assert error_code(replies[0]) == "not_read"
+    assert [error_code(r) for r in replies[1:]] == [None] * 4, replies
+    assert (session.root / "piped.txt").read_text() == "b\n"  # type: ignore[attr-defined]
+
+
 def test_changed_on_disk_since_read_is_conflict(session: RpcServer) -> None:
     root: Path = session.root  # type: ignore[attr-defined]
     seen = session.result("Read", {"file_path": "notes.txt"})["version"]

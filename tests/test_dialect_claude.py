@@ -250,6 +250,14 @@ def test_multiedit_creates_a_file_from_an_empty_first_old_string(session: RpcSer
     assert (root / "fresh.py").read_text() == "a = 1\nb = 3\n"
 
 
+@pytest.mark.parametrize("method, params", [
+    ("Write", {"content": "x"}), ("Edit", {"old_string": "a", "new_string": "b"}),
+    ("MultiEdit", {"edits": [{"old_string": "a", "new_string": "b"}]})])
+def test_writers_on_a_directory_say_so_not_not_read(session: RpcServer, method: str,
+                                                    params: dict) -> None:
+    assert error_code(session.call(method, {"file_path": "src", **params})) == "is_directory"
+
+
 def test_delete_needs_no_read(session: RpcServer) -> None:
     root: Path = session.root  # type: ignore[attr-defined]
     assert session.result("Delete", {"file_path": "notes.txt"}) == {"success": True}

@@ -64,6 +64,7 @@ def _file(srv: RpcServer, name: str, text: str = TEXT) -> Path:
     {"file_path": "src/app.ts", "filePath": "src/app.ts"},  # the same value twice is fine
     {"file_path": "src/app.ts", "offset": "2", "limit": "1"},
     {"file_path": "src/app.ts", "offset": 2, "limit": 1},
+    {"file_path": "src/app.ts", "offset": 2.0, "limit": " 1 "},
 ])
 def test_read_aliases_and_string_integers(server: RpcServer, params: dict) -> None:
     got = server.result("Read", params)

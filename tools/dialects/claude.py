@@ -11,12 +11,14 @@ read and since deleted is new again.
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 from chorus_tools.tools import text
 from chorus_tools.tools.delete import delete
 from chorus_tools.tools.dialects import notebook
 from chorus_tools.tools.dialects.common import renamed, then
+from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.listing import list_files
 from chorus_tools.tools.patch import patch
@@ -36,7 +38,7 @@ _MULTI_NAMES = {"patches[{i}].find": "edits[{i}].old_string",
                 "patches": "edits", **_CORE_NAMES, "file.patch": "MultiEdit"}
 
 
-def read_tool(ctx: Any, file_path: str, offset: int | None = None,
+def read_tool(ctx: ToolContext, file_path: str, offset: int | None = None,
               limit: int | None = None) -> dict[str, Any]:
     """file.read; a notebook rendered cell by cell. Offset 0 is the start, as in the seed."""
     start = max(offset or 1, 1)
@@ -47,7 +49,8 @@ def read_tool(ctx: Any, file_path: str, offset: int | None = None,
     return read(ctx, file_path, offset=start, limit=limit)
 
 
-def _notebook(ctx: Any, path: str, offset: int, limit: int | None) -> dict[str, Any] | None:
+def _notebook(ctx: ToolContext, path: str, offset: int,
+              limit: int | None) -> dict[str, Any] | None:
     """The rendering, windowed and numbered like file.read; None when the file is not a
     notebook's JSON (then it is read as the text it is)."""
     fd, st = ctx.ws.open_regular(ctx.ws.rel(path), shown=path)
@@ -65,7 +68,7 @@ def _notebook(ctx: Any, path: str, offset: int, limit: int | None) -> dict[str, 
     return {**result, "encoding": "utf-8", "version": version_of(st), "images": images}
 
 
-def write_tool(ctx: Any, file_path: str, content: str,
+def write_tool(ctx: ToolContext, file_path: str, content: str,
                read_version: str | None = None) -> dict[str, Any]:
     """file.write, creating parent directories; an existing file must have been read."""
     try:
@@ -79,7 +82,7 @@ def write_tool(ctx: Any, file_path: str, content: str,
         raise _changed(err, file_path) from None
 
 
-def edit_tool(ctx: Any, file_path: str, old_string: str, new_string: str,
+def edit_tool(ctx: ToolContext, file_path: str, old_string: str, new_string: str,
               replace_all: bool = False, read_version: str | None = None) -> dict[str, Any]:
     """file.patch with one patch."""
     patches = [{"find": old_string, "replace": new_string, "replace_all": replace_all}]
@@ -89,7 +92,7 @@ def edit_tool(ctx: Any, file_path: str, old_string: str, new_string: str,
         raise renamed(err, _EDIT_NAMES) from None
 
 
-def multi_edit_tool(ctx: Any, file_path: str, edits: list[dict[str, Any]],
+def multi_edit_tool(ctx: ToolContext, file_path: str, edits: list[dict[str, Any]],
                     read_version: str | None = None) -> dict[str, Any]:
     """file.patch: the edits in order, all or nothing; a first empty old_string creates."""
     patches = [{"find": e["old_string"], "replace": e["new_string"],
@@ -100,7 +103,7 @@ def multi_edit_tool(ctx: Any, file_path: str, edits: list[dict[str, Any]],
         raise renamed(err, _MULTI_NAMES) from None
 
 
-def _patch(ctx: Any, path: str, patches: list[dict[str, Any]],
+def _patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]],
            read_version: str | None) -> dict[str, Any]:
     if read_version is None:
         if _exists(ctx, path):
@@ -114,18 +117,21 @@ def _patch(ctx: Any, path: str, patches: list[dict[str, Any]],
         raise _changed(err, path) from None
 
 
-def _exists(ctx: Any, path: str) -> bool:
+def _exists(ctx: ToolContext, path: str) -> bool:
     """Whether there is a file to protect (a link leading out is refused here, as the
-    core would refuse it; a path naming a directory is left to the core's is_directory)."""
+    core would refuse it; a directory or special file is left to the core's refusal)."""
     if names_directory(path):
         return False
     try:
-        os.close(ctx.ws.open(ctx.ws.rel(path), os.O_PATH, shown=path))
+        fd = ctx.ws.open(ctx.ws.rel(path), os.O_PATH, shown=path)
     except ToolError as err:
         if err.code == "file_not_found":
             return False
         raise
-    return True
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    finally:
+        os.close(fd)
 
 
 def _gone_since_read(err: ToolError) -> bool:
@@ -145,11 +151,11 @@ def _not_read(path: str) -> ToolError:
                      "Read it first (Read), then write or edit it.", path=path)
 
 
-def delete_tool(ctx: Any, file_path: str) -> dict[str, Any]:
+def delete_tool(ctx: ToolContext, file_path: str) -> dict[str, Any]:
     return delete(ctx, file_path)
 
 
-def ls_tool(ctx: Any, path: str, ignore: list[str] | None = None) -> dict[str, Any]:
+def ls_tool(ctx: ToolContext, path: str, ignore: list[str] | None = None) -> dict[str, Any]:
     """One directory's entries (hidden and ignored ones left out, as file.list does),
     each with is_binary for files (null for the rest)."""
     try:
@@ -160,10 +166,11 @@ def ls_tool(ctx: Any, path: str, ignore: list[str] | None = None) -> dict[str, A
                 "size": f["size"],
                 "is_binary": _is_binary(ctx, f["path"]) if f["type"] == "file" else None}
                for f in listed["files"]]
-    return {"path": ctx.ws.rel(path, allow_empty=True), "entries": entries, "truncated": listed["truncated"]}
+    return {"path": ctx.ws.rel(path, allow_empty=True), "entries": entries,
+            "truncated": listed["truncated"]}
 
 
-def _is_binary(ctx: Any, rel: str) -> bool | None:
+def _is_binary(ctx: ToolContext, rel: str) -> bool | None:
     try:
         fd, _ = ctx.ws.open_regular(rel)
     except ToolError:
@@ -174,7 +181,7 @@ def _is_binary(ctx: Any, rel: str) -> bool | None:
         os.close(fd)
 
 
-def glob_tool(ctx: Any, pattern: str, path: str = ".") -> dict[str, Any]:
+def glob_tool(ctx: ToolContext, pattern: str, path: str = ".") -> dict[str, Any]:
     """Files matching the glob beneath `path`, most recently modified first."""
     found = list_files(ctx, path, pattern=pattern, sort="modified", max_results=GLOB_SCAN)
     return then(found, "chorus_tools.tools.dialects.claude:glob_result")
@@ -186,7 +193,7 @@ def glob_result(listed: dict[str, Any]) -> dict[str, Any]:
             "truncated": len(files) > GLOB_LIMIT or listed["truncated"]}
 
 
-def grep_tool(ctx: Any, pattern: str, path: str = ".", glob: str | None = None,
+def grep_tool(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None,
               type: str | None = None, output_mode: str = "files_with_matches",
               multiline: bool = False, head_limit: int | None = None,
               **flags: Any) -> dict[str, Any]:

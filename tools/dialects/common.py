@@ -85,6 +85,8 @@ def integer(value: int | str | None, name: str) -> int | None:
     """An integer parameter that may come as a decimal string ("120")."""
     if value is None or isinstance(value, int):
         return value
+    if isinstance(value, float):  # 2.0: the schema let only integral numbers through
+        return int(value)
     try:
         return int(value.strip())
     except ValueError:

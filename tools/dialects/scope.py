@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from chorus_tools.tools.dialects.common import renamed, then, window
+from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.info import info
 from chorus_tools.tools.listing import list_files
@@ -18,7 +19,7 @@ CAP = 5000  # entries a listing, matches a search return
 _EVERY = 10**9  # listed to count them all (`total`), then cut to CAP
 
 
-def read_file(ctx: Any, path: str, startLine: int = 1,
+def read_file(ctx: ToolContext, path: str, startLine: int = 1,
               endLine: int | None = None) -> dict[str, Any]:
     """The exact text of lines startLine..endLine (line endings included)."""
     if endLine is not None and endLine < startLine:
@@ -35,7 +36,7 @@ def read_file(ctx: Any, path: str, startLine: int = 1,
             "truncated": got["end_line"] < wanted, "encoding": got["encoding"]}
 
 
-def write_file(ctx: Any, path: str, content: str, encoding: str = "utf-8",
+def write_file(ctx: ToolContext, path: str, content: str, encoding: str = "utf-8",
                createDirs: bool = False) -> dict[str, Any]:
     try:
         got = write(ctx, path, content, create_dirs=createDirs, encoding=encoding)
@@ -45,7 +46,7 @@ def write_file(ctx: Any, path: str, content: str, encoding: str = "utf-8",
     return {"path": ctx.ws.rel(path), "bytes": got["bytes_written"]}
 
 
-def list_directory(ctx: Any, path: str, recursive: bool = False, depth: int | None = None,
+def list_directory(ctx: ToolContext, path: str, recursive: bool = False, depth: int | None = None,
                    glob: str | None = None, includeHidden: bool = False) -> dict[str, Any]:
     """A glob without '/' or '**' filters names at every depth of a recursive listing."""
     if glob and (recursive or depth) and "/" not in glob:
@@ -65,7 +66,7 @@ def listing_result(listed: dict[str, Any]) -> dict[str, Any]:
             "total": len(files), "truncated": len(files) > CAP}
 
 
-def search_files(ctx: Any, pattern: str, path: str = ".", regex: bool = False,
+def search_files(ctx: ToolContext, pattern: str, path: str = ".", regex: bool = False,
                  caseSensitive: bool = True, contextLines: int = 0,
                  glob: str | None = None) -> dict[str, Any]:
     """A literal search unless `regex`; each match with its context as arrays."""
@@ -90,7 +91,7 @@ def search_result(found: dict[str, Any], context: int) -> dict[str, Any]:
             "filesSearched": found["files_searched"], "truncated": found["truncated"]}
 
 
-def get_file_info(ctx: Any, path: str) -> dict[str, Any]:
+def get_file_info(ctx: ToolContext, path: str) -> dict[str, Any]:
     got = info(ctx, path)
     return {"name": got["path"].rpartition("/")[2], "path": got["path"], "type": got["type"],
             "size": got["size"], "modified": got["modified"], "mime": got["mime_type"],

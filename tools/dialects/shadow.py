@@ -19,6 +19,7 @@ from typing import Any
 
 from chorus_tools.tools.dialects import jsregex
 from chorus_tools.tools.dialects.common import alias, integer, renamed, then, window
+from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.listing import list_files
 from chorus_tools.tools.patch import patch
@@ -35,7 +36,7 @@ _EDIT_NAMES = {"patches[{i}].find": "old", "patches[{i}].replace": "new",
                "patches[{i}]": "the edit", "file.patch": "Edit", "file.write": "Write"}
 
 
-def read_tool(ctx: Any, **params: Any) -> dict[str, Any]:
+def read_tool(ctx: ToolContext, **params: Any) -> dict[str, Any]:
     path = alias(params, "file_path", "filePath")
     offset = integer(params.get("offset"), "offset")
     got = read(ctx, path, offset=max(offset or 1, 1), limit=integer(params.get("limit"),
@@ -47,7 +48,7 @@ def read_tool(ctx: Any, **params: Any) -> dict[str, Any]:
     return {"file_path": shown, "content": got["content"]}
 
 
-def write_tool(ctx: Any, content: str, overwrite: bool = False,
+def write_tool(ctx: ToolContext, content: str, overwrite: bool = False,
                **params: Any) -> dict[str, Any]:
     path = alias(params, "file_path", "filePath")
     try:
@@ -63,7 +64,7 @@ def write_tool(ctx: Any, content: str, overwrite: bool = False,
             "message": f"{verb} {shown} ({got['bytes_written']} bytes)."}
 
 
-def edit_tool(ctx: Any, before: str | None = None, after: str | None = None,
+def edit_tool(ctx: ToolContext, before: str | None = None, after: str | None = None,
               **params: Any) -> dict[str, Any]:
     path = alias(params, "file_path", "filePath")
     old = alias(params, "old", "old_string", "oldString")
@@ -87,7 +88,7 @@ def edit_tool(ctx: Any, before: str | None = None, after: str | None = None,
             "message": f"Replaced {n} occurrence{'s' if n != 1 else ''} in {shown}."}
 
 
-def _anchored(ctx: Any, path: str, old: str, new: str, before: str, after: str,
+def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, after: str,
               count: int) -> dict[str, Any]:
     """The occurrences of `old` between the anchors, replaced as exact patches."""
     if old == "":
@@ -129,7 +130,7 @@ def _anchored(ctx: Any, path: str, old: str, new: str, before: str, after: str,
     return patch(ctx, path, patches, expected_version=version_of(st))
 
 
-def listdir_tool(ctx: Any, path: str = ".") -> dict[str, Any]:
+def listdir_tool(ctx: ToolContext, path: str = ".") -> dict[str, Any]:
     """Direct entries; a symlink is typed by what it leads to inside the workspace."""
     listed = list_files(ctx, path)
     entries = [{"name": f["path"].rpartition("/")[2],
@@ -139,7 +140,7 @@ def listdir_tool(ctx: Any, path: str = ".") -> dict[str, Any]:
     return {"path": ctx.ws.rel(path, allow_empty=True), "entries": entries}
 
 
-def _leads_to_dir(ctx: Any, rel: str) -> bool:
+def _leads_to_dir(ctx: ToolContext, rel: str) -> bool:
     try:
         fd = ctx.ws.open(rel, os.O_PATH)
     except ToolError:
@@ -150,7 +151,7 @@ def _leads_to_dir(ctx: Any, rel: str) -> bool:
         os.close(fd)
 
 
-def glob_tool(ctx: Any, pattern: str, max_files: int | str | None = None,
+def glob_tool(ctx: ToolContext, pattern: str, max_files: int | str | None = None,
               **params: Any) -> dict[str, Any]:
     root = alias(params, "root", "path", required=False) or ROOT
     cap = integer(max_files, "max_files") or CAP
@@ -163,7 +164,7 @@ def glob_result(listed: dict[str, Any]) -> dict[str, Any]:
     return {"matches": matches, "count": len(matches), "truncated": listed["truncated"]}
 
 
-def grep_tool(ctx: Any, query: str, file_glob: str = "**/*", case_sensitive: bool = True,
+def grep_tool(ctx: ToolContext, query: str, file_glob: str = "**/*", case_sensitive: bool = True,
               mode: str = "content", before_context: int | str = 0,
               after_context: int | str = 0, **params: Any) -> dict[str, Any]:
     root = alias(params, "root", "path", required=False) or ROOT

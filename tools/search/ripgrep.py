@@ -59,7 +59,8 @@ class NeedsPcre2(Exception):
 
 def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
            needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
-           types: tuple[str, ...], include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
+           types: tuple[str, ...], include_hidden: bool, include_ignored: bool,
+           shape: Shape) -> dict[str, Any]:
     """Run rg over `rel` (a directory or a file) and shape its output."""
     assert ctx.rg_path is not None
     for _ in range(_SWAP_RETRIES):
@@ -86,7 +87,8 @@ def _lost_root(err: ToolError, rel: str) -> bool:
 
 def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
                  needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
-                 types: tuple[str, ...], include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
+                 types: tuple[str, ...], include_hidden: bool, include_ignored: bool,
+                 shape: Shape) -> dict[str, Any]:
     argv = _argv(ctx.rg_path, pattern, rel, literal=literal, pcre2=ctx.rg_has_pcre2,
                  case_sensitive=case_sensitive, multiline=multiline, globs=globs,
                  include_hidden=include_hidden, include_ignored=include_ignored,

@@ -119,6 +119,7 @@ def test_read_refusals(server: RpcServer, path: str, code: str) -> None:
 
 @pytest.mark.parametrize("params, param", [
     ({}, "file_path"), ({"file_path": "notes.txt", "path": "notes.txt"}, "path"),
+    ({"file_path": ""}, "file_path"),  # the core's 'path', in the tool's name
     ({"file_path": "notes.txt", "offset": -1}, "offset")])
 def test_read_bad_params(server: RpcServer, params: dict, param: str) -> None:
     data = _error(server.call("Read", params))

@@ -79,6 +79,8 @@ def test_read_aliases_and_string_integers(server: RpcServer, params: dict) -> No
 @pytest.mark.parametrize("method, params, param", [
     ("Read", {"file_path": "a", "filePath": "b"}, "file_path"),
     ("Read", {}, "file_path"),
+    ("Read", {"filePath": ""}, "file_path"),
+    ("Edit", {"file_path": "a\x00b", "old": "a", "new": "b"}, "file_path"),
     ("Read", {"file_path": "src/app.ts", "offset": "two"}, "offset"),
     ("Read", {"file_path": "src/app.ts", "limit": "-1"}, "limit"),
     ("Read", {"file_path": "src/app.ts", "limit": 1.5}, "limit"),

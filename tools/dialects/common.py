@@ -4,9 +4,10 @@ given as strings, and a search window cut into context arrays."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.fanout import FanOut
@@ -37,11 +38,31 @@ def merge_then(args: dict[str, Any], results: list[dict[str, Any]],
     return None if merged is None else _resolve(args["convert"])(merged, **args["extra"])
 
 
-def renamed(err: ToolError, names: dict[str, str]) -> ToolError:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def speaking(names: dict[str, str], params: dict[str, str] | None = None) -> Callable[[F], F]:
+    """An adapter whose errors come out in its dialect's words (see `renamed`)."""
+    def wrap(adapter: F) -> F:
+        @functools.wraps(adapter)
+        def speaks(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return adapter(*args, **kwargs)
+            except ToolError as err:
+                raise renamed(err, names, params) from None
+        return speaks  # type: ignore[return-value]
+    return wrap
+
+
+def renamed(err: ToolError, names: dict[str, str],
+            params: dict[str, str] | None = None) -> ToolError:
     """The core's error in the dialect's words: each core name (a key of `names`: a
     parameter, `patches[{i}].find` for every index, a method) becomes the dialect's, in
-    the message and in `data.param`, wherever it stands as a whole name."""
+    the message and in `data.param`, wherever it stands as a whole name; `params` renames
+    `data.param` only (the core's `path` is the dialect's `file_path`)."""
     message, details = err.message, dict(err.details)
+    if params and details.get("param") in params:
+        details["param"] = params[details["param"]]
     for core, own in names.items():
         rx = re.compile(r"(?<![\w.])" + re.escape(core).replace(r"\{i\}", r"(\d+)")
                         + r"(?![\w\[]|\.\w)")

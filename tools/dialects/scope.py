@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chorus_tools.tools.dialects.common import renamed, then, window
+from chorus_tools.tools.dialects.common import speaking, then, window
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.info import info
@@ -36,26 +36,22 @@ def read_file(ctx: ToolContext, path: str, startLine: int = 1,
             "truncated": got["end_line"] < wanted, "encoding": got["encoding"]}
 
 
+@speaking({"file.write with create_dirs: true": "write_file with createDirs: true"})
 def write_file(ctx: ToolContext, path: str, content: str, encoding: str = "utf-8",
                createDirs: bool = False) -> dict[str, Any]:
-    try:
-        got = write(ctx, path, content, create_dirs=createDirs, encoding=encoding)
-    except ToolError as err:
-        raise renamed(err, {"file.write with create_dirs: true": "write_file with "
-                            "createDirs: true"}) from None
+    got = write(ctx, path, content, create_dirs=createDirs, encoding=encoding)
     return {"path": ctx.ws.rel(path), "bytes": got["bytes_written"]}
 
 
+@speaking({"pattern": "glob", "file.list": "list_directory", "file.read": "read_file",
+           "file.info": "get_file_info"})
 def list_directory(ctx: ToolContext, path: str, recursive: bool = False, depth: int | None = None,
                    glob: str | None = None, includeHidden: bool = False) -> dict[str, Any]:
     """A glob without '/' or '**' filters names at every depth of a recursive listing."""
     if glob and (recursive or depth) and "/" not in glob:
         glob = f"**/{glob}"
-    try:
-        listed = list_files(ctx, path, pattern=glob, recursive=recursive, depth=depth,
-                            include_hidden=includeHidden, max_results=_EVERY)
-    except ToolError as err:
-        raise renamed(err, {"pattern": "glob"}) from None
+    listed = list_files(ctx, path, pattern=glob, recursive=recursive, depth=depth,
+                        include_hidden=includeHidden, max_results=_EVERY)
     return then(listed, "chorus_tools.tools.dialects.scope:listing_result")
 
 
@@ -66,16 +62,13 @@ def listing_result(listed: dict[str, Any]) -> dict[str, Any]:
             "total": len(files), "truncated": len(files) > CAP}
 
 
+@speaking({"context_lines": "contextLines", "literal: true": "regex: false"})
 def search_files(ctx: ToolContext, pattern: str, path: str = ".", regex: bool = False,
                  caseSensitive: bool = True, contextLines: int = 0,
                  glob: str | None = None) -> dict[str, Any]:
     """A literal search unless `regex`; each match with its context as arrays."""
-    try:
-        found = search(ctx, pattern, path=path, glob=glob, literal=not regex,
-                       case_sensitive=caseSensitive, context_lines=contextLines,
-                       max_results=CAP)
-    except ToolError as err:
-        raise renamed(err, {"context_lines": "contextLines"}) from None
+    found = search(ctx, pattern, path=path, glob=glob, literal=not regex,
+                   case_sensitive=caseSensitive, context_lines=contextLines, max_results=CAP)
     return then(found, "chorus_tools.tools.dialects.scope:search_result",
                 context=contextLines)
 

@@ -18,7 +18,7 @@ import stat
 from typing import Any
 
 from chorus_tools.tools.dialects import jsregex
-from chorus_tools.tools.dialects.common import alias, integer, renamed, then, window
+from chorus_tools.tools.dialects.common import alias, integer, speaking, then, window
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.listing import list_files
@@ -34,8 +34,10 @@ CAP = 5000  # entries Glob, matches Grep return at most (beside: truncated)
 _ALL_FILES = ("**/*", "**", "*")  # file_glob values that filter nothing
 _EDIT_NAMES = {"patches[{i}].find": "old", "patches[{i}].replace": "new",
                "patches[{i}]": "the edit", "file.patch": "Edit", "file.write": "Write"}
+_FILE_PATH = {"path": "file_path"}
 
 
+@speaking({"file.read": "Read"}, _FILE_PATH)
 def read_tool(ctx: ToolContext, **params: Any) -> dict[str, Any]:
     path = alias(params, "file_path", "filePath")
     offset = integer(params.get("offset"), "offset")
@@ -48,6 +50,7 @@ def read_tool(ctx: ToolContext, **params: Any) -> dict[str, Any]:
     return {"file_path": shown, "content": got["content"]}
 
 
+@speaking({"file.patch": "Edit"}, _FILE_PATH)
 def write_tool(ctx: ToolContext, content: str, overwrite: bool = False,
                **params: Any) -> dict[str, Any]:
     path = alias(params, "file_path", "filePath")
@@ -64,6 +67,7 @@ def write_tool(ctx: ToolContext, content: str, overwrite: bool = False,
             "message": f"{verb} {shown} ({got['bytes_written']} bytes)."}
 
 
+@speaking(_EDIT_NAMES, _FILE_PATH)
 def edit_tool(ctx: ToolContext, before: str | None = None, after: str | None = None,
               **params: Any) -> dict[str, Any]:
     path = alias(params, "file_path", "filePath")
@@ -81,7 +85,7 @@ def edit_tool(ctx: ToolContext, before: str | None = None, after: str | None = N
     except ToolError as err:
         if err.code == "find_not_unique":
             err.details.setdefault("expected", count)
-        raise renamed(err, _EDIT_NAMES) from None
+        raise
     shown = ctx.ws.rel(path)
     n = got["replacements"]
     return {"file_path": shown, "replacements": n,
@@ -130,6 +134,7 @@ def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, afte
     return patch(ctx, path, patches, expected_version=version_of(st))
 
 
+@speaking({"file.list": "ListDir", "file.info": "ListDir"})
 def listdir_tool(ctx: ToolContext, path: str = ".") -> dict[str, Any]:
     """Direct entries; a symlink is typed by what it leads to inside the workspace."""
     listed = list_files(ctx, path)
@@ -151,6 +156,7 @@ def _leads_to_dir(ctx: ToolContext, rel: str) -> bool:
         os.close(fd)
 
 
+@speaking({"file.list": "Glob"}, {"path": "root"})
 def glob_tool(ctx: ToolContext, pattern: str, max_files: int | str | None = None,
               **params: Any) -> dict[str, Any]:
     root = alias(params, "root", "path", required=False) or ROOT
@@ -164,20 +170,18 @@ def glob_result(listed: dict[str, Any]) -> dict[str, Any]:
     return {"matches": matches, "count": len(matches), "truncated": listed["truncated"]}
 
 
+@speaking({"pattern": "query", "glob": "file_glob"}, {"path": "root"})
 def grep_tool(ctx: ToolContext, query: str, file_glob: str = "**/*", case_sensitive: bool = True,
               mode: str = "content", before_context: int | str = 0,
               after_context: int | str = 0, **params: Any) -> dict[str, Any]:
     root = alias(params, "root", "path", required=False) or ROOT
     before = integer(before_context, "before_context") or 0
     after = integer(after_context, "after_context") or 0
-    try:
-        found = search(ctx, jsregex.translate(query), path=root,
-                       glob=None if file_glob in _ALL_FILES else file_glob,
-                       case_sensitive=case_sensitive, before_context=before,
-                       after_context=after, max_results=CAP,
-                       output_mode="content" if mode == "content" else "files_with_matches")
-    except ToolError as err:
-        raise renamed(err, {"pattern": "query", "glob": "file_glob"}) from None
+    found = search(ctx, jsregex.translate(query), path=root,
+                   glob=None if file_glob in _ALL_FILES else file_glob,
+                   case_sensitive=case_sensitive, before_context=before,
+                   after_context=after, max_results=CAP,
+                   output_mode="content" if mode == "content" else "files_with_matches")
     return then(found, "chorus_tools.tools.dialects.shadow:grep_result", before=before,
                 context=bool(before or after))
 

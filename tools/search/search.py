@@ -7,8 +7,7 @@ when there is one, unless the pattern needs PCRE2 and this ripgrep lacks it; the
 engine searches small trees inline and splits larger ones across the pool (a FanOut).
 
 `files_searched` counts the files the query covers (binary ones included, as ripgrep's
-`searches` does). When ripgrep stopped early, having found enough, it never said how many
-it would have searched: the walker counts them, by the same rules.
+`searches` does): the python engine's file list, ripgrep's own count.
 """
 
 from __future__ import annotations
@@ -60,25 +59,21 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
     shape = Shape(output_mode, context_lines if before_context is None else before_context,
                   context_lines if after_context is None else after_context,
                   multiline and pat.may_match_newline, max_results, ctx.limits.max_line_chars)
-    walk = {"include_hidden": include_hidden, "include_ignored": include_ignored,
-            "globs": globs, "types": file_types}
+
     if ctx.search_engine != "python" and ctx.rg_path is not None and not (
             pat.needs_pcre2 and not ctx.rg_has_pcre2):
         try:
-            found = ripgrep.search(
+            return ripgrep.search(
                 ctx, rel, path, pattern, literal=literal, needs_pcre2=pat.needs_pcre2,
                 case_sensitive=case_sensitive, multiline=multiline, globs=globs,
                 types=types, include_hidden=include_hidden,
                 include_ignored=include_ignored, shape=shape)
         except ripgrep.NeedsPcre2:
             pass  # a PCRE-only feature the pattern reading missed: the python engine has it
-        else:
-            if found["files_searched"] is None:
-                found["files_searched"] = sum(1 for _ in walk_files(ctx, rel, **walk)
-                                              ) if is_dir else 1
-            return found
     compile_python(pat, case_sensitive=case_sensitive)  # refuse a bad pattern before walking
-    files = [p for p, _ in walk_files(ctx, rel, **walk)] if is_dir else [rel]
+    files = [p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
+                                      include_ignored=include_ignored, globs=globs,
+                                      types=file_types)] if is_dir else [rel]
     return _python(files, pat, case_sensitive, multiline, shape, ctx)
 
 

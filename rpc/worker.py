@@ -10,7 +10,6 @@ back as soon as its job ends.
 from __future__ import annotations
 
 import ctypes
-import importlib
 import logging
 import os
 import select
@@ -21,6 +20,7 @@ from typing import Any, Callable
 from chorus_tools.channel import frame, read_frame, write_all
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.method import load
 from chorus_tools.tools.registry import ALL_METHODS
 
 _PR_SET_PDEATHSIG = 1
@@ -29,8 +29,7 @@ log = logging.getLogger("chorus.worker")
 
 @cache
 def resolve(target: str) -> Callable[..., Any]:
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return load(target)
 
 
 def die_with_parent() -> None:

@@ -17,6 +17,12 @@ NULLABLE_STR = {"type": ["string", "null"]}
 ENCODINGS = ["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1"]
 
 
+def load(target: str) -> Callable[..., Any]:
+    """The function a "module:function" target names, its module imported on first use."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def obj(required: list[str], **props: Any) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required,
             "additionalProperties": False}
@@ -55,8 +61,7 @@ class Method:
 
     @cached_property
     def func(self) -> Callable[..., Any]:
-        module, _, name = self.target.partition(":")
-        return getattr(importlib.import_module(module), name)
+        return load(self.target)
 
 
 READ_RESULT = {

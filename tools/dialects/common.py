@@ -5,18 +5,13 @@ given as strings, and a search window cut into context arrays."""
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 from typing import Any, Callable, TypeVar
 
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.fanout import FanOut
+from chorus_tools.tools.method import load
 from chorus_tools.tools.search.results import MATCH_PREFIX
-
-
-def _resolve(target: str) -> Callable[..., Any]:
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def then(result: dict[str, Any] | FanOut, convert: str,
@@ -28,14 +23,14 @@ def then(result: dict[str, Any] | FanOut, convert: str,
                       merge="chorus_tools.tools.dialects.common:merge_then",
                       args={"merge": result.merge, "args": result.args, "convert": convert,
                             "extra": extra})
-    return _resolve(convert)(result, **extra)
+    return load(convert)(result, **extra)
 
 
 def merge_then(args: dict[str, Any], results: list[dict[str, Any]],
                complete: bool) -> dict[str, Any] | None:
     """FanOut merge: the core's merge, then the dialect's conversion."""
-    merged = _resolve(args["merge"])(args["args"], results, complete)
-    return None if merged is None else _resolve(args["convert"])(merged, **args["extra"])
+    merged = load(args["merge"])(args["args"], results, complete)
+    return None if merged is None else load(args["convert"])(merged, **args["extra"])
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -75,7 +70,8 @@ def renamed(err: ToolError, names: dict[str, str],
     return ToolError(err.code, message, **details)
 
 
-def window(match: dict[str, Any], before: int, context: bool) -> tuple[list[str], str, list[str]]:
+def window(match: dict[str, Any], before: int,
+           context: bool) -> tuple[list[str], str, list[str]]:
     """(lines before, the matching line, lines after) of a file.search content entry: with
     context its lines are prefixed (`--> ` or four spaces) and start `before` lines above
     the match, or at line 1."""

@@ -53,8 +53,9 @@ def read_tool(ctx: ToolContext, file_path: str, offset: int | None = None,
 
 def _notebook(ctx: ToolContext, path: str, offset: int,
               limit: int | None) -> dict[str, Any] | None:
-    """The rendering, windowed and numbered like file.read; None when the file is not a
-    notebook's JSON (then it is read as the text it is)."""
+    """The rendering, windowed and numbered like file.read, with the images its window
+    names; None when the file is not a notebook's JSON (then it is read as the text it
+    is)."""
     fd, st = ctx.ws.open_regular(ctx.ws.rel(path), shown=path)
     try:
         if st.st_size > ctx.limits.max_image_bytes:
@@ -67,7 +68,9 @@ def _notebook(ctx: ToolContext, path: str, offset: int,
         return None
     content, images = rendered
     result = window_text(content, offset, limit, False, ctx.limits)
-    return {**result, "encoding": "utf-8", "version": version_of(st), "images": images}
+    shown = [image for i, image in enumerate(images)
+             if notebook.image_marker(i) in result["content"]]
+    return {**result, "encoding": "utf-8", "version": version_of(st), "images": shown}
 
 
 @speaking(_CORE_NAMES, _FILE_PATH)

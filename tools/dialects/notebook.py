@@ -64,10 +64,15 @@ def _output(cell: int, k: int, output: dict[str, Any],
             image = _image(bundle[mime])
             if image is not None:
                 images.append({"cell": cell, "output": k, "mime_type": mime, "image": image})
-                return [f"<output {k} {kind} {mime}: image {len(images) - 1}>"]
+                return [f"<output {k} {kind} {mime}{image_marker(len(images) - 1)}"]
     if "text/plain" in bundle:
         return [f"<output {k} {kind}>", _clean(_text(bundle["text/plain"]))]
     return [f"<output {k} {kind}: {', '.join(sorted(bundle)) or 'no data'}>"]
+
+
+def image_marker(index: int) -> str:
+    """How the text names image `index` of the rendering (the end of its output line)."""
+    return f": image {index}>"
 
 
 def _text(value: Any) -> str:

@@ -370,6 +370,42 @@ def soak_ours(env: Env) -> Measure:
     return Measure("throughput", result.requests / result.seconds, result.summary())
 
 
+# a dialect call costs one job like a native one (SPEC §7) ---------------------------------
+
+CLAUDE = ("--tools", "claude")
+
+
+def read_claude(env: Env) -> Measure:
+    with env.ours(env.scratch, *CLAUDE) as server:
+        return _pipelined(server, env, _same(("Read", {"file_path": "read4k.txt"})))
+
+
+def read_native_with_claude(env: Env) -> Measure:
+    with env.ours(env.scratch, *CLAUDE) as server:
+        return _pipelined(server, env, READ_4K)
+
+
+def _edits(env: Env, tag: str, method: str) -> Measure:
+    name = env.fresh_file(tag).name
+
+    def call(i: int) -> Call:
+        find, replace = _edit(i)
+        if method == "Edit":
+            return "Edit", {"file_path": name, "old_string": find, "new_string": replace}
+        return "file.patch", {"path": name, "patches": [{"find": find, "replace": replace}]}
+    with env.ours(env.scratch, *CLAUDE) as server:
+        server.request("Read", {"file_path": name}, is_success)  # read before write
+        return _sequential_rate(server, call, env.scale.mutations)
+
+
+def edit_claude(env: Env) -> Measure:
+    return _edits(env, "edit-claude", "Edit")
+
+
+def patch_native_with_claude(env: Env) -> Measure:
+    return _edits(env, "patch-native", "file.patch")
+
+
 # the table -------------------------------------------------------------------------------
 
 REFERENCE = "reference MCP server"
@@ -402,6 +438,12 @@ SCENARIOS: list[Scenario] = [
              "Python floor: temp, fsync, rename, fsync dir", None, write_ours, write_floor),
     Scenario("window_reference", "file.read lines 1–50 of a 10 MB file (p50)",
              f"{REFERENCE} read_text_file head=50", None, window_ours, window_reference),
+    Scenario("read_claude", "Read 4 KiB (--tools claude), 64 in flight",
+             "file.read, same server", Target("≥", 0.9), read_claude,
+             read_native_with_claude),
+    Scenario("edit_claude", "Edit one edit (--tools claude), one at a time",
+             "file.patch, same server", Target("≥", 0.9), edit_claude,
+             patch_native_with_claude),
     Scenario("rss_huge", "read lines 1–50 of a 2 GB file: peak RSS, all processes", "—",
              Target("≤", 100e6, absolute=True), rss_huge_ours, None),
     Scenario("rss_search", "search of the whole tree: peak RSS, all processes", "rg -n",

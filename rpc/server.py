@@ -121,7 +121,7 @@ class Server:
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
                                       records=self._records, toolsets=options.toolsets,
                                       read_only=options.read_only, watches=self._watches,
-                                      notify=self._notify)
+                                      roots=ctx.ws.roots, notify=self._notify)
         self._framing = Framing.LINE  # the client's latest: server-sent notifications use it
         self._stop = asyncio.Event()
 

@@ -28,7 +28,6 @@ import base64
 import os
 import stat
 import subprocess
-import tempfile
 from typing import Any
 
 import orjson
@@ -155,7 +154,8 @@ def _ignore_files_above(ctx: ToolContext, rel: str) -> list[int]:
 def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
          ruleset: int | None, shape: Shape, needs_pcre2: bool) -> dict[str, Any]:
     parent = os.getpid()
-    with tempfile.TemporaryFile() as errors:
+    # in memory: a worker under Landlock may create no file outside the workspace
+    with os.fdopen(os.memfd_create("rg-stderr"), "w+b") as errors:
         proc = subprocess.Popen(
             argv, cwd=f"/proc/self/fd/{ctx.ws.root_fd}", stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=errors, env={}, pass_fds=(target_fd,),

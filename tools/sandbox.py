@@ -189,6 +189,14 @@ class Workspace:
         except OSError as exc:
             raise from_os_error(exc, shown if shown is not None else rel, fallback) from None
 
+    def ensure_present(self) -> None:
+        """file_not_found when the pinned root directory itself has been deleted (a
+        process that must name it, like ripgrep's cwd, cannot run there)."""
+        if os.fstat(self.root_fd).st_nlink == 0:
+            raise ToolError("file_not_found", "The workspace directory itself was deleted "
+                            "while the server runs: nothing beneath it can be reached. "
+                            "Restart the server on an existing directory.", path=ROOT)
+
     def lstat(self, rel: str, *, shown: str | None = None) -> os.stat_result:
         """The entry itself (a symlink is not followed), reached safely."""
         fd = self.open(rel, os.O_PATH | os.O_NOFOLLOW, shown=shown)

@@ -175,6 +175,7 @@ def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
         errors.seek(0)
         stderr = errors.read().decode("utf-8", "replace")
         if not reader.finished and not reader.stopped:
+            ctx.ws.ensure_present()  # rg cannot start in a deleted directory
             _raise_failure(stderr, needs_pcre2)
         lost = [ln for ln in stderr.splitlines() if ln.startswith(f"rg: {rel}: ")]
         if lost:  # rg could not open its root, yet says it finished: not an empty result

@@ -120,5 +120,7 @@ def result_response(rid: Any, result: Any) -> dict[str, Any]:
 def dumps(response: Any) -> bytes:
     try:
         return orjson.dumps(response)
-    except TypeError:  # an id beyond 64 bits: only the standard encoder writes it exactly
-        return json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode()
+    except TypeError:  # an id beyond 64 bits, or a lone surrogate the client sent (as a
+        # \ud800 escape, echoed in an id or a message): the standard encoder writes the
+        # first exactly and escapes the second as it came, where UTF-8 cannot hold it
+        return json.dumps(response, separators=(",", ":")).encode()

@@ -156,3 +156,24 @@ def test_the_server_process_survives_any_stream(tmp_path: Path) -> None:
         stream_then_a_valid_request()
         assert server.result("file.read", {"path": "a.txt"})["content"] == "     1\talpha"
     assert server.proc.returncode == 0
+
+
+def test_regression_lone_surrogates_are_answered_never_dropped(tmp_path: Path) -> None:
+    """Found by fuzzing: a lone surrogate sent as an escape (in an id, a path) made the
+    reply unencodable, and the request was never answered; a file name that is not UTF-8
+    (listed as a surrogate escape) likewise. Each is answered, and the name read back."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("alpha\n")
+    with open(bytes(ws) + b"/\xff.txt", "wb") as f:
+        f.write(b"raw name\n")
+    with E2EServer(ws, "--workers", "1", "--allow-root") as server:
+        server.send_raw(b'{"jsonrpc":"2.0","id":"\\ud800","method":"file.info",'
+                        b'"params":{"path":"a.txt"}}\n')
+        by_surrogate = strict_loads(server.recv_raw())
+        assert by_surrogate["id"] == "\ud800" and by_surrogate["result"]["size"] == 6
+        bad_path = server.error("file.read", {"path": "\ud800.txt"})
+        assert bad_path["data"]["error"] == "invalid_params"
+        listed = [f["path"] for f in server.result("file.list", {})["files"]]
+        assert sorted(listed) == ["a.txt", "\udcff.txt"]
+        assert server.result("file.read", {"path": "\udcff.txt"})["content"] == "     1\traw name"

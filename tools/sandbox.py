@@ -129,6 +129,12 @@ def normalize(path: object, *, param: str = "path", allow_empty: bool = False,
         raise ToolError("invalid_params", f"'{param}' must be a string", param=param)
     if "\0" in path:
         raise ToolError("invalid_params", f"'{param}' contains a NUL byte", param=param)
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        raise ToolError("invalid_params", f"'{param}' holds a lone surrogate (a \\ud800-style "
+                        "escape that is half of a character), which no file name can hold",
+                        param=param) from None
     if path == "":
         if allow_empty:
             return ROOT

@@ -10,6 +10,7 @@ import os
 import pwd
 import signal
 import sys
+from typing import NoReturn
 
 from chorus_tools.discover import server_version
 from chorus_tools.privileges import drop_to, preload
@@ -105,7 +106,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     print(f"chorus-tools: {message}", file=sys.stderr)
     sys.exit(2)
 
@@ -136,7 +137,6 @@ def _user(args: argparse.Namespace) -> pwd.struct_passwd | None:
         return pwd.getpwnam(args.user)
     except KeyError:
         _fail(f"--user {args.user!r}: no such user")
-        raise
 
 
 def _drop_privileges(args: argparse.Namespace, user: pwd.struct_passwd,

@@ -10,9 +10,11 @@ nesting beyond the limit is fuzzed by tests/test_fuzz_protocol.py's own cases).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from typing import Any
+import signal
+from typing import Any, Iterator
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -31,6 +33,20 @@ def budget(scale: float = 1.0) -> settings:
                     suppress_health_check=[HealthCheck.too_slow,
                                            HealthCheck.function_scoped_fixture,
                                            HealthCheck.data_too_large])
+
+
+@contextlib.contextmanager
+def no_hang(seconds: int = 20) -> Iterator[None]:
+    """Fail one example that blocks (as opening a FIFO would) instead of hanging the run."""
+    def expire(signum: int, frame: Any) -> None:
+        raise TimeoutError("the example blocked (was a FIFO opened?)")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 HUGE_NUMBERS = st.sampled_from([

@@ -22,7 +22,7 @@ from chorus_tools.tools.sandbox import Workspace
 from chorus_tools.tools.search.locate import find_ripgrep
 from chorus_tools.validate import ParamsValidator
 from fanout_runner import settle
-from fuzz_support import JSON, TEXT, budget, check_response, strict_loads
+from fuzz_support import JSON, TEXT, budget, check_response, no_hang, strict_loads
 from e2e_support import E2EServer
 from rpc_client import snapshot
 
@@ -116,7 +116,7 @@ def _method_ids() -> list[str]:
 
 @pytest.mark.parametrize("name", _method_ids())
 def test_tools_in_process_never_fail_inside_or_reach_outside(
-        traps: tuple[Path, Path], name: str, no_hang: None) -> None:
+        traps: tuple[Path, Path], name: str) -> None:
     """Each example runs on openat2 or on the O_NOFOLLOW walk: each must hold alone."""
     ws, outside = traps
     method: Method = METHODS[name]
@@ -131,8 +131,9 @@ def test_tools_in_process_never_fail_inside_or_reach_outside(
     @given(params_for(method.params, hostile_paths(ws)), st.sampled_from(contexts))
     def call(params: dict[str, Any], ctx: ToolContext) -> None:
         try:
-            kwargs = validator.check(method, params)
-            settle(ctx, method.func(ctx, **kwargs))
+            with no_hang():
+                kwargs = validator.check(method, params)
+                settle(ctx, method.func(ctx, **kwargs))
         except ToolError as err:
             assert err.code != "internal_error", (params, err.to_data())
         assert snapshot(outside) == before, params

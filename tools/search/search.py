@@ -49,7 +49,9 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
     is_dir = _is_dir(ctx, rel, path)
     shape = Shape(output_mode, context_lines, multiline and pat.may_match_newline,
                   max_results, ctx.limits.max_line_chars)
-    if ctx.search_engine != "python" and ctx.rg_path is not None and not (
+    # ripgrep's argv cannot carry a NUL: such a pattern or glob runs on the python engine
+    argv_safe = "\0" not in pattern and not any("\0" in g for g in globs)
+    if ctx.search_engine != "python" and ctx.rg_path is not None and argv_safe and not (
             pat.needs_pcre2 and not ctx.rg_has_pcre2):
         try:
             return ripgrep.search(

@@ -322,11 +322,13 @@ def test_python_engine_reason_counts_positions_in_the_clients_pattern(ctx, root)
     assert err.value.details["reason"] == "missing ) at position 1"
 
 
-def test_a_nul_in_the_pattern_or_a_glob_is_searched_not_a_crash(
-        ctx: ToolContext, root: Path, engine: str) -> None:
-    """Found by fuzzing: ripgrep's argv cannot carry a NUL (internal_error); such a
-    search runs on the python engine, with the same answer."""
+@pytest.mark.parametrize("odd", ["\x00", "\ud800", "\udcff"])
+def test_a_nul_or_surrogate_in_the_pattern_or_a_glob_is_searched_not_a_crash(
+        ctx: ToolContext, root: Path, engine: str, odd: str) -> None:
+    """Found by fuzzing: ripgrep's argv cannot carry a NUL or a lone surrogate (both were
+    internal_error); such a search runs on the python engine, with the same answer."""
     write(root, "a.txt", "alpha\n")
-    found = run_search(ctx, engine, pattern="\x00|alpha")
+    found = run_search(ctx, engine, pattern=f"{odd}|alpha")
     assert [m["path"] for m in found["matches"]] == ["a.txt"] and found["engine"] == "python"
-    assert run_search(ctx, engine, pattern="alpha", glob="\x00*")["matches"] == []
+    assert run_search(ctx, engine, pattern="alpha", glob=f"{odd}*")["matches"] == []
+    assert run_search(ctx, engine, pattern="")["engine"] == engine

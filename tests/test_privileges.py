@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from chorus_tools import cli
+from chorus_tools.tools.search.locate import find_ripgrep
 from rpc_client import REPO, RpcServer, error_code
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="dropping privileges needs root")
@@ -113,3 +115,27 @@ def test_user_when_not_root_is_exit_2_with_one_line(ws: Path) -> None:
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 2
     assert len(stderr.splitlines()) == 1 and "needs the server to be started as root" in stderr
+
+
+def _root_only_ripgrep(tmp_path: Path) -> Path:
+    """A copy of ripgrep beneath the 0700 tmp_path, which the user cannot reach."""
+    rg = find_ripgrep(None)[0]
+    if rg is None:
+        pytest.skip("no ripgrep binary found")
+    (tmp_path / "bin").mkdir()
+    return Path(shutil.copy(rg, tmp_path / "bin" / "rg"))
+
+
+def test_a_ripgrep_the_user_cannot_run_gives_way_to_the_python_engine(
+        ws: Path, tmp_path: Path) -> None:
+    rg = _root_only_ripgrep(tmp_path)
+    env = {"PATH": f"{rg.parent}:{os.environ['PATH']}"}
+    with RpcServer(ws, "--user", "nobody", "--workers", "1", env=env) as server:
+        found = server.result("file.search", {"pattern": "shared"})
+    assert found["engine"] == "python" and found["matches"][0]["path"] == "mine.txt"
+    assert b"cannot run ripgrep" in server.stderr
+    asked = subprocess.run([sys.executable, "-m", "chorus_tools", "--workspace", str(ws),
+                            "--user", "nobody", "--rg", str(rg)], input=b"",
+                           capture_output=True, cwd=REPO, timeout=60)
+    assert asked.returncode == 2 and asked.stdout == b""
+    assert len(asked.stderr.splitlines()) == 1 and b"cannot run ripgrep" in asked.stderr

@@ -175,7 +175,8 @@ def test_without_landlock_one_line_says_so_and_openat2_stays(
     with caplog.at_level(logging.WARNING, logger="chorus.confine"):
         assert confine.worker_ruleset(wctx) is None
     assert [r.getMessage() for r in caplog.records] == [
-        "Landlock is not available on this kernel: workers are confined by openat2 alone"]
+        "Landlock is not available on this kernel: workers are confined by openat2 alone, "
+        "ripgrep by its working directory"]
     (Path(wctx.ws.roots[0]) / "x").symlink_to("/etc/passwd")
     with pytest.raises(ToolError) as err:
         read(wctx, path="x")

@@ -46,7 +46,7 @@ def worker_ruleset(ctx: ToolContext) -> int | None:
     fd = landlock.create()
     if fd is None:
         log.warning("Landlock is not available on this kernel: workers are confined by "
-                    "openat2 alone")
+                    "openat2 alone, ripgrep by its working directory")
         return None
     try:
         landlock.allow(fd, ctx.ws.root_fd, WORKSPACE)

@@ -16,13 +16,11 @@ worker killed to cancel a search takes its ripgrep with it.
 from __future__ import annotations
 
 import ctypes
-import logging
 import os
 import signal
 import stat
 import struct
 
-_log = logging.getLogger(__name__)
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
@@ -41,7 +39,6 @@ LIB_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
-_warned = False
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -92,10 +89,9 @@ def restrict_self(ruleset_fd: int) -> None:
 
 def ruleset(read_beneath: list[int], binary: str) -> int | None:
     """A ruleset fd allowing reads beneath each fd of `read_beneath` (directories or files)
-    and running `binary`; None, with one warning per process, when Landlock is missing."""
+    and running `binary`; None when Landlock is missing (the server said so at start)."""
     fd = create()
     if fd is None:
-        _warn_once("Landlock is not available: ripgrep runs confined only by its cwd")
         return None
     try:
         for dir_fd in read_beneath:
@@ -151,9 +147,3 @@ def _check(result: int) -> int:
         raise OSError(err, os.strerror(err))
     return int(result)
 
-
-def _warn_once(message: str) -> None:
-    global _warned
-    if not _warned:
-        _warned = True
-        _log.warning(message)

@@ -193,3 +193,12 @@ def test_large_tree_with_globstar(ctx: ToolContext, root: Path) -> None:
     result = run_list(ctx, pattern="**/*.md", max_results=100000)
     assert len(result["files"]) == 500 and not result["truncated"]
     assert all(re.fullmatch(r"d\d\d/f\d\d\.md", f["path"]) for f in result["files"])
+
+
+@pytest.mark.parametrize("sort", ["path", "size"])
+@pytest.mark.parametrize("pattern", [None, "**/*.py"])
+def test_a_max_results_beyond_a_machine_int_means_all(ctx: ToolContext, tree: Path,
+                                                      sort: str, pattern: str | None) -> None:
+    """Found by fuzzing: max_results 2**63 was internal_error (islice's limit)."""
+    everything = run_list(ctx, pattern=pattern, sort=sort, max_results=10**6)
+    assert run_list(ctx, pattern=pattern, sort=sort, max_results=2**63) == everything

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import pickle
+import sys
 from functools import lru_cache
 from itertools import islice
 from typing import Any, Callable, Iterable
@@ -46,6 +47,9 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
     entry beneath it whose path relative to it matches the glob."""
     rel = ctx.ws.rel(path, allow_empty=True)
     start = "" if rel == ROOT else rel
+    # more than any tree holds, yet a machine-size int as islice needs (found by fuzzing:
+    # max_results 2**63 was internal_error)
+    max_results = min(max_results, sys.maxsize - 1)
     matcher = _compile(pattern) if pattern else None
     try:
         if matcher is None:

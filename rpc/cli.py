@@ -7,10 +7,13 @@ import argparse
 import asyncio
 import logging
 import os
+import pwd
 import signal
 import sys
+from typing import NoReturn
 
 from chorus_tools.discover import server_version
+from chorus_tools.privileges import drop_to, preload
 from chorus_tools.records import inside
 from chorus_tools.server import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
@@ -48,6 +51,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--records", metavar="DIR",
                    help="append an audit record of every mutating call to DIR/records.jsonl "
                         "(DIR must lie outside the workspace)")
+    p.add_argument("--user", metavar="NAME",
+                   help="when started as root: open the workspace and records, then drop "
+                        "to this user (its groups, gid and uid) before serving")
+    p.add_argument("--allow-root", action="store_true",
+                   help="run as root without --user, silencing the warning")
     p.add_argument("--log-level", default="warning",
                    choices=("debug", "info", "warning", "error", "critical"),
                    help="what goes to stderr (default: warning); stdout is protocol only")
@@ -108,7 +116,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     print(f"chorus-tools: {message}", file=sys.stderr)
     sys.exit(2)
 
@@ -131,6 +139,35 @@ def _tool_context(args: argparse.Namespace) -> ToolContext:
                        workers=args.workers, rg_has_pcre2=pcre2, read_only=args.read_only)
 
 
+def _user(args: argparse.Namespace) -> pwd.struct_passwd | None:
+    """The --user to become, checked before anything is opened."""
+    if not args.user:
+        return None
+    if os.geteuid() != 0:
+        _fail(f"--user {args.user!r} needs the server to be started as root "
+              "(it already runs as an unprivileged user: drop --user)")
+    try:
+        return pwd.getpwnam(args.user)
+    except KeyError:
+        _fail(f"--user {args.user!r}: no such user")
+
+
+def _drop_privileges(args: argparse.Namespace, user: pwd.struct_passwd,
+                     ctx: ToolContext) -> None:
+    """Become `user` (the workspace and records are already open). A ripgrep the user
+    cannot run is dropped for the python engine, unless it was asked for."""
+    preload()
+    drop_to(user)
+    if ctx.rg_path is not None and not os.access(ctx.rg_path, os.X_OK):
+        if args.rg or args.search_engine == "ripgrep":
+            _fail(f"user {args.user!r} cannot run ripgrep at {ctx.rg_path}; install it where "
+                  "that user can, or use --search-engine python")
+        logging.getLogger("chorus.cli").warning(
+            "user %r cannot run ripgrep at %s: searching with the python engine",
+            args.user, ctx.rg_path)
+        ctx.rg_path, ctx.rg_has_pcre2 = None, False
+
+
 def _take_the_wire() -> tuple[int, int]:
     """Keep private copies of stdin/stdout and point fds 0 and 1 at /dev/null and stderr,
     so no stray print, worker or child process can write into the protocol stream."""
@@ -147,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="chorus-tools %(levelname)s %(name)s: %(message)s")
+    user = _user(args)
     if not os.path.isdir(args.workspace):
         _fail(f"--workspace {args.workspace!r} does not exist or is not a directory")
     if args.records and inside(args.records, args.workspace):
@@ -164,4 +202,12 @@ def main(argv: list[str] | None = None) -> None:
                             max_pending=args.max_pending, records_dir=args.records,
                             toolsets=args.tools, read_only=args.read_only)
     wire_in, wire_out = _take_the_wire()
-    sys.exit(asyncio.run(Server(ctx, options, wire_in, wire_out).run()))
+    server = Server(ctx, options, wire_in, wire_out)  # opens the records as root
+    if user is not None:
+        _drop_privileges(args, user, ctx)
+    elif os.geteuid() == 0 and not args.allow_root:
+        logging.getLogger("chorus.cli").warning(
+            "running as root: a tool call can reach whatever root can beneath the "
+            "workspace; start with --user NAME to drop privileges (--allow-root silences "
+            "this)")
+    sys.exit(asyncio.run(server.run()))

@@ -6,6 +6,7 @@ jsonrpcserver among them, answer it with one)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,7 +88,8 @@ def check(obj: Any) -> Request | Invalid:
     if obj.get("jsonrpc") != "2.0":
         return _invalid(echo, '"jsonrpc" must be exactly "2.0"')
     if not id_ok:
-        return _invalid(None, '"id" must be a string, a number or null')
+        return _invalid(None, '"id" must be a string, a number or null (and a number '
+                        'a double can hold: one like 1e400 cannot be echoed)')
     method = obj.get("method")
     if not isinstance(method, str):
         return _invalid(echo, '"method" must be a string')
@@ -99,8 +101,11 @@ def check(obj: Any) -> Request | Invalid:
 
 def valid_id(rid: Any) -> bool:
     """A string, a number or null: what may identify a request (true, objects and arrays
-    may not)."""
-    return rid is None or (isinstance(rid, (str, int, float)) and not isinstance(rid, bool))
+    may not, nor a number that overflows a double: the parser makes 1e400 infinity, which
+    JSON cannot carry back)."""
+    if isinstance(rid, float):
+        return math.isfinite(rid)
+    return rid is None or (isinstance(rid, (str, int)) and not isinstance(rid, bool))
 
 
 def _invalid(rid: Any, why: str) -> Invalid:
@@ -119,5 +124,7 @@ def result_response(rid: Any, result: Any) -> dict[str, Any]:
 def dumps(response: Any) -> bytes:
     try:
         return orjson.dumps(response)
-    except TypeError:  # an id beyond 64 bits: only the standard encoder writes it exactly
-        return json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode()
+    except TypeError:  # an id beyond 64 bits, or a lone surrogate the client sent (as a
+        # \ud800 escape, echoed in an id or a message): the standard encoder writes the
+        # first exactly and escapes the second as it came, where UTF-8 cannot hold it
+        return json.dumps(response, separators=(",", ":")).encode()

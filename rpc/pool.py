@@ -25,6 +25,7 @@ from typing import Any
 
 from chorus_tools.channel import FrameReader, frame, write_all
 from chorus_tools.worker import run_once, worker_main
+from chorus_tools.tools.confine import worker_ruleset
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 
@@ -70,16 +71,19 @@ class Pool:
         self._ids = itertools.count(1)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._background: list[Any] = []
+        self._ruleset: int | None = None  # Landlock: every child enters it after fork
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._ruleset = worker_ruleset(self._ctx)
         for _ in range(self._size):
             self._spawn()
 
     def background(self, target: str) -> None:
         """Run `target(ctx)` once in a process of its own, beside the workers."""
         process = _mp.Process(target=run_once, daemon=True, name="chorus-background",
-                              args=(self._ctx, target, os.getpid(), self.inherited()))
+                              args=(self._ctx, target, os.getpid(), self.inherited(),
+                                    self._ruleset))
         process.start()
         self._background.append(process)
         assert self._loop is not None
@@ -154,13 +158,16 @@ class Pool:
             if not job.future.done():
                 job.future.set_result((False, _shutting_down(), None))
         self._queue.clear()
+        if self._ruleset is not None:
+            os.close(self._ruleset)
+            self._ruleset = None
 
     def _spawn(self) -> Worker:
         jobs_r, jobs_w = os.pipe()
         results_r, results_w = os.pipe()
         process = _mp.Process(target=worker_main, daemon=True, name="chorus-worker",
                               args=(jobs_r, results_w, self._ctx, os.getpid(),
-                                    self.inherited(jobs_w, results_r)))
+                                    self.inherited(jobs_w, results_r), self._ruleset))
         process.start()
         os.close(jobs_r)
         os.close(results_w)

@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any, Callable
 
 from chorus_tools.channel import frame, read_frame, write_all
+from chorus_tools.tools.confine import enter
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.method import load
@@ -54,8 +55,11 @@ def run_job(ctx: ToolContext, target: str, kwargs: dict[str, Any],
             f"{type(exc).__name__}: {exc}. Details are in the server's log."), ctx.record
 
 
-def become_child(parent_pid: int, close_fds: tuple[int, ...]) -> bool:
-    """Tie this forked process to the server; False if the server is already gone."""
+def become_child(parent_pid: int, close_fds: tuple[int, ...],
+                 ruleset: int | None = None) -> bool:
+    """Tie this forked process to the server and enter the workers' Landlock domain
+    (tools/confine.py, when given) before any job runs; False if the server is already
+    gone."""
     die_with_parent()
     for fd in close_fds:  # the protocol stream belongs to the dispatcher alone
         try:
@@ -65,13 +69,14 @@ def become_child(parent_pid: int, close_fds: tuple[int, ...]) -> bool:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.set_wakeup_fd(-1)  # the server loop's: a signal here must not wake it there
+    enter(ruleset)
     return os.getppid() == parent_pid
 
 
 def run_once(ctx: ToolContext, target: str, parent_pid: int,
-             close_fds: tuple[int, ...]) -> None:
+             close_fds: tuple[int, ...], ruleset: int | None) -> None:
     """A background task in a process of its own (the start-up sweep of temp files)."""
-    if become_child(parent_pid, close_fds):
+    if become_child(parent_pid, close_fds, ruleset):
         ok, payload, _ = run_job(ctx, target, {}, False)
         log.info("%s: %s", target, payload if ok else payload.message)
 
@@ -90,8 +95,8 @@ def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
 
 
 def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int,
-                close_fds: tuple[int, ...]) -> None:
-    if not become_child(parent_pid, close_fds):
+                close_fds: tuple[int, ...], ruleset: int | None) -> None:
+    if not become_child(parent_pid, close_fds, ruleset):
         return
     warm_up(jobs_fd)
     jobs = os.fdopen(jobs_fd, "rb")

@@ -50,6 +50,13 @@ class E2EServer(RpcServer):
         body = json.dumps(message).encode()
         self.send_raw(f"Content-Length: {len(body)}\r\n{headers}\r\n".encode() + body)
 
+    def recv_raw(self, timeout: float = 15.0) -> Reply:
+        """The next reply's bytes, unparsed, tagged with its framing."""
+        raw = self._lines.get(timeout=timeout)
+        if raw is None:
+            raise EOFError("the server closed its stdout")
+        return raw
+
     def recv_framed(self, timeout: float = 15.0) -> tuple[Any, str]:
         """The next reply and the framing it was written in."""
         raw = self._lines.get(timeout=timeout)

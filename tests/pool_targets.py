@@ -25,7 +25,7 @@ def bug(ctx):
 
 
 def crash_logged(ctx, log: str):
-    """Note this worker's pid in `log` (outside the workspace), then die: a poison input."""
+    """Note this worker's pid in `log`, then die: a poison input."""
     with open(log, "a") as f:
         f.write(f"{os.getpid()}\n")
     os.kill(os.getpid(), signal.SIGKILL)

@@ -245,3 +245,12 @@ def test_depth_and_exclude_survive_a_split_walk(ctx: ToolContext, root: Path) ->
     paths = _paths(result)
     assert len(paths) == 40 + 40 * 2 and "d00/s0" in paths and "d00/s1" not in paths
     assert not any(p.count("/") > 1 for p in paths)
+
+
+@pytest.mark.parametrize("sort", ["path", "size"])
+@pytest.mark.parametrize("pattern", [None, "**/*.py"])
+def test_a_max_results_beyond_a_machine_int_means_all(ctx: ToolContext, tree: Path,
+                                                      sort: str, pattern: str | None) -> None:
+    """Found by fuzzing: max_results 2**63 was internal_error (islice's limit)."""
+    everything = run_list(ctx, pattern=pattern, sort=sort, max_results=10**6)
+    assert run_list(ctx, pattern=pattern, sort=sort, max_results=2**63) == everything

@@ -238,8 +238,8 @@ def test_regression_max_pending_ignored_jobs_waiting_in_a_busy_workers_batch(too
     assert all(ok for ok, _, _ in outcomes)
 
 
-def test_a_poison_read_fails_after_exactly_two_worker_deaths(tool_ctx, tmp_path):
-    log = tmp_path / "deaths.log"
+def test_a_poison_read_fails_after_exactly_two_worker_deaths(tool_ctx, root):
+    log = root / "deaths.log"  # in the workspace: workers may write nowhere else (Landlock)
 
     async def go():
         pool = await started(tool_ctx, size=2)
@@ -258,8 +258,8 @@ def test_a_poison_read_fails_after_exactly_two_worker_deaths(tool_ctx, tmp_path)
     assert all(ok for ok, _, _ in results)
 
 
-def test_a_started_mutation_whose_worker_dies_is_never_run_again(tool_ctx, tmp_path):
-    target = tmp_path / "changed.txt"
+def test_a_started_mutation_whose_worker_dies_is_never_run_again(tool_ctx, root):
+    target = root / "changed.txt"  # in the workspace: workers may write nowhere else
 
     async def go():
         pool = await started(tool_ctx, size=1)
@@ -267,6 +267,7 @@ def test_a_started_mutation_whose_worker_dies_is_never_run_again(tool_ctx, tmp_p
                           stoppable=False)
         behind = pool.submit("pool_targets:echo", {})
         while not target.exists():
+            assert not job.future.done(), job.future.result()  # it failed before its change
             await asyncio.sleep(0.01)
         os.kill(job.worker.process.pid, signal.SIGKILL)
         outcome = await job.future

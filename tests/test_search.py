@@ -323,3 +323,25 @@ def test_python_engine_reason_counts_positions_in_the_clients_pattern(ctx, root)
         run_search(ctx, "python", pattern="(")
     assert err.value.code == "invalid_pattern"
     assert err.value.details["reason"] == "missing ) at position 1"
+
+
+@pytest.mark.parametrize("odd", ["\x00", "\ud800", "\udcff"])
+def test_a_nul_or_surrogate_in_the_pattern_or_a_glob_is_searched_not_a_crash(
+        ctx: ToolContext, root: Path, engine: str, odd: str) -> None:
+    """Found by fuzzing: ripgrep's argv cannot carry a NUL or a lone surrogate (both were
+    internal_error); such a search runs on the python engine, with the same answer."""
+    write(root, "a.txt", "alpha\n")
+    found = run_search(ctx, engine, pattern=f"{odd}|alpha")
+    assert [m["path"] for m in found["matches"]] == ["a.txt"] and found["engine"] == "python"
+    assert run_search(ctx, engine, pattern="alpha", glob=f"{odd}*")["matches"] == []
+    assert run_search(ctx, engine, pattern="")["engine"] == engine
+
+
+def test_a_huge_context_is_the_whole_file_not_a_hang(ctx: ToolContext, root: Path,
+                                                     engine: str) -> None:
+    """Found by fuzzing: context_lines 2**63 walked the whole window line by line, so the
+    call ran until its timeout; a window now ends at the file's end."""
+    write(root, "a.txt", "one\ntwo\nthree\n")
+    found = run_search(ctx, engine, pattern="two", context_lines=2**63)
+    assert found["matches"] == [{"path": "a.txt", "line": 2,
+                                 "content": "    one\n--> two\n    three"}]

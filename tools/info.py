@@ -117,7 +117,11 @@ def _content(ctx: ToolContext, rel: str, path: str, named: str) -> dict[str, Any
 
 @functools.cache
 def _names() -> mimetypes.MimeTypes:
-    """Python's built-in table only (no /etc/mime.types), built on first use."""
+    """Python's built-in table only, built on first use. A MimeTypes object uses no system
+    file, but its constructor first runs the module's global init(), which reads
+    /etc/mime.types (refused under the workers' Landlock): the documented `inited` flag
+    says it already ran."""
+    mimetypes.inited = True
     return mimetypes.MimeTypes(filenames=())
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 import pickle
+import sys
 from functools import lru_cache
 from itertools import islice
 from typing import Any, Callable, Iterable
@@ -58,6 +59,9 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
     start = "" if rel == ROOT else rel
     if not pattern and (recursive or depth is not None):
         pattern = "**"
+    # more than any tree holds, yet a machine-size int as islice needs (found by fuzzing:
+    # max_results 2**63 was internal_error)
+    max_results = min(max_results, sys.maxsize - 1)
     matcher = _compile(pattern) if pattern else None
     excludes = (exclude,) if isinstance(exclude, str) else tuple(exclude or ())
     excluded = _excluded(excludes, len(start) + 1 if start else 0)

@@ -130,6 +130,12 @@ def normalize(path: object, *, param: str = "path", allow_empty: bool = False,
         raise ToolError("invalid_params", f"'{param}' must be a string", param=param)
     if "\0" in path:
         raise ToolError("invalid_params", f"'{param}' contains a NUL byte", param=param)
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        raise ToolError("invalid_params", f"'{param}' holds a lone surrogate (a \\ud800-style "
+                        "escape that is half of a character), which no file name can hold",
+                        param=param) from None
     if path == "":
         if allow_empty:
             return ROOT
@@ -200,6 +206,14 @@ class Workspace:
             os.close(fd)
             raise denied(shown)
         return fd
+
+    def ensure_present(self) -> None:
+        """file_not_found when the pinned root directory itself has been deleted (a
+        process that must name it, like ripgrep's cwd, cannot run there)."""
+        if os.fstat(self.root_fd).st_nlink == 0:
+            raise ToolError("file_not_found", "The workspace directory itself was deleted "
+                            "while the server runs: nothing beneath it can be reached. "
+                            "Restart the server on an existing directory.", path=ROOT)
 
     def lstat(self, rel: str, *, shown: str | None = None) -> os.stat_result:
         """The entry itself (a symlink is not followed), reached safely."""

@@ -1,5 +1,10 @@
-"""Landlock for the ripgrep child: it may read beneath the directory it searches and run
-its own binary, nothing else (no other file, no TCP, no signals outside its domain).
+"""Landlock, the kernel's unprivileged sandbox: a process gives up every file access it
+was not granted beneath a few directories, for itself and every child it starts.
+
+Two domains are built from it: the workers' own (tools/confine.py: read and write beneath
+the workspace, read what Python needs) and, nested inside it, the ripgrep child's: it may
+read beneath the directory it searches and run its own binary, nothing else (no other file,
+no TCP, no signals outside its domain).
 
 ripgrep opens files by path, so a directory swapped for a symlink mid-search could lead it
 outside the workspace; under Landlock the kernel refuses any such open. The ruleset is
@@ -11,13 +16,11 @@ worker killed to cancel a search takes its ripgrep with it.
 from __future__ import annotations
 
 import ctypes
-import logging
 import os
 import signal
 import stat
 import struct
 
-_log = logging.getLogger(__name__)
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
@@ -25,15 +28,17 @@ _RULE_PATH_BENEATH = 1
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
 
-EXECUTE, READ_FILE, READ_DIR = 1 << 0, 1 << 2, 1 << 3
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REMOVE_DIR, REMOVE_FILE, MAKE_DIR, MAKE_REG = 1 << 4, 1 << 5, 1 << 7, 1 << 8
+REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2 and 3
+_FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | 1 << 15  # + IOCTL_DEV
 _FS_BITS_BY_ABI = {1: 13, 2: 14, 3: 15, 4: 15, 5: 16}  # number of handled fs rights
 _NET_ALL = 0b11  # bind and connect TCP (ABI 4)
 _SCOPE_ALL = 0b11  # abstract unix sockets and signals (ABI 6)
-_LIB_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64")
+LIB_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
-_warned = False
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -52,32 +57,49 @@ def abi_version() -> int:
     return max(int(version), 0)
 
 
-def ruleset(read_beneath: list[int], binary: str) -> int | None:
-    """A ruleset fd allowing reads beneath each fd of `read_beneath` (directories or files)
-    and running `binary`; None, with one warning per process, when Landlock is missing."""
+def create() -> int | None:
+    """A new ruleset fd that handles every right this kernel's Landlock knows (so what no
+    rule grants is refused), or None when Landlock is missing."""
     abi = abi_version()
     if abi == 0:
-        _warn_once("Landlock is not available: ripgrep runs confined only by its cwd")
         return None
-    attr = _RulesetAttr((1 << _FS_BITS_BY_ABI.get(abi, 16)) - 1,
-                        _NET_ALL if abi >= 4 else 0, _SCOPE_ALL if abi >= 6 else 0)
+    attr = _RulesetAttr(_handled_fs(abi), _NET_ALL if abi >= 4 else 0,
+                        _SCOPE_ALL if abi >= 6 else 0)
     size = 8 if abi < 4 else 16 if abi < 6 else 24
-    fd = _check(_libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), size, 0))
+    return _check(_libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), size, 0))
+
+
+def allow(ruleset_fd: int, target: int | str, access: int) -> None:
+    """Grant `access` beneath `target` (an fd or a path; a file gets only the rights that
+    apply to files), leaving out rights this kernel does not know."""
+    fd = os.open(target, os.O_PATH | os.O_CLOEXEC) if isinstance(target, str) else target
+    try:
+        access &= _handled_fs(abi_version())
+        _add(ruleset_fd, fd, access if _is_dir(fd) else access & _FILE_RIGHTS)
+    finally:
+        if fd is not target:
+            os.close(fd)
+
+
+def restrict_self(ruleset_fd: int) -> None:
+    """Enter the ruleset's domain, for good (no_new_privs first, as the kernel requires)."""
+    _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+    _check(_libc.syscall(_SYS_RESTRICT_SELF, ruleset_fd, 0))
+
+
+def ruleset(read_beneath: list[int], binary: str) -> int | None:
+    """A ruleset fd allowing reads beneath each fd of `read_beneath` (directories or files)
+    and running `binary`; None when Landlock is missing (the server said so at start)."""
+    fd = create()
+    if fd is None:
+        return None
     try:
         for dir_fd in read_beneath:
-            _add(fd, dir_fd, READ_FILE | (READ_DIR if _is_dir(dir_fd) else 0))
-        binary_fd = os.open(binary, os.O_PATH | os.O_CLOEXEC)
-        try:
-            _add(fd, binary_fd, EXECUTE | READ_FILE)
-        finally:
-            os.close(binary_fd)
+            allow(fd, dir_fd, READ_FILE | READ_DIR)
+        allow(fd, binary, EXECUTE | READ_FILE)
         if not is_static(binary):
-            for lib in filter(os.path.isdir, _LIB_DIRS):
-                lib_fd = os.open(lib, os.O_PATH | os.O_CLOEXEC)
-                try:
-                    _add(fd, lib_fd, EXECUTE | READ_FILE | READ_DIR)
-                finally:
-                    os.close(lib_fd)
+            for lib in filter(os.path.isdir, LIB_DIRS):
+                allow(fd, lib, EXECUTE | READ_FILE | READ_DIR)
     except BaseException:
         os.close(fd)
         raise
@@ -89,10 +111,8 @@ def confine(ruleset_fd: int | None, parent_pid: int) -> None:
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid:  # the parent died before the line above
         os._exit(1)
-    if ruleset_fd is None:
-        return
-    _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-    _check(_libc.syscall(_SYS_RESTRICT_SELF, ruleset_fd, 0))
+    if ruleset_fd is not None:
+        restrict_self(ruleset_fd)
 
 
 def is_static(binary: str) -> bool:
@@ -106,6 +126,10 @@ def is_static(binary: str) -> bool:
         f.seek(phoff)
         table = f.read(phentsize * phnum)
     return all(struct.unpack_from("<I", table, i * phentsize)[0] != 3 for i in range(phnum))
+
+
+def _handled_fs(abi: int) -> int:
+    return (1 << _FS_BITS_BY_ABI.get(abi, 16)) - 1
 
 
 def _add(ruleset_fd: int, fd: int, access: int) -> None:
@@ -123,9 +147,3 @@ def _check(result: int) -> int:
         raise OSError(err, os.strerror(err))
     return int(result)
 
-
-def _warn_once(message: str) -> None:
-    global _warned
-    if not _warned:
-        _warned = True
-        _log.warning(message)

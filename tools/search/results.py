@@ -68,8 +68,9 @@ def file_result(path: str, spans: list[tuple[int, int]], lines: Mapping[int, str
                 cut_line(lines[n], keep) for n in range(s, e + 1))] for s, e in spans[:limit]]
         else:
             matched = {n for s, e in spans for n in range(s, e + 1)}
+            last = max(lines)  # a window ends at the file's end, however wide the context
             for s, e in spans[:limit]:
-                window = range(max(1, s - shape.before), e + shape.after + 1)
+                window = range(max(1, s - shape.before), min(e + shape.after, last) + 1)
                 entries.append([s, "\n".join(
                     (MATCH_PREFIX if n in matched else CONTEXT_PREFIX) + cut_line(lines[n], keep)
                     for n in window if n in lines)])

@@ -31,7 +31,6 @@ import base64
 import os
 import stat
 import subprocess
-import tempfile
 from typing import Any
 
 import orjson
@@ -177,7 +176,8 @@ def _ignore_files_above(ctx: ToolContext, rel: str) -> list[int]:
 def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
          ruleset: int | None, shape: Shape, needs_pcre2: bool) -> dict[str, Any]:
     parent = os.getpid()
-    with tempfile.TemporaryFile() as errors:
+    # in memory: a worker under Landlock may create no file outside the workspace
+    with os.fdopen(os.memfd_create("rg-stderr"), "w+b") as errors:
         proc = subprocess.Popen(
             argv, cwd=f"/proc/self/fd/{ctx.ws.root_fd}", stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=errors, env={}, pass_fds=(target_fd,),
@@ -197,6 +197,7 @@ def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
         errors.seek(0)
         stderr = errors.read().decode("utf-8", "replace")
         if not reader.finished and not reader.stopped:
+            ctx.ws.ensure_present()  # rg cannot start in a deleted directory
             _raise_failure(stderr, needs_pcre2)
         lost = [ln for ln in stderr.splitlines() if ln.startswith(f"rg: {rel}: ")]
         if lost:  # rg could not open its root, yet says it finished: not an empty result

@@ -59,8 +59,8 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
     shape = Shape(output_mode, context_lines if before_context is None else before_context,
                   context_lines if after_context is None else after_context,
                   multiline and pat.may_match_newline, max_results, ctx.limits.max_line_chars)
-
-    if ctx.search_engine != "python" and ctx.rg_path is not None and not (
+    if ctx.search_engine != "python" and ctx.rg_path is not None and _argv_safe(
+            pattern, *globs) and not (
             pat.needs_pcre2 and not ctx.rg_has_pcre2):
         try:
             return ripgrep.search(
@@ -75,6 +75,18 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                                       include_ignored=include_ignored, globs=globs,
                                       types=file_types)] if is_dir else [rel]
     return _python(files, pat, case_sensitive, multiline, shape, ctx)
+
+
+def _argv_safe(*texts: str) -> bool:
+    """Whether ripgrep's argv can carry these: no NUL, and valid UTF-8 (no lone surrogate,
+    which a client can send as a \\ud800 escape). Others run on the python engine, where
+    they mean the same (found by fuzzing: they were internal_error)."""
+    try:
+        for text in texts:
+            text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return not any("\0" in text for text in texts)
 
 
 def _is_dir(ctx: ToolContext, rel: str, shown: str) -> bool:

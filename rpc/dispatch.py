@@ -9,7 +9,9 @@ Contract:
   {"requestId"}` suppresses its response (MCP). A queued request is dropped, a running
   stoppable one (read, list, search, info) has its worker killed; a running mutation
   finishes, so its answer tells the truth about the file;
-- a mutating call is recorded (when records are on) before its response is sent.
+- a mutating call is recorded (when records are on) before its response is sent;
+- MCP's methods (`initialize`, `tools/call`, ...) are answered by the MCP face
+  (`rpc.mcp`), which runs tools through `invoke`, the same path as a plain call.
 
 Envelopes and batches are checked by `rpc.envelope`; a request is routed by the registry
 (`tools.registry.callable_methods`, the selected tool sets) with a dict lookup. (jsonrpcserver did the routing at first: it
@@ -29,8 +31,10 @@ from chorus_tools.discover import openrpc_document
 from chorus_tools.envelope import (Invalid, Request, error_response, parse, result_response,
                           valid_id)
 from chorus_tools.errors import METHOD_NOT_FOUND, protocol_error, wire_error
+from chorus_tools.mcp import McpFace
 from chorus_tools.ordering import PathOrder
 from chorus_tools.pool import Job, Pool
+from chorus_tools.progress import Progress
 from chorus_tools.records import Records
 from chorus_tools.validate import ParamsValidator
 from chorus_tools.worker import resolve
@@ -52,8 +56,10 @@ class Call:
     """One request in flight: the jobs it waits on and how it was cancelled, if it was."""
 
     request: Request
+    send: Callable[[Any], None]  # writes a message (a notification) to the client
     jobs: set[Job] = field(default_factory=set)
     cancelled: str | None = None  # "lsp" or "mcp"
+    progress: Progress | None = None  # MCP: the call asked for progress notifications
 
 
 def _id_key(rid: Any) -> tuple[bool, Any]:
@@ -75,6 +81,7 @@ class Dispatcher:
         self._validator = ParamsValidator(self._methods)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._order = PathOrder()
+        self._mcp = McpFace(toolsets, self.invoke)
         self.tasks: set[asyncio.Task] = set()
 
     def submit(self, body: bytes, reply: Callable[[Any], None]) -> None:
@@ -82,16 +89,16 @@ class Dispatcher:
         Its requests are registered and its cancels applied now, in message order, so a
         cancel finds every request read before it, even one whose task has not run yet."""
         envelope = parse(body)
-        admitted = [self._admit(item) for item in envelope.items]
+        admitted = [self._admit(item, reply) for item in envelope.items]
         task = asyncio.get_running_loop().create_task(
             self._answer(envelope.batch, admitted, reply))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    def _admit(self, item: Request | Invalid) -> Call | Invalid:
+    def _admit(self, item: Request | Invalid, send: Callable[[Any], None]) -> Call | Invalid:
         if isinstance(item, Invalid):
             return item
-        call = Call(item)
+        call = Call(item, send)
         if item.method in (LSP_CANCEL, MCP_CANCEL):
             self._cancel(item)
         elif not item.is_notification:
@@ -132,21 +139,29 @@ class Dispatcher:
                     param=next(iter(request.params)) if isinstance(request.params, dict)
                     else "params")))
             return result_response(request.id, openrpc_document())
+        if request.method in McpFace.METHODS:
+            return await self._mcp.answer(call)
         method = self._methods.get(request.method)
         if method is None:
             return error_response(request.id, protocol_error(
                 METHOD_NOT_FOUND, f"Method not found: {request.method!r}. Call "
                 "rpc.discover for the list of methods."))
-        params = request.params if isinstance(request.params, dict) else {}
-        try:
-            checked = self._validator.check(method, request.params)
-            ok, payload, audit = await self._execute(call, method, checked)
-        except Exception as exc:
-            ok, payload, audit = False, exc, None
-        await self._record(call, method, params, payload, audit)
+        ok, payload = await self.invoke(call, method, request.params)
         if ok:
             return result_response(request.id, payload)
         return error_response(request.id, wire_error(payload))
+
+    async def invoke(self, call: Call, method: Method, params: Any) -> tuple[bool, Any]:
+        """Validate, run and record one call of `method`: (True, result) or (False, the
+        exception). Every face runs its tools through here."""
+        try:
+            checked = self._validator.check(method, params)
+            ok, payload, audit = await self._execute(call, method, checked)
+        except Exception as exc:
+            ok, payload, audit = False, exc, None
+        await self._record(call, method, params if isinstance(params, dict) else {},
+                           payload, audit)
+        return ok, payload
 
     def _release(self, call: Call) -> None:
         key = _id_key(call.request.id)
@@ -198,6 +213,8 @@ class Dispatcher:
         runs = [asyncio.ensure_future(self._run(call, fan.part, kwargs, deadline,
                                                 batchable=False))
                 for kwargs in fan.parts]
+        if call.progress is not None and fan.sizes:
+            self._count_parts(call.progress, fan, runs)
         results: list[dict[str, Any]] = []
         try:
             for i, run in enumerate(runs):
@@ -213,6 +230,16 @@ class Dispatcher:
             for job in list(call.jobs):
                 self._pool.stop(job, _cancelled())
             await asyncio.gather(*runs, return_exceptions=True)
+
+    @staticmethod
+    def _count_parts(progress: Progress, fan: FanOut, runs: list[asyncio.Future]) -> None:
+        """Report the items of every part that has finished, in whatever order they end."""
+        def count(_: asyncio.Future | None = None) -> None:
+            progress.advance(sum(size for run, size in zip(runs, fan.sizes) if run.done()),
+                             sum(fan.sizes), fan.unit)
+        count()
+        for run in runs:
+            run.add_done_callback(count)
 
     def _expire(self, job: Job) -> None:
         self._pool.stop(job, self._timeout_error(), force=True)

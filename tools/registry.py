@@ -44,6 +44,7 @@ class Method:
     description: str = ""  # MCP tools/list: written for a model (when to use it, errors)
     idempotent: bool = False  # MCP annotation: repeating the call changes nothing more
     destructive: bool = False  # MCP annotation: it may overwrite or remove what exists
+    shown_as: str = "json"  # MCP content for a model: "read", "search", "list" or "json"
 
     @property
     def tool_name(self) -> str:
@@ -91,7 +92,18 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         "Read a text file as numbered lines (paged), or an image as base64.",
         _obj(["path"], path=PATH, offset=POSITIVE, limit=POSITIVE,
              raw={"type": "boolean"}),
-        _READ_RESULT, stoppable=True),
+        _READ_RESULT, stoppable=True, title="Read file", idempotent=True, shown_as="read",
+        description=(
+            "Read a text file from the workspace. Returns its lines numbered like `cat -n` "
+            "(line number, tab, text); the numbers are not part of the file, so never copy "
+            "them into file_patch's `find`. Large files come in windows: `offset` is the "
+            "first line (1-based), `limit` the number of lines; when the answer says more "
+            "lines follow, call again with offset = end_line + 1. `raw: true` returns the "
+            "exact text without numbers. PNG, JPEG, GIF and WebP files come back as an "
+            "image. Paths are relative to the workspace root. Errors: file_not_found (check "
+            "the path with file_list or file_search), is_directory (use file_list), "
+            "binary_file (not text: use file_info), file_too_large, "
+            "path_outside_workspace (stay inside the workspace).")),
     Method(
         "file.write", "chorus_tools.tools.write:write",
         "Create or replace a file atomically with UTF-8 content.",
@@ -101,7 +113,16 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["success", "bytes_written", "created", "version"],
              success={"type": "boolean"}, bytes_written=NON_NEGATIVE,
              created={"type": "boolean"}, version=VERSION),
-        mutating=True),
+        mutating=True, title="Write file", idempotent=True, destructive=True,
+        description=(
+            "Create a file, or replace a whole file, with the given UTF-8 `content` "
+            "(atomic: readers see the old file or the new one, never a mix). Missing parent "
+            "directories are created. To change part of an existing file prefer "
+            "file_patch, which needs only the changed text. `overwrite: false` refuses an "
+            "existing file (already_exists); `expected_version` (from an earlier read or "
+            "write) refuses if the file changed since (conflict: read it again, then "
+            "redo the change). Errors: is_directory, not_a_directory (a parent is a file), "
+            "file_too_large, permission_denied, path_outside_workspace.")),
     Method(
         "file.patch", "chorus_tools.tools.patch:patch",
         "Apply ordered search-and-replace edits, all or nothing.",
@@ -115,13 +136,30 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              replacements=NON_NEGATIVE, matches={"type": "array", "items": _MATCH_REPORT},
              diff={"type": "string"},
              version={**VERSION, "type": ["string", "null"]}),  # null: dry-run creation
-        mutating=True),
+        mutating=True, title="Edit file (find and replace)", destructive=True,
+        description=(
+            "Edit a file by exact search and replace: each of `patches` replaces its `find` "
+            "text with `replace`, in order, all or nothing. Read the file first and copy "
+            "`find` from it exactly (without the line numbers), with enough surrounding "
+            "lines to be unique; `replace_all: true` replaces every occurrence. Differences "
+            "in line endings and indentation are tolerated; anything else must match. "
+            "Returns a unified diff of the change; `dry_run: true` only shows it. A missing "
+            "file with one patch whose `find` is \"\" is created. Errors: find_not_found "
+            "(data.hint shows the closest text in the file: fix `find` from it, no "
+            "re-read needed), find_not_unique (data.lines lists where it occurs: add "
+            "context or use replace_all), conflict (expected_version is stale: read "
+            "again), file_not_found, binary_file, invalid_params (names the parameter).")),
     Method(
         "file.delete", "chorus_tools.tools.delete:delete",
         "Delete a regular file or a symlink (never its target, never a directory).",
         _obj(["path"], path=PATH),
         _obj(["success"], success={"type": "boolean"}),
-        mutating=True),
+        mutating=True, title="Delete file", idempotent=True, destructive=True,
+        description=(
+            "Delete one file, or a symlink (the link itself, never what it points to). "
+            "Directories are refused (is_directory). Errors: file_not_found (already "
+            "gone: nothing to do), is_directory, permission_denied, "
+            "path_outside_workspace.")),
     Method(
         "file.list", "chorus_tools.tools.listing:list_files",
         "List a directory's entries, or the paths matching a glob beneath it.",
@@ -130,7 +168,17 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              sort={"enum": ["path", "modified", "size"]}, max_results=POSITIVE),
         _obj(["files", "truncated"], files={"type": "array", "items": _FILE_ENTRY},
              truncated={"type": "boolean"}),
-        stoppable=True),
+        stoppable=True, title="List files", idempotent=True, shown_as="list",
+        description=(
+            "List the workspace's files. Without `pattern`: the entries directly in `path` "
+            "(default: the root). With `pattern`: every path beneath `path` matching the "
+            "glob (`**/*.py`, `src/*.{ts,tsx}`; `*.py` matches only directly in `path`). "
+            "Hidden entries and paths ignored by .gitignore/.ignore are left out unless "
+            "include_hidden / include_ignored. `sort`: path (default), modified (newest "
+            "first) or size. Results stop at `max_results` with truncated: true. Use it to "
+            "find files by name; use file_search to find text inside files. Errors: "
+            "file_not_found, not_a_directory (a file: use file_info or file_read), "
+            "invalid_pattern (fix the glob).")),
     Method(
         "file.search", "chorus_tools.tools.search.search:search",
         "Search file contents with a regex (ripgrep syntax) or a fixed string.",
@@ -149,7 +197,18 @@ METHODS: dict[str, Method] = {m.name: m for m in [
                 ["path", "count"], path={"type": "string"}, count=POSITIVE)},
             "total": NON_NEGATIVE, "truncated": {"type": "boolean"},
             "engine": {"enum": ["ripgrep", "python"]}}},
-        stoppable=True),
+        stoppable=True, title="Search file contents", idempotent=True, shown_as="search",
+        description=(
+            "Search the text of files beneath `path` (default: the whole workspace) for a "
+            "regular expression in ripgrep syntax, or a fixed string with `literal: true`. "
+            "Answers `path:line:text` lines, in path then line order. `glob` limits the "
+            "files (`*.py`, `!tests/**`); `case_sensitive: false` ignores case; "
+            "`context_lines` adds surrounding lines (matching lines marked `-->`); "
+            "`output_mode`: content (default), files_with_matches (paths only) or count. "
+            "At most `max_results` (default 100) results, with truncated: true when more "
+            "exist. Hidden and ignored files are skipped unless include_hidden / "
+            "include_ignored. Errors: invalid_pattern (data.reason says why: escape "
+            "special characters or use literal), timeout (narrow path or glob).")),
     Method(
         "file.info", "chorus_tools.tools.info:info",
         "Describe a path: type, size, times, mode, symlink, encoding, lines, version.",
@@ -162,7 +221,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              symlink_target=NULLABLE_STR, mime_type=NULLABLE_STR,
              is_binary={"type": ["boolean", "null"]}, encoding=NULLABLE_STR,
              lines={"type": ["integer", "null"]}, version=NULLABLE_STR),
-        stoppable=True),
+        stoppable=True, title="File information", idempotent=True,
+        description=(
+            "Describe one path without reading it whole: type (file, dir, symlink, other), "
+            "size, modification time, permission mode, symlink target, MIME type, whether "
+            "it is binary, its text encoding and line count, and its version (pass it as "
+            "expected_version to file_write or file_patch to refuse a stale edit). Use it "
+            "to check a path exists or to size a file before reading. Errors: "
+            "file_not_found, path_outside_workspace.")),
 ]}
 
 

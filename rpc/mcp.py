@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from chorus_tools.discover import server_version
 from chorus_tools.envelope import error_response, result_response
-from chorus_tools.errors import INVALID_REQUEST, protocol_error, wire_error
+from chorus_tools.errors import CODES, INVALID_REQUEST, protocol_error, wire_error
 from chorus_tools.mcp_content import content
 from chorus_tools.progress import Progress
 from chorus_tools.tools.errors import ToolError
@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # oldest first
 OUTPUT_SCHEMA_SINCE = "2025-06-18"  # the first version with outputSchema
+# An isError result's structuredContent is the error's data (SPEC §2). Clients check it
+# against outputSchema too (the TypeScript SDK, and so the Inspector, even when isError),
+# so a tool's outputSchema admits its result or that data.
+TOOL_ERROR = {"type": "object", "required": ["error", "message"], "properties": {
+    "error": {"enum": [name for name in CODES if name != "cancelled"]},
+    "message": {"type": "string"}}}
 
 INSTRUCTIONS = """\
 File tools confined to one workspace directory. Paths are relative to the workspace root \
@@ -140,5 +146,5 @@ def _tool(method: Method, with_output_schema: bool) -> dict[str, Any]:
                         "idempotentHint": method.idempotent,
                         "openWorldHint": False}}
     if with_output_schema:
-        tool["outputSchema"] = method.result
+        tool["outputSchema"] = {"type": "object", "anyOf": [method.result, TOOL_ERROR]}
     return tool

@@ -85,8 +85,9 @@ def test_tools_list_follows_the_registry(ws: Path) -> None:
         listed = tools[method.tool_name]
         assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", listed["name"])
         assert listed["inputSchema"] == method.params
-        assert listed["outputSchema"] == method.result
         assert listed["outputSchema"]["type"] == "object"
+        result, failure = listed["outputSchema"]["anyOf"]
+        assert result == method.result and failure["required"] == ["error", "message"]
         assert listed["title"] and len(listed["description"]) > 150
         assert listed["annotations"] == {
             "title": listed["title"], "readOnlyHint": not method.mutating,

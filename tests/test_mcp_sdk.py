@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 import anyio
+import jsonschema
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -39,7 +40,7 @@ VALID: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
         {"path": "src/app.py", "line": 1, "content": "def main():"}]),
     "file_info": ({"path": "src"}, lambda r: r["type"] == "dir"),
 }
-INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {
+INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {  # each ends as data.error
     "file_read": [({}, "invalid_params"), ({"path": "missing.txt"}, "file_not_found"),
                   ({"path": "../x"}, "path_outside_workspace"),
                   ({"path": "src"}, "is_directory")],
@@ -126,12 +127,15 @@ def test_every_tool_with_invalid_arguments(ws: Path) -> None:
     before = (ws / "src" / "app.py").read_text()
 
     async def body(session: ClientSession, _: Any) -> None:
+        schemas = {t.name: t.outputSchema for t in (await session.list_tools()).tools}
         for name, cases in INVALID.items():
             for arguments, error in cases:
                 result: CallToolResult = await session.call_tool(name, arguments)
                 assert result.isError is True, (name, arguments)
                 data = result.structuredContent
                 assert data["error"] == error, (name, arguments, data)
+                # the Python SDK skips isError results; the TypeScript one checks them too
+                jsonschema.validate(data, schemas[name])
                 assert result.content[0].text == data["message"]
             unknown = await session.call_tool(name, {**VALID[name][0], "bogus": 1})
             assert unknown.structuredContent["param"] == "bogus"

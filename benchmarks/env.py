@@ -133,11 +133,20 @@ class Env:
 
     def ours(self, workspace: Path, *options: str) -> StdioServer:
         """Our server on `workspace`, started as an orchestrator would."""
+        return StdioServer(self._ours_argv(workspace, options), cwd=REPO,
+                           stderr=self.logs / "ours.stderr")
+
+    def ours_mcp(self, workspace: Path) -> McpSession:
+        """Our server on `workspace`, spoken to as an MCP host does; not yet initialized."""
+        return McpSession(self._ours_argv(workspace, ()), cwd=REPO,
+                          stderr=self.logs / "ours.stderr")
+
+    def _ours_argv(self, workspace: Path, options: tuple[str, ...]) -> list[str]:
         self._ours_checked
         argv = [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *options]
         if self.workers:
             argv += ["--workers", str(self.workers)]
-        return StdioServer(argv, cwd=REPO, stderr=self.logs / "ours.stderr")
+        return argv
 
     def floor(self, workspace: Path) -> StdioServer:
         return StdioServer([sys.executable, "-m", "benchmarks.floor",

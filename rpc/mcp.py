@@ -35,14 +35,16 @@ TOOL_ERROR = {"type": "object", "required": ["error", "message"], "properties": 
 
 INSTRUCTIONS = """\
 File tools confined to one workspace directory. Paths are relative to the workspace root \
-(an absolute path must lie inside it); nothing outside it can be read or changed.
-- Find files with file_list (globs such as **/*.py) and text with file_search (regex, \
-answers path:line:text).
-- Read before you edit: file_read shows numbered lines (the numbers are not file text); \
-long files come in windows, continue with offset = end_line + 1.
-- Edit with file_patch: copy `find` exactly from the file, with enough context to be \
-unique. A failed find returns data.hint, the closest text in the file: fix `find` from it \
-instead of re-reading. Use file_write to create a file or replace it whole.
+(an absolute path must lie inside it); nothing outside it can be read or changed, whatever \
+the path or symlink.
+- Read a file before you edit it. Reads show numbered lines (the numbers are not part of \
+the file); long files come in windows: continue from the line after the last one shown.
+- Edits are exact find-and-replace: copy the text to find from the file, with enough \
+context to be unique. A find that fails returns a hint, the closest text in the file: \
+correct the find from it instead of reading the file again. Write a whole file only to \
+create or replace it.
+- Searches take ripgrep regexes and answer path:line:text; listings take globs \
+such as **/*.py. Hidden and .gitignored files are skipped unless asked for.
 - Every write is atomic. A failed call changes nothing; its message says what to do \
 instead."""
 

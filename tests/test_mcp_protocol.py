@@ -45,7 +45,7 @@ def test_a_supported_version_is_echoed(ws: Path, version: str) -> None:
         assert result["capabilities"] == {"tools": {"listChanged": False}}
         assert result["serverInfo"]["name"] == "chorus-tools"
         assert result["serverInfo"]["version"]
-        assert "workspace" in result["instructions"] and "file_patch" in result["instructions"]
+        assert "workspace" in result["instructions"] and "hint" in result["instructions"]
         tools = server.result("tools/list")["tools"]
         with_schema = version >= "2025-06-18"
         assert all(("outputSchema" in t) == with_schema for t in tools), version

@@ -56,7 +56,6 @@ class Call:
     """One request in flight: the jobs it waits on and how it was cancelled, if it was."""
 
     request: Request
-    send: Callable[[Any], None]  # writes a message (a notification) to the client
     jobs: set[Job] = field(default_factory=set)
     cancelled: str | None = None  # "lsp" or "mcp"
     progress: Progress | None = None  # MCP: the call asked for progress notifications
@@ -81,7 +80,7 @@ class Dispatcher:
         self._validator = ParamsValidator(self._methods)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._order = PathOrder()
-        self._mcp = McpFace(toolsets, self.invoke)
+        self._mcp = McpFace(toolsets, self.invoke, notify)
         self.tasks: set[asyncio.Task] = set()
 
     def submit(self, body: bytes, reply: Callable[[Any], None]) -> None:
@@ -89,16 +88,16 @@ class Dispatcher:
         Its requests are registered and its cancels applied now, in message order, so a
         cancel finds every request read before it, even one whose task has not run yet."""
         envelope = parse(body)
-        admitted = [self._admit(item, reply) for item in envelope.items]
+        admitted = [self._admit(item) for item in envelope.items]
         task = asyncio.get_running_loop().create_task(
             self._answer(envelope.batch, admitted, reply))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    def _admit(self, item: Request | Invalid, send: Callable[[Any], None]) -> Call | Invalid:
+    def _admit(self, item: Request | Invalid) -> Call | Invalid:
         if isinstance(item, Invalid):
             return item
-        call = Call(item, send)
+        call = Call(item)
         if item.method in (LSP_CANCEL, MCP_CANCEL):
             self._cancel(item)
         elif not item.is_notification:

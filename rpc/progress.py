@@ -16,9 +16,9 @@ INTERVAL = 0.5  # seconds before the first notification, and at least between tw
 
 
 class Progress:
-    def __init__(self, token: str | int, send: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(self, token: str | int, notify: Callable[[str, dict[str, Any]], None]) -> None:
         self._token = token
-        self._send = send
+        self._notify = notify  # the dispatcher's: (method, params) to the client
         self._done = 0
         self._total: int | None = None
         self._unit = ""
@@ -43,8 +43,7 @@ class Progress:
                                       "message": self._message()}
             if self._total is not None:
                 params["total"] = self._total
-            self._send({"jsonrpc": "2.0", "method": "notifications/progress",
-                        "params": params})
+            self._notify("notifications/progress", params)
             self._sent = self._done
         self._timer = asyncio.get_running_loop().call_later(INTERVAL, self._tick)
 

@@ -20,7 +20,7 @@ from typing import Callable
 from benchmarks.env import Env
 from benchmarks.loadclient import Call, Check, McpSession, ProtocolError, StdioServer, is_success
 from benchmarks.report import Measure, Target
-from benchmarks.rss import PeakRss
+from benchmarks.rss import PeakRss, cpu_seconds
 
 IN_FLIGHT = 64
 ALL = 10**7  # max_results meaning "every match"
@@ -109,10 +109,16 @@ def _warm(server: StdioServer, calls: Callable[[int], Call], check: Check = is_s
 
 def _pipelined(server: StdioServer, env: Env, calls: Callable[[int], Call],
                check: Check = is_success) -> Measure:
+    """Requests per second; the JSON also holds the CPU each request cost the server's
+    process tree and this client (steadier than the rate on a busy machine)."""
     _warm(server, calls, check)
+    server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
     tp = server.throughput(calls, env.scale.pipelined, IN_FLIGHT, check)
-    return Measure("throughput", tp.per_second, {"requests": tp.requests,
-                                                 "in_flight": tp.in_flight})
+    per_request = {"server_cpu_us": (cpu_seconds(server.pid) - server_cpu) / tp.requests,
+                   "client_cpu_us": (time.process_time() - client_cpu) / tp.requests}
+    return Measure("throughput", tp.per_second, {
+        "requests": tp.requests, "in_flight": tp.in_flight,
+        **{k: round(v * 1e6, 1) for k, v in per_request.items()}})
 
 
 def read_pipelined_ours(env: Env) -> Measure:

@@ -24,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="chorus-tools",
         description="Sandboxed file tools for agents: JSON-RPC 2.0 over stdin/stdout "
                     "(newline-delimited, or Content-Length framed).")
-    p.add_argument("--version", action="version", version=f"chorus-tools {server_version()}")
+    p.add_argument("--version", action=_Version)
     p.add_argument("--workspace", required=True, metavar="DIR",
                    help="the directory every path is confined to")
     p.add_argument("--workers", type=_positive, default=os.cpu_count() or 1, metavar="N",
@@ -61,6 +61,17 @@ def _parser() -> argparse.ArgumentParser:
         limits.add_argument(flag, type=_seconds, default=default, metavar="SECONDS",
                             help=f"{what} (default: {default:g})")
     return p
+
+
+class _Version(argparse.Action):
+    """--version, looked up only when asked for (reading package metadata is slow)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **_: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"chorus-tools {server_version()}")
+        parser.exit()
 
 
 def _positive(text: str) -> int:

@@ -7,13 +7,17 @@ import inspect
 from functools import cache
 from typing import Any
 
-from chorus_tools import __version__
 from chorus_tools.errors import CODES
 from chorus_tools.tools.registry import METHODS, Method
 
 
 def server_version() -> str:
-    return __version__
+    from importlib import metadata  # 15 ms to import: only --version and rpc.discover pay
+
+    try:
+        return metadata.version("chorus-tools")
+    except metadata.PackageNotFoundError:
+        return "0.0.0+unknown"
 
 
 def _defaults(method: Method) -> dict[str, Any]:

@@ -14,12 +14,15 @@ from chorus_tools.discover import server_version
 from chorus_tools.records import inside
 from chorus_tools.server import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
+from chorus_tools.tools.deny import DenyRules
+from chorus_tools.tools.globs import GlobError
 from chorus_tools.tools.registry import TOOLSETS
 from chorus_tools.tools.sandbox import Workspace
 from chorus_tools.tools.search.locate import find_ripgrep
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command line, also read by docs/generate.py for the options reference."""
     p = argparse.ArgumentParser(
         prog="chorus-tools",
         description="Sandboxed file tools for agents: JSON-RPC 2.0 over stdin/stdout "
@@ -35,6 +38,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tools", type=_toolsets, default=("native",), metavar="SET[,SET...]",
                    help=f"tool sets MCP's tools/list shows and plain JSON-RPC accepts "
                         f"besides file.*: {', '.join(TOOLSETS)} (default: native)")
+    p.add_argument("--read-only", action="store_true",
+                   help="refuse every mutating method (permission_denied) and leave them "
+                        "out of MCP's tools/list")
+    p.add_argument("--deny", action="append", default=[], metavar="GLOB",
+                   help="repeatable: paths matching GLOB (e.g. '**/.env', '*.pem', "
+                        "'.git/**'; matched after symlinks resolve) are permission_denied "
+                        "for every method and never listed, searched or watched")
     p.add_argument("--records", metavar="DIR",
                    help="append an audit record of every mutating call to DIR/records.jsonl "
                         "(DIR must lie outside the workspace)")
@@ -112,10 +122,13 @@ def _tool_context(args: argparse.Namespace) -> ToolContext:
                     max_write_bytes=args.max_write_bytes, max_line_chars=args.max_line_chars,
                     max_diff_bytes=args.max_diff_bytes,
                     search_file_timeout=args.search_file_timeout)
-    return ToolContext(ws=Workspace(args.workspace), limits=limits,
+    try:
+        deny = DenyRules(args.deny)
+    except GlobError as exc:
+        _fail(f"--deny: {exc}")
+    return ToolContext(ws=Workspace(args.workspace, deny=deny), limits=limits,
                        search_engine=args.search_engine, rg_path=rg_path,
-                       workers=args.workers,
-                       rg_has_pcre2=pcre2)
+                       workers=args.workers, rg_has_pcre2=pcre2, read_only=args.read_only)
 
 
 def _take_the_wire() -> tuple[int, int]:
@@ -131,7 +144,7 @@ def _take_the_wire() -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # until the server takes over
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="chorus-tools %(levelname)s %(name)s: %(message)s")
     if not os.path.isdir(args.workspace):
@@ -144,6 +157,6 @@ def main(argv: list[str] | None = None) -> None:
                             request_timeout=args.request_timeout,
                             shutdown_timeout=args.shutdown_timeout,
                             max_pending=args.max_pending, records_dir=args.records,
-                            toolsets=args.tools)
+                            toolsets=args.tools, read_only=args.read_only)
     wire_in, wire_out = _take_the_wire()
     sys.exit(asyncio.run(Server(ctx, options, wire_in, wire_out).run()))

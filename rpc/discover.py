@@ -23,6 +23,8 @@ def server_version() -> str:
 def _defaults(method: Method) -> dict[str, Any]:
     """The defaults of a method's optional params, read from its function's signature, so
     the document states what the code does (the tools are imported for this)."""
+    if method.func is None:  # answered by the dispatcher: no defaults to read
+        return {}
     params = inspect.signature(method.func).parameters.values()
     return {p.name: p.default for p in params
             if p.default is not inspect.Parameter.empty and p.default is not None}

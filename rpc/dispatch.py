@@ -11,7 +11,10 @@ Contract:
   finishes, so its answer tells the truth about the file;
 - a mutating call is recorded (when records are on) before its response is sent;
 - MCP's methods (`initialize`, `tools/call`, ...) are answered by the MCP face
-  (`rpc.mcp`), which runs tools through `invoke`, the same path as a plain call.
+  (`rpc.mcp`), which runs tools through `invoke`, the same path as a plain call;
+- `workspace.watch` is checked by a worker like any call, then made live by rpc.watch,
+  whose notifications go out through the request's own reply channel;
+  `workspace.unwatch` is answered here.
 
 Envelopes and batches are checked by `rpc.envelope`; a request is routed by the registry
 (`tools.registry.callable_methods`, the selected tool sets) with a dict lookup. (jsonrpcserver did the routing at first: it
@@ -37,6 +40,7 @@ from chorus_tools.pool import Job, Pool
 from chorus_tools.progress import Progress
 from chorus_tools.records import Records
 from chorus_tools.validate import ParamsValidator
+from chorus_tools.watch import Watches
 from chorus_tools.worker import resolve
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.fanout import FanOut
@@ -48,6 +52,7 @@ log = logging.getLogger("chorus.dispatch")
 LSP_CANCEL = "$/cancelRequest"
 MCP_CANCEL = "notifications/cancelled"
 DISCOVER = "rpc.discover"
+WATCH, UNWATCH = "workspace.watch", "workspace.unwatch"  # watches live in rpc.watch
 _NO_TARGET = object()
 
 
@@ -56,6 +61,7 @@ class Call:
     """One request in flight: the jobs it waits on and how it was cancelled, if it was."""
 
     request: Request
+    reply: Callable[[Any], None]  # the client's channel: the response, and notifications
     jobs: set[Job] = field(default_factory=set)
     cancelled: str | None = None  # "lsp" or "mcp"
     progress: Progress | None = None  # MCP: the call asked for progress notifications
@@ -68,19 +74,22 @@ def _id_key(rid: Any) -> tuple[bool, Any]:
 class Dispatcher:
     def __init__(self, pool: Pool, *, request_timeout: float,
                  records: Records | None = None,
-                 toolsets: tuple[str, ...] = ("native",),
+                 toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
+                 watches: Watches | None = None,
                  notify: Callable[[str, dict[str, Any]], None] = lambda method, params: None
                  ) -> None:
         self._pool = pool
+        self._watches = watches
         self.notify = notify  # sends a server-to-client notification (method, params)
         self._timeout = request_timeout
         self._records = records
         self.toolsets = toolsets
+        self.read_only = read_only  # --read-only: the faces list no mutating method
         self._methods = callable_methods(toolsets)
         self._validator = ParamsValidator(self._methods)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._order = PathOrder()
-        self._mcp = McpFace(toolsets, self.invoke, notify)
+        self._mcp = McpFace(toolsets, self.invoke, notify, read_only)
         self.tasks: set[asyncio.Task] = set()
 
     def submit(self, body: bytes, reply: Callable[[Any], None]) -> None:
@@ -88,16 +97,16 @@ class Dispatcher:
         Its requests are registered and its cancels applied now, in message order, so a
         cancel finds every request read before it, even one whose task has not run yet."""
         envelope = parse(body)
-        admitted = [self._admit(item) for item in envelope.items]
+        admitted = [self._admit(item, reply) for item in envelope.items]
         task = asyncio.get_running_loop().create_task(
             self._answer(envelope.batch, admitted, reply))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    def _admit(self, item: Request | Invalid) -> Call | Invalid:
+    def _admit(self, item: Request | Invalid, reply: Callable[[Any], None]) -> Call | Invalid:
         if isinstance(item, Invalid):
             return item
-        call = Call(item)
+        call = Call(item, reply)
         if item.method in (LSP_CANCEL, MCP_CANCEL):
             self._cancel(item)
         elif not item.is_notification:
@@ -155,12 +164,24 @@ class Dispatcher:
         exception). Every face runs its tools through here."""
         try:
             checked = self._validator.check(method, params)
-            ok, payload, audit = await self._execute(call, method, checked)
+            if method.name == UNWATCH:
+                ok, payload, audit = True, self._unwatch(checked["watch_id"]), None
+            else:
+                ok, payload, audit = await self._execute(call, method, checked)
+            if ok and method.name == WATCH:  # the worker checked it; now make it live
+                payload = {"watch_id": await self._watches.add(payload, call.reply)}
         except Exception as exc:
             ok, payload, audit = False, exc, None
         await self._record(call, method, params if isinstance(params, dict) else {},
                            payload, audit)
         return ok, payload
+
+    def _unwatch(self, watch_id: str) -> dict[str, Any]:
+        if not self._watches.remove(watch_id):
+            raise ToolError("invalid_params", f"No watch has the id {watch_id!r} (it was "
+                            "never made, or already ended). Pass a watch_id that "
+                            "workspace.watch returned.", param="watch_id")
+        return {"success": True}
 
     def _release(self, call: Call) -> None:
         key = _id_key(call.request.id)
@@ -175,9 +196,11 @@ class Dispatcher:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._timeout
         mutates = method.mutates(params)
-        key = _path_key(params.get("path"))
-        before, mine = self._order.enter(key, mutates)
+        keys = list(dict.fromkeys(_path_key(params.get(p)) for p in method.path_params))
+        entered = [(key, *self._order.enter(key, mutates)) for key in keys]
         try:
+            own = {fut for _, _, fut in entered}  # a move never waits on its other path
+            before = [f for _, waits, _ in entered for f in waits if f not in own]
             if before:
                 _, late = await asyncio.wait(before, timeout=deadline - loop.time())
                 if late:
@@ -186,7 +209,8 @@ class Dispatcher:
                 call, method.target, params, deadline,
                 record=self._records is not None and mutates, stoppable=method.stoppable)
         finally:
-            self._order.leave(key, mine)
+            for key, _, fut in entered:
+                self._order.leave(key, fut)
         if ok and isinstance(payload, FanOut):
             payload = await self._fan_out(call, payload, deadline)
         return ok, payload, audit
@@ -266,12 +290,15 @@ class Dispatcher:
             return
         outcome = payload.code if isinstance(payload, ToolError) else (
             "internal_error" if isinstance(payload, BaseException) else "ok")
+        paths = [params.get(p) for p in method.path_params] or [None]
         if outcome != "ok" and "sha256_before" not in (audit or {}):
-            audit = await self._unchanged(call, params.get("path"))
+            audit = await self._unchanged(call, paths[0])
         try:
             self._records.append(rid=call.request.id if not call.request.is_notification
-                                 else None, method=method.name, path=params.get("path"),
-                                 outcome=outcome, audit=audit)
+                                 else None, method=method.name, path=paths[0],
+                                 outcome=outcome, audit=audit,
+                                 more_paths={p: params.get(p)
+                                             for p in method.path_params[1:]})
         except OSError:
             log.exception("cannot append the audit record")
 

@@ -56,8 +56,10 @@ class McpFace:
                          "tools/call"})
 
     def __init__(self, toolsets: tuple[str, ...], invoke: InvokeFn,
-                 notify: Callable[[str, dict[str, Any]], None]) -> None:
+                 notify: Callable[[str, dict[str, Any]], None],
+                 read_only: bool = False) -> None:
         self._toolsets = toolsets
+        self._read_only = read_only
         self._invoke = invoke
         self._notify = notify  # server-to-client notifications (progress)
         self._by_tool_name = {m.tool_name: m for m in callable_methods(toolsets).values()}
@@ -74,7 +76,7 @@ class McpFace:
             return self._initialize(request.id, params)
         if request.method == "tools/list":
             return result_response(request.id, {"tools": _tools(
-                self._toolsets, self._version or VERSIONS[-1])})
+                self._toolsets, self._read_only, self._version or VERSIONS[-1])})
         if request.method == "tools/call":
             return await self._call_tool(call, params)
         return result_response(request.id, {})  # ping; notifications/initialized
@@ -133,9 +135,11 @@ def _invalid_params(rid: Any, message: str, param: str) -> dict[str, Any]:
 
 
 @cache
-def _tools(toolsets: tuple[str, ...], version: str) -> list[dict[str, Any]]:
+def _tools(toolsets: tuple[str, ...], read_only: bool,
+           version: str) -> list[dict[str, Any]]:
     """tools/list: every listed method of the selected sets, in one page."""
-    return [_tool(m, version >= OUTPUT_SCHEMA_SINCE) for m in listed_methods(toolsets)]
+    return [_tool(m, version >= OUTPUT_SCHEMA_SINCE)
+            for m in listed_methods(toolsets, read_only)]
 
 
 def _tool(method: Method, with_output_schema: bool) -> dict[str, Any]:

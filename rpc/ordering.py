@@ -3,7 +3,12 @@ every earlier call on that path, and a read starts only after the earlier change
 client that pipelines `write` then `read` of one file reads what it wrote, while reads of
 one path, and calls on different paths, still run side by side. The key is the path as
 normalised lexically; aliases through symlinks are serialized later, by the directory
-lock every mutation takes."""
+lock every mutation takes.
+
+A change of a path is also a change of everything beneath it (a directory moved or
+deleted): it starts after every earlier call on a path beneath it, and a call on a path
+beneath it starts after it. So `file.move a b` then `file.read b/x`, pipelined, reads
+the moved file."""
 
 from __future__ import annotations
 
@@ -28,12 +33,30 @@ class PathOrder:
         tail.reads = [r for r in tail.reads if not r.done()]
         mine = asyncio.get_running_loop().create_future()
         before = [f for f in [tail.write] if f is not None and not f.done()]
+        before += self._changes_above(key)
         if mutating:
-            before += tail.reads
+            before += tail.reads + self._calls_beneath(key)
             tail.write, tail.reads = mine, []
         else:
             tail.reads.append(mine)
         return before, mine
+
+    def _changes_above(self, key: str) -> list[asyncio.Future]:
+        """The pending changes of the directories above `key`."""
+        found = []
+        at = key.find("/")
+        while at > 0:
+            tail = self._tails.get(key[:at])
+            if tail is not None and tail.write is not None and not tail.write.done():
+                found.append(tail.write)
+            at = key.find("/", at + 1)
+        return found
+
+    def _calls_beneath(self, key: str) -> list[asyncio.Future]:
+        """Every pending call on a path beneath `key` (the in-flight paths are few)."""
+        prefix = "" if key == "." else key + "/"
+        return [f for k, tail in self._tails.items() if k.startswith(prefix) and k != key
+                for f in [tail.write, *tail.reads] if f is not None and not f.done()]
 
     def leave(self, key: str, mine: asyncio.Future) -> None:
         mine.set_result(None)

@@ -74,7 +74,7 @@ class Pool:
     def background(self, target: str) -> None:
         """Run `target(ctx)` once in a process of its own, beside the workers."""
         process = _mp.Process(target=run_once, daemon=True, name="chorus-background",
-                              args=(self._ctx, target, os.getpid(), self._inherited()))
+                              args=(self._ctx, target, os.getpid(), self.inherited()))
         process.start()
         self._background.append(process)
         assert self._loop is not None
@@ -150,7 +150,7 @@ class Pool:
         results_r, results_w = os.pipe()
         process = _mp.Process(target=worker_main, daemon=True, name="chorus-worker",
                               args=(jobs_r, results_w, self._ctx, os.getpid(),
-                                    self._inherited(jobs_w, results_r)))
+                                    self.inherited(jobs_w, results_r)))
         process.start()
         os.close(jobs_r)
         os.close(results_w)
@@ -163,9 +163,10 @@ class Pool:
         self._dispatch()
         return worker
 
-    def _inherited(self, *fds: int) -> tuple[int, ...]:
-        """Descriptors a new child must close: the wire, and the dispatcher's ends of every
-        worker pipe (a copy held open in a sibling would hide a worker's end-of-pipe)."""
+    def inherited(self, *fds: int) -> tuple[int, ...]:
+        """Descriptors a new child (a worker, or the watcher) must close: the wire, and
+        the dispatcher's ends of every worker pipe (a copy held open in a sibling would
+        hide a worker's end-of-pipe)."""
         ends = [*fds, *(fd for w in self._workers if not w.closed
                         for fd in (w.to_worker, w.from_worker))]
         return self._close_fds + tuple(ends)

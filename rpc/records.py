@@ -26,12 +26,16 @@ class Records:
                            os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     def append(self, *, rid: Any, method: str, path: Any, outcome: str,
-               audit: dict[str, Any] | None) -> None:
-        """One line, one write(2) on an O_APPEND descriptor: lines never interleave."""
+               audit: dict[str, Any] | None, more_paths: dict[str, Any] | None = None
+               ) -> None:
+        """One line, one write(2) on an O_APPEND descriptor: lines never interleave.
+        `more_paths` are a method's other path params as given (file.move's
+        `destination`), each after `path`."""
         audit = audit or {}
         line = {
             "time": iso_utc(time.time_ns()),
-            "id": rid, "method": method, "path": path, "outcome": outcome,
+            "id": rid, "method": method, "path": path, **(more_paths or {}),
+            "outcome": outcome,
             "bytes": audit.get("bytes", 0) if outcome == "ok" else 0,
             "sha256_before": audit.get("sha256_before"),
             "sha256_after": audit.get("sha256_after"),

@@ -19,6 +19,7 @@ from chorus_tools.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 from chorus_tools.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
 from chorus_tools.pool import Pool
 from chorus_tools.records import Records
+from chorus_tools.watch import Watches
 from chorus_tools.tools.context import ToolContext
 
 log = logging.getLogger("chorus.server")
@@ -35,6 +36,7 @@ class ServerOptions:
     max_pending: int
     records_dir: str | None
     toolsets: tuple[str, ...] = ("native",)
+    read_only: bool = False
 
 
 def pollable(fd: int) -> bool:
@@ -117,8 +119,10 @@ class Server:
         self._records = Records(options.records_dir) if options.records_dir else None
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out))
+        self._watches = Watches(ctx, self._pool.inherited)
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
                                       records=self._records, toolsets=options.toolsets,
+                                      read_only=options.read_only, watches=self._watches,
                                       notify=self._notify)
         self._framing = Framing.LINE  # the client's latest: server-sent notifications use it
         self._stop = asyncio.Event()
@@ -187,6 +191,7 @@ class Server:
 
     async def _finish(self) -> None:
         """Finish what is in flight (bounded), stop the workers, flush, close."""
+        self._watches.close()
         tasks = set(self._dispatcher.tasks)
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=self._options.shutdown_timeout)

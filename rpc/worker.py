@@ -21,6 +21,7 @@ from typing import Any, Callable
 from chorus_tools.channel import frame, read_frame, write_all
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.policy import guard
 from chorus_tools.tools.registry import METHODS
 
 _PR_SET_PDEATHSIG = 1
@@ -43,6 +44,7 @@ def run_job(ctx: ToolContext, target: str, kwargs: dict[str, Any],
             record: bool) -> tuple[bool, Any, dict[str, Any] | None]:
     ctx.record = {} if record else None
     try:
+        guard(ctx, target, kwargs)  # --read-only and --deny, before the tool runs
         return True, resolve(target)(ctx, **kwargs), ctx.record
     except ToolError as exc:
         return False, exc, ctx.record
@@ -53,7 +55,7 @@ def run_job(ctx: ToolContext, target: str, kwargs: dict[str, Any],
             f"{type(exc).__name__}: {exc}. Details are in the server's log."), ctx.record
 
 
-def _become_child(parent_pid: int, close_fds: tuple[int, ...]) -> bool:
+def become_child(parent_pid: int, close_fds: tuple[int, ...]) -> bool:
     """Tie this forked process to the server; False if the server is already gone."""
     die_with_parent()
     for fd in close_fds:  # the protocol stream belongs to the dispatcher alone
@@ -70,7 +72,7 @@ def _become_child(parent_pid: int, close_fds: tuple[int, ...]) -> bool:
 def run_once(ctx: ToolContext, target: str, parent_pid: int,
              close_fds: tuple[int, ...]) -> None:
     """A background task in a process of its own (the start-up sweep of temp files)."""
-    if _become_child(parent_pid, close_fds):
+    if become_child(parent_pid, close_fds):
         ok, payload, _ = run_job(ctx, target, {}, False)
         log.info("%s: %s", target, payload if ok else payload.message)
 
@@ -90,7 +92,7 @@ def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
 
 def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int,
                 close_fds: tuple[int, ...]) -> None:
-    if not _become_child(parent_pid, close_fds):
+    if not become_child(parent_pid, close_fds):
         return
     warm_up(jobs_fd)
     jobs = os.fdopen(jobs_fd, "rb")

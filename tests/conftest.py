@@ -8,9 +8,16 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import settings
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.sandbox import Workspace
+from fuzzing import examples
+
+# Property tests without their own count run hypothesis's 100 examples, scaled by CHORUS_FUZZ;
+# no deadline: timing is never asserted in tests (a loaded machine made it fail at random).
+settings.register_profile("chorus", max_examples=examples(100), deadline=None)
+settings.load_profile("chorus")
 
 
 @pytest.fixture

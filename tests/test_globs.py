@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from fuzzing import examples
 from chorus_tools.tools.globs import (IGNORE, NONE, WHITELIST, GlobError, ListPattern, RuleSet,
                          SearchGlobs, check_glob, gitignore_rule, literal_tail)
 from chorus_tools.tools.ignore import IgnoreStack, parse_ignore
@@ -130,7 +131,7 @@ def _slow_verdict(rules: RuleSet, path: str, is_dir: bool) -> int:
     return NONE
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.lists(_GLOB_CHARS, min_size=1, max_size=5).map("".join), min_size=1,
                 max_size=4),
        st.lists(st.lists(_NAME_CHARS, min_size=1, max_size=4).map("".join), min_size=1,

@@ -66,8 +66,8 @@ def test_inspector_lists_the_tools(inspector: list[str], ws: Path) -> None:
     done = run(inspector, ws, "--method", "tools/list")
     assert done.returncode == 0, done.stderr + done.stdout
     tools = {t["name"]: t for t in json.loads(done.stdout)["tools"]}
-    assert set(tools) == {"file_read", "file_write", "file_patch", "file_delete",
-                          "file_list", "file_search", "file_info"}
+    assert {"file_read", "file_write", "file_patch", "file_delete", "file_list",
+            "file_search", "file_info", "file_move", "dir_create", "dir_delete"} == set(tools)
     assert tools["file_patch"]["annotations"]["destructiveHint"] is True
     assert tools["file_read"]["outputSchema"]["type"] == "object"
 

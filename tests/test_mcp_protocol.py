@@ -79,8 +79,9 @@ def test_one_connection_speaks_mcp_and_plain_json_rpc(ws: Path) -> None:
 def test_tools_list_follows_the_registry(ws: Path) -> None:
     with E2EServer(ws, "--workers", "1") as server:
         tools = {t["name"]: t for t in server.result("tools/list")["tools"]}
-    native = [m for m in METHODS.values() if m.toolset == "native"]
+    native = [m for m in METHODS.values() if m.toolset == "native" and m.mcp_tool]
     assert set(tools) == {m.name.replace(".", "_") for m in native}
+    assert "workspace_watch" not in tools  # its notifications would reach no model
     for method in native:
         listed = tools[method.tool_name]
         assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", listed["name"])

@@ -39,6 +39,10 @@ VALID: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
     "file_search": ({"pattern": "def main"}, lambda r: r["matches"] == [
         {"path": "src/app.py", "line": 1, "content": "def main():"}]),
     "file_info": ({"path": "src"}, lambda r: r["type"] == "dir"),
+    "file_move": ({"source": "moveme.txt", "destination": "moved/here.txt"},
+                  lambda r: r["success"] is True),
+    "dir_create": ({"path": "made/deep"}, lambda r: r["created"] is True),
+    "dir_delete": ({"path": "empty"}, lambda r: r["removed"] >= 1),
 }
 INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {  # each ends as data.error
     "file_read": [({}, "invalid_params"), ({"path": "missing.txt"}, "file_not_found"),
@@ -56,6 +60,12 @@ INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {  # each ends as data.er
     "file_search": [({"pattern": "("}, "invalid_pattern"),
                     ({"pattern": "x", "max_results": 0}, "invalid_params")],
     "file_info": [({"path": ""}, "invalid_params"), ({"path": "nope"}, "file_not_found")],
+    "file_move": [({"source": "junk.txt"}, "invalid_params"),
+                  ({"source": "src/app.py", "destination": "junk.txt"}, "already_exists")],
+    "dir_create": [({"path": "junk.txt"}, "not_a_directory"),
+                   ({"path": "x", "parents": "yes"}, "invalid_params")],
+    "dir_delete": [({"path": "src"}, "invalid_params"), ({"path": "junk.txt"},
+                                                         "not_a_directory")],
 }
 
 
@@ -64,6 +74,8 @@ def ws(tmp_path: Path) -> Path:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text("def main():\n    return 1\n")
     (tmp_path / "junk.txt").write_text("junk\n")
+    (tmp_path / "moveme.txt").write_text("moving\n")
+    (tmp_path / "empty").mkdir()
     (tmp_path / "dot.png").write_bytes(PNG)
     return tmp_path
 
@@ -120,7 +132,9 @@ def test_every_tool_with_valid_arguments(ws: Path) -> None:
     in_session(ws, body)
     assert (ws / "new" / "out.txt").read_text() == "written\n"
     assert "return 2" in (ws / "src" / "app.py").read_text()
-    assert not (ws / "junk.txt").exists()
+    assert not (ws / "junk.txt").exists() and not (ws / "empty").exists()
+    assert (ws / "moved" / "here.txt").read_text() == "moving\n"
+    assert (ws / "made" / "deep").is_dir()
 
 
 def test_every_tool_with_invalid_arguments(ws: Path) -> None:

@@ -24,6 +24,22 @@ def test_a_write_waits_for_earlier_calls_and_later_reads_wait_for_it():
     asyncio.run(go())
 
 
+def test_a_change_of_a_directory_orders_the_calls_beneath_it():
+    async def go():
+        order = PathOrder()
+        _, read_inside = order.enter("d/x", mutating=False)
+        before_move, move = order.enter("d", mutating=True)
+        before_after, after = order.enter("d/sub/y", mutating=False)
+        before_aside, aside = order.enter("dx/y", mutating=True)
+        assert before_move == [read_inside] and before_after == [move]
+        assert before_aside == []  # 'dx' is no path beneath 'd'
+        for key, fut in [("d/x", read_inside), ("d", move), ("d/sub/y", after),
+                         ("dx/y", aside)]:
+            order.leave(key, fut)
+        assert order._tails == {}
+    asyncio.run(go())
+
+
 def test_pipelined_write_then_read_of_one_file_reads_what_was_written(tmp_path):
     """Regression: a piped session `write; read; patch; read` on one path could read
     before the write landed, since requests run concurrently."""

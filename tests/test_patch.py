@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from fuzzing import examples
 from chorus_tools.tools.context import Limits, ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch import patch
@@ -194,10 +195,13 @@ def test_indentation_tier_blank_lines_in_replace_stay_empty(ctx: ToolContext,
 def test_indentation_tier_dedents(ctx: ToolContext, root: Path) -> None:
     f = root / "a.py"
     f.write_text("if a:\n  b()\n  c()\n")
-    res = patch(ctx, "a.py", edits(("        b()\n        c()", "        b(1)\n"
-                                    "            c(2)\n      d()")))
+    # find is 8 spaces deep in steps of 4 (replace's step), the file 2 deep in steps of 2:
+    # a line one level shallower than find's first lands one level above the file's
+    res = patch(ctx, "a.py", edits(("        b()\n        c()", "        if b():\n"
+                                    "            c(2)\n    d()")))
     assert res["matches"][0]["tier"] == "indentation"
-    assert f.read_text() == "if a:\n  b(1)\n      c(2)\nd()\n"
+    assert f.read_text() == "if a:\n  if b():\n    c(2)\nd()\n"
+    compile(f.read_text(), "a.py", "exec")
 
 
 def test_indentation_tier_spaces_find_on_tab_file(ctx: ToolContext, root: Path) -> None:
@@ -230,7 +234,8 @@ def test_indentation_tier_in_crlf_file(ctx: ToolContext, root: Path) -> None:
     f.write_bytes(b"{\r\n    a();\r\n    b();\r\n}\r\n")
     res = patch(ctx, "a.cs", edits(("a();\nb();\n", "a();\n  c();\n")))
     assert res["matches"][0]["tier"] == "indentation"
-    assert f.read_bytes() == b"{\r\n    a();\r\n      c();\r\n}\r\n"
+    # replace's 2-space step is one level: written as the file's 4 spaces
+    assert f.read_bytes() == b"{\r\n    a();\r\n        c();\r\n}\r\n"
 
 
 def test_indentation_tier_keeps_missing_final_newline(ctx: ToolContext, root: Path) -> None:
@@ -496,7 +501,7 @@ def occurs(text: str, find: str) -> int:
 _TEXT = st.text(alphabet=st.sampled_from("abcdefgh \n\t\u00e9\u4e2d"), max_size=60)
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=examples(150), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=_TEXT.filter(bool), data=st.data(), replace=_TEXT.filter(bool),
        encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be"]))
@@ -518,7 +523,7 @@ def test_exact_patch_then_inverse_restores_bytes(ctx: ToolContext, root: Path, b
     assert f.read_bytes() == original
 
 
-@settings(max_examples=100, deadline=None,
+@settings(max_examples=examples(100), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.text(alphabet="xy \u00e9", max_size=8), min_size=1, max_size=8),
        pick=st.tuples(st.integers(0, 7), st.integers(1, 3)),

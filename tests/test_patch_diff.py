@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzzing import examples
 from chorus_tools.tools.patch_diff import _one_hunk, unified_diff
 from chorus_tools.tools.text import split_lines
 
@@ -31,7 +32,7 @@ LINE = st.sampled_from(["a\n", "b\n", "c\n", "\n", "}\n", "x"])
 NEW_LINE = st.sampled_from(["a\n", "b\n", "N\n", "M\n", "\n", "y"])
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(base=st.lists(LINE, max_size=14), at=st.integers(0, 14), cut=st.integers(0, 4),
        inserted=st.lists(NEW_LINE, max_size=4), swap=st.booleans())
 def test_one_block_edits_agree_with_difflib(base: list[str], at: int, cut: int,
@@ -44,7 +45,7 @@ def test_one_block_edits_agree_with_difflib(base: list[str], at: int, cut: int,
     agrees(old, new)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(lines=st.lists(st.sampled_from(["\n", "}\n", "a\n", "b\n"]) | st.text("pqr", min_size=1,
                                                                            max_size=3),
                       min_size=195, max_size=260),

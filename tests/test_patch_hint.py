@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import random
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chorus_tools.tools.patch_hint import MIN_SIMILARITY, closest_region
+from fuzzing import examples
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.patch import patch
+from chorus_tools.tools.patch_hint import MIN_SIMILARITY, closest_region, escaped_newlines
 
 SOURCE = '''import os
 
@@ -88,7 +95,7 @@ def test_ten_thousand_lines() -> None:
     assert (hint["start_line"], hint["end_line"]) == (7001, 7004)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 10_000), size=st.integers(1, 6), dedent=st.booleans())
 def test_one_changed_identifier_is_found(seed: int, size: int, dedent: bool) -> None:
     rng = random.Random(seed)
@@ -113,3 +120,71 @@ def test_long_find_keeps_the_line_with_the_typo() -> None:
         hint = closest_region(text, find)
         assert (hint["start_line"], hint["end_line"]) == (1001, 1050)
         assert 0.99 < hint["similarity"] < 1
+
+
+# --- a find sent with literal backslash-n instead of line breaks (issue 15) ---------------
+
+def _stdlib_region(module: str, first: str, size: int) -> tuple[str, int, list[str]]:
+    """A module's source, and the 1-based line and text of `size` lines from `first`."""
+    source = Path(importlib.import_module(module).__file__).read_text()
+    lines = source.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(first))
+    return source, start + 1, lines[start:start + size]
+
+
+STDLIB = [("textwrap", "    indents = _leading_whitespace_re.findall(text)", 4),
+          ("argparse", "    def add_argument_group(self, *args, **kwargs):", 4),
+          ("shutil", "def copyfileobj(fsrc, fdst, length=0):", 6),
+          ("json.decoder", "    def raw_decode(self, s, idx=0):", 3)]
+
+
+@pytest.mark.parametrize(("module", "first", "size"), STDLIB)
+def test_escaped_newlines_land_on_the_region(module: str, first: str, size: int) -> None:
+    source, line, region = _stdlib_region(module, first, size)
+    find = "\\n".join(region)  # what a double JSON-escaping client sends
+    assert "\n" not in find
+    hint = closest_region(source, find)
+    assert (hint["start_line"], hint["end_line"]) == (line, line + size - 1)
+    assert hint["text"] == "\n".join(region)
+
+
+@pytest.mark.parametrize(("module", "first", "size"), STDLIB)
+def test_escaped_newlines_and_a_typo_still_land_on_the_region(module: str, first: str,
+                                                              size: int) -> None:
+    source, line, region = _stdlib_region(module, first, size)
+    typo = [region[0].replace("def ", "def  ").replace("=", "= ", 1)] + region[1:]
+    escaped = "\\n".join(line.replace("    ", "\\t") for line in typo)  # tabs escaped too
+    hint = closest_region(source, escaped)
+    assert (hint["start_line"], hint["end_line"]) == (line, line + size - 1)
+    assert hint["similarity"] < 1
+
+
+def test_a_literal_backslash_n_that_belongs_to_the_code_keeps_its_line() -> None:
+    text = 'def show(x):\n    print("value\\n")\n    print("other\\t")\n    return x\n'
+    hint = closest_region(text, 'print("valeu\\n")')
+    assert (hint["start_line"], hint["end_line"]) == (2, 2)
+    assert not escaped_newlines('print("a")\nprint("b\\n")')
+    assert escaped_newlines('a()\\nb()') and not escaped_newlines("a()\nb()")
+
+
+def test_patch_says_so_and_leaves_the_file(ctx: ToolContext, root: Path) -> None:
+    source, line, region = _stdlib_region("textwrap", "    for indent in indents:", 3)
+    (root / "textwrap.py").write_text(source)
+    find = "\\n".join(region)
+    with pytest.raises(ToolError) as info:
+        patch(ctx, "textwrap.py", [{"find": find, "replace": "pass"}])
+    err = info.value
+    assert err.code == "find_not_found"
+    assert ("your find contains the two characters \\n; did you mean a line break?"
+            in err.message)
+    assert (err.details["hint"]["start_line"], err.details["hint"]["end_line"]) == (
+        line, line + 2)
+    assert (root / "textwrap.py").read_text() == source
+
+
+def test_patch_does_not_ask_about_a_find_with_real_line_breaks(ctx: ToolContext,
+                                                               root: Path) -> None:
+    (root / "a.py").write_text('print("a\\n")\nprint("b")\n')
+    with pytest.raises(ToolError) as info:
+        patch(ctx, "a.py", [{"find": 'print("a\\n")\nprint("c")', "replace": "pass"}])
+    assert "did you mean a line break" not in info.value.message

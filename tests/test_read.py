@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzzing import examples
 from chorus_tools.tools import read as read_module
 from chorus_tools.tools import text
 from chorus_tools.tools.context import ToolContext
@@ -414,8 +415,8 @@ def reference(data: bytes, offset: int, limit: int | None, raw: bool, cap: int,
             "truncated": end < total, "start_line": offset, "end_line": end}
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=150,
-          deadline=None)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
+          max_examples=examples(150), deadline=None)
 @given(chars=st.lists(st.sampled_from(["a", "bc", "\n", "\r", "\r\n", "é", "€", "😀",
                                        "\u2028", "\x85", "\x0c"]), max_size=40),
        encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be",

@@ -8,6 +8,7 @@ import time
 import regex
 from hypothesis import given, settings, strategies as st
 
+from fuzzing import examples
 from chorus_tools.tools.search.pyengine import _line_texts, _spans
 from chorus_tools.tools.search.results import Shape, file_result, shown, split_lines
 
@@ -15,7 +16,7 @@ _TEXT = st.lists(st.sampled_from(["a", "b", "ab", "\n", "\r\n", "\r", " ", "\udc
                  max_size=40).map("".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(_TEXT, st.sampled_from(["a", "b+", "^", "$", "a\\s*b", "(?s)a.b", "\\n"]),
        st.integers(0, 3), st.booleans())
 def test_line_texts_agree_with_a_whole_file_split(text: str, pattern: str, context: int,

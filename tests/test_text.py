@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzzing import examples
 from chorus_tools.tools import text
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
@@ -144,7 +145,8 @@ def _line_start(data: bytes, find_line: int) -> int | None:
     return len(text.encode(before, encoding))
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=300)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
+          max_examples=examples(300))
 @given(chars=st.lists(st.sampled_from(["a", "\n", "\r\n", "é", "€", "😀", "Ċ", "\u0a00",
                                        "\u2028", "\x85"]), max_size=30),
        encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be",

@@ -60,6 +60,14 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(TEMP_PREFIX)
 
 
+def refuse_reserved(name: str, shown: str, param: str = "path") -> None:
+    """invalid_params for a name our atomic writes reserve (SPEC §3)."""
+    if is_temp_name(name):
+        raise ToolError("invalid_params", f"File names starting with {TEMP_PREFIX!r} are "
+                        f"reserved for atomic writes: {shown}. Choose another name.",
+                        path=shown, param=param)
+
+
 def split_parent(rel: str) -> tuple[str, str]:
     """('dir', 'name') of a workspace-relative path; the root's parent is '.'."""
     parent, _, name = rel.rpartition("/")
@@ -85,11 +93,7 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
         if target == ROOT:
             raise _is_directory(shown)
         parent, name = split_parent(target)
-        if is_temp_name(name):
-            raise ToolError("invalid_params",
-                            f"File names starting with {TEMP_PREFIX!r} are reserved for "
-                            f"atomic writes: {shown}. Choose another name.",
-                            path=shown, param="path")
+        refuse_reserved(name, shown)
         with locked_dir(ctx, parent, shown=shown, create=create_dirs) as dir_fd:
             st = _lstat(dir_fd, name, shown)
             if st is None or not stat.S_ISLNK(st.st_mode):
@@ -135,7 +139,7 @@ def locked_dir(ctx: ToolContext, parent: str, *, shown: str,
                create: bool = False) -> Iterator[int]:
     """A readable descriptor of directory `parent`, held under its exclusive lock, with
     stale temporary files already removed. `create` makes missing directories."""
-    dir_fd = _open_parent(ctx, parent, shown, create)
+    dir_fd = open_parent(ctx, parent, shown, create)
     try:
         fcntl.flock(dir_fd, fcntl.LOCK_EX)
         _remove_stale(dir_fd)
@@ -144,7 +148,7 @@ def locked_dir(ctx: ToolContext, parent: str, *, shown: str,
         os.close(dir_fd)  # closing the last descriptor releases the lock
 
 
-def _open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
+def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
     """Open the directory, creating missing ones with mkdirat on descriptors reached
     through the workspace (never through a path string)."""
     try:

@@ -37,6 +37,7 @@ class ToolContext:
     rg_path: str | None = None  # resolved ripgrep binary, None when there is none
     rg_has_pcre2: bool = False
     workers: int = 1  # the pool's size: how many parts a FanOut should make for it
+    read_only: bool = False  # --read-only: every mutating method is refused
     record: dict[str, Any] | None = None
 
 

@@ -15,7 +15,7 @@ from chorus_tools.tools.atomic import Current, mutate
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch_diff import unified_diff
-from chorus_tools.tools.patch_hint import closest_region
+from chorus_tools.tools.patch_hint import closest_region, escaped_newlines
 from chorus_tools.tools.patch_match import apply, locate
 from chorus_tools.tools.sandbox import version_of
 from chorus_tools.tools.text import SNIFF_BYTES, binary_mime, decode, encode
@@ -150,6 +150,9 @@ def _not_found(text: str, find: str, i: int, path: str) -> ToolError:
              f"The closest region is lines {hint['start_line']}-{hint['end_line']} "
              f"(similarity {hint['similarity']}), its text is in data.hint.text: "
              "correct find from it.")
+    if escaped_newlines(find):
+        where = ("Note: your find contains the two characters \\n; did you mean a line "
+                 f"break? {where}")
     after = " (after the earlier patches)" if i else ""
     return ToolError("find_not_found",
                      f"patches[{i}].find was not found in {path}{after}, neither exactly, "

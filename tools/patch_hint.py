@@ -6,6 +6,10 @@ sliding multiset of tokens scores every window of the find's line count in one p
 only the best few windows (and their neighbours one line shorter and longer) are compared
 by the real ratio. Lines are compared without their leading and trailing whitespace, so a
 find that lost its indentation still lands on its region.
+
+A `find` sent JSON-escaped twice holds the two characters backslash-n where line breaks
+were meant: one line that resembles no single line of the file. Such a find is also
+scored as the lines those sequences separate, and the better region wins.
 """
 
 from __future__ import annotations
@@ -23,12 +27,30 @@ MIN_SIMILARITY = 0.5
 _CANDIDATES = 12
 _CHAR_COMPARE_LIMIT = 2_000  # longer finds are compared line by line (char-level is slow)
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+_ESCAPE = re.compile(r'\\(?:r\\n|[nt"\\])')
+_UNESCAPED = {"\\n": "\n", "\\r\\n": "\n", "\\t": "\t", '\\"': '"', "\\\\": "\\"}
 
 
 def closest_region(text: str, find: str) -> dict[str, Any] | None:
     """`{start_line, end_line, text, similarity}` of the region most like `find`
     (1-based inclusive lines), or None when nothing reaches MIN_SIMILARITY. The
-    similarity stays below 1: an identical region would have matched."""
+    similarity stays below 1: an identical region would have matched. A find with
+    escaped line breaks (see escaped_newlines) is also scored with them unescaped."""
+    hint = _closest(text, find)
+    if not escaped_newlines(find):
+        return hint
+    unescaped = _closest(text, _ESCAPE.sub(lambda m: _UNESCAPED[m.group()], find))
+    if hint is None or (unescaped is not None and unescaped["similarity"] > hint["similarity"]):
+        return unescaped
+    return hint
+
+
+def escaped_newlines(find: str) -> bool:
+    """Does `find` hold backslash-n sequences and no line break (a double-escaped find)?"""
+    return "\n" not in find and "\\n" in find
+
+
+def _closest(text: str, find: str) -> dict[str, Any] | None:
     wanted = [line.strip() for line in find.replace("\r\n", "\n").split("\n")]
     if len(wanted) > 1 and not wanted[-1]:
         wanted.pop()  # the break that ends find's last line

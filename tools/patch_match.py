@@ -5,7 +5,7 @@ twice is reported as not unique at once, and never loosened):
 - `exact`: the text as given;
 - `line_endings`: CRLF and LF treated alike on both sides;
 - `indentation`: whole lines, each compared without its leading and trailing whitespace;
-  the replacement is re-indented by the shift between `find` and the file.
+  the replacement is re-indented into the file's unit (tools.patch_indent).
 Nothing looser is ever applied. The replacement's line breaks are written in the file's
 style, so an edit never mixes line endings into a file that had one style.
 """
@@ -16,6 +16,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from chorus_tools.tools.patch_indent import FileUnits, find_unit, indent, reindent
 from chorus_tools.tools.text import split_lines
 
 EXACT = "exact"
@@ -104,7 +105,9 @@ def _indentation(text: str, find: str, replace: str, disjoint: bool) -> Match | 
     for line in lines:
         starts.append(starts[-1] + len(line))
     first = next(i for i, w in enumerate(wanted) if w)
-    find_indent = _indent(find_lines[first])
+    find_indent = indent(find_lines[first])
+    src = find_unit(find_lines, replace.replace("\r\n", "\n").split("\n"))
+    units = FileUnits(lines, src)
     spans, bodies, rows = [], [], []
     i, n, m = 0, len(lines), len(wanted)
     while i + m <= n:
@@ -112,7 +115,8 @@ def _indentation(text: str, find: str, replace: str, disjoint: bool) -> Match | 
             i += 1
             continue
         last = lines[i + m - 1]
-        body = _reindent(replace, find_indent, _indent(lines[i + first]))
+        body = reindent(replace, find_indent, indent(lines[i + first]), src,
+                        units.of(lines[i:i + m]))
         if whole_last:
             end = starts[i + m]
             if content(last) == last and body.endswith("\n"):
@@ -190,51 +194,3 @@ def content(line: str) -> str:
     if line.endswith("\r\n"):
         return line[:-2]
     return line[:-1] if line.endswith("\n") else line
-
-
-def _indent(line: str) -> str:
-    return line[:len(line) - len(line.lstrip())]
-
-
-def _reindent(replace: str, find_indent: str, file_indent: str) -> str:
-    """Shift every non-blank line of `replace` from find's indentation to the file's.
-
-    Indentation is text, a tab one character: a line that starts with find's indentation
-    has it swapped for the file's, and the rest of its indentation converted between tabs
-    and spaces when the two sides use different ones; a shallower line gets the extension
-    when the file's indentation extends find's, else loses that many leading blanks."""
-    unit = _tab_unit(find_indent, file_indent)
-    out = []
-    for line in replace.replace("\r\n", "\n").split("\n"):
-        if not line.strip():
-            out.append("")
-            continue
-        if line.startswith(find_indent):
-            rest = line[len(find_indent):]
-            extra = _indent(rest)
-            out.append(file_indent + _retab(extra, unit, file_indent) + rest[len(extra):])
-        elif file_indent.startswith(find_indent):
-            out.append(file_indent[len(find_indent):] + line)
-        else:
-            cut = min(len(find_indent) - len(file_indent), len(_indent(line)))
-            out.append(line[max(cut, 0):])
-    return "\n".join(out)
-
-
-def _tab_unit(find_indent: str, file_indent: str) -> int | None:
-    """Spaces per tab when one side indents with spaces only and the other with tabs
-    only, and the matched lines say how many; None otherwise."""
-    for spaces, tabs in ((find_indent, file_indent), (file_indent, find_indent)):
-        if (spaces and tabs and set(spaces) == {" "} and set(tabs) == {"\t"}
-                and len(spaces) % len(tabs) == 0):
-            return len(spaces) // len(tabs)
-    return None
-
-
-def _retab(extra: str, unit: int | None, file_indent: str) -> str:
-    """Further indentation written with the file's character (tabs or spaces)."""
-    if unit is None:
-        return extra
-    if file_indent[0] == "\t":
-        return extra.replace(" " * unit, "\t")
-    return extra.replace("\t", " " * unit)

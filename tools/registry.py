@@ -33,7 +33,7 @@ def _obj(required: list[str], **props: Any) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Method:
     name: str
-    target: str  # "module:function"
+    target: str | None  # "module:function"; None: answered by the dispatcher itself
     summary: str
     params: dict[str, Any]
     result: dict[str, Any]
@@ -44,7 +44,9 @@ class Method:
     description: str = ""  # MCP tools/list: written for a model (when to use it, errors)
     idempotent: bool = False  # MCP annotation: repeating the call changes nothing more
     destructive: bool = False  # MCP annotation: it may overwrite or remove what exists
+    path_params: tuple[str, ...] = ("path",)  # the params naming paths: ordering, --deny
     shown_as: str = "json"  # MCP content for a model: "read", "search", "list" or "json"
+    mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)
 
     @property
     def tool_name(self) -> str:
@@ -56,7 +58,9 @@ class Method:
         return self.mutating and params.get("dry_run") is not True  # "yes" is refused: audited
 
     @cached_property
-    def func(self) -> Callable[..., Any]:
+    def func(self) -> Callable[..., Any] | None:
+        if self.target is None:
+            return None
         module, _, name = self.target.partition(":")
         return getattr(importlib.import_module(module), name)
 
@@ -83,6 +87,8 @@ _FILE_ENTRY = _obj(["path", "size", "modified", "type"], path={"type": "string"}
 _MATCH_REPORT = _obj(["patch_index", "tier", "count", "lines"], patch_index=NON_NEGATIVE,
                      tier={"enum": ["exact", "line_endings", "indentation"]},
                      count=POSITIVE, lines={"type": "array", "items": POSITIVE})
+
+_SUCCESS = {"type": "boolean"}
 
 _GLOBS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 
@@ -229,6 +235,56 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "expected_version to file_write or file_patch to refuse a stale edit). Use it "
             "to check a path exists or to size a file before reading. Errors: "
             "file_not_found, path_outside_workspace.")),
+    Method(
+        "file.move", "chorus_tools.tools.move:move",
+        "Move or rename a file or directory (one atomic rename inside the workspace).",
+        _obj(["source", "destination"], source=PATH, destination=PATH,
+             overwrite={"type": "boolean"}, create_dirs={"type": "boolean"}),
+        _obj(["success", "version"], success=_SUCCESS, version=VERSION),
+        mutating=True, destructive=True, path_params=("source", "destination"),
+        title="Move or rename",
+        description=(
+            "Move or rename a file or a directory inside the workspace, in one atomic step "
+            "(nothing is copied). Missing parent directories of `destination` are created "
+            "unless create_dirs: false. An existing destination is refused "
+            "(already_exists) unless overwrite: true. Errors: file_not_found (the source "
+            "is missing: check it with file_list), already_exists, not_a_directory (a "
+            "parent is a file), permission_denied, path_outside_workspace.")),
+    Method(
+        "dir.create", "chorus_tools.tools.dirs:create",
+        "Create a directory (and its missing parents, like mkdir -p).",
+        _obj(["path"], path=PATH, parents={"type": "boolean"}),
+        _obj(["success", "created"], success=_SUCCESS, created={"type": "boolean"}),
+        mutating=True, idempotent=True, title="Create directory",
+        description=(
+            "Create a directory, with its missing parents (like mkdir -p; parents: false "
+            "to refuse a missing parent). An existing directory is a success with "
+            "created: false. Writing a file creates its directories already, so this is "
+            "only needed for an empty one. Errors: not_a_directory (a file is in the "
+            "way), permission_denied, path_outside_workspace.")),
+    Method(
+        "dir.delete", "chorus_tools.tools.dirs:delete",
+        "Delete an empty directory, or with recursive: true a whole tree (never the root).",
+        _obj(["path"], path=PATH, recursive={"type": "boolean"}),
+        _obj(["success", "removed"], success=_SUCCESS, removed=NON_NEGATIVE),
+        mutating=True, destructive=True, title="Delete directory",
+        description=(
+            "Delete an empty directory, or with recursive: true the directory and "
+            "everything in it (symlinks inside are removed, never followed; the workspace "
+            "root itself is refused). `removed` counts the entries deleted. Errors: "
+            "not_a_directory (a file: use file_delete), file_not_found, invalid_params "
+            "(not empty without recursive, or the root), permission_denied.")),
+    Method(
+        "workspace.watch", "chorus_tools.tools.watch:prepare",
+        "Watch a directory: workspace/didChange notifications carry its changes.",
+        _obj([], path=PATH, pattern={"type": "string"},
+             include_ignored={"type": "boolean"}),
+        _obj(["watch_id"], watch_id={"type": "string"}), mcp_tool=False),
+    Method(
+        "workspace.unwatch", None,
+        "Stop a watch started by workspace.watch.",
+        _obj(["watch_id"], watch_id={"type": "string"}),
+        _obj(["success"], success=_SUCCESS), path_params=(), mcp_tool=False),
 ]}
 
 
@@ -242,6 +298,9 @@ def callable_methods(toolsets: tuple[str, ...]) -> dict[str, Method]:
             if m.toolset == "native" or m.toolset in toolsets}
 
 
-def listed_methods(toolsets: tuple[str, ...]) -> list[Method]:
-    """The methods `tools/list` shows under `--tools`: those of the selected sets."""
-    return [m for m in METHODS.values() if m.toolset in toolsets]
+def listed_methods(toolsets: tuple[str, ...], read_only: bool = False) -> list[Method]:
+    """The methods `tools/list` shows under `--tools`: those of the selected sets, less
+    the mutating ones under `--read-only` (the worker refuses them anyway) and those that
+    are no MCP tool."""
+    return [m for m in METHODS.values()
+            if m.toolset in toolsets and m.mcp_tool and not (read_only and m.mutating)]

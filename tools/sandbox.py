@@ -16,6 +16,7 @@ import os
 import stat
 from typing import Callable
 
+from chorus_tools.tools.deny import DenyRules, denied
 from chorus_tools.tools.errors import ToolError, from_os_error
 
 _SYS_OPENAT2 = 437  # the same number in the generic and the x86_64 syscall tables
@@ -168,8 +169,10 @@ def _outside(path: str, param: str, why: str) -> ToolError:
 class Workspace:
     """A pinned workspace root and the confined ways to reach what lies beneath it."""
 
-    def __init__(self, root: str, *, use_openat2: bool | None = None) -> None:
+    def __init__(self, root: str, *, use_openat2: bool | None = None,
+                 deny: DenyRules | None = None) -> None:
         given = os.path.abspath(root)
+        self.deny = deny if deny is not None else DenyRules()
         self.root_fd = os.open(given, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         self.roots = tuple(dict.fromkeys((os.path.normpath(given), os.path.realpath(given))))
         if use_openat2 is None:
@@ -183,11 +186,20 @@ class Workspace:
 
     def open(self, rel: str, flags: int, mode: int = 0o666, *, shown: str | None = None,
              fallback: str = "internal_error") -> int:
-        """Open `rel` beneath the root; every OSError becomes the matching ToolError."""
+        """Open `rel` beneath the root; every OSError becomes the matching ToolError.
+        Under --deny, both the path asked for and the one the kernel reached (through
+        any symlink) must be allowed."""
+        shown = shown if shown is not None else rel
+        if self.deny.denies(rel):
+            raise denied(shown)
         try:
-            return self._open(self.root_fd, rel, flags, mode)
+            fd = self._open(self.root_fd, rel, flags, mode)
         except OSError as exc:
-            raise from_os_error(exc, shown if shown is not None else rel, fallback) from None
+            raise from_os_error(exc, shown, fallback) from None
+        if self.deny and self.deny.denies(self.where(fd, rel)):
+            os.close(fd)
+            raise denied(shown)
+        return fd
 
     def lstat(self, rel: str, *, shown: str | None = None) -> os.stat_result:
         """The entry itself (a symlink is not followed), reached safely."""
@@ -236,7 +248,7 @@ class Workspace:
                 raise
             try:
                 target = os.readlink(name, dir_fd=fd)
-                parent = self._where(fd, parent)
+                parent = self.where(fd, parent)
             except OSError as exc:
                 if exc.errno in (errno.EINVAL, errno.ENOENT):  # not a symlink, or absent
                     return rel
@@ -254,11 +266,12 @@ class Workspace:
         raise ToolError("file_not_found", f"Too many levels of symbolic links: {shown}",
                         path=shown)
 
-    def _where(self, dir_fd: int, lexical: str) -> str:
+    def where(self, dir_fd: int, lexical: str) -> str:
         """The workspace-relative path `dir_fd` really is ('' for the root), so a link's
         '..' starts from where the link lives, as the kernel's does, even when a parent
-        on the way was a symlink. Used for naming only: every access still goes through
-        the root fd. `lexical` when /proc cannot say."""
+        on the way was a symlink, and so --deny judges where an open really led. Used
+        for naming only: every access still goes through the root fd. `lexical` when
+        /proc cannot say."""
         try:
             root = os.readlink(f"/proc/self/fd/{self.root_fd}").rstrip("/")
             here = os.readlink(f"/proc/self/fd/{dir_fd}")

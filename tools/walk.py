@@ -11,7 +11,8 @@ It sees the tree as ripgrep does with `--no-require-git --no-ignore-global
 - `globs` (file.search's `glob`) act as ripgrep's `--glob`, overriding the two rules above;
 - symlinks are reported as entries but never followed: a symlinked directory is not
   entered and a symlink is never a file;
-- temporary files of atomic writes (tools.atomic) are never seen.
+- temporary files of atomic writes (tools.atomic) are never seen, nor are `--deny`'d
+  paths, whatever the other options say, nor symlinks that lead to one.
 
 Every directory is opened through its parent's descriptor with O_NOFOLLOW, beginning at
 the start directory opened beneath the pinned workspace root: no path string is resolved
@@ -32,6 +33,7 @@ from typing import Callable, Collection, Iterator, NamedTuple
 
 from chorus_tools.tools.atomic import is_temp_name
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.globs import IGNORE, NONE, WHITELIST, GlobError, SearchGlobs, invalid_pattern
 from chorus_tools.tools.ignore import IgnoreStack, load_dir_rules, stack_above
 from chorus_tools.tools.sandbox import ROOT
@@ -173,6 +175,7 @@ class Walker:
             # only these names can meet an ignore rule; the others skip the costly checks
             suspects = ignores.suspects(names) if ignores else ()
         plain, hidden = self.overrides is None, self.include_hidden
+        deny = bool(self.ctx.ws.deny)  # once per directory, not once per entry
         select, descend = self.select, self.descend
         may_descend = self.max_depth is None or depth + 1 < self.max_depth
         prefix = f"{dir_rel}/" if dir_rel else ""
@@ -186,6 +189,8 @@ class Walker:
             except OSError:
                 kind = OTHER
             path = prefix + name
+            if deny and denied_entry(self.ctx, path, kind):
+                continue
             if plain and name not in suspects:
                 if not hidden and name.startswith("."):
                     continue
@@ -211,6 +216,19 @@ class Walker:
             if verdict == WHITELIST:
                 return True
         return self.include_hidden or not name.startswith(".")
+
+
+def denied_entry(ctx: ToolContext, path: str, kind: str) -> bool:
+    """--deny: the entry matches (its directories did not: the walk never enters a
+    denied one), or it is a symlink that leads to a denied path."""
+    if ctx.ws.deny.matches(path):
+        return True
+    if kind != SYMLINK:
+        return False
+    try:
+        return ctx.ws.deny.denies(ctx.ws.resolve_symlinks(path))
+    except ToolError as err:
+        return err.code == "permission_denied"  # a link leading out stays listed as one
 
 
 def _kind(entry: os.DirEntry) -> str:

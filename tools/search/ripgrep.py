@@ -18,6 +18,9 @@ every match is wanted (`UNSORTED_FROM`), rg runs unsorted on all its threads ins
 still prints each file's messages together), everything is read, and the files are sorted
 at the end, keeping only the first `max_results` items as it goes.
 
+`--deny` rules go to rg as excludes where it reads them as we do, and every file it
+reports is checked against them all before it can reach the reply.
+
 A file containing a NUL anywhere contributes nothing: matches are held per file until
 rg's `end` message, which reports a NUL it met (`--no-mmap`, so rg reads the whole file).
 """
@@ -91,7 +94,7 @@ def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, litera
                  case_sensitive=case_sensitive, multiline=multiline, globs=globs,
                  include_hidden=include_hidden, include_ignored=include_ignored,
                  context=shape.context if shape.wants_text else 0,
-                 sort=_sorted(shape))
+                 sort=_sorted(shape), excludes=ctx.ws.deny.rg_excludes())
     target_fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
     allowed = [target_fd]
     try:
@@ -116,7 +119,8 @@ def _sorted(shape: Shape) -> bool:
 
 def _argv(rg: str, pattern: str, rel: str, *, literal: bool, pcre2: bool,
           case_sensitive: bool, multiline: bool, globs: list[str], include_hidden: bool,
-          include_ignored: bool, context: int, sort: bool) -> list[str]:
+          include_ignored: bool, context: int, sort: bool,
+          excludes: list[str]) -> list[str]:
     argv = [rg, "--json", "--no-config", "--no-mmap", *_WALK_FLAGS,
             "--case-sensitive" if case_sensitive else "--ignore-case"]
     if sort:
@@ -134,6 +138,7 @@ def _argv(rg: str, pattern: str, rel: str, *, literal: bool, pcre2: bool,
     if context:
         argv.append(f"--context={context}")
     argv += [f"--glob={g}" for g in globs]
+    argv += excludes  # after the client's globs: the last matching glob wins in rg
     argv += [f"--glob=!{TEMP_PREFIX}*", f"--regexp={pattern}", "--", rel]
     return argv
 
@@ -254,6 +259,8 @@ class _Reader:
             path = self.rel
         elif path.startswith("./"):
             path = path[2:]
+        if self.ctx.ws.deny.denies(path):
+            return  # --deny: whatever rg's own excludes missed never reaches the reply
         found = file_result(path, self.spans, self.lines, self.shape, self.needed)
         if found is not None:
             self.done.append(found)

@@ -17,6 +17,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
+from mcp import types
 from mcp.types import LATEST_PROTOCOL_VERSION, CallToolResult
 
 from rpc_client import REPO
@@ -81,7 +82,8 @@ def ws(tmp_path: Path) -> Path:
 
 
 def in_session(ws: Path, body: Callable[[ClientSession, Any], Awaitable[None]],
-               *options: str) -> None:
+               *options: str, on_message: Callable[[Any], Awaitable[None]] | None = None
+               ) -> None:
     """Spawn the real server with the SDK's stdio client, initialize, run `body`."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "chorus_tools", "--workspace", str(ws),
@@ -90,7 +92,7 @@ def in_session(ws: Path, body: Callable[[ClientSession, Any], Awaitable[None]],
     async def main() -> None:
         with open(ws.parent / "server.stderr", "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
+                async with ClientSession(read, write, message_handler=on_message) as session:
                     init = await session.initialize()
                     await body(session, init)
     anyio.run(main)
@@ -176,9 +178,11 @@ def test_older_protocol_versions_still_list_and_call(ws: Path, monkeypatch: Any)
 
 
 def test_progress_reaches_the_sdk_callback(tmp_path: Path) -> None:
-    """A python search split across the workers, of 500 files of 1 MiB (seconds of
-    work): the SDK routes our notifications to the call's callback, counting files."""
-    files = 500
+    """A python search split across the workers, of 2,000 files of 1 MiB (seconds of
+    work on any machine): the SDK routes our notifications to the call's callback,
+    counting files. Once a count has come, the client stops waiting and cancels the
+    call (notifications/cancelled, naming the token's request), and the session goes on."""
+    files = 2000
     tree = tmp_path / "ws" / "tree"
     tree.mkdir(parents=True)
     first = tree / "f0.txt"
@@ -186,17 +190,31 @@ def test_progress_reaches_the_sdk_callback(tmp_path: Path) -> None:
     for i in range(1, files):
         (tree / f"f{i}.txt").hardlink_to(first)
     seen: list[tuple[float, float | None, str | None]] = []
+    tokens: list[Any] = []  # the SDK's progress token is the call's request id
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
-        seen.append((done, total, message))
+    async def on_message(message: Any) -> None:
+        if isinstance(getattr(message, "root", None), types.ProgressNotification):
+            tokens.append(message.root.params.progressToken)
 
     async def body(session: ClientSession, _: Any) -> None:
-        result = await session.call_tool("file_search", {"pattern": "zebra"},
-                                         progress_callback=progress)
-        assert result.isError is False and result.structuredContent["matches"] == []
+        async with anyio.create_task_group() as group:
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                seen.append((done, total, message))
+                if done > 0:
+                    group.cancel_scope.cancel()
+
+            async def search() -> None:
+                await session.call_tool("file_search", {"pattern": "zebra"},
+                                        progress_callback=progress)
+                group.cancel_scope.cancel()
+            group.start_soon(search)
+        await session.send_notification(types.ClientNotification(types.CancelledNotification(
+            params=types.CancelledNotificationParams(requestId=tokens[0]))))
+        await session.send_ping()
+        assert (await session.call_tool("file_info", {"path": "tree"})).isError is False
     in_session(tmp_path / "ws", body, "--search-engine", "python",
-               "--search-file-timeout", "30")
-    assert seen, "no progress notification during a search of 500 MiB"
+               "--search-file-timeout", "30", on_message=on_message)
+    assert seen, "no progress notification during a search of 2 GiB"
     counts = [done for done, _, _ in seen]
     assert counts == sorted(set(counts)), counts
     assert all(total == files for _, total, _ in seen)

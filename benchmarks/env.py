@@ -34,14 +34,16 @@ class Scale:
     mutations: int
     repeats: int  # timed calls of one heavy operation (list, search, spawn)
     rounds: int  # alternations ours/baseline; the best of each is kept
+    soak: int  # requests of the soak
+    soak_kill_every: int  # one worker is SIGKILLed every this many requests
 
 
 FULL = Scale(files=20000, big_file=10 * generate.MIB, huge_file=2048 * generate.MIB,
              stdlib_top_only=False, pipelined=4000, sequential=1000, mutations=300,
-             repeats=5, rounds=3)
+             repeats=5, rounds=3, soak=1_000_000, soak_kill_every=10_000)
 QUICK = Scale(files=2000, big_file=1 * generate.MIB, huge_file=64 * generate.MIB,
               stdlib_top_only=True, pipelined=300, sequential=100, mutations=30,
-              repeats=2, rounds=1)
+              repeats=2, rounds=1, soak=20_000, soak_kill_every=2_000)
 
 
 def probed(method: Callable[[Any], Any]) -> property:
@@ -131,22 +133,15 @@ class Env:
             last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
             raise Unavailable(f"python -m chorus_tools --help exited {probe.returncode}: {last}")
 
-    def ours(self, workspace: Path, *options: str) -> StdioServer:
-        """Our server on `workspace`, started as an orchestrator would."""
-        return StdioServer(self._ours_argv(workspace, options), cwd=REPO,
-                           stderr=self.logs / "ours.stderr")
-
-    def ours_mcp(self, workspace: Path) -> McpSession:
-        """Our server on `workspace`, spoken to as an MCP host does; not yet initialized."""
-        return McpSession(self._ours_argv(workspace, ()), cwd=REPO,
-                          stderr=self.logs / "ours.stderr")
-
-    def _ours_argv(self, workspace: Path, options: tuple[str, ...]) -> list[str]:
+    def ours(self, workspace: Path, *options: str,
+             client: type[StdioServer] = StdioServer) -> StdioServer:
+        """Our server on `workspace`, started as an orchestrator would, driven by
+        `client`."""
         self._ours_checked
         argv = [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *options]
         if self.workers:
             argv += ["--workers", str(self.workers)]
-        return argv
+        return client(argv, cwd=REPO, stderr=self.logs / "ours.stderr")
 
     def floor(self, workspace: Path) -> StdioServer:
         return StdioServer([sys.executable, "-m", "benchmarks.floor",

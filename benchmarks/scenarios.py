@@ -10,6 +10,8 @@ matches as the baseline), so a fast wrong answer cannot pass for a fast one.
 from __future__ import annotations
 
 import os
+import random
+import shutil
 import statistics
 import subprocess
 import time
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from benchmarks import soak
 from benchmarks.env import Env
 from benchmarks.loadclient import Call, Check, McpSession, ProtocolError, StdioServer, is_success
 from benchmarks.report import Measure, Target
@@ -38,6 +41,7 @@ class Scenario:
     target: Target | None
     ours: Callable[[Env], Measure]
     baseline: Callable[[Env], Measure] | None
+    long_run: bool = False  # minutes long: measured once, and only when named by --only
 
 
 # helpers ---------------------------------------------------------------------------------
@@ -159,12 +163,12 @@ MCP_READ_4K = _same(McpSession.tool("file_read", {"path": "read4k.txt"}))
 
 
 def mcp_read_pipelined_ours(env: Env) -> Measure:
-    with _initialized(env.ours_mcp(env.scratch)) as server:
+    with _initialized(env.ours(env.scratch, client=McpSession)) as server:
         return _pipelined(server, env, MCP_READ_4K, McpSession.tool_ok)
 
 
 def mcp_read_latency_ours(env: Env) -> Measure:
-    with _initialized(env.ours_mcp(env.scratch)) as server:
+    with _initialized(env.ours(env.scratch, client=McpSession)) as server:
         return _latency(server, env, MCP_READ_4K, McpSession.tool_ok)
 
 
@@ -203,7 +207,7 @@ def _spawn_to_initialize(env: Env, start: Callable[[], McpSession]) -> Measure:
 
 
 def mcp_spawn_ours(env: Env) -> Measure:
-    return _spawn_to_initialize(env, lambda: env.ours_mcp(env.scratch))
+    return _spawn_to_initialize(env, lambda: env.ours(env.scratch, client=McpSession))
 
 
 def mcp_spawn_reference(env: Env) -> Measure:
@@ -398,6 +402,53 @@ def rss_search_rg(env: Env) -> Measure:
     return Measure("memory", rss, {"processes": 1, "results": len(out.splitlines())})
 
 
+# the soak ---------------------------------------------------------------------------------
+
+def soak_ours(env: Env) -> Measure:
+    workspace = env.scratch / "soak"
+    shutil.rmtree(workspace, ignore_errors=True)
+    soak.prepare(workspace)
+    with env.ours(workspace, client=soak.SoakClient) as client:
+        result = client.run(env.scale.soak, env.scale.soak_kill_every, random.Random(11))
+    return Measure("throughput", result.requests / result.seconds, result.summary())
+
+
+# a dialect call costs one job like a native one (SPEC §7) ---------------------------------
+
+CLAUDE = ("--tools", "claude")
+
+
+def read_claude(env: Env) -> Measure:
+    with env.ours(env.scratch, *CLAUDE) as server:
+        return _pipelined(server, env, _same(("Read", {"file_path": "read4k.txt"})))
+
+
+def read_native_with_claude(env: Env) -> Measure:
+    with env.ours(env.scratch, *CLAUDE) as server:
+        return _pipelined(server, env, READ_4K)
+
+
+def _edits(env: Env, tag: str, method: str) -> Measure:
+    name = env.fresh_file(tag).name
+
+    def call(i: int) -> Call:
+        find, replace = _edit(i)
+        if method == "Edit":
+            return "Edit", {"file_path": name, "old_string": find, "new_string": replace}
+        return "file.patch", {"path": name, "patches": [{"find": find, "replace": replace}]}
+    with env.ours(env.scratch, *CLAUDE) as server:
+        server.request("Read", {"file_path": name}, is_success)  # read before write
+        return _sequential_rate(server, call, env.scale.mutations)
+
+
+def edit_claude(env: Env) -> Measure:
+    return _edits(env, "edit-claude", "Edit")
+
+
+def patch_native_with_claude(env: Env) -> Measure:
+    return _edits(env, "patch-native", "file.patch")
+
+
 # the table -------------------------------------------------------------------------------
 
 REFERENCE = "reference MCP server"
@@ -441,8 +492,16 @@ SCENARIOS: list[Scenario] = [
              "Python floor: temp, fsync, rename, fsync dir", None, write_ours, write_floor),
     Scenario("window_reference", "file.read lines 1–50 of a 10 MB file (p50)",
              f"{REFERENCE} read_text_file head=50", None, window_ours, window_reference),
+    Scenario("read_claude", "Read 4 KiB (--tools claude), 64 in flight",
+             "file.read, same server", Target("≥", 0.9), read_claude,
+             read_native_with_claude),
+    Scenario("edit_claude", "Edit one edit (--tools claude), one at a time",
+             "file.patch, same server", Target("≥", 0.9), edit_claude,
+             patch_native_with_claude),
     Scenario("rss_huge", "read lines 1–50 of a 2 GB file: peak RSS, all processes", "—",
              Target("≤", 100e6, absolute=True), rss_huge_ours, None),
     Scenario("rss_search", "search of the whole tree: peak RSS, all processes", "rg -n",
              None, rss_search_ours, rss_search_rg),
+    Scenario("soak", "soak: mixed requests, 64 in flight, a worker SIGKILLed on a schedule",
+             "—", None, soak_ours, None, long_run=True),
 ]

@@ -16,7 +16,7 @@ from chorus_tools.server import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
 from chorus_tools.tools.deny import DenyRules
 from chorus_tools.tools.globs import GlobError
-from chorus_tools.tools.registry import TOOLSETS
+from chorus_tools.tools.registry import TOOLSETS, clashes
 from chorus_tools.tools.sandbox import Workspace
 from chorus_tools.tools.search.locate import find_ripgrep
 
@@ -152,6 +152,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.records and inside(args.records, args.workspace):
         _fail(f"--records {args.records!r} lies inside the workspace; audit records must be "
               "out of the agent's reach")
+    clash = clashes(args.tools)
+    if clash:
+        sets = next(iter(clash.values()))
+        _fail(f"--tools {','.join(args.tools)}: the sets {' and '.join(sets)} both define "
+              f"{', '.join(n for n, s in clash.items() if s == sets)}; choose one of them")
     ctx = _tool_context(args)
     options = ServerOptions(workers=args.workers, max_message_bytes=args.max_message_bytes,
                             request_timeout=args.request_timeout,

@@ -8,7 +8,7 @@ from functools import cache
 from typing import Any
 
 from chorus_tools.errors import CODES
-from chorus_tools.tools.registry import METHODS, Method
+from chorus_tools.tools.registry import Method, callable_methods
 
 
 def server_version() -> str:
@@ -35,7 +35,8 @@ def _with_default(schema: dict[str, Any], default: Any) -> dict[str, Any]:
 
 
 @cache
-def openrpc_document() -> dict[str, Any]:
+def openrpc_document(toolsets: tuple[str, ...] = ("native",)) -> dict[str, Any]:
+    """The document of the methods callable under `--tools toolsets`."""
     errors = [{"code": code, "message": name, "data": {"error": name}}
               for name, code in CODES.items()]
     methods = [{
@@ -47,7 +48,7 @@ def openrpc_document() -> dict[str, Any]:
                    for p, schema in m.params["properties"].items()],
         "result": {"name": "result", "schema": m.result},
         "errors": errors,
-    } for m in METHODS.values()]
+    } for m in callable_methods(toolsets).values()]
     methods.append({"name": "rpc.discover", "summary": "This document.",
                     "paramStructure": "by-name", "params": [],
                     "result": {"name": "OpenRPC document", "schema": {"type": "object"}}})

@@ -15,6 +15,9 @@ Contract:
 - `workspace.watch` is checked by a worker like any call, then made live by rpc.watch,
   whose notifications go out through the request's own reply channel;
   `workspace.unwatch` is answered here.
+- with the `claude` set, the session's read-before-write state (rpc/session.py) is kept
+  here and passed down to the claude writers; a set's `error_style` gives its errors
+  their own form (scope's `data.code`).
 
 Envelopes and batches are checked by `rpc.envelope`; a request is routed by the registry
 (`tools.registry.callable_methods`, the selected tool sets) with a dict lookup. (jsonrpcserver did the routing at first: it
@@ -39,6 +42,7 @@ from chorus_tools.ordering import PathOrder
 from chorus_tools.pool import Job, Pool
 from chorus_tools.progress import Progress
 from chorus_tools.records import Records
+from chorus_tools.session import ReadVersions
 from chorus_tools.validate import ParamsValidator
 from chorus_tools.watch import Watches
 from chorus_tools.worker import resolve
@@ -75,7 +79,7 @@ class Dispatcher:
     def __init__(self, pool: Pool, *, request_timeout: float,
                  records: Records | None = None,
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
-                 watches: Watches | None = None,
+                 watches: Watches | None = None, roots: tuple[str, ...] = (),
                  notify: Callable[[str, dict[str, Any]], None] = lambda method, params: None
                  ) -> None:
         self._pool = pool
@@ -87,6 +91,8 @@ class Dispatcher:
         self.read_only = read_only  # --read-only: the faces list no mutating method
         self._methods = callable_methods(toolsets)
         self._validator = ParamsValidator(self._methods)
+        self._roots = roots
+        self._session = ReadVersions(roots) if "claude" in toolsets else None
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._order = PathOrder()
         self._mcp = McpFace(toolsets, self.invoke, notify, read_only)
@@ -146,7 +152,7 @@ class Dispatcher:
                     "invalid_params", "rpc.discover takes no parameters.",
                     param=next(iter(request.params)) if isinstance(request.params, dict)
                     else "params")))
-            return result_response(request.id, openrpc_document())
+            return result_response(request.id, openrpc_document(self.toolsets))
         if request.method in McpFace.METHODS:
             return await self._mcp.answer(call)
         method = self._methods.get(request.method)
@@ -174,7 +180,7 @@ class Dispatcher:
             ok, payload, audit = False, exc, None
         await self._record(call, method, params if isinstance(params, dict) else {},
                            payload, audit)
-        return ok, payload
+        return ok, (payload if ok else _styled(method, payload))
 
     def _unwatch(self, watch_id: str) -> dict[str, Any]:
         if not self._watches.remove(watch_id):
@@ -196,7 +202,10 @@ class Dispatcher:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._timeout
         mutates = method.mutates(params)
-        keys = list(dict.fromkeys(_path_key(params.get(p)) for p in method.path_params))
+        keys = list(dict.fromkeys(_path_key(p, self._roots)
+                                  for p in method.paths_of(params).values()))
+        if not keys and method.path_params:  # an optional path left out: the root
+            keys = [_path_key(None, self._roots)]
         entered = [(key, *self._order.enter(key, mutates)) for key in keys]
         try:
             own = {fut for _, _, fut in entered}  # a move never waits on its other path
@@ -205,9 +214,15 @@ class Dispatcher:
                 _, late = await asyncio.wait(before, timeout=deadline - loop.time())
                 if late:
                     raise self._timeout_error()
+            # read-before-write state is taken and left in the path's order, so a write
+            # pipelined after a read of its file sees that read
+            session = self._session
             ok, payload, audit = await self._run(
-                call, method.target, params, deadline,
+                call, method.target, params if session is None else session.prepare(
+                    method, params), deadline,
                 record=self._records is not None and mutates, stoppable=method.stoppable)
+            if ok and session is not None:
+                session.note(method, params, payload)
         finally:
             for key, _, fut in entered:
                 self._order.leave(key, fut)
@@ -290,15 +305,13 @@ class Dispatcher:
             return
         outcome = payload.code if isinstance(payload, ToolError) else (
             "internal_error" if isinstance(payload, BaseException) else "ok")
-        paths = [params.get(p) for p in method.path_params] or [None]
+        path, *others = method.paths_of(params).items() or [(None, None)]
         if outcome != "ok" and "sha256_before" not in (audit or {}):
-            audit = await self._unchanged(call, paths[0])
+            audit = await self._unchanged(call, path[1])
         try:
             self._records.append(rid=call.request.id if not call.request.is_notification
-                                 else None, method=method.name, path=paths[0],
-                                 outcome=outcome, audit=audit,
-                                 more_paths={p: params.get(p)
-                                             for p in method.path_params[1:]})
+                                 else None, method=method.name, path=path[1],
+                                 outcome=outcome, audit=audit, more_paths=dict(others))
         except OSError:
             log.exception("cannot append the audit record")
 
@@ -316,13 +329,25 @@ class Dispatcher:
         return payload if ok else None
 
 
+def _styled(method: Method, error: BaseException) -> BaseException:
+    """A tool set's own form of its errors (scope's data.code); a failure to give it is
+    a bug, logged, and the error goes out as it was."""
+    if not method.error_style or not isinstance(error, ToolError):
+        return error
+    try:
+        return resolve(method.error_style)(error)
+    except Exception:
+        log.exception("error style %s failed", method.error_style)
+        return error
+
+
 def _cancelled() -> ToolError:
     return ToolError("cancelled", "The request was cancelled by the client.")
 
 
-def _path_key(path: Any) -> str:
+def _path_key(path: Any, roots: tuple[str, ...]) -> str:
     """The ordering key of a call: its path, normalised lexically when that is possible."""
     try:
-        return normalize(path if path is not None else ".", allow_empty=True)
+        return normalize(path if path is not None else ".", allow_empty=True, roots=roots)
     except ToolError:
         return str(path)

@@ -47,6 +47,10 @@ def parse(body: bytes) -> Envelope:
     except ValueError as exc:
         return Envelope([Invalid(error_response(None, protocol_error(
             PARSE_ERROR, f"Parse error: the message is not valid JSON ({exc})")))], False)
+    except RecursionError:  # nested deeper than either parser goes: refused, not fatal
+        return Envelope([Invalid(error_response(None, protocol_error(
+            PARSE_ERROR, "Parse error: the message nests arrays or objects deeper than "
+            "the parser allows")))], False)
     if isinstance(doc, list):
         if not doc:
             return Envelope([Invalid(error_response(None, protocol_error(

@@ -33,6 +33,7 @@ CODES: dict[str, int] = {
     "timeout": -32015,
     "worker_crashed": -32016,
     "server_busy": -32017,
+    "not_read": -32018,
     "cancelled": -32800,
     "internal_error": -32603,
 }

@@ -43,7 +43,8 @@ def _search(result: dict[str, Any]) -> list[Block]:
     elif "files" in result:
         lines = list(result["files"])
     else:
-        lines = [f"{m['path']}:{m['line']}:{m['content']}" for m in result["matches"]]
+        lines = [f"{m['path']}:{m['line']}:{m['content']}" if "line" in m  # Grep's -n false
+                 else f"{m['path']}:{m['content']}" for m in result["matches"]]
     return _with_note("\n".join(lines), _cut_or_empty(
         result, lines, "No matches.",
         "[More results exist: narrow path, glob or pattern, or raise max_results.]"))

@@ -1,5 +1,6 @@
-"""A small process pool made for an RPC server: a worker that dies or overruns fails only
-its own job and is replaced at once, while the others go on.
+"""A small process pool made for an RPC server: a worker that dies or overruns fails at most
+the job it was running (a read-only one gets a second try) and is replaced at once; what it
+had not started runs elsewhere, and the others go on.
 
 concurrent.futures' pool breaks as a whole when one worker dies, and cannot stop a single
 running call; here every job can be stopped on its own (its worker is killed and
@@ -10,11 +11,14 @@ Workers are forked, so they start in milliseconds with the tools already importe
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import itertools
 import logging
 import multiprocessing
 import os
 import signal
+import struct
+import termios
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +43,7 @@ class Job:
     batchable: bool  # small and read-only: may share a message with others like it
     future: asyncio.Future
     worker: Worker | None = None
+    retried: bool = False  # started once on a worker that died: the one retry is spent
 
 
 @dataclass(eq=False)
@@ -90,11 +95,11 @@ class Pool:
     def submit(self, target: str, kwargs: dict[str, Any], *, record: bool = False,
                stoppable: bool = True, batchable: bool = True) -> Job:
         """Queue a job and return it; its future resolves to (ok, payload, record)."""
-        if not self._idle and len(self._queue) >= self._max_pending:
+        if not self._idle and (waiting := self._waiting()) >= self._max_pending:
             raise ToolError("server_busy",
-                            f"Server busy: {len(self._queue)} requests are already waiting "
+                            f"Server busy: {waiting} requests are already waiting "
                             "for a worker. Retry after some answers arrive.",
-                            pending=len(self._queue), limit=self._max_pending)
+                            pending=waiting, limit=self._max_pending)
         assert self._loop is not None
         job = Job(next(self._ids), target, kwargs, record, stoppable,
                   stoppable and batchable,
@@ -102,6 +107,11 @@ class Pool:
         self._queue.append(job)
         self._dispatch()
         return job
+
+    def _waiting(self) -> int:
+        """Jobs accepted but not running: the queue, and each batch behind its first job
+        (SPEC: --max-pending counts them wherever they wait)."""
+        return len(self._queue) + sum(len(w.jobs) - 1 for w in self._workers if w.jobs)
 
     def stop(self, job: Job, error: ToolError, *, force: bool = False) -> bool:
         """Fail a job with `error`: dropped if queued or still waiting in its worker's
@@ -189,8 +199,8 @@ class Pool:
             try:  # one message: the worker reads it whole before it runs any of it
                 write_all(worker.to_worker, frame(
                     [(j.id, j.target, j.kwargs, j.record) for j in batch]))
-            except OSError:
-                self._crashed(worker)
+            except OSError:  # the worker is gone and never got this batch
+                self._crashed(worker, took_batch=False)
 
     def _on_readable(self, worker: Worker) -> None:
         try:
@@ -214,16 +224,28 @@ class Pool:
             self._idle.append(worker)
             self._dispatch()
 
-    def _crashed(self, worker: Worker) -> None:
+    def _crashed(self, worker: Worker, *, took_batch: bool | None = None) -> None:
+        """A worker died on its own. Whatever it had not started runs elsewhere. The job it
+        was running: a read-only one gets one more try on another worker (so a poison
+        input takes down two workers at most); a mutation may have been applied, so it is
+        never run again and fails `worker_crashed` with `started: true`."""
+        if took_batch is None:
+            took_batch = _unread(worker.to_worker) == 0
         job = worker.jobs[0] if worker.jobs else None
-        self._replace(worker)
+        again = job is not None and (not took_batch or (job.stoppable and not job.retried))
+        if again and took_batch:
+            job.retried = True
+        self._replace(worker, keep_first=again)
         code = worker.process.exitcode
         log.warning("worker %s died (exit code %s)", worker.process.pid, code)
-        if job is not None and not job.future.done():
+        if job is not None and not again and not job.future.done():
             job.future.set_result((False, ToolError(
                 "worker_crashed", "The worker running this request died "
-                f"(exit code {code}); it was replaced. Retry the request; if it fails "
-                "again, the input itself may crash the worker.", exit_code=code), None))
+                f"(exit code {code}); it was replaced. "
+                + ("It had died on this request once already, so the input itself may "
+                   "crash the worker." if job.stoppable else
+                   "The change may or may not have been applied: read the file before "
+                   "retrying."), exit_code=code, started=True), None))
 
     def _kill(self, worker: Worker) -> None:
         try:
@@ -232,17 +254,17 @@ class Pool:
             pass
         self._replace(worker)
 
-    def _replace(self, worker: Worker) -> None:
+    def _replace(self, worker: Worker, *, keep_first: bool = False) -> None:
         """Take a dead or killed worker out and fork its successor. The jobs that waited
-        behind the one it was running never started (they are read-only: batches hold
-        nothing else), so they go back to the head of the queue."""
+        behind the one it was running never started, so they go back to the head of the
+        queue, and so does the first one when `keep_first`."""
         self._detach(worker)
         worker.process.join(1.0)
         if worker in self._workers:
             self._workers.remove(worker)
         if worker in self._idle:
             self._idle.remove(worker)
-        waiting = list(worker.jobs)[1:]
+        waiting = list(worker.jobs)[0 if keep_first else 1:]
         worker.jobs.clear()
         for job in reversed(waiting):
             if not job.future.done():
@@ -259,6 +281,15 @@ class Pool:
         os.close(worker.from_worker)
         os.close(worker.to_worker)
         worker.closed = True
+
+
+def _unread(fd: int) -> int:
+    """Bytes written to a pipe and not read yet. The worker reads a batch whole before it
+    runs any of it, and a worker has one batch at a time: none left unread means the
+    worker took it and started its first job (or was about to: counted as started, the
+    side that never runs a mutation twice). Asked only when a worker died, so the hot
+    path pays nothing for it."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
 def _shutting_down() -> ToolError:

@@ -10,7 +10,7 @@ import os
 import signal
 import stat
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from chorus_tools.channel import write_all
 from chorus_tools.dispatch import Dispatcher
@@ -62,8 +62,9 @@ class Output:
     loop go out in one write, without blocking the loop (a pipe, socket or terminal), or
     with plain writes when stdout is a regular file or a device."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, lost: Callable[[], None]) -> None:
         self._fd = fd
+        self._lost = lost
         self._transport: asyncio.WriteTransport | None = None
         self._pending: list[bytes] = []
 
@@ -72,7 +73,8 @@ class Output:
             _widen_pipe(self._fd)
             loop = asyncio.get_running_loop()
             self._transport, _ = await loop.connect_write_pipe(
-                asyncio.Protocol, os.fdopen(self._fd, "wb", buffering=0, closefd=False))
+                lambda: _OutputProtocol(self._lost),
+                os.fdopen(self._fd, "wb", buffering=0, closefd=False))
 
     def write(self, data: bytes) -> None:
         if not self._pending:
@@ -92,6 +94,16 @@ class Output:
         while self._transport is not None and not self._transport.is_closing() \
                 and self._transport.get_write_buffer_size():
             await asyncio.sleep(0.005)
+
+
+class _OutputProtocol(asyncio.Protocol):
+    """Tells the server when the client closed its end of our stdout (EPIPE)."""
+
+    def __init__(self, lost: Callable[[], None]) -> None:
+        self._lost = lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost()
 
 
 class _InputProtocol(asyncio.Protocol):
@@ -115,7 +127,7 @@ class Server:
         self._options = options
         self._wire_in = wire_in
         self._decoder = Decoder(options.max_message_bytes)
-        self._output = Output(wire_out)
+        self._output = Output(wire_out, self._output_lost)
         self._records = Records(options.records_dir) if options.records_dir else None
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out))
@@ -123,7 +135,7 @@ class Server:
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
                                       records=self._records, toolsets=options.toolsets,
                                       read_only=options.read_only, watches=self._watches,
-                                      notify=self._notify)
+                                      roots=ctx.ws.roots, notify=self._notify)
         self._framing = Framing.LINE  # the client's latest: server-sent notifications use it
         self._stop = asyncio.Event()
 
@@ -167,6 +179,12 @@ class Server:
         if not self._stop.is_set():
             for event in self._decoder.eof():
                 self._handle(event)
+            self._stop.set()
+
+    def _output_lost(self) -> None:
+        """Nobody can read our answers any more: shut down as at the end of input."""
+        if not self._stop.is_set():
+            log.warning("the client closed stdout: shutting down")
             self._stop.set()
 
     def _handle(self, event: Message | TooLarge | BadFrame) -> None:

@@ -10,7 +10,6 @@ back as soon as its job ends.
 from __future__ import annotations
 
 import ctypes
-import importlib
 import logging
 import os
 import select
@@ -21,8 +20,9 @@ from typing import Any, Callable
 from chorus_tools.channel import frame, read_frame, write_all
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.method import load
 from chorus_tools.tools.policy import guard
-from chorus_tools.tools.registry import METHODS
+from chorus_tools.tools.registry import ALL_METHODS
 
 _PR_SET_PDEATHSIG = 1
 log = logging.getLogger("chorus.worker")
@@ -30,8 +30,7 @@ log = logging.getLogger("chorus.worker")
 
 @cache
 def resolve(target: str) -> Callable[..., Any]:
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return load(target)
 
 
 def die_with_parent() -> None:
@@ -81,7 +80,7 @@ def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
     """Import the tools while no job is waiting, one module after each quiet moment: the
     server answers its first request without waiting for imports it does not need, and
     each tool's first call later pays none."""
-    for method in METHODS.values():
+    for method in ALL_METHODS:
         if select.select([jobs_fd], [], [], quiet)[0]:
             return
         try:

@@ -22,3 +22,17 @@ def segfault(ctx):
 
 def bug(ctx):
     raise ValueError("a bug in a tool")
+
+
+def crash_logged(ctx, log: str):
+    """Note this worker's pid in `log` (outside the workspace), then die: a poison input."""
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()}\n")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def append_and_hang(ctx, path: str):
+    """A mutation caught half-way: its change is made, then its worker hangs until killed."""
+    with open(path, "a") as f:
+        f.write("applied\n")
+    time.sleep(3600)

@@ -172,3 +172,33 @@ def test_last_line_without_a_newline_is_answered(ws: Path) -> None:
                  json.dumps(req(1, "file.info", path="a.txt")).encode())
     assert result.returncode == 0
     assert json.loads(result.stdout)["result"]["size"] == 11
+
+
+@pytest.mark.parametrize("sets, names", [
+    ("claude,shadow", ["Read", "Write", "Edit", "Glob", "Grep"]),
+    ("shadow,native,claude", ["Read", "Edit"]),
+])
+def test_clashing_tool_sets_exit_2_with_one_line(ws: Path, sets: str, names: list[str]) -> None:
+    refused(run([*PYTHON_M, "--workspace", str(ws), "--tools", sets]), "--tools", "claude",
+            "shadow", *names)
+
+
+@pytest.mark.parametrize("sets, present, absent", [
+    ("native", ["file.read"], ["Read", "read_file"]),
+    ("claude,scope", ["file.read", "Read", "MultiEdit", "read_file", "get_file_info"],
+     ["ListDir"]),
+    ("shadow", ["file.search", "Read", "ListDir", "Grep"], ["MultiEdit", "read_file"]),
+])
+def test_tool_sets_are_served_and_documented_together(ws: Path, sets: str,
+                                                      present: list[str],
+                                                      absent: list[str]) -> None:
+    result = run([*PYTHON_M, "--workspace", str(ws), "--workers", "1", "--tools", sets],
+                 stdin=lines(req(1, "rpc.discover"),
+                             *(req(i, name) for i, name in enumerate(present + absent, 2))))
+    assert result.returncode == 0, result.stderr
+    replies = {r["id"]: r for r in map(json.loads, result.stdout.splitlines())}
+    documented = {m["name"] for m in replies[1]["result"]["methods"]}
+    assert set(present) <= documented and not set(absent) & documented
+    for i, name in enumerate(present + absent, 2):
+        code = replies[i].get("error", {}).get("code")
+        assert (code == -32601) == (name in absent), (name, replies[i])

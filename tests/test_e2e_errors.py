@@ -20,8 +20,8 @@ SPEC_CODES = {
     "binary_file": -32006, "file_too_large": -32007, "already_exists": -32008,
     "conflict": -32009, "permission_denied": -32010, "find_not_found": -32011,
     "find_not_unique": -32012, "invalid_pattern": -32013, "write_failed": -32014,
-    "timeout": -32015, "worker_crashed": -32016, "server_busy": -32017, "cancelled": -32800,
-    "internal_error": -32603,
+    "timeout": -32015, "worker_crashed": -32016, "server_busy": -32017, "not_read": -32018,
+    "cancelled": -32800, "internal_error": -32603,
 }
 
 # Provoked elsewhere, where the situation they need is set up, or not provokable at all.
@@ -30,6 +30,7 @@ ELSEWHERE = {
     "server_busy": "test_e2e_pool.py", "cancelled": "test_e2e_lifecycle.py",
     "write_failed": "needs an I/O error such as ENOSPC or EIO from the file system",
     "internal_error": "needs a bug",
+    "not_read": "test_dialect_claude.py (a claude-set session)",
 }
 
 CASES = [

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import ENDLESS_SIZE, SLOW_SIZE, E2EServer, error_of, sparse_text
+from e2e_support import (ENDLESS_SIZE, SLOW_SIZE, E2EServer, error_of, sparse_text,
+                          wait_for)
+from rpc_client import alive
 
 LSP_CANCEL = "$/cancelRequest"
 
@@ -60,17 +62,32 @@ def test_killed_worker_fails_only_its_own_request(ws: Path, workers: int) -> Non
             assert server.running(ws / "slow.txt") != victim
         queued = [server.request("file.read", {"path": "a.txt"}) for _ in range(3)]
         os.kill(victim, signal.SIGKILL)
+        retry = running_elsewhere(server, ws / "endless.txt", victim)  # a read: tried again
+        os.kill(retry, signal.SIGKILL)
         replies = server.recv_by_id(len(queued) + workers, timeout=120)
         [crashed] = replies.pop("victim")
         assert error_of(crashed) == (-32016, "worker_crashed")
+        assert crashed["error"]["data"]["started"] is True
         if workers == 2:
             assert replies.pop("slow")[0]["result"]["total_lines"] == 501
         assert sorted(replies) == sorted(queued)
         assert all(r["result"]["total_lines"] == 2 for [r] in replies.values())
         after = server.workers(workers)
-        assert victim not in after and set(after) - set(before)
+        assert {victim, retry}.isdisjoint(after) and set(after) - set(before)
         assert server.result("file.read", {"path": "a.txt", "raw": True})["content"] == \
             "alpha\nbeta\n"
+
+
+def running_elsewhere(server: E2EServer, path: Path, dead: int) -> int:
+    """The pid of a worker other than `dead` that has `path` open (the retry of a read
+    whose worker died)."""
+    found: list[int] = []
+
+    def other() -> bool:
+        found[:] = [server.running(path)]
+        return found[0] != dead and alive(found[0])
+    wait_for(other)
+    return found[0]
 
 
 def test_pool_size_follows_workers_and_defaults_to_the_cpus(ws: Path) -> None:

@@ -193,3 +193,55 @@ def test_large_tree_with_globstar(ctx: ToolContext, root: Path) -> None:
     result = run_list(ctx, pattern="**/*.md", max_results=100000)
     assert len(result["files"]) == 500 and not result["truncated"]
     assert all(re.fullmatch(r"d\d\d/f\d\d\.md", f["path"]) for f in result["files"])
+
+
+def test_recursive_lists_everything_beneath_with_directories(ctx: ToolContext,
+                                                             tree: Path) -> None:
+    assert _paths(run_list(ctx, recursive=True)) == [
+        "a.py", "b.md", "docs", "docs/r.md", "link_out", "link_src", "pipe", "src",
+        "src/deep", "src/deep/y.py", "src/x.py"]
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"recursive": True, "depth": 1}, ["deep", "x.py"]),
+    ({"depth": 2}, ["deep", "deep/y.py", "x.py"]),  # depth alone recurses
+    ({"pattern": "**/*.py", "depth": 1}, ["x.py"]),
+    ({"pattern": "**/*.py", "depth": 2}, ["deep/y.py", "x.py"]),
+])
+def test_depth_counts_levels_below_path(ctx: ToolContext, tree: Path,
+                                        params: dict[str, Any], expected: list[str]) -> None:
+    assert _paths(run_list(ctx, path="src", **params)) == [f"src/{p}" for p in expected]
+
+
+@pytest.mark.parametrize("exclude, expected", [
+    ("*.md", ["a.py", "docs", "link_out", "link_src", "pipe", "src", "src/deep",
+              "src/deep/y.py", "src/x.py"]),
+    (["src", "link_*", "pipe"], ["a.py", "b.md", "docs", "docs/r.md"]),
+    (["deep/"], ["a.py", "b.md", "docs", "docs/r.md", "link_out", "link_src", "pipe",
+                 "src", "src/x.py"]),  # a directory rule, at any depth
+    (["/src/x.py", "docs/*"], ["a.py", "b.md", "docs", "link_out", "link_src", "pipe",
+                               "src", "src/deep", "src/deep/y.py"]),
+])
+def test_exclude_drops_entries_and_directories_with_their_contents(
+        ctx: ToolContext, tree: Path, exclude: Any, expected: list[str]) -> None:
+    assert _paths(run_list(ctx, recursive=True, exclude=exclude)) == expected
+
+
+def test_exclude_in_a_direct_listing_and_a_glob(ctx: ToolContext, tree: Path) -> None:
+    assert _paths(run_list(ctx, exclude=["*.py", "link_*", "pipe"])) == ["b.md", "docs", "src"]
+    assert _paths(run_list(ctx, path="src", pattern="**/*.py", exclude="deep")) == ["src/x.py"]
+
+
+def test_exclude_glob_that_does_not_compile(ctx: ToolContext, tree: Path) -> None:
+    with pytest.raises(ToolError) as err:
+        run_list(ctx, exclude=["a{b"])
+    assert err.value.code == "invalid_pattern" and err.value.details["param"] == "exclude"
+
+
+def test_depth_and_exclude_survive_a_split_walk(ctx: ToolContext, root: Path) -> None:
+    _write(root, {f"d{i:02}/s{j}/deep/f.txt": "x" for i in range(40) for j in range(3)})
+    ctx.workers = 2
+    result = run_list(ctx, recursive=True, depth=2, exclude=["s1"], max_results=10**6)
+    paths = _paths(result)
+    assert len(paths) == 40 + 40 * 2 and "d00/s0" in paths and "d00/s1" not in paths
+    assert not any(p.count("/") > 1 for p in paths)

@@ -219,3 +219,28 @@ def test_progress_reaches_the_sdk_callback(tmp_path: Path) -> None:
     assert counts == sorted(set(counts)), counts
     assert all(total == files for _, total, _ in seen)
     assert seen[-1][2] == f"{int(counts[-1])} of {files} files searched so far."
+
+
+@pytest.mark.parametrize("sets, calls", [
+    ("native,claude,scope", [("Read", {"file_path": "src/app.py"}, "     1\tdef main():"),
+                             ("Grep", {"pattern": "def", "output_mode": "content"},
+                              "src/app.py:1:def main():"),
+                             ("Glob", {"pattern": "**/*.py"}, "src/app.py"),
+                             ("read_file", {"path": "src/app.py"}, '{"content":"def main')]),
+    ("shadow", [("Read", {"file_path": "src/app.py"}, '{"file_path":"src/app.py"')]),
+])
+def test_tool_sets_are_mcp_tools_too(ws: Path, sets: str,
+                                     calls: list[tuple[str, dict[str, Any], str]]) -> None:
+    """§7: every tool of a selected set is listed and callable as an MCP tool, its result
+    checked against its outputSchema by the SDK; reads, searches and globs read as text."""
+    async def body(session: ClientSession, _: Any) -> None:
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert {name for name, _, _ in calls} <= names
+        assert ("file_read" in names) == ("native" in sets.split(","))
+        for name, arguments, start in calls:
+            result = await session.call_tool(name, arguments)
+            assert result.isError is False, (name, result.content)
+            assert result.content[0].text.startswith(start), (name, result.content)
+        missing = await session.call_tool(calls[0][0], {"file_path": "nope.py"})
+        assert missing.isError and missing.structuredContent["error"] == "file_not_found"
+    in_session(ws, body, "--tools", sets)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 
 import pytest
 
@@ -214,3 +215,90 @@ def test_parts_of_a_split_job_are_never_batched_onto_one_worker(tool_ctx):
     in_flight, parts, outcomes = run(go())
     assert in_flight == parts[:1]
     assert all(ok for ok, _, _ in outcomes)
+
+
+def test_regression_max_pending_ignored_jobs_waiting_in_a_busy_workers_batch(tool_ctx):
+    """Regression (issue 11): jobs handed to a busy worker behind its running one were not
+    counted against max_pending, so 3 waited where 2 may."""
+    async def go():
+        pool = await started(tool_ctx, size=1, max_pending=2)
+        first = pool.submit("pool_targets:sleep", {"seconds": 0.2})
+        long = pool.submit("pool_targets:sleep", {"seconds": 0.5})
+        behind = pool.submit("pool_targets:echo", {})
+        await first.future
+        assert list(long.worker.jobs) == [long, behind]  # one batch, the queue is empty
+        second = pool.submit("pool_targets:echo", {})
+        with pytest.raises(ToolError) as err:
+            pool.submit("pool_targets:echo", {})
+        outcomes = [await j.future for j in (long, behind, second)]
+        await pool.close()
+        return err.value, outcomes
+    err, outcomes = run(go())
+    assert err.code == "server_busy" and err.details["pending"] == 2
+    assert all(ok for ok, _, _ in outcomes)
+
+
+def test_a_poison_read_fails_after_exactly_two_worker_deaths(tool_ctx, tmp_path):
+    log = tmp_path / "deaths.log"
+
+    async def go():
+        pool = await started(tool_ctx, size=2)
+        poison = pool.submit("pool_targets:crash_logged", {"log": str(log)})
+        outcome = await poison.future
+        after = [pool.submit("pool_targets:echo", {"n": i}) for i in range(4)]
+        results = [await j.future for j in after]
+        workers = [w.process for w in pool._workers]
+        await pool.close()
+        return outcome, results, workers
+    (ok, err, _), results, workers = run(go())
+    assert not ok and err.code == "worker_crashed" and err.details["started"] is True
+    deaths = log.read_text().split()
+    assert len(deaths) == len(set(deaths)) == 2  # tried once more, on another worker
+    assert len(workers) == 2 and not set(deaths) & {str(p.pid) for p in workers}
+    assert all(ok for ok, _, _ in results)
+
+
+def test_a_started_mutation_whose_worker_dies_is_never_run_again(tool_ctx, tmp_path):
+    target = tmp_path / "changed.txt"
+
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        job = pool.submit("pool_targets:append_and_hang", {"path": str(target)},
+                          stoppable=False)
+        behind = pool.submit("pool_targets:echo", {})
+        while not target.exists():
+            await asyncio.sleep(0.01)
+        os.kill(job.worker.process.pid, signal.SIGKILL)
+        outcome = await job.future
+        echoed = await behind.future
+        await pool.close()
+        return outcome, echoed
+    (ok, err, _), echoed = run(go())
+    assert not ok and err.code == "worker_crashed" and err.details["started"] is True
+    assert echoed[0]  # the job waiting behind it was not failed with it
+    assert target.read_text() == "applied\n"  # applied once, never again
+
+
+def test_a_batch_its_dead_worker_never_took_runs_elsewhere(tool_ctx):
+    """A job written to a worker that died before reading it is not failed: it never
+    started, whatever its kind."""
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        await pool.submit("pool_targets:echo", {}).future  # the worker is idle, reading
+        worker = pool._workers[0]
+        os.kill(worker.process.pid, signal.SIGSTOP)  # frozen: it cannot take what comes
+        while _state(worker.process.pid) != "T":  # (a stop lands when the worker runs)
+            await asyncio.sleep(0.005)
+        mutation = pool.submit("pool_targets:echo", {"w": 1}, stoppable=False)
+        assert list(worker.jobs) == [mutation]
+        os.kill(worker.process.pid, signal.SIGKILL)
+        outcome = await mutation.future
+        await pool.close()
+        return outcome, worker.process.pid
+    (ok, payload, _), dead = run(go())
+    assert ok and payload["w"] == 1 and payload["pid"] != dead
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rpartition(")")[2].split()[0]

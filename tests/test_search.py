@@ -58,7 +58,7 @@ def test_seed_example_context_format(ctx: ToolContext, root: Path, engine: str) 
         "path": "src/db/connection.py", "line": 41,
         "content": "    line 39\n        # Establish database connection\n"
                    "--> def connect(host, port):\n        return Client(host, port)"}],
-        "truncated": False, "engine": engine}
+        "truncated": False, "files_searched": 1, "engine": engine}
 
 
 def test_content_mode_lines_in_path_then_line_order(ctx: ToolContext, root: Path,
@@ -96,6 +96,7 @@ def test_early_stop_keeps_string_order_where_rg_walks_differently(
         expected = ([{"path": "a.txt", "line": n, "content": "hit"} for n in (1, 2)]
                     if mode == "content" else ["a.txt", "a/f00.txt"])
         assert result[key] == expected and result["truncated"] is True
+        assert result["files_searched"] == 51  # rg stopped early: counted by the walker
 
 
 def test_files_with_matches_and_count(ctx: ToolContext, root: Path, engine: str) -> None:
@@ -103,11 +104,13 @@ def test_files_with_matches_and_count(ctx: ToolContext, root: Path, engine: str)
     write(root, "two.txt", "nothing\n")
     write(root, "three.txt", "a a a\n")
     files = run_search(ctx, engine, pattern="a", output_mode="files_with_matches")
-    assert files == {"files": ["one.txt", "three.txt"], "truncated": False, "engine": engine}
+    assert files == {"files": ["one.txt", "three.txt"], "truncated": False,
+                     "files_searched": 3, "engine": engine}
     counts = run_search(ctx, engine, pattern="a", output_mode="count")
     assert counts == {"counts": [{"path": "one.txt", "count": 2},
                                  {"path": "three.txt", "count": 1}],
-                      "total": 3, "truncated": False, "engine": engine}
+                      "total": 3, "truncated": False, "files_searched": 3,
+                      "engine": engine}
     capped = run_search(ctx, engine, pattern="a", output_mode="count", max_results=1)
     assert capped["counts"] == [{"path": "one.txt", "count": 2}]
     assert capped["total"] == 2 and capped["truncated"] is True

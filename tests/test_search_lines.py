@@ -18,17 +18,17 @@ _TEXT = st.lists(st.sampled_from(["a", "b", "ab", "\n", "\r\n", "\r", " ", "\udc
 
 @settings(max_examples=examples(500), deadline=None)
 @given(_TEXT, st.sampled_from(["a", "b+", "^", "$", "a\\s*b", "(?s)a.b", "\\n"]),
-       st.integers(0, 3), st.booleans())
-def test_line_texts_agree_with_a_whole_file_split(text: str, pattern: str, context: int,
-                                                  multiline: bool) -> None:
+       st.integers(0, 3), st.integers(0, 3), st.booleans())
+def test_line_texts_agree_with_a_whole_file_split(text: str, pattern: str, before: int,
+                                                  after: int, multiline: bool) -> None:
     if not text:
         return  # the engine skips empty files before searching
     line_mode = not multiline
     spans = _spans(regex.compile(pattern, regex.MULTILINE), text, line_mode,
                    time.monotonic() + 5)
     every = {n: shown(line) for n, line in enumerate(split_lines(text), 1)}
-    shape = Shape("content", context, multiline, 10**6, 2000)
-    found = _line_texts(text, spans, context)
+    shape = Shape("content", before, after, multiline, 10**6, 2000)
+    found = _line_texts(text, spans, before, after)
     assert all(every[n] == line for n, line in found.items())
     pairs = [span[:2] for span in spans]
     assert file_result("f", pairs, found, shape, 10**6) == file_result(

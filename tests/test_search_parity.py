@@ -89,6 +89,14 @@ QUERIES: list[dict[str, Any]] = [
     {"pattern": "z{100}", "max_results": 2},
     {"pattern": r"\(paren\)|end\.", "max_results": 60},
     {"pattern": "", "path": "docs", "max_results": 10},
+    # the core additions the seed dialects need (SPEC §7)
+    {"pattern": "needle", "before_context": 2, "max_results": 30},
+    {"pattern": "alpha", "after_context": 3, "context_lines": 1, "max_results": 30},
+    {"pattern": "e", "type": "py", "max_results": 40},
+    {"pattern": "a", "type": ["py", "markdown"], "output_mode": "count"},
+    {"pattern": "beta", "type": "py", "glob": "*.txt", "output_mode": "files_with_matches"},
+    {"pattern": "needle", "type": "txt", "include_ignored": True, "output_mode": "count"},
+    {"pattern": "needle", "type": "log", "output_mode": "files_with_matches"},
 ]
 
 
@@ -132,7 +140,7 @@ def test_ripgrep_sorted_and_unsorted_agree(tree: Path, query: dict[str, Any],
 def test_unsorted_pruning_keeps_every_file_the_reply_can_show() -> None:
     """Pruning keeps the files, in path order, up to and including the one holding item
     max_results + 1 (so `truncated` is still known); no fewer."""
-    shape = Shape("content", 0, False, 4, 2000)
+    shape = Shape("content", 0, 0, False, 4, 2000)
     reader = ripgrep._Reader(None, ".", -1, shape)  # type: ignore[arg-type]
     sizes = {"d": 2, "a": 1, "c": 2, "b": 1, "e": 1}
     reader.done = [{"path": p, "entries": [[1, "x"]] * n, "count": n} for p, n in sizes.items()]

@@ -177,7 +177,48 @@ CORPUS = [
 ]
 
 
-def run_corpus(tmp: Path, method: str, *server_args: str) -> list[str]:
+# The dialect tools that take a path (SPEC §7: the same confinement as the core): each
+# meets the corpus as the core method it is built on; `--tools` selects its set.
+DIALECT_TOOLS = {
+    "claude": {
+        "Read": ("file.read", lambda p: {"file_path": p}),
+        "Write": ("file.write", lambda p: {"file_path": p, "content": "PWNED\n"}),
+        "Edit": ("file.patch", lambda p: {"file_path": p, "old_string": "needle",
+                                          "new_string": "x"}),
+        "MultiEdit": ("file.patch", lambda p: {"file_path": p, "edits": [
+            {"old_string": "needle", "new_string": "x"}]}),
+        "Delete": ("file.delete", lambda p: {"file_path": p}),
+        "LS": ("file.list", lambda p: {"path": p}),
+        "Glob": ("file.list", lambda p: {"pattern": "*", "path": p}),
+        "Grep": ("file.search", lambda p: {"pattern": PATTERN, "path": p}),
+    },
+    "scope": {
+        "read_file": ("file.read", lambda p: {"path": p}),
+        "write_file": ("file.write", lambda p: {"path": p, "content": "PWNED\n",
+                                                "createDirs": True}),
+        "list_directory": ("file.list", lambda p: {"path": p}),
+        "search_files": ("file.search", lambda p: {"pattern": "SECRET", "path": p}),
+        "get_file_info": ("file.info", lambda p: {"path": p}),
+    },
+    "shadow": {
+        "Read": ("file.read", lambda p: {"filePath": p}),
+        "Write": ("file.write", lambda p: {"file_path": p, "content": "PWNED\n",
+                                           "overwrite": True}),
+        "Edit": ("file.patch", lambda p: {"file_path": p, "old": "needle", "new": "x"}),
+        "ListDir": ("file.list", lambda p: {"path": p}),
+        "Glob": ("file.list", lambda p: {"pattern": "*", "root": p}),
+        "Grep": ("file.search", lambda p: {"query": PATTERN, "path": p}),
+    },
+}
+
+
+def run_corpus(tmp: Path, method: str, *server_args: str,
+               params: Callable[[str], dict] | None = None,
+               expect_as: str | None = None) -> list[str]:
+    """The corpus through `method`: `params` builds its params from a path (default:
+    the native method's), `expect_as` names the method whose expectations it meets."""
+    params = params or (lambda path: params_for(method, path))
+    expect_as = expect_as or method
     ws = build(tmp)
     world = snapshot(tmp, skip=(str(ws),))
     failures = []
@@ -185,9 +226,9 @@ def run_corpus(tmp: Path, method: str, *server_args: str) -> list[str]:
         for case in CORPUS:
             build(tmp)
             path = case.path(tmp)
-            reply = server.call(method, params_for(method, path))
+            reply = server.call(method, params(path))
             got = error_code(reply) or OK
-            want = case.expect[method]
+            want = case.expect[expect_as]
             where = f"{method} {case.label!r} ({path!r})"
             if got != want:
                 failures.append(f"{where}: got {got}, want {want}: {reply}")
@@ -211,6 +252,15 @@ def test_corpus_is_large_enough() -> None:
 @pytest.mark.parametrize("method", METHODS)
 def test_hostile_paths(tmp_path: Path, method: str) -> None:
     failures = run_corpus(tmp_path, method)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("toolset, method", [
+    (toolset, method) for toolset, tools in DIALECT_TOOLS.items() for method in tools])
+def test_hostile_paths_through_dialect_tools(tmp_path: Path, toolset: str, method: str) -> None:
+    core, params = DIALECT_TOOLS[toolset][method]
+    failures = run_corpus(tmp_path, method, "--tools", toolset, params=params,
+                          expect_as=core)
     assert not failures, "\n".join(failures)
 
 

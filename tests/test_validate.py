@@ -6,7 +6,7 @@ import pytest
 
 from chorus_tools.validate import ParamsValidator
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.registry import METHODS
+from chorus_tools.tools.registry import ALL_METHODS, METHODS
 
 V = ParamsValidator(METHODS)
 
@@ -74,3 +74,14 @@ def test_a_value_of_neither_allowed_type_says_which_types_are():
     err = bad("file.search", {"pattern": "x", "glob": [1]})
     assert err.details["param"] == "glob"
     assert "a string or a list of strings" in err.message
+
+
+def test_no_schema_carries_a_default() -> None:
+    """fastjsonschema writes a schema's `default` into the params it checks: a default
+    there would reach the tool as if the client had sent it (and clash with an alias).
+    Defaults live in the tools' signatures; rpc.discover reads them from there."""
+    def defaults(schema: object) -> bool:
+        if isinstance(schema, dict):
+            return "default" in schema or any(map(defaults, schema.values()))
+        return isinstance(schema, list) and any(map(defaults, schema))
+    assert not [m.name for m in ALL_METHODS if defaults(m.params)]

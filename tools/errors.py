@@ -28,6 +28,7 @@ CODES = (
     "timeout",
     "worker_crashed",
     "server_busy",
+    "not_read",
     "cancelled",
     "internal_error",
 )

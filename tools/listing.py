@@ -11,6 +11,12 @@ contiguous runs (tools/walk_split.py) that the workers walk in parallel, each ke
 first `max_results` + 1 entries in the sort order; merging them gives the same reply as
 one walk. One worker walking 20k entries alone was the cost that mattered (profiled: the
 per-entry Python work and ~5k system calls, serial).
+
+`recursive: true` is the glob `**` (every entry beneath, directories included); `depth`
+bounds a recursive or glob listing to that many levels below `path` (1: its direct
+entries) and, given alone, makes the listing recursive. `exclude` globs read like ignore
+lines relative to `path` (a glob without '/' matches the name at any depth): an excluded
+entry is left out, an excluded directory with everything beneath it.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from typing import Any, Callable, Iterable
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.fanout import FanOut
-from chorus_tools.tools.globs import GlobError, ListPattern, invalid_pattern
+from chorus_tools.tools.globs import (IGNORE, GlobError, ListPattern, RuleSet, gitignore_rule,
+                                      invalid_pattern)
 from chorus_tools.tools.sandbox import ROOT
 from chorus_tools.tools.timefmt import iso_utc
 from chorus_tools.tools.walk import Entry, Walker, walk_entries
@@ -40,19 +47,28 @@ _SORT_NUMBERS: dict[str, Callable[[Entry], int]] = {
 
 
 def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
-               include_hidden: bool = False, include_ignored: bool = False,
-               sort: str = "path", max_results: int = 5000) -> dict[str, Any] | FanOut:
+               recursive: bool = False, depth: int | None = None,
+               exclude: str | list[str] | None = None, include_hidden: bool = False,
+               include_ignored: bool = False, sort: str = "path",
+               max_results: int = 5000) -> dict[str, Any] | FanOut:
     """List `path` (the root when "" or "."): its direct entries, or with `pattern` every
-    entry beneath it whose path relative to it matches the glob."""
+    entry beneath it whose path relative to it matches the glob (`recursive`: every
+    entry), at most `depth` levels down."""
     rel = ctx.ws.rel(path, allow_empty=True)
     start = "" if rel == ROOT else rel
+    if not pattern and (recursive or depth is not None):
+        pattern = "**"
     matcher = _compile(pattern) if pattern else None
+    excludes = (exclude,) if isinstance(exclude, str) else tuple(exclude or ())
+    excluded = _excluded(excludes, len(start) + 1 if start else 0)
     try:
         if matcher is None:
             return _reply(walk_entries(ctx, start or ROOT, include_hidden=include_hidden,
                                        include_ignored=include_ignored, max_depth=1,
+                                       select=lambda p, kind: not excluded(p, kind == "dir"),
                                        shown=path), sort, max_results)
-        walker = _walker(ctx, matcher, start, include_hidden, include_ignored)
+        walker = _walker(ctx, matcher, start, include_hidden, include_ignored, depth,
+                         excluded)
         runs = ctx.workers
         front = expand(walker, start or ROOT, shown=path, min_dirs=DIRS_PER_RUN * runs,
                        max_listed=MAX_LISTED)
@@ -66,7 +82,8 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
         return _reply(walk_frontier(walker, front.start, front.identity, front.items),
                       sort, max_results)
     query = {"start": front.start, "identity": front.identity, "pattern": pattern,
-             "include_hidden": include_hidden, "include_ignored": include_ignored,
+             "depth": depth, "exclude": excludes, "include_hidden": include_hidden,
+             "include_ignored": include_ignored,
              "sort": sort, "max_results": max_results}
     # pickled here: the dispatcher passes the runs on without loading the walker's types
     split = cut(front.items, runs)
@@ -79,11 +96,13 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
 
 
 def list_part(ctx: ToolContext, start: str, identity: tuple[int, int], items: bytes,
-              pattern: str, include_hidden: bool, include_ignored: bool, sort: str,
+              pattern: str, depth: int | None, exclude: tuple[str, ...],
+              include_hidden: bool, include_ignored: bool, sort: str,
               max_results: int) -> dict[str, Any]:
     """FanOut part: one run of the frontier walked; its first `max_results` + 1 entries
     in the sort order, with their sort numbers unless the order is by path."""
-    walker = _walker(ctx, _compile(pattern), start, include_hidden, include_ignored)
+    walker = _walker(ctx, _compile(pattern), start, include_hidden, include_ignored, depth,
+                     _excluded(exclude, len(start) + 1 if start else 0))
     chosen = _best(walk_frontier(walker, start, identity, pickle.loads(items)), sort,
                    max_results + 1)
     numbers = _SORT_NUMBERS.get(sort)
@@ -121,14 +140,34 @@ def _compile(pattern: str) -> ListPattern:
         raise invalid_pattern(exc, "pattern") from None
 
 
+def _excluded(globs: tuple[str, ...], cut_at: int) -> Callable[[str, bool], bool]:
+    """Whether a workspace-relative path is excluded (its part below the listed
+    directory, which starts at `cut_at`, matched as an ignore line would be)."""
+    if not globs:
+        return lambda _path, _is_dir: False
+    rules = _exclude_rules(globs)
+    return lambda path, is_dir: rules.match(path[cut_at:], is_dir) == IGNORE
+
+
+@lru_cache(maxsize=64)
+def _exclude_rules(globs: tuple[str, ...]) -> RuleSet:
+    try:
+        rules = [gitignore_rule(g) for g in globs]
+    except GlobError as exc:
+        raise invalid_pattern(exc, "exclude") from None
+    return RuleSet(r for r in rules if r is not None)
+
+
 def _walker(ctx: ToolContext, matcher: ListPattern, start: str, include_hidden: bool,
-            include_ignored: bool) -> Walker:
+            include_ignored: bool, depth: int | None,
+            excluded: Callable[[str, bool], bool]) -> Walker:
     """The walker of a glob listing: it stats only matches and enters only directories
     that can hold one."""
     cut_at = len(start) + 1 if start else 0
-    return Walker(ctx, include_hidden, include_ignored, overrides=None, max_depth=None,
-                  select=lambda p, _kind: matcher.matches(p[cut_at:]),
-                  descend=lambda p: matcher.may_descend(p[cut_at:]))
+    return Walker(ctx, include_hidden, include_ignored, overrides=None, max_depth=depth,
+                  select=lambda p, kind: (matcher.matches(p[cut_at:])
+                                          and not excluded(p, kind == "dir")),
+                  descend=lambda p: matcher.may_descend(p[cut_at:]) and not excluded(p, True))
 
 
 def _reply(entries: Iterable[Entry], sort: str, limit: int) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch_diff import unified_diff
 from chorus_tools.tools.patch_hint import closest_region, escaped_newlines
-from chorus_tools.tools.patch_match import apply, locate
+from chorus_tools.tools.patch_match import Match, apply, locate
 from chorus_tools.tools.sandbox import version_of
 from chorus_tools.tools.text import SNIFF_BYTES, binary_mime, decode, encode
 
@@ -124,23 +124,35 @@ def _apply_all(text: str, patches: list[dict[str, Any]], path: str, *,
             text = p["replace"]
             reports.append({"patch_index": 0, "tier": "exact", "count": 1, "lines": [1]})
             continue
-        replace_all = p.get("replace_all", False)
+        expected = p.get("count")  # an exact number of occurrences (the shadow set's)
+        replace_all = p.get("replace_all", False) or (expected or 0) > 1
         match = locate(text, p["find"], p["replace"], replace_all)
         if match is None:
             raise _not_found(text, p["find"], i, path)
-        if len(match.edits) > 1 and not replace_all:
-            lines = match.lines
-            shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
-            raise ToolError("find_not_unique",
-                            f"patches[{i}].find occurs {len(lines)} times in {path} "
-                            f"({match.tier} match; lines {shown}). Add surrounding lines "
-                            "to make it unique, or set replace_all: true to replace every "
-                            "occurrence.", path=path, patch_index=i, count=len(lines),
-                            lines=lines, tier=match.tier)
+        found = len(match.edits)
+        if found != expected if expected else found > 1 and not replace_all:
+            raise _not_unique(match, i, path, expected)
         text = apply(text, match)
         reports.append({"patch_index": i, "tier": match.tier, "count": len(match.edits),
                         "lines": match.lines})
     return text, reports
+
+
+def _not_unique(match: Match, i: int, path: str, expected: int | None) -> ToolError:
+    lines = match.lines
+    shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
+    if expected:
+        return ToolError("find_not_unique",
+                         f"patches[{i}].find occurs {len(lines)} times in {path}, not "
+                         f"{expected} ({match.tier} match; lines {shown}). Give the number "
+                         "it occurs, or more surrounding text.", path=path, patch_index=i,
+                         count=len(lines), lines=lines, tier=match.tier, expected=expected)
+    return ToolError("find_not_unique",
+                     f"patches[{i}].find occurs {len(lines)} times in {path} "
+                     f"({match.tier} match; lines {shown}). Add surrounding lines "
+                     "to make it unique, or set replace_all: true to replace every "
+                     "occurrence.", path=path, patch_index=i, count=len(lines),
+                     lines=lines, tier=match.tier)
 
 
 def _not_found(text: str, find: str, i: int, path: str) -> ToolError:

@@ -15,9 +15,9 @@ from typing import Any
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.deny import denied, read_only
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.registry import METHODS
+from chorus_tools.tools.registry import ALL_METHODS
 
-_BY_TARGET = {m.target: m for m in METHODS.values()}
+_BY_TARGET = {m.target: m for m in ALL_METHODS if m.target is not None}
 
 
 def guard(ctx: ToolContext, target: str, kwargs: dict[str, Any]) -> None:
@@ -29,8 +29,8 @@ def guard(ctx: ToolContext, target: str, kwargs: dict[str, Any]) -> None:
     if ctx.read_only and method.mutating:
         raise read_only()
     if ctx.ws.deny:
-        for param in method.path_params:
-            _check_path(ctx, kwargs.get(param, "."))
+        for given in method.paths_of(kwargs).values():
+            _check_path(ctx, given)
 
 
 def _check_path(ctx: ToolContext, given: Any) -> None:

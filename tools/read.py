@@ -51,7 +51,7 @@ def read(ctx: ToolContext, path: str, offset: int = 1, limit: int | None = None,
                            version_of(st))
         if small:
             content, encoding = text.decode(data)
-            result = _window_text(content, offset, limit, raw, ctx.limits)
+            result = window_text(content, offset, limit, raw, ctx.limits)
         else:
             scan = text.scan(fd, offset, head)
             encoding = scan.encoding
@@ -135,7 +135,7 @@ def _fitting(parts: list[str], cap: int, numbered: bool) -> int:
     return len(parts)
 
 
-def _window_text(content: str, offset: int, limit: int | None, raw: bool,
+def window_text(content: str, offset: int, limit: int | None, raw: bool,
                  limits: Limits) -> dict[str, Any]:
     """The window of a decoded file held in memory: C-level splits and joins, Python work
     only per line of the window."""

@@ -4,7 +4,9 @@ runtime may treat a call. Dispatch, parameter validation, `rpc.discover` and the
 
 Every method belongs to a tool set (`--tools`): `native` (the `file.*` methods, always
 callable over plain JSON-RPC) or a seed dialect (`claude`, `scope`, `shadow`), whose
-methods are callable, and listed as MCP tools, only when their set is selected.
+methods are callable, and listed as MCP tools, only when their set is selected. The
+native methods are below; each dialect's are in tools/dialects/<set>_table.py. Two sets
+that define the same name cannot be served together (`clashes`).
 
 Functions are named as "module:function" and imported on first use, so a worker pays only
 for the tools it runs.
@@ -12,85 +14,14 @@ for the tools it runs.
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, Callable
+from typing import Any
 
-PATH = {"type": "string", "description": "Workspace-relative path (or absolute inside it)"}
-VERSION = {"type": "string", "description": "Opaque; changes whenever the file changes"}
-TIME = {"type": "string", "description": "ISO 8601 UTC, e.g. 2026-01-31T12:00:00.000000Z"}
-POSITIVE = {"type": "integer", "minimum": 1}
-NON_NEGATIVE = {"type": "integer", "minimum": 0}
-NULLABLE_STR = {"type": ["string", "null"]}
-
-
-def _obj(required: list[str], **props: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": required,
-            "additionalProperties": False}
-
-
-@dataclass(frozen=True)
-class Method:
-    name: str
-    target: str | None  # "module:function"; None: answered by the dispatcher itself
-    summary: str
-    params: dict[str, Any]
-    result: dict[str, Any]
-    mutating: bool = False  # serialized per file, audited, never killed once running
-    stoppable: bool = False  # a cancel kills the worker running it at once
-    toolset: str = "native"  # the --tools set it belongs to
-    title: str = ""  # MCP tools/list: a short human-readable name
-    description: str = ""  # MCP tools/list: written for a model (when to use it, errors)
-    idempotent: bool = False  # MCP annotation: repeating the call changes nothing more
-    destructive: bool = False  # MCP annotation: it may overwrite or remove what exists
-    path_params: tuple[str, ...] = ("path",)  # the params naming paths: ordering, --deny
-    shown_as: str = "json"  # MCP content for a model: "read", "search", "list" or "json"
-    mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)
-
-    @property
-    def tool_name(self) -> str:
-        """The MCP tool name: `^[a-zA-Z0-9_-]{1,64}$`, so `file.read` is `file_read`."""
-        return self.name.replace(".", "_")
-
-    def mutates(self, params: dict[str, Any]) -> bool:
-        """Whether this call changes files (and so is audited): a dry run does not."""
-        return self.mutating and params.get("dry_run") is not True  # "yes" is refused: audited
-
-    @cached_property
-    def func(self) -> Callable[..., Any] | None:
-        if self.target is None:
-            return None
-        module, _, name = self.target.partition(":")
-        return getattr(importlib.import_module(module), name)
-
-
-_READ_RESULT = {
-    "type": "object",
-    "oneOf": [
-        _obj(["content", "total_lines", "truncated", "start_line", "end_line", "encoding",
-              "version"],
-             content={"type": "string"}, total_lines=NON_NEGATIVE,
-             truncated={"type": "boolean"}, start_line=POSITIVE,
-             end_line=NON_NEGATIVE, encoding={"enum": ["utf-8", "utf-8-sig", "utf-16-le",
-                                                       "utf-16-be", "latin-1"]},
-             version=VERSION),
-        _obj(["image", "mime_type", "size", "version"], image={"type": "string"},
-             mime_type={"type": "string"}, size=NON_NEGATIVE, version=VERSION),
-    ],
-}
-
-_FILE_ENTRY = _obj(["path", "size", "modified", "type"], path={"type": "string"},
-                   size=NON_NEGATIVE, modified=TIME,
-                   type={"enum": ["file", "dir", "symlink", "other"]})
-
-_MATCH_REPORT = _obj(["patch_index", "tier", "count", "lines"], patch_index=NON_NEGATIVE,
-                     tier={"enum": ["exact", "line_endings", "indentation"]},
-                     count=POSITIVE, lines={"type": "array", "items": POSITIVE})
+from chorus_tools.tools.dialects import claude_table, scope_table, shadow_table
+from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_RESULT, PATH,
+                                      POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT,
+                                      VERSION, WRITE_RESULT, Method, obj as _obj)
 
 _SUCCESS = {"type": "boolean"}
-
-_GLOBS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 
 METHODS: dict[str, Method] = {m.name: m for m in [
     Method(
@@ -98,7 +29,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         "Read a text file as numbered lines (paged), or an image as base64.",
         _obj(["path"], path=PATH, offset=POSITIVE, limit=POSITIVE,
              raw={"type": "boolean"}),
-        _READ_RESULT, stoppable=True, title="Read file", idempotent=True, shown_as="read",
+        READ_RESULT, stoppable=True, read_state="shown", shown_as="read", title="Read file",
+        idempotent=True,
         description=(
             "Read a text file from the workspace. Returns its lines numbered like `cat -n` "
             "(line number, tab, text); the numbers are not part of the file, so never copy "
@@ -116,10 +48,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["path", "content"], path=PATH, content={"type": "string"},
              create_dirs={"type": "boolean"}, overwrite={"type": "boolean"},
              expected_version=VERSION),
-        _obj(["success", "bytes_written", "created", "version"],
-             success={"type": "boolean"}, bytes_written=NON_NEGATIVE,
-             created={"type": "boolean"}, version=VERSION),
-        mutating=True, title="Write file", idempotent=True, destructive=True,
+        WRITE_RESULT, mutating=True, read_state="shown", title="Write file", idempotent=True,
+        destructive=True,
         description=(
             "Create a file, or replace a whole file, with the given UTF-8 `content` "
             "(atomic: readers see the old file or the new one, never a mix). Missing parent "
@@ -137,12 +67,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
                  ["find", "replace"], find={"type": "string"},
                  replace={"type": "string"}, replace_all={"type": "boolean"})},
              dry_run={"type": "boolean"}, expected_version=VERSION),
-        _obj(["success", "patches_applied", "replacements", "matches", "diff", "version"],
-             success={"type": "boolean"}, patches_applied=NON_NEGATIVE,
-             replacements=NON_NEGATIVE, matches={"type": "array", "items": _MATCH_REPORT},
-             diff={"type": "string"},
-             version={**VERSION, "type": ["string", "null"]}),  # null: dry-run creation
-        mutating=True, title="Edit file (find and replace)", destructive=True,
+        PATCH_RESULT, mutating=True, read_state="shown", title="Edit file (find and replace)",
+        destructive=True,
         description=(
             "Edit a file by exact search and replace: each of `patches` replaces its `find` "
             "text with `replace`, in order, all or nothing. Read the file first and copy "
@@ -159,8 +85,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         "file.delete", "chorus_tools.tools.delete:delete",
         "Delete a regular file or a symlink (never its target, never a directory).",
         _obj(["path"], path=PATH),
-        _obj(["success"], success={"type": "boolean"}),
-        mutating=True, title="Delete file", idempotent=True, destructive=True,
+        _obj(["success"], success={"type": "boolean"}), mutating=True, read_state="removed",
+        title="Delete file", idempotent=True, destructive=True,
         description=(
             "Delete one file, or a symlink (the link itself, never what it points to). "
             "Directories are refused (is_directory). Errors: file_not_found (already "
@@ -169,10 +95,11 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method(
         "file.list", "chorus_tools.tools.listing:list_files",
         "List a directory's entries, or the paths matching a glob beneath it.",
-        _obj([], path=PATH, pattern={"type": "string"},
+        _obj([], path=PATH, pattern={"type": "string"}, recursive={"type": "boolean"},
+             depth=POSITIVE, exclude=GLOBS,
              include_hidden={"type": "boolean"}, include_ignored={"type": "boolean"},
              sort={"enum": ["path", "modified", "size"]}, max_results=POSITIVE),
-        _obj(["files", "truncated"], files={"type": "array", "items": _FILE_ENTRY},
+        _obj(["files", "truncated"], files={"type": "array", "items": FILE_ENTRY},
              truncated={"type": "boolean"}),
         stoppable=True, title="List files", idempotent=True, shown_as="list",
         description=(
@@ -188,21 +115,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method(
         "file.search", "chorus_tools.tools.search.search:search",
         "Search file contents with a regex (ripgrep syntax) or a fixed string.",
-        _obj(["pattern"], pattern={"type": "string"}, path=PATH, glob=_GLOBS,
+        _obj(["pattern"], pattern={"type": "string"}, path=PATH, glob=GLOBS,
              case_sensitive={"type": "boolean"}, literal={"type": "boolean"},
-             context_lines=NON_NEGATIVE, max_results=POSITIVE,
+             context_lines=NON_NEGATIVE, before_context=NON_NEGATIVE,
+             after_context=NON_NEGATIVE, type=GLOBS, max_results=POSITIVE,
              output_mode={"enum": ["content", "files_with_matches", "count"]},
              multiline={"type": "boolean"}, include_hidden={"type": "boolean"},
              include_ignored={"type": "boolean"}),
-        {"type": "object", "required": ["truncated", "engine"], "properties": {
-            "matches": {"type": "array", "items": _obj(
-                ["path", "line", "content"], path={"type": "string"}, line=POSITIVE,
-                content={"type": "string"})},
-            "files": {"type": "array", "items": {"type": "string"}},
-            "counts": {"type": "array", "items": _obj(
-                ["path", "count"], path={"type": "string"}, count=POSITIVE)},
-            "total": NON_NEGATIVE, "truncated": {"type": "boolean"},
-            "engine": {"enum": ["ripgrep", "python"]}}},
+        SEARCH_RESULT,
         stoppable=True, title="Search file contents", idempotent=True, shown_as="search",
         description=(
             "Search the text of files beneath `path` (default: the whole workspace) for a "
@@ -288,19 +208,31 @@ METHODS: dict[str, Method] = {m.name: m for m in [
 ]}
 
 
+DIALECTS: tuple[Method, ...] = (*claude_table.METHODS, *scope_table.METHODS,
+                                *shadow_table.METHODS)
+ALL_METHODS: tuple[Method, ...] = (*METHODS.values(), *DIALECTS)
 TOOLSETS = ("native", "claude", "scope", "shadow")
+
+
+def clashes(toolsets: tuple[str, ...]) -> dict[str, list[str]]:
+    """Names that more than one of the selected sets define, with those sets (e.g. claude
+    and shadow both have Read): such sets cannot be served together."""
+    owners: dict[str, list[str]] = {}
+    for m in ALL_METHODS:
+        if m.toolset in toolsets:
+            owners.setdefault(m.name, []).append(m.toolset)
+    return {name: sets for name, sets in owners.items() if len(sets) > 1}
 
 
 def callable_methods(toolsets: tuple[str, ...]) -> dict[str, Method]:
     """The methods plain JSON-RPC accepts under `--tools`: the native ones always, plus
-    every method of the selected sets."""
-    return {name: m for name, m in METHODS.items()
-            if m.toolset == "native" or m.toolset in toolsets}
+    every method of the selected sets (which must not clash)."""
+    return {m.name: m for m in ALL_METHODS if m.toolset == "native" or m.toolset in toolsets}
 
 
 def listed_methods(toolsets: tuple[str, ...], read_only: bool = False) -> list[Method]:
     """The methods `tools/list` shows under `--tools`: those of the selected sets, less
     the mutating ones under `--read-only` (the worker refuses them anyway) and those that
     are no MCP tool."""
-    return [m for m in METHODS.values()
+    return [m for m in ALL_METHODS
             if m.toolset in toolsets and m.mcp_tool and not (read_only and m.mutating)]

@@ -9,6 +9,8 @@ It sees the tree as ripgrep does with `--no-require-git --no-ignore-global
   entered, so nothing inside it can be re-included (git's rule);
 - the explicit start directory itself is never filtered;
 - `globs` (file.search's `glob`) act as ripgrep's `--glob`, overriding the two rules above;
+- `types` (file.search's `type`) act as ripgrep's `--type`: after the ignore rules, a file
+  whose name matches one of the types is shown (even hidden), any other file is not;
 - symlinks are reported as entries but never followed: a symlinked directory is not
   entered and a symlink is never a file;
 - temporary files of atomic writes (tools.atomic) are never seen, nor are `--deny`'d
@@ -37,6 +39,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.globs import IGNORE, NONE, WHITELIST, GlobError, SearchGlobs, invalid_pattern
 from chorus_tools.tools.ignore import IgnoreStack, load_dir_rules, stack_above
 from chorus_tools.tools.sandbox import ROOT
+from chorus_tools.tools.search.filetypes import FileTypes
 
 FILE, DIR, SYMLINK, OTHER = "file", "dir", "symlink", "other"
 DESCEND = "descend"  # the kind of an item that is a directory to enter
@@ -56,7 +59,8 @@ class Entry(NamedTuple):
 
 
 def walk_files(ctx: ToolContext, rel: str, *, include_hidden: bool, include_ignored: bool,
-               globs: list[str] | None = None, stop: Callable[[], bool] | None = None
+               globs: list[str] | None = None, types: FileTypes | None = None,
+               stop: Callable[[], bool] | None = None
                ) -> Iterator[tuple[str, os.stat_result]]:
     """(path, lstat) of every regular file beneath directory `rel` (normalised, as from
     ctx.ws.rel), in path order. `stop()` returning True ends the walk early.
@@ -64,8 +68,8 @@ def walk_files(ctx: ToolContext, rel: str, *, include_hidden: bool, include_igno
     Raises ToolError before the first result: the start's errors (file_not_found,
     not_a_directory, ...) and invalid_pattern (param 'glob') for a glob ripgrep refuses."""
     for entry in walk_entries(ctx, rel, include_hidden=include_hidden,
-                              include_ignored=include_ignored, globs=globs, stop=stop,
-                              select=_is_file):
+                              include_ignored=include_ignored, globs=globs, types=types,
+                              stop=stop, select=_is_file):
         yield entry.path, entry.stat
 
 
@@ -75,7 +79,8 @@ def _is_file(path: str, kind: str) -> bool:
 
 def walk_entries(ctx: ToolContext, rel: str, *, include_hidden: bool,
                  include_ignored: bool, globs: list[str] | None = None,
-                 stop: Callable[[], bool] | None = None, max_depth: int | None = None,
+                 types: FileTypes | None = None, stop: Callable[[], bool] | None = None,
+                 max_depth: int | None = None,
                  select: Callable[[str, str], bool] | None = None,
                  descend: Callable[[str], bool] | None = None,
                  shown: str | None = None) -> Iterator[Entry]:
@@ -90,7 +95,7 @@ def walk_entries(ctx: ToolContext, rel: str, *, include_hidden: bool,
     ignores = IgnoreStack() if include_ignored else stack_above(ctx, start)
     fd = ctx.ws.open_dir(start or ROOT, shown=shown)
     walker = Walker(ctx, include_hidden, include_ignored, overrides, max_depth, descend,
-                    select)
+                    select, types)
     try:
         frame = walker.scan(fd, start, ignores, 0)
     except BaseException:
@@ -112,8 +117,10 @@ class Walker:
     def __init__(self, ctx: ToolContext, include_hidden: bool, include_ignored: bool,
                  overrides: SearchGlobs | None, max_depth: int | None,
                  descend: Callable[[str], bool] | None,
-                 select: Callable[[str, str], bool] | None) -> None:
+                 select: Callable[[str, str], bool] | None,
+                 types: FileTypes | None = None) -> None:
         self.ctx = ctx
+        self.types = types
         self.include_hidden = include_hidden
         self.include_ignored = include_ignored
         self.overrides = overrides
@@ -174,7 +181,7 @@ class Walker:
             ignores = ignores.child(dir_rel, load_dir_rules(self.ctx, dir_rel, names))
             # only these names can meet an ignore rule; the others skip the costly checks
             suspects = ignores.suspects(names) if ignores else ()
-        plain, hidden = self.overrides is None, self.include_hidden
+        plain, hidden = self.overrides is None and self.types is None, self.include_hidden
         deny = bool(self.ctx.ws.deny)  # once per directory, not once per entry
         select, descend = self.select, self.descend
         may_descend = self.max_depth is None or depth + 1 < self.max_depth
@@ -209,13 +216,15 @@ class Walker:
             verdict = self.overrides.match(path, is_dir)
             if verdict != NONE:
                 return verdict == WHITELIST
+        whitelisted = False
         if ignores:
             verdict = ignores.match(path, is_dir)
             if verdict == IGNORE:
                 return False
-            if verdict == WHITELIST:
-                return True
-        return self.include_hidden or not name.startswith(".")
+            whitelisted = verdict == WHITELIST
+        if self.types is not None and not is_dir:
+            return self.types.matches(name)
+        return whitelisted or self.include_hidden or not name.startswith(".")
 
 
 def denied_entry(ctx: ToolContext, path: str, kind: str) -> bool:

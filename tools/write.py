@@ -1,4 +1,7 @@
-"""file.write: create or replace a file with UTF-8 text, atomically (see tools.atomic)."""
+"""file.write: create or replace a file with UTF-8 text, atomically (see tools.atomic).
+
+`encoding` is not a file.write parameter: it serves the scope set's write_file, which
+writes the encodings file.read reports (a BOM for utf-8-sig and UTF-16)."""
 
 from __future__ import annotations
 
@@ -8,14 +11,16 @@ from chorus_tools.tools.atomic import Current, mutate
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.sandbox import version_of
+from chorus_tools.tools.text import encode
 
 
 def write(ctx: ToolContext, path: str, content: str, create_dirs: bool = True,
-          overwrite: bool = True, expected_version: str | None = None) -> dict[str, Any]:
+          overwrite: bool = True, expected_version: str | None = None,
+          encoding: str = "utf-8") -> dict[str, Any]:
     """Write `content` exactly as given (UTF-8, no line-ending conversion). Identical
     content writes nothing, so the version an agent holds stays valid."""
     rel = ctx.ws.rel(path)
-    data = _encode(content)
+    data = _encode(content, encoding)
     limit = ctx.limits.max_write_bytes
     if len(data) > limit:
         raise ToolError("file_too_large",
@@ -36,11 +41,12 @@ def write(ctx: ToolContext, path: str, content: str, create_dirs: bool = True,
             "version": version_of(out.stat)}
 
 
-def _encode(content: str) -> bytes:
+def _encode(content: str, encoding: str) -> bytes:
     try:
-        return content.encode("utf-8")
+        return encode(content, encoding)
     except UnicodeEncodeError as exc:
+        what = ("a lone surrogate, which is not valid Unicode" if encoding != "latin-1"
+                else f"{content[exc.start]!r}, which latin-1 cannot represent")
         raise ToolError("invalid_params",
-                        f"'content' holds a lone surrogate at character {exc.start}, which "
-                        "is not valid Unicode and cannot be written as UTF-8.",
-                        param="content") from None
+                        f"'content' holds {what} at character {exc.start}; it cannot be "
+                        f"written as {encoding}.", param="content") from None

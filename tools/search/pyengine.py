@@ -50,7 +50,7 @@ def merge(args: dict[str, Any], parts: list[dict[str, Any]], complete: bool) -> 
     shape = Shape(**args["shape"])
     results = [r for part in parts for r in part["results"]]
     if complete or have(results, shape) > shape.max_results:
-        return assemble(results, shape, "python")
+        return assemble(results, shape, "python", args["files"])
     return None
 
 
@@ -73,22 +73,23 @@ def _search_file(ctx: ToolContext, rel: str, rx: regex.Pattern, line_mode: bool,
                         path=rel, limit_seconds=budget) from None
     if not spans:
         return None
-    lines = _line_texts(text, spans, shape.context) if shape.wants_text else {}
+    lines = _line_texts(text, spans, shape.before, shape.after) if shape.wants_text else {}
     return file_result(rel, [span[:2] for span in spans], lines, shape, limit)
 
 
-def _line_texts(text: str, spans: list[tuple[int, int, int]], context: int) -> dict[int, str]:
+def _line_texts(text: str, spans: list[tuple[int, int, int]], before: int,
+                after: int) -> dict[int, str]:
     """The text, as the client sees it, of every line the reply can show: each span's
-    lines and `context` lines either side, found by walking from the offset where the
+    lines, `before` lines above and `after` below, found by walking from the offset where the
     span's first line starts (splitting whole files was the engine's largest cost)."""
     lines: dict[int, str] = {}
     size = len(text)
     for first, last, start in spans:
         line, pos = first, start
-        while line > 1 and line > first - context:  # back to the window's first line
+        while line > 1 and line > first - before:  # back to the window's first line
             pos = text.rfind("\n", 0, pos - 1) + 1
             line -= 1
-        while line <= last + context and pos < size:
+        while line <= last + after and pos < size:
             end = text.find("\n", pos)
             end = size if end < 0 else end
             if line not in lines:

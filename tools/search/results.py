@@ -21,7 +21,8 @@ class Shape:
     """What the reply needs from each file; the same for every file of one search."""
 
     mode: str  # content | files_with_matches | count
-    context: int
+    before: int  # context lines shown before a match (ripgrep's -B)
+    after: int  # and after it (-A)
     merge_adjacent: bool  # multiline mode is really active: touching spans form one entry
     max_results: int
     max_line_chars: int
@@ -62,13 +63,13 @@ def file_result(path: str, spans: list[tuple[int, int]], lines: Mapping[int, str
     entries: list[list[Any]] = []
     if shape.mode == "content":
         keep = shape.max_line_chars
-        if shape.context == 0:
+        if shape.before == shape.after == 0:
             entries = [[s, cut_line(lines[s], keep) if s == e else "\n".join(
                 cut_line(lines[n], keep) for n in range(s, e + 1))] for s, e in spans[:limit]]
         else:
             matched = {n for s, e in spans for n in range(s, e + 1)}
             for s, e in spans[:limit]:
-                window = range(max(1, s - shape.context), e + shape.context + 1)
+                window = range(max(1, s - shape.before), e + shape.after + 1)
                 entries.append([s, "\n".join(
                     (MATCH_PREFIX if n in matched else CONTEXT_PREFIX) + cut_line(lines[n], keep)
                     for n in window if n in lines)])
@@ -85,19 +86,22 @@ def have(results: list[dict[str, Any]], shape: Shape) -> int:
     return sum(items(r, shape) for r in results)
 
 
-def assemble(results: list[dict[str, Any]], shape: Shape, engine: str) -> dict[str, Any]:
-    """The reply: the first max_results items in path order; `truncated` when more exist."""
+def assemble(results: list[dict[str, Any]], shape: Shape, engine: str,
+             files_searched: int | None) -> dict[str, Any]:
+    """The reply: the first max_results items in path order; `truncated` when more exist.
+    `files_searched` None: not known yet (ripgrep stopped early), counted by the caller."""
     cap = shape.max_results
+    tail = {"engine": engine, "files_searched": files_searched}
     if shape.mode == "content":
         matches = [{"path": r["path"], "line": line, "content": content}
                    for r in results for line, content in r["entries"]]
-        return {"matches": matches[:cap], "truncated": len(matches) > cap, "engine": engine}
+        return {"matches": matches[:cap], "truncated": len(matches) > cap, **tail}
     if shape.mode == "files_with_matches":
         return {"files": [r["path"] for r in results[:cap]], "truncated": len(results) > cap,
-                "engine": engine}
+                **tail}
     counts = [{"path": r["path"], "count": r["count"]} for r in results[:cap]]
     return {"counts": counts, "total": sum(c["count"] for c in counts),
-            "truncated": len(results) > cap, "engine": engine}
+            "truncated": len(results) > cap, **tail}
 
 
 def split_lines(text: str) -> list[str]:

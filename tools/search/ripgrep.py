@@ -18,8 +18,8 @@ every match is wanted (`UNSORTED_FROM`), rg runs unsorted on all its threads ins
 still prints each file's messages together), everything is read, and the files are sorted
 at the end, keeping only the first `max_results` items as it goes.
 
-`--deny` rules go to rg as excludes where it reads them as we do, and every file it
-reports is checked against them all before it can reach the reply.
+Stopped early, rg never says how many files it would have searched (`files_searched`): a
+second rg, `--files` with the same walk, confined the same way, counts them.
 
 A file containing a NUL anywhere contributes nothing: matches are held per file until
 rg's `end` message, which reports a NUL it met (`--no-mmap`, so rg reads the whole file).
@@ -62,14 +62,15 @@ class NeedsPcre2(Exception):
 
 def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
            needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
-           include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
+           types: tuple[str, ...], include_hidden: bool, include_ignored: bool,
+           shape: Shape) -> dict[str, Any]:
     """Run rg over `rel` (a directory or a file) and shape its output."""
     assert ctx.rg_path is not None
     for _ in range(_SWAP_RETRIES):
         try:
             return _search_once(ctx, rel, shown, pattern, literal=literal,
                                 needs_pcre2=needs_pcre2, case_sensitive=case_sensitive,
-                                multiline=multiline, globs=globs,
+                                multiline=multiline, globs=globs, types=types,
                                 include_hidden=include_hidden,
                                 include_ignored=include_ignored, shape=shape)
         except ToolError as err:
@@ -89,21 +90,29 @@ def _lost_root(err: ToolError, rel: str) -> bool:
 
 def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
                  needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
-                 include_hidden: bool, include_ignored: bool, shape: Shape) -> dict[str, Any]:
-    argv = _argv(ctx.rg_path, pattern, rel, literal=literal, pcre2=ctx.rg_has_pcre2,
-                 case_sensitive=case_sensitive, multiline=multiline, globs=globs,
-                 include_hidden=include_hidden, include_ignored=include_ignored,
-                 context=shape.context if shape.wants_text else 0,
-                 sort=_sorted(shape), excludes=ctx.ws.deny.rg_excludes())
+                 types: tuple[str, ...], include_hidden: bool, include_ignored: bool,
+                 shape: Shape) -> dict[str, Any]:
+    walk = _walk_args(rel, globs=globs, types=types, include_hidden=include_hidden,
+                      include_ignored=include_ignored, excludes=ctx.ws.deny.rg_excludes())
+    argv = _argv(ctx.rg_path, pattern, literal=literal, pcre2=ctx.rg_has_pcre2,
+                 case_sensitive=case_sensitive, multiline=multiline,
+                 context=(shape.before, shape.after) if shape.wants_text else (0, 0),
+                 sort=_sorted(shape)) + walk
     target_fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
     allowed = [target_fd]
     try:
-        if not stat.S_ISDIR(os.fstat(target_fd).st_mode):
+        is_dir = stat.S_ISDIR(os.fstat(target_fd).st_mode)
+        if not is_dir:
             argv[-1] = f"/proc/self/fd/{target_fd}"  # rg reads it through our descriptor
         allowed += _ignore_files_above(ctx, rel)
         ruleset = landlock.ruleset(allowed, ctx.rg_path)
         try:
-            return _run(ctx, argv, rel, target_fd, ruleset, shape, needs_pcre2)
+            found = _run(ctx, argv, rel, target_fd, ruleset, shape, needs_pcre2)
+            if found["files_searched"] is None:
+                found["files_searched"] = _count_files(
+                    ctx, [ctx.rg_path, "--files", "--no-config", *walk], target_fd,
+                    ruleset) if is_dir else 1
+            return found
         finally:
             if ruleset is not None:
                 os.close(ruleset)
@@ -117,11 +126,24 @@ def _sorted(shape: Shape) -> bool:
     return shape.max_results < UNSORTED_FROM
 
 
-def _argv(rg: str, pattern: str, rel: str, *, literal: bool, pcre2: bool,
-          case_sensitive: bool, multiline: bool, globs: list[str], include_hidden: bool,
-          include_ignored: bool, context: int, sort: bool,
-          excludes: list[str]) -> list[str]:
-    argv = [rg, "--json", "--no-config", "--no-mmap", *_WALK_FLAGS,
+def _walk_args(rel: str, *, globs: list[str], types: tuple[str, ...], include_hidden: bool,
+               include_ignored: bool, excludes: list[str]) -> list[str]:
+    """The files rg visits (the same for a search and for counting), ending in the path."""
+    argv = [*_WALK_FLAGS]
+    if include_hidden:
+        argv.append("--hidden")
+    if include_ignored:
+        argv.append("--no-ignore")
+    argv += [f"--type={t}" for t in types]
+    argv += [f"--glob={g}" for g in globs]
+    argv += excludes  # --deny, after the client's globs: the last matching glob wins in rg
+    return argv + [f"--glob=!{TEMP_PREFIX}*", "--", rel]
+
+
+def _argv(rg: str, pattern: str, *, literal: bool, pcre2: bool, case_sensitive: bool,
+          multiline: bool, context: tuple[int, int], sort: bool) -> list[str]:
+    """A search's options, before the walk's (`_walk_args`)."""
+    argv = [rg, "--json", "--no-config", "--no-mmap",
             "--case-sensitive" if case_sensitive else "--ignore-case"]
     if sort:
         argv.append("--sort=path")
@@ -131,16 +153,11 @@ def _argv(rg: str, pattern: str, rel: str, *, literal: bool, pcre2: bool,
         argv.append("--engine=auto")
     if multiline:
         argv.append("--multiline")
-    if include_hidden:
-        argv.append("--hidden")
-    if include_ignored:
-        argv.append("--no-ignore")
-    if context:
-        argv.append(f"--context={context}")
-    argv += [f"--glob={g}" for g in globs]
-    argv += excludes  # after the client's globs: the last matching glob wins in rg
-    argv += [f"--glob=!{TEMP_PREFIX}*", f"--regexp={pattern}", "--", rel]
-    return argv
+    if context[0]:
+        argv.append(f"--before-context={context[0]}")
+    if context[1]:
+        argv.append(f"--after-context={context[1]}")
+    return argv + [f"--regexp={pattern}"]
 
 
 def _ignore_files_above(ctx: ToolContext, rel: str) -> list[int]:
@@ -184,7 +201,22 @@ def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
         lost = [ln for ln in stderr.splitlines() if ln.startswith(f"rg: {rel}: ")]
         if lost:  # rg could not open its root, yet says it finished: not an empty result
             _raise_failure(lost[0], needs_pcre2)
-    return assemble(reader.results(), shape, "ripgrep")
+    return assemble(reader.results(), shape, "ripgrep", reader.searches)
+
+
+def _count_files(ctx: ToolContext, argv: list[str], target_fd: int,
+                 ruleset: int | None) -> int:
+    """How many files `rg --files` lists: the newlines of its output, never stored."""
+    parent = os.getpid()
+    proc = subprocess.Popen(
+        argv, cwd=f"/proc/self/fd/{ctx.ws.root_fd}", stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={}, pass_fds=(target_fd,),
+        preexec_fn=lambda: landlock.confine(ruleset, parent))
+    assert proc.stdout is not None
+    with proc.stdout:
+        count = sum(chunk.count(b"\n") for chunk in iter(lambda: proc.stdout.read(1 << 16), b""))
+    proc.wait()
+    return count
 
 
 def _raise_failure(stderr: str, needs_pcre2: bool) -> None:
@@ -211,6 +243,7 @@ class _Reader:
         self.done: list[dict[str, Any]] = []
         self.count = 0  # reply items in `done`
         self.finished = self.stopped = False
+        self.searches: int | None = None  # files rg searched: its summary says
         self._siblings: dict[str, list[str]] = {}
         self._start_file()
 
@@ -237,6 +270,7 @@ class _Reader:
             return self.count >= self.needed and self._settled()
         elif kind == "summary":
             self.finished = True
+            self.searches = data["stats"]["searches"]
         return False
 
     def _lines(self, data: dict[str, Any], is_match: bool) -> None:
@@ -246,7 +280,7 @@ class _Reader:
         if is_match:
             spans.append((first, first + max(len(texts), 1) - 1))
         if not self.wants_text or (len(spans) > self.needed and first > spans[
-                self.needed - 1][1] + self.shape.context):
+                self.needed - 1][1] + self.shape.after):
             return
         if len(texts) == 1:  # the usual message: one line
             self.lines[first] = texts[0]

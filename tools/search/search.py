@@ -5,6 +5,9 @@ The pattern is read once (tools.search.syntax) for what both engines must agree 
 literal line break without multiline is refused here, before either runs. ripgrep runs
 when there is one, unless the pattern needs PCRE2 and this ripgrep lacks it; the python
 engine searches small trees inline and splits larger ones across the pool (a FanOut).
+
+`files_searched` counts the files the query covers (binary ones included, as ripgrep's
+`searches` does): the python engine's file list, ripgrep's own count.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.fanout import FanOut
 from chorus_tools.tools.globs import GlobError, SearchGlobs, invalid_pattern as invalid_glob
 from chorus_tools.tools.search import pyengine, ripgrep
+from chorus_tools.tools.search.filetypes import FileTypes
 from chorus_tools.tools.search.results import Shape, assemble
 from chorus_tools.tools.search.syntax import Pattern, analyse, compile_python
 from chorus_tools.tools.walk import walk_files
@@ -30,11 +34,16 @@ CHUNKS_PER_WORKER = 4
 
 def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str] | None = None,
            case_sensitive: bool = True, literal: bool = False, context_lines: int = 0,
-           max_results: int = 100, output_mode: str = "content", multiline: bool = False,
+           before_context: int | None = None, after_context: int | None = None,
+           type: str | list[str] | None = None, max_results: int = 100,
+           output_mode: str = "content", multiline: bool = False,
            include_hidden: bool = False, include_ignored: bool = False) -> dict[str, Any] | FanOut:
-    """Search file contents beneath `path` (a directory or one file) in path order."""
+    """Search file contents beneath `path` (a directory or one file) in path order.
+    `before_context`/`after_context` override `context_lines` on their side."""
     rel = ctx.ws.rel(path, allow_empty=True)  # optional, as in file.list: "" is the root
     globs = [glob] if isinstance(glob, str) else list(glob or [])
+    types = tuple([type] if isinstance(type, str) else type or ())
+    file_types = FileTypes(types) if types else None
     try:
         SearchGlobs(globs)
     except GlobError as exc:
@@ -47,21 +56,24 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                         param="pattern", reason="the literal \"\\n\" is not allowed in a "
                         "regex without multiline")
     is_dir = _is_dir(ctx, rel, path)
-    shape = Shape(output_mode, context_lines, multiline and pat.may_match_newline,
-                  max_results, ctx.limits.max_line_chars)
+    shape = Shape(output_mode, context_lines if before_context is None else before_context,
+                  context_lines if after_context is None else after_context,
+                  multiline and pat.may_match_newline, max_results, ctx.limits.max_line_chars)
+
     if ctx.search_engine != "python" and ctx.rg_path is not None and not (
             pat.needs_pcre2 and not ctx.rg_has_pcre2):
         try:
             return ripgrep.search(
                 ctx, rel, path, pattern, literal=literal, needs_pcre2=pat.needs_pcre2,
                 case_sensitive=case_sensitive, multiline=multiline, globs=globs,
-                include_hidden=include_hidden, include_ignored=include_ignored, shape=shape)
+                types=types, include_hidden=include_hidden,
+                include_ignored=include_ignored, shape=shape)
         except ripgrep.NeedsPcre2:
             pass  # a PCRE-only feature the pattern reading missed: the python engine has it
     compile_python(pat, case_sensitive=case_sensitive)  # refuse a bad pattern before walking
     files = [p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
-                                      include_ignored=include_ignored, globs=globs)
-             ] if is_dir else [rel]
+                                      include_ignored=include_ignored, globs=globs,
+                                      types=file_types)] if is_dir else [rel]
     return _python(files, pat, case_sensitive, multiline, shape, ctx)
 
 
@@ -85,10 +97,11 @@ def _python(files: list[str], pat: Pattern, case_sensitive: bool, multiline: boo
              "multiline": multiline, "shape": dataclasses.asdict(shape)}
     if len(files) <= INLINE_FILES:
         part = pyengine.search_part(ctx, files, **query)
-        return assemble(part["results"], shape, "python")
+        return assemble(part["results"], shape, "python", len(files))
     chunks = CHUNKS_PER_WORKER * ctx.workers
     size = max(INLINE_FILES // 2, math.ceil(len(files) / chunks))
     parts = [{"files": files[i:i + size], **query} for i in range(0, len(files), size)]
     return FanOut(part="chorus_tools.tools.search.pyengine:search_part", parts=parts,
-                  merge="chorus_tools.tools.search.pyengine:merge", args={"shape": query["shape"]},
+                  merge="chorus_tools.tools.search.pyengine:merge",
+                  args={"shape": query["shape"], "files": len(files)},
                   sizes=[len(p["files"]) for p in parts], unit="files searched")

@@ -1,0 +1,111 @@
+"""What the dialects' adapters share: applying a conversion to a core result that may
+still be a FanOut, renaming the core's parameter names in its errors, aliases, integers
+given as strings, and a search window cut into context arrays."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Callable, TypeVar
+
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.fanout import FanOut
+from chorus_tools.tools.method import load
+from chorus_tools.tools.search.results import MATCH_PREFIX
+
+
+def then(result: dict[str, Any] | FanOut, convert: str,
+         **extra: Any) -> dict[str, Any] | FanOut:
+    """`convert(result, **extra)` now, or, when the core split its work across the pool,
+    after the parts are merged (in the dispatcher: `convert` must be pure)."""
+    if isinstance(result, FanOut):
+        return FanOut(part=result.part, parts=result.parts,
+                      merge="chorus_tools.tools.dialects.common:merge_then",
+                      args={"merge": result.merge, "args": result.args, "convert": convert,
+                            "extra": extra})
+    return load(convert)(result, **extra)
+
+
+def merge_then(args: dict[str, Any], results: list[dict[str, Any]],
+               complete: bool) -> dict[str, Any] | None:
+    """FanOut merge: the core's merge, then the dialect's conversion."""
+    merged = load(args["merge"])(args["args"], results, complete)
+    return None if merged is None else load(args["convert"])(merged, **args["extra"])
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def speaking(names: dict[str, str], params: dict[str, str] | None = None) -> Callable[[F], F]:
+    """An adapter whose errors come out in its dialect's words (see `renamed`)."""
+    def wrap(adapter: F) -> F:
+        @functools.wraps(adapter)
+        def speaks(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return adapter(*args, **kwargs)
+            except ToolError as err:
+                raise renamed(err, names, params) from None
+        return speaks  # type: ignore[return-value]
+    return wrap
+
+
+def renamed(err: ToolError, names: dict[str, str],
+            params: dict[str, str] | None = None) -> ToolError:
+    """The core's error in the dialect's words: each core name (a key of `names`: a
+    parameter, `patches[{i}].find` for every index, a method) becomes the dialect's, in
+    the message and in `data.param`, wherever it stands as a whole name; `params` renames
+    `data.param` only (the core's `path` is the dialect's `file_path`)."""
+    message, details = err.message, dict(err.details)
+    if params and details.get("param") in params:
+        details["param"] = params[details["param"]]
+    for core, own in names.items():
+        rx = re.compile(r"(?<![\w.])" + re.escape(core).replace(r"\{i\}", r"(\d+)")
+                        + r"(?![\w\[]|\.\w)")
+
+        def swap(m: re.Match[str], own: str = own) -> str:
+            return own.replace("{i}", m.group(1)) if m.groups() else own
+        message = rx.sub(swap, message)
+        if isinstance(details.get("param"), str):
+            details["param"] = rx.sub(swap, details["param"])
+    return ToolError(err.code, message, **details)
+
+
+def window(match: dict[str, Any], before: int,
+           context: bool) -> tuple[list[str], str, list[str]]:
+    """(lines before, the matching line, lines after) of a file.search content entry: with
+    context its lines are prefixed (`--> ` or four spaces) and start `before` lines above
+    the match, or at line 1."""
+    if not context:
+        return [], match["content"], []
+    lines = [line[len(MATCH_PREFIX):] for line in match["content"].split("\n")]
+    at = min(before, match["line"] - 1)
+    return lines[:at], lines[at], lines[at + 1:]
+
+
+def alias(params: dict[str, Any], *names: str, required: bool = True) -> Any:
+    """The value given under any of `names` (one parameter's aliases); invalid_params
+    when they disagree, or none is given for a required one."""
+    given = {n: params[n] for n in names if params.get(n) is not None}
+    values = list(dict.fromkeys(map(repr, given.values())))
+    if len(values) > 1:
+        raise ToolError("invalid_params", f"{' and '.join(map(repr, given))} are aliases of "
+                        "one parameter but were given different values; give one of them.",
+                        param=next(iter(given)))
+    if not given and required:
+        raise ToolError("invalid_params", f"Missing required parameter '{names[0]}' (or "
+                        f"its alias{'es' if len(names) > 2 else ''} "
+                        f"{', '.join(repr(n) for n in names[1:])}).", param=names[0])
+    return next(iter(given.values()), None)
+
+
+def integer(value: int | str | None, name: str) -> int | None:
+    """An integer parameter that may come as a decimal string ("120")."""
+    if value is None or isinstance(value, int):
+        return value
+    if isinstance(value, float):  # 2.0: the schema let only integral numbers through
+        return int(value)
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise ToolError("invalid_params", f"'{name}' must be an integer or a decimal "
+                        f"string, not {value!r}.", param=name) from None

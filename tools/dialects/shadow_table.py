@@ -1,0 +1,100 @@
+"""The `shadow` tool set's methods (SPEC §7): the seed's (003) names, aliases and
+integers-as-strings; adapters in shadow.py, which settle the aliases (the schema lets
+either spelling through, the adapter refuses two that disagree or none at all)."""
+
+from __future__ import annotations
+
+from chorus_tools.tools.method import NON_NEGATIVE, PATH, Method, obj
+
+_ADAPTERS = "chorus_tools.tools.dialects.shadow:"
+_FILE = ("file_path", "filePath")
+_PATH = {**PATH, "description": "Workspace-relative path"}
+_ALIAS = {**_PATH, "description": "Alias of file_path"}
+INT_STR = {"type": ["integer", "string"], "minimum": 0, "pattern": r"^\s*[0-9]+\s*$",
+           "description": "An integer, or the same as a decimal string"}
+_TEXT = {"type": "string"}
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+
+
+def _method(name: str, summary: str, params: dict, result: dict, description: str,
+            **kw: object) -> Method:
+    return Method(name, f"{_ADAPTERS}{name.lower()}_tool", summary, params, result,
+                  toolset="shadow", title=summary, description=description, **kw)
+
+
+METHODS = (
+    _method("Read", "Read a file",
+            obj([], file_path=_PATH, filePath=_ALIAS,
+                offset={**INT_STR, "description": "1-based line to start at"},
+                limit={**INT_STR, "description": "Number of lines to return"}),
+            {"type": "object", "oneOf": [
+                obj(["file_path", "content"], file_path=_TEXT, content=_TEXT),
+                obj(["file_path", "image", "mime_type", "file_size"], file_path=_TEXT,
+                    image=_TEXT, mime_type=_TEXT, file_size=NON_NEGATIVE)]},
+            "Reads a file from the workspace: text as numbered lines (offset/limit for a "
+            "window), PNG/JPEG/GIF/WebP images as base64.",
+            stoppable=True, idempotent=True, path_params=_FILE),
+    _method("Write", "Write a file",
+            obj(["content"], file_path=_PATH, filePath=_ALIAS, content=_TEXT,
+                overwrite={"type": "boolean",
+                           "description": "Replace an existing file"}),
+            obj(["file_path", "bytes_written", "message"], file_path=_TEXT,
+                bytes_written=NON_NEGATIVE, message=_TEXT),
+            "Creates a file (and its directories) atomically. An existing file is "
+            "already_exists unless overwrite is true.",
+            mutating=True, destructive=True, path_params=_FILE),
+    _method("Edit", "Replace text in a file",
+            obj([], file_path=_PATH, filePath=_ALIAS,
+                old={**_TEXT, "description": "Exact text to replace"},
+                old_string=_TEXT, oldString=_TEXT,
+                new={**_TEXT, "description": "Replacement"}, new_string=_TEXT,
+                newString=_TEXT,
+                count={**INT_STR, "description": "How many occurrences "
+                       "there must be and are replaced; 0 means all"},
+                replace_all={"type": "boolean"}, replaceAll={
+                    "type": "boolean"},
+                before={**_TEXT, "description": "Text that must come just before (only "
+                        "whitespace between)"},
+                after={**_TEXT, "description": "Text that must come just after (only "
+                       "whitespace between)"}),
+            obj(["file_path", "replacements", "message"], file_path=_TEXT,
+                replacements=NON_NEGATIVE, message=_TEXT),
+            "Replaces exact text in a file: old must occur exactly count times (default "
+            "1; 0 or replace_all: every occurrence, at least one). before/after anchors "
+            "pick the occurrences they surround. Nothing changes on any error; a failed "
+            "find carries a hint of the closest region.",
+            mutating=True, destructive=True, path_params=_FILE),
+    _method("ListDir", "List a directory",
+            obj([], path={**_PATH, "description": "Directory (default: workspace root)"}),
+            obj(["path", "entries"], path=_TEXT, entries={"type": "array", "items": obj(
+                ["name", "type"], name=_TEXT, type={"enum": ["file", "dir"]})}),
+            "Lists a directory's entries as file or dir (hidden and ignored ones left "
+            "out).", stoppable=True, idempotent=True),
+    _method("Glob", "Find files by glob",
+            obj(["pattern"], pattern={**_TEXT, "description": "*, ? and ** (recursive)"},
+                root={**_PATH, "description": "Base directory"},
+                path={**_PATH, "description": "Alias of root"},
+                max_files={**INT_STR, "description": "Cap on the entries examined"}),
+            obj(["matches", "count", "truncated"], matches=_STRINGS, count=NON_NEGATIVE,
+                truncated={"type": "boolean"}),
+            "Finds files matching a glob beneath root, in path order.",
+            stoppable=True, idempotent=True, path_params=("root", "path")),
+    _method("Grep", "Search file contents",
+            obj(["query"], query={**_TEXT, "description": "A JavaScript RegExp source"},
+                file_glob={**_TEXT},
+                root={**_PATH, "description": "Directory to search"},
+                path={**_PATH, "description": "Alias of root"},
+                case_sensitive={"type": "boolean"},
+                mode={"enum": ["content", "files_with_matches"]},
+                before_context={**INT_STR},
+                after_context={**INT_STR}),
+            {"type": "object", "required": ["truncated"], "properties": {
+                "matches": {"type": "array", "items": obj(
+                    ["file_path", "line", "text", "before_context", "after_context"],
+                    file_path=_TEXT, line={"type": "integer", "minimum": 1}, text=_TEXT,
+                    before_context=_STRINGS, after_context=_STRINGS)},
+                "files": _STRINGS, "truncated": {"type": "boolean"}}},
+            "Searches file contents with a JavaScript regex (ignored, hidden and binary "
+            "files skipped): matching lines with context, or the files that match.",
+            stoppable=True, idempotent=True, path_params=("root", "path")),
+)

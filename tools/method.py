@@ -1,0 +1,119 @@
+"""A method of the registry (tools/registry.py) and the JSON Schema pieces its tables are
+written with; the seed dialects' tables (tools/dialects/*_table.py) use them too."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Callable
+
+PATH = {"type": "string", "description": "Workspace-relative path (or absolute inside it)"}
+VERSION = {"type": "string", "description": "Opaque; changes whenever the file changes"}
+TIME = {"type": "string", "description": "ISO 8601 UTC, e.g. 2026-01-31T12:00:00.000000Z"}
+POSITIVE = {"type": "integer", "minimum": 1}
+NON_NEGATIVE = {"type": "integer", "minimum": 0}
+NULLABLE_STR = {"type": ["string", "null"]}
+ENCODINGS = ["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1"]
+
+
+def load(target: str) -> Callable[..., Any]:
+    """The function a "module:function" target names, its module imported on first use."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def obj(required: list[str], **props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": required,
+            "additionalProperties": False}
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    target: str | None  # "module:function"; None: answered by the dispatcher itself
+    summary: str
+    params: dict[str, Any]
+    result: dict[str, Any]
+    mutating: bool = False  # serialized per file, audited, never killed once running
+    stoppable: bool = False  # a cancel kills the worker running it at once
+    toolset: str = "native"  # the --tools set it belongs to
+    title: str = ""  # MCP tools/list: a short human-readable name
+    description: str = ""  # MCP tools/list: written for a model (when to use it, errors)
+    idempotent: bool = False  # MCP annotation: repeating the call changes nothing more
+    destructive: bool = False  # MCP annotation: it may overwrite or remove what exists
+    # the params naming paths: a path's aliases (the first given is the file it is about)
+    # or a move's two ends; ordering, records and --deny follow every one given
+    path_params: tuple[str, ...] = ("path",)
+    read_state: str = ""  # claude's read-before-write (rpc/session.py): shown|guarded|removed
+    error_style: str = ""  # "module:function" giving a ToolError the set's own form
+    shown_as: str = "json"  # MCP content for a model: "read", "search", "list" or "json"
+    mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)
+
+    def paths_of(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The path params given, by name, in the order the method names them."""
+        return {p: params[p] for p in self.path_params if p in params}
+
+    def path_of(self, params: dict[str, Any]) -> Any:
+        """The path the call is about (ordering, records, read-before-write), or None."""
+        return next(iter(self.paths_of(params).values()), None)
+
+    @property
+    def tool_name(self) -> str:
+        """The MCP tool name: `^[a-zA-Z0-9_-]{1,64}$`, so `file.read` is `file_read`."""
+        return self.name.replace(".", "_")
+
+    def mutates(self, params: dict[str, Any]) -> bool:
+        """Whether this call changes files (and so is audited): a dry run does not."""
+        return self.mutating and params.get("dry_run") is not True  # "yes" is refused: audited
+
+    @cached_property
+    def func(self) -> Callable[..., Any] | None:
+        return None if self.target is None else load(self.target)
+
+
+READ_RESULT = {
+    "type": "object",
+    "oneOf": [
+        obj(["content", "total_lines", "truncated", "start_line", "end_line", "encoding",
+             "version"],
+            content={"type": "string"}, total_lines=NON_NEGATIVE,
+            truncated={"type": "boolean"}, start_line=POSITIVE,
+            end_line=NON_NEGATIVE, encoding={"enum": ENCODINGS}, version=VERSION),
+        obj(["image", "mime_type", "size", "version"], image={"type": "string"},
+            mime_type={"type": "string"}, size=NON_NEGATIVE, version=VERSION),
+    ],
+}
+
+ENTRY_TYPE = {"enum": ["file", "dir", "symlink", "other"]}
+
+FILE_ENTRY = obj(["path", "size", "modified", "type"], path={"type": "string"},
+                 size=NON_NEGATIVE, modified=TIME, type=ENTRY_TYPE)
+
+MATCH_REPORT = obj(["patch_index", "tier", "count", "lines"], patch_index=NON_NEGATIVE,
+                   tier={"enum": ["exact", "line_endings", "indentation"]},
+                   count=POSITIVE, lines={"type": "array", "items": POSITIVE})
+
+GLOBS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+
+WRITE_RESULT = obj(["success", "bytes_written", "created", "version"],
+                    success={"type": "boolean"}, bytes_written=NON_NEGATIVE,
+                    created={"type": "boolean"}, version=VERSION)
+
+PATCH_RESULT = obj(["success", "patches_applied", "replacements", "matches", "diff", "version"],
+                    success={"type": "boolean"}, patches_applied=NON_NEGATIVE,
+                    replacements=NON_NEGATIVE, matches={"type": "array", "items": MATCH_REPORT},
+                    diff={"type": "string"},
+                    version={**VERSION, "type": ["string", "null"]})
+
+SEARCH_RESULT = {"type": "object", "required": ["truncated", "files_searched", "engine"],
+                 "properties": {
+                     "matches": {"type": "array", "items": obj(
+                         ["path", "line", "content"], path={"type": "string"}, line=POSITIVE,
+                         content={"type": "string"})},
+                     "files": {"type": "array", "items": {"type": "string"}},
+                     "counts": {"type": "array", "items": obj(
+                         ["path", "count"], path={"type": "string"}, count=POSITIVE)},
+                     "total": NON_NEGATIVE, "truncated": {"type": "boolean"},
+                     "files_searched": NON_NEGATIVE,
+                     "engine": {"enum": ["ripgrep", "python"]}}}

@@ -1,7 +1,9 @@
 """Peak resident memory of a process tree (a server, its workers, their ripgrep children).
 
 Sampled from /proc at a short interval and summed over every live descendant, keeping the
-maximum: what a machine running the server actually has to hold at once.
+maximum: what a machine running the server actually has to hold at once. Also the CPU time
+such a tree has used: on a shared machine, CPU per request varies far less than requests
+per second, which swing with whatever else runs.
 """
 
 from __future__ import annotations
@@ -36,6 +38,20 @@ def tree_pids(root: int) -> list[int]:
         pids.append(pid)
         todo.extend(children.get(pid, ()))
     return pids
+
+
+def cpu_seconds(root: int) -> float:
+    """User plus system CPU time used so far by `root` and its live descendants."""
+    total = 0
+    for pid in tree_pids(root):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2:].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def rss_bytes(pid: int) -> int:

@@ -23,7 +23,7 @@ from benchmarks import soak
 from benchmarks.env import Env
 from benchmarks.loadclient import Call, Check, McpSession, ProtocolError, StdioServer, is_success
 from benchmarks.report import Measure, Target
-from benchmarks.rss import PeakRss
+from benchmarks.rss import PeakRss, cpu_seconds
 
 IN_FLIGHT = 64
 ALL = 10**7  # max_results meaning "every match"
@@ -91,14 +91,17 @@ def _ref_read(env: Env) -> Callable[[int], Call]:
     return _same(McpSession.tool("read_text_file", {"path": str(env.scratch / "read4k.txt")}))
 
 
-def _started_reference(env: Env, workspace: Path) -> McpSession:
-    session = env.reference(workspace)
+def _initialized(session: McpSession) -> McpSession:
     try:
         session.initialize()
     except BaseException:
         session.close()
         raise
     return session
+
+
+def _started_reference(env: Env, workspace: Path) -> McpSession:
+    return _initialized(env.reference(workspace))
 
 
 def _warm(server: StdioServer, calls: Callable[[int], Call], check: Check = is_success) -> None:
@@ -110,10 +113,16 @@ def _warm(server: StdioServer, calls: Callable[[int], Call], check: Check = is_s
 
 def _pipelined(server: StdioServer, env: Env, calls: Callable[[int], Call],
                check: Check = is_success) -> Measure:
+    """Requests per second; the JSON also holds the CPU each request cost the server's
+    process tree and this client (steadier than the rate on a busy machine)."""
     _warm(server, calls, check)
+    server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
     tp = server.throughput(calls, env.scale.pipelined, IN_FLIGHT, check)
-    return Measure("throughput", tp.per_second, {"requests": tp.requests,
-                                                 "in_flight": tp.in_flight})
+    per_request = {"server_cpu_us": (cpu_seconds(server.pid) - server_cpu) / tp.requests,
+                   "client_cpu_us": (time.process_time() - client_cpu) / tp.requests}
+    return Measure("throughput", tp.per_second, {
+        "requests": tp.requests, "in_flight": tp.in_flight,
+        **{k: round(v * 1e6, 1) for k, v in per_request.items()}})
 
 
 def read_pipelined_ours(env: Env) -> Measure:
@@ -131,18 +140,36 @@ def read_pipelined_floor(env: Env) -> Measure:
         return _pipelined(server, env, READ_4K)
 
 
+def _latency(server: StdioServer, env: Env, calls: Callable[[int], Call],
+             check: Check = is_success) -> Measure:
+    _warm(server, calls, check)
+    lat = server.latency(calls, env.scale.sequential, check)
+    return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})
+
+
 def read_latency_ours(env: Env) -> Measure:
     with env.ours(env.scratch) as server:
-        _warm(server, READ_4K)
-        lat = server.latency(READ_4K, env.scale.sequential)
-    return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})
+        return _latency(server, env, READ_4K)
 
 
 def read_latency_reference(env: Env) -> Measure:
     with _started_reference(env, env.scratch) as server:
-        _warm(server, _ref_read(env), McpSession.tool_ok)
-        lat = server.latency(_ref_read(env), env.scale.sequential, McpSession.tool_ok)
-    return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})
+        return _latency(server, env, _ref_read(env), McpSession.tool_ok)
+
+
+# the same reads over MCP on both sides ---------------------------------------------------
+
+MCP_READ_4K = _same(McpSession.tool("file_read", {"path": "read4k.txt"}))
+
+
+def mcp_read_pipelined_ours(env: Env) -> Measure:
+    with _initialized(env.ours(env.scratch, client=McpSession)) as server:
+        return _pipelined(server, env, MCP_READ_4K, McpSession.tool_ok)
+
+
+def mcp_read_latency_ours(env: Env) -> Measure:
+    with _initialized(env.ours(env.scratch, client=McpSession)) as server:
+        return _latency(server, env, MCP_READ_4K, McpSession.tool_ok)
 
 
 # spawn to first answer -------------------------------------------------------------------
@@ -169,6 +196,22 @@ def spawn_reference(env: Env) -> Measure:
             server.call_tool("read_text_file", {"path": path})
             return time.perf_counter() - server.started
     return _spawn_median(env, once)
+
+
+def _spawn_to_initialize(env: Env, start: Callable[[], McpSession]) -> Measure:
+    def once() -> float:
+        with start() as server:
+            server.initialize()
+            return time.perf_counter() - server.started
+    return _spawn_median(env, once)
+
+
+def mcp_spawn_ours(env: Env) -> Measure:
+    return _spawn_to_initialize(env, lambda: env.ours(env.scratch, client=McpSession))
+
+
+def mcp_spawn_reference(env: Env) -> Measure:
+    return _spawn_to_initialize(env, lambda: env.reference(env.scratch))
 
 
 # file.list **/*.md -----------------------------------------------------------------------
@@ -422,6 +465,17 @@ SCENARIOS: list[Scenario] = [
              read_pipelined_ours, read_pipelined_floor),
     Scenario("spawn_reference", "spawn to first answer", REFERENCE, Target("≤", 0.7),
              spawn_ours, spawn_reference),
+    Scenario("mcp_read_pipelined", "MCP tools/call file_read 4 KiB, 64 in flight",
+             f"{REFERENCE} read_text_file", Target("≥", 2),
+             mcp_read_pipelined_ours, read_pipelined_reference),
+    Scenario("mcp_read_latency", "MCP tools/call file_read 4 KiB, one at a time (p50)",
+             f"{REFERENCE} read_text_file", Target("≤", 0.5),
+             mcp_read_latency_ours, read_latency_reference),
+    Scenario("mcp_spawn", "MCP spawn to initialize answered", REFERENCE, Target("≤", 0.5),
+             mcp_spawn_ours, mcp_spawn_reference),
+    Scenario("mcp_overhead", "MCP tools/call file_read 4 KiB, 64 in flight",
+             "ours, plain file.read (same run)", Target("≥", 0.9),
+             mcp_read_pipelined_ours, read_pipelined_ours),
     Scenario("list_rg", "file.list **/*.md, 20k-file tree", "rg --files -g '*.md'",
              Target("≤", 2), list_ours, list_rg),
     Scenario("list_reference", "file.list **/*.md, 20k-file tree",

@@ -137,6 +137,9 @@ def _face(method: Method) -> str:
         traits.append("a cancel stops it at once")
     hints = {"readOnlyHint": not method.mutating, "destructiveHint": method.destructive,
              "idempotentHint": method.idempotent, "openWorldHint": False}
+    if not method.mcp_tool:
+        return (f"{'; '.join(traits).capitalize()}. Not an MCP tool: its notifications "
+                "would reach no model.")
     title = f" (title \"{method.title}\")" if method.title else ""
     return (f"{'; '.join(traits).capitalize()}. MCP tool `{method.tool_name}`{title}, "
             f"annotations `{json.dumps(hints, separators=(', ', ': '))}`.")

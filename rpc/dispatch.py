@@ -10,6 +10,8 @@ Contract:
   stoppable one (read, list, search, info) has its worker killed; a running mutation
   finishes, so its answer tells the truth about the file;
 - a mutating call is recorded (when records are on) before its response is sent;
+- MCP's methods (`initialize`, `tools/call`, ...) are answered by the MCP face
+  (`rpc.mcp`), which runs tools through `invoke`, the same path as a plain call;
 - `workspace.watch` is checked by a worker like any call, then made live by rpc.watch,
   whose notifications go out through the request's own reply channel;
   `workspace.unwatch` is answered here.
@@ -35,8 +37,10 @@ from chorus_tools.discover import openrpc_document
 from chorus_tools.envelope import (Invalid, Request, error_response, parse, result_response,
                           valid_id)
 from chorus_tools.errors import METHOD_NOT_FOUND, protocol_error, wire_error
+from chorus_tools.mcp import McpFace
 from chorus_tools.ordering import PathOrder
 from chorus_tools.pool import Job, Pool
+from chorus_tools.progress import Progress
 from chorus_tools.records import Records
 from chorus_tools.session import ReadVersions
 from chorus_tools.validate import ParamsValidator
@@ -64,6 +68,7 @@ class Call:
     reply: Callable[[Any], None]  # the client's channel: the response, and notifications
     jobs: set[Job] = field(default_factory=set)
     cancelled: str | None = None  # "lsp" or "mcp"
+    progress: Progress | None = None  # MCP: the call asked for progress notifications
 
 
 def _id_key(rid: Any) -> tuple[bool, Any]:
@@ -90,6 +95,7 @@ class Dispatcher:
         self._session = ReadVersions(roots) if "claude" in toolsets else None
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._order = PathOrder()
+        self._mcp = McpFace(toolsets, self.invoke, notify, read_only)
         self.tasks: set[asyncio.Task] = set()
 
     def submit(self, body: bytes, reply: Callable[[Any], None]) -> None:
@@ -147,14 +153,23 @@ class Dispatcher:
                     param=next(iter(request.params)) if isinstance(request.params, dict)
                     else "params")))
             return result_response(request.id, openrpc_document(self.toolsets))
+        if request.method in McpFace.METHODS:
+            return await self._mcp.answer(call)
         method = self._methods.get(request.method)
         if method is None:
             return error_response(request.id, protocol_error(
                 METHOD_NOT_FOUND, f"Method not found: {request.method!r}. Call "
                 "rpc.discover for the list of methods."))
-        params = request.params if isinstance(request.params, dict) else {}
+        ok, payload = await self.invoke(call, method, request.params)
+        if ok:
+            return result_response(request.id, payload)
+        return error_response(request.id, wire_error(payload))
+
+    async def invoke(self, call: Call, method: Method, params: Any) -> tuple[bool, Any]:
+        """Validate, run and record one call of `method`: (True, result) or (False, the
+        exception). Every face runs its tools through here."""
         try:
-            checked = self._validator.check(method, request.params)
+            checked = self._validator.check(method, params)
             if method.name == UNWATCH:
                 ok, payload, audit = True, self._unwatch(checked["watch_id"]), None
             else:
@@ -163,10 +178,9 @@ class Dispatcher:
                 payload = {"watch_id": await self._watches.add(payload, call.reply)}
         except Exception as exc:
             ok, payload, audit = False, exc, None
-        await self._record(call, method, params, payload, audit)
-        if ok:
-            return result_response(request.id, payload)
-        return error_response(request.id, wire_error(_styled(method, payload)))
+        await self._record(call, method, params if isinstance(params, dict) else {},
+                           payload, audit)
+        return ok, (payload if ok else _styled(method, payload))
 
     def _unwatch(self, watch_id: str) -> dict[str, Any]:
         if not self._watches.remove(watch_id):
@@ -237,6 +251,8 @@ class Dispatcher:
         runs = [asyncio.ensure_future(self._run(call, fan.part, kwargs, deadline,
                                                 batchable=False))
                 for kwargs in fan.parts]
+        if call.progress is not None and fan.sizes:
+            self._count_parts(call.progress, fan, runs)
         results: list[dict[str, Any]] = []
         try:
             for i, run in enumerate(runs):
@@ -252,6 +268,16 @@ class Dispatcher:
             for job in list(call.jobs):
                 self._pool.stop(job, _cancelled())
             await asyncio.gather(*runs, return_exceptions=True)
+
+    @staticmethod
+    def _count_parts(progress: Progress, fan: FanOut, runs: list[asyncio.Future]) -> None:
+        """Report the items of every part that has finished, in whatever order they end."""
+        def count(_: asyncio.Future | None = None) -> None:
+            progress.advance(sum(size for run, size in zip(runs, fan.sizes) if run.done()),
+                             sum(fan.sizes), fan.unit)
+        count()
+        for run in runs:
+            run.add_done_callback(count)
 
     def _expire(self, job: Job) -> None:
         self._pool.stop(job, self._timeout_error(), force=True)

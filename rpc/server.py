@@ -4,6 +4,7 @@ an orderly shutdown on end of input or SIGTERM. Nothing else here knows the prot
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
 import os
 import signal
@@ -23,6 +24,7 @@ from chorus_tools.tools.context import ToolContext
 
 log = logging.getLogger("chorus.server")
 _CHUNK = 1 << 16
+PIPE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,17 @@ def pollable(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
+def _widen_pipe(fd: int) -> None:
+    """Grow a stdout pipe from 64 KiB to 1 MiB where the kernel allows: pipelined replies
+    overflowed it (64 MCP reads carry 700 KB: the text as content and structuredContent),
+    and each overflow was copied into asyncio's write buffer and written again later."""
+    if stat.S_ISFIFO(os.fstat(fd).st_mode):
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except OSError:  # above /proc/sys/fs/pipe-max-size, or the user's pipe quota
+            pass
+
+
 class Output:
     """Writes framed replies to the private stdout: the replies of one turn of the event
     loop go out in one write, without blocking the loop (a pipe, socket or terminal), or
@@ -57,6 +70,7 @@ class Output:
 
     async def open(self) -> None:
         if pollable(self._fd):
+            _widen_pipe(self._fd)
             loop = asyncio.get_running_loop()
             self._transport, _ = await loop.connect_write_pipe(
                 lambda: _OutputProtocol(self._lost),

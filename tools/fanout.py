@@ -6,6 +6,9 @@ complete)` with the results of the longest finished prefix of `parts` (in order)
 returns the final result (a dict) once it has enough, which stops the remaining parts, or
 None to wait for more. With `complete=True` it must return the result. merge is pure: it
 runs in the dispatcher, which never touches files.
+
+`sizes` and `unit` are the honest progress of a split call (MCP's notifications/progress):
+part i covers `sizes[i]` items of `unit` ("files searched"), counted as each part finishes.
 """
 
 from __future__ import annotations
@@ -20,3 +23,5 @@ class FanOut:
     parts: list[dict[str, Any]]
     merge: str  # "module:function": merge(args, results, complete) -> dict | None
     args: dict[str, Any] = field(default_factory=dict)
+    sizes: list[int] = field(default_factory=list)  # items each part covers, for progress
+    unit: str = ""  # what the items are, e.g. "files searched"

@@ -36,7 +36,7 @@ from chorus_tools.tools.globs import (IGNORE, GlobError, ListPattern, RuleSet, g
 from chorus_tools.tools.sandbox import ROOT
 from chorus_tools.tools.timefmt import iso_utc
 from chorus_tools.tools.walk import Entry, Walker, walk_entries
-from chorus_tools.tools.walk_split import cut, expand, walk_frontier
+from chorus_tools.tools.walk_split import Pending, cut, expand, walk_frontier
 
 DIRS_PER_RUN = 8  # a frontier this wide per worker is worth sharing out
 MAX_LISTED = 2000  # names listed here in search of that width before walking on alone
@@ -90,10 +90,13 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
              "include_ignored": include_ignored,
              "sort": sort, "max_results": max_results}
     # pickled here: the dispatcher passes the runs on without loading the walker's types
+    split = cut(front.items, runs)
     return FanOut(part="chorus_tools.tools.listing:list_part",
-                  parts=[{**query, "items": pickle.dumps(run)}
-                         for run in cut(front.items, runs)],
-                  merge="chorus_tools.tools.listing:merge", args={"sort": sort, "max_results": max_results})
+                  parts=[{**query, "items": pickle.dumps(run)} for run in split],
+                  merge="chorus_tools.tools.listing:merge",
+                  args={"sort": sort, "max_results": max_results},
+                  sizes=[sum(type(item) is Pending for item in run) for run in split],
+                  unit="directory trees listed")
 
 
 def list_part(ctx: ToolContext, start: str, identity: tuple[int, int], items: bytes,

@@ -47,6 +47,8 @@ class Method:
     path_params: tuple[str, ...] = ("path",)
     read_state: str = ""  # claude's read-before-write (rpc/session.py): shown|guarded|removed
     error_style: str = ""  # "module:function" giving a ToolError the set's own form
+    shown_as: str = "json"  # MCP content for a model: "read", "search", "list" or "json"
+    mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)
 
     def paths_of(self, params: dict[str, Any]) -> dict[str, Any]:
         """The path params given, by name, in the order the method names them."""

@@ -43,7 +43,7 @@ METHODS = (
         obj(["file_path"], file_path=FILE_PATH,
             offset={**NON_NEGATIVE, "description": "The line to start at (1-based)"},
             limit={**POSITIVE, "description": "How many lines to read"}),
-        _READ_RESULT, stoppable=True, toolset="claude", title="Read file",
+        _READ_RESULT, stoppable=True, toolset="claude", title="Read file", shown_as="read",
         description="Reads a file from the workspace. Text comes back numbered like "
         "`cat -n`; use offset and limit for long files (lines over 2000 characters are "
         "cut). PNG, JPEG, GIF and WebP images come back as images; a Jupyter notebook "
@@ -107,7 +107,7 @@ METHODS = (
                   "workspace root)"}),
         obj(["files", "truncated"], files={"type": "array", "items": {"type": "string"}},
             truncated={"type": "boolean"}),
-        stoppable=True, toolset="claude", title="Find files",
+        stoppable=True, toolset="claude", title="Find files", shown_as="list",
         description="Fast file pattern matching (`**/*.py`, `src/**/*.{ts,tsx}`). Returns "
         "the matching file paths, most recently modified first, at most 100 (truncated "
         "says when there were more). Ignored and hidden files are left out.",
@@ -131,6 +131,7 @@ METHODS = (
             head_limit={**POSITIVE, "description": "At most this many entries (default "
                         "100)"}),
         _GREP_RESULT, stoppable=True, toolset="claude", title="Search file contents",
+        shown_as="search",
         description="Searches file contents with ripgrep. output_mode files_with_matches "
         "(default) lists files, content shows matching lines (with -A/-B/-C context, -n "
         "line numbers), count counts per file. Filter with glob or type. Ignored, hidden and "

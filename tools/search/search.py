@@ -115,4 +115,5 @@ def _python(files: list[str], pat: Pattern, case_sensitive: bool, multiline: boo
     parts = [{"files": files[i:i + size], **query} for i in range(0, len(files), size)]
     return FanOut(part="chorus_tools.tools.search.pyengine:search_part", parts=parts,
                   merge="chorus_tools.tools.search.pyengine:merge",
-                  args={"shape": query["shape"], "files": len(files)})
+                  args={"shape": query["shape"], "files": len(files)},
+                  sizes=[len(p["files"]) for p in parts], unit="files searched")

@@ -1,0 +1,77 @@
+"""What a model reads from an MCP tool result (SPEC §6): `content` blocks made from the
+method's result, which itself goes out unchanged as `structuredContent`.
+
+The first block is the SPEC's text exactly (file text, `path:line:text` lines, one path a
+line, or the result as JSON); a second block is added only when the first alone would
+mislead a model that sees nothing else: an empty answer, or one cut short.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import orjson
+
+Block = dict[str, Any]
+
+
+def _text(text: str) -> Block:
+    return {"type": "text", "text": text}
+
+
+def _with_note(text: str, note: str | None) -> list[Block]:
+    return [_text(text)] if note is None else [_text(text), _text(note)]
+
+
+def _read(result: dict[str, Any]) -> list[Block]:
+    if "image" in result:
+        return [{"type": "image", "data": result["image"], "mimeType": result["mime_type"]}]
+    note = None
+    if result["truncated"]:
+        note = (f"[Lines {result['start_line']}-{result['end_line']} of "
+                f"{result['total_lines']} shown. Continue with offset "
+                f"{result['end_line'] + 1}.]")
+    elif not result["content"]:
+        note = (f"[No lines to show from line {result['start_line']}: the file has "
+                f"{result['total_lines']} lines.]")
+    return _with_note(result["content"], note)
+
+
+def _search(result: dict[str, Any]) -> list[Block]:
+    if "counts" in result:
+        lines = [f"{c['path']}:{c['count']}" for c in result["counts"]]
+    elif "files" in result:
+        lines = list(result["files"])
+    else:
+        lines = [f"{m['path']}:{m['line']}:{m['content']}" if "line" in m  # Grep's -n false
+                 else f"{m['path']}:{m['content']}" for m in result["matches"]]
+    return _with_note("\n".join(lines), _cut_or_empty(
+        result, lines, "No matches.",
+        "[More results exist: narrow path, glob or pattern, or raise max_results.]"))
+
+
+def _list(result: dict[str, Any]) -> list[Block]:
+    lines = [f if isinstance(f, str) else f["path"] for f in result["files"]]
+    return _with_note("\n".join(lines), _cut_or_empty(
+        result, lines, "No entries.",
+        "[More entries exist: narrow path or pattern, or raise max_results.]"))
+
+
+def _cut_or_empty(result: dict[str, Any], lines: list[str], empty: str,
+                  cut: str) -> str | None:
+    if result.get("truncated"):
+        return cut
+    return None if lines else empty
+
+
+def _json(result: Any) -> list[Block]:
+    return [_text(orjson.dumps(result).decode())]
+
+
+SHOWN_AS: dict[str, Callable[[Any], list[Block]]] = {
+    "read": _read, "search": _search, "list": _list, "json": _json}
+
+
+def content(shown_as: str, result: Any) -> list[Block]:
+    """The content blocks of a successful result, by the method's `shown_as`."""
+    return SHOWN_AS[shown_as](result)

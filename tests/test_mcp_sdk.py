@@ -1,0 +1,246 @@
+"""The official MCP Python SDK as the client (SPEC §6): `stdio_client` spawns the real
+server, `ClientSession` initializes, lists the tools and calls every one of them with valid
+and invalid arguments, with the SDK's output-schema validation on (it checks every
+successful result's structuredContent against the tool's outputSchema, and raises if not).
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import anyio
+import jsonschema
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import McpError
+from mcp import types
+from mcp.types import LATEST_PROTOCOL_VERSION, CallToolResult
+
+from rpc_client import REPO
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
+
+# Each native tool: a valid call, what its structured result must hold, and invalid calls
+# (a §2 error as an isError result: the data.error it must carry).
+VALID: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
+    "file_read": ({"path": "src/app.py"}, lambda r: r["total_lines"] == 2),
+    "file_write": ({"path": "new/out.txt", "content": "written\n"},
+                   lambda r: r["created"] is True and r["bytes_written"] == 8),
+    "file_patch": ({"path": "src/app.py", "patches": [{"find": "return 1",
+                                                        "replace": "return 2"}]},
+                   lambda r: r["replacements"] == 1 and "+    return 2" in r["diff"]),
+    "file_delete": ({"path": "junk.txt"}, lambda r: r["success"] is True),
+    "file_list": ({"pattern": "**/*.py"}, lambda r: [f["path"] for f in r["files"]]
+                  == ["src/app.py"]),
+    "file_search": ({"pattern": "def main"}, lambda r: r["matches"] == [
+        {"path": "src/app.py", "line": 1, "content": "def main():"}]),
+    "file_info": ({"path": "src"}, lambda r: r["type"] == "dir"),
+    "file_move": ({"source": "moveme.txt", "destination": "moved/here.txt"},
+                  lambda r: r["success"] is True),
+    "dir_create": ({"path": "made/deep"}, lambda r: r["created"] is True),
+    "dir_delete": ({"path": "empty"}, lambda r: r["removed"] >= 1),
+}
+INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {  # each ends as data.error
+    "file_read": [({}, "invalid_params"), ({"path": "missing.txt"}, "file_not_found"),
+                  ({"path": "../x"}, "path_outside_workspace"),
+                  ({"path": "src"}, "is_directory")],
+    "file_write": [({"path": "x.txt"}, "invalid_params"),
+                   ({"path": "src/app.py", "content": "", "overwrite": False},
+                    "already_exists")],
+    "file_patch": [({"path": "src/app.py", "patches": []}, "invalid_params"),
+                   ({"path": "src/app.py", "patches": [{"find": "nowhere", "replace": "x"}]},
+                    "find_not_found")],
+    "file_delete": [({"path": 3}, "invalid_params"), ({"path": "src"}, "is_directory")],
+    "file_list": [({"sort": "name"}, "invalid_params"),
+                  ({"path": "src/app.py"}, "not_a_directory")],
+    "file_search": [({"pattern": "("}, "invalid_pattern"),
+                    ({"pattern": "x", "max_results": 0}, "invalid_params")],
+    "file_info": [({"path": ""}, "invalid_params"), ({"path": "nope"}, "file_not_found")],
+    "file_move": [({"source": "junk.txt"}, "invalid_params"),
+                  ({"source": "src/app.py", "destination": "junk.txt"}, "already_exists")],
+    "dir_create": [({"path": "junk.txt"}, "not_a_directory"),
+                   ({"path": "x", "parents": "yes"}, "invalid_params")],
+    "dir_delete": [({"path": "src"}, "invalid_params"), ({"path": "junk.txt"},
+                                                         "not_a_directory")],
+}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("def main():\n    return 1\n")
+    (tmp_path / "junk.txt").write_text("junk\n")
+    (tmp_path / "moveme.txt").write_text("moving\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "dot.png").write_bytes(PNG)
+    return tmp_path
+
+
+def in_session(ws: Path, body: Callable[[ClientSession, Any], Awaitable[None]],
+               *options: str, on_message: Callable[[Any], Awaitable[None]] | None = None
+               ) -> None:
+    """Spawn the real server with the SDK's stdio client, initialize, run `body`."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "chorus_tools", "--workspace", str(ws),
+                                      "--workers", "2", *options], cwd=str(REPO))
+
+    async def main() -> None:
+        with open(ws.parent / "server.stderr", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, message_handler=on_message) as session:
+                    init = await session.initialize()
+                    await body(session, init)
+    anyio.run(main)
+
+
+def test_initialize_and_list_tools(ws: Path) -> None:
+    async def body(session: ClientSession, init: Any) -> None:
+        assert init.protocolVersion == LATEST_PROTOCOL_VERSION
+        assert init.serverInfo.name == "chorus-tools"
+        assert init.capabilities.tools is not None
+        assert "read" in init.instructions.lower()
+        tools = (await session.list_tools()).tools
+        assert sorted(t.name for t in tools) == sorted(VALID)
+        for t in tools:
+            assert t.title and t.description and t.inputSchema["type"] == "object"
+            assert t.outputSchema is not None and t.outputSchema["type"] == "object"
+            assert t.annotations.openWorldHint is False
+        by_name = {t.name: t for t in tools}
+        assert by_name["file_search"].annotations.readOnlyHint is True
+        assert by_name["file_write"].annotations.readOnlyHint is False
+        assert by_name["file_write"].annotations.destructiveHint is True
+    in_session(ws, body)
+
+
+def test_every_tool_with_valid_arguments(ws: Path) -> None:
+    """Output-schema validation is on: a structuredContent that did not match its tool's
+    outputSchema would raise inside call_tool."""
+    async def body(session: ClientSession, _: Any) -> None:
+        await session.list_tools()
+        for name, (arguments, holds) in VALID.items():
+            result = await session.call_tool(name, arguments)
+            assert result.isError is False, (name, result.content)
+            assert holds(result.structuredContent), (name, result.structuredContent)
+            assert result.content and result.content[0].type == "text"
+        image = await session.call_tool("file_read", {"path": "dot.png"})
+        assert image.isError is False
+        assert image.content[0].type == "image" and image.content[0].mimeType == "image/png"
+        assert base64.b64decode(image.content[0].data) == PNG
+    in_session(ws, body)
+    assert (ws / "new" / "out.txt").read_text() == "written\n"
+    assert "return 2" in (ws / "src" / "app.py").read_text()
+    assert not (ws / "junk.txt").exists() and not (ws / "empty").exists()
+    assert (ws / "moved" / "here.txt").read_text() == "moving\n"
+    assert (ws / "made" / "deep").is_dir()
+
+
+def test_every_tool_with_invalid_arguments(ws: Path) -> None:
+    before = (ws / "src" / "app.py").read_text()
+
+    async def body(session: ClientSession, _: Any) -> None:
+        schemas = {t.name: t.outputSchema for t in (await session.list_tools()).tools}
+        for name, cases in INVALID.items():
+            for arguments, error in cases:
+                result: CallToolResult = await session.call_tool(name, arguments)
+                assert result.isError is True, (name, arguments)
+                data = result.structuredContent
+                assert data["error"] == error, (name, arguments, data)
+                # the Python SDK skips isError results; the TypeScript one checks them too
+                jsonschema.validate(data, schemas[name])
+                assert result.content[0].text == data["message"]
+            unknown = await session.call_tool(name, {**VALID[name][0], "bogus": 1})
+            assert unknown.structuredContent["param"] == "bogus"
+        with pytest.raises(McpError) as raised:
+            await session.call_tool("no_such_tool", {})
+        assert raised.value.error.code == -32602
+    in_session(ws, body)
+    assert (ws / "src" / "app.py").read_text() == before
+
+
+def test_older_protocol_versions_still_list_and_call(ws: Path, monkeypatch: Any) -> None:
+    """A client of 2025-03-26 gets no outputSchema (it did not exist then) and still gets
+    the result it asked for."""
+    import mcp.client.session as client_session
+    monkeypatch.setattr(client_session.types, "LATEST_PROTOCOL_VERSION", "2025-03-26")
+
+    async def body(session: ClientSession, init: Any) -> None:
+        assert init.protocolVersion == "2025-03-26"
+        tools = (await session.list_tools()).tools
+        assert all(t.outputSchema is None for t in tools)
+        result = await session.call_tool("file_read", {"path": "src/app.py"})
+        assert result.content[0].text == "     1\tdef main():\n     2\t    return 1"
+    in_session(ws, body)
+
+
+def test_progress_reaches_the_sdk_callback(tmp_path: Path) -> None:
+    """A python search split across the workers, of 2,000 files of 1 MiB (seconds of
+    work on any machine): the SDK routes our notifications to the call's callback,
+    counting files. Once a count has come, the client stops waiting and cancels the
+    call (notifications/cancelled, naming the token's request), and the session goes on."""
+    files = 2000
+    tree = tmp_path / "ws" / "tree"
+    tree.mkdir(parents=True)
+    first = tree / "f0.txt"
+    first.write_bytes(b"the quick brown fox jumps over the lazy dog\n" * 24000)
+    for i in range(1, files):
+        (tree / f"f{i}.txt").hardlink_to(first)
+    seen: list[tuple[float, float | None, str | None]] = []
+    tokens: list[Any] = []  # the SDK's progress token is the call's request id
+
+    async def on_message(message: Any) -> None:
+        if isinstance(getattr(message, "root", None), types.ProgressNotification):
+            tokens.append(message.root.params.progressToken)
+
+    async def body(session: ClientSession, _: Any) -> None:
+        async with anyio.create_task_group() as group:
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                seen.append((done, total, message))
+                if done > 0:
+                    group.cancel_scope.cancel()
+
+            async def search() -> None:
+                await session.call_tool("file_search", {"pattern": "zebra"},
+                                        progress_callback=progress)
+                group.cancel_scope.cancel()
+            group.start_soon(search)
+        await session.send_notification(types.ClientNotification(types.CancelledNotification(
+            params=types.CancelledNotificationParams(requestId=tokens[0]))))
+        await session.send_ping()
+        assert (await session.call_tool("file_info", {"path": "tree"})).isError is False
+    in_session(tmp_path / "ws", body, "--search-engine", "python",
+               "--search-file-timeout", "30", on_message=on_message)
+    assert seen, "no progress notification during a search of 2 GiB"
+    counts = [done for done, _, _ in seen]
+    assert counts == sorted(set(counts)), counts
+    assert all(total == files for _, total, _ in seen)
+    assert seen[-1][2] == f"{int(counts[-1])} of {files} files searched so far."
+
+
+@pytest.mark.parametrize("sets, calls", [
+    ("native,claude,scope", [("Read", {"file_path": "src/app.py"}, "     1\tdef main():"),
+                             ("Grep", {"pattern": "def", "output_mode": "content"},
+                              "src/app.py:1:def main():"),
+                             ("Glob", {"pattern": "**/*.py"}, "src/app.py"),
+                             ("read_file", {"path": "src/app.py"}, '{"content":"def main')]),
+    ("shadow", [("Read", {"file_path": "src/app.py"}, '{"file_path":"src/app.py"')]),
+])
+def test_tool_sets_are_mcp_tools_too(ws: Path, sets: str,
+                                     calls: list[tuple[str, dict[str, Any], str]]) -> None:
+    """§7: every tool of a selected set is listed and callable as an MCP tool, its result
+    checked against its outputSchema by the SDK; reads, searches and globs read as text."""
+    async def body(session: ClientSession, _: Any) -> None:
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert {name for name, _, _ in calls} <= names
+        assert ("file_read" in names) == ("native" in sets.split(","))
+        for name, arguments, start in calls:
+            result = await session.call_tool(name, arguments)
+            assert result.isError is False, (name, result.content)
+            assert result.content[0].text.startswith(start), (name, result.content)
+        missing = await session.call_tool(calls[0][0], {"file_path": "nope.py"})
+        assert missing.isError and missing.structuredContent["error"] == "file_not_found"
+    in_session(ws, body, "--tools", sets)

@@ -23,6 +23,9 @@ TIME = {"type": "string", "description": "ISO 8601 UTC, e.g. 2026-01-31T12:00:00
 POSITIVE = {"type": "integer", "minimum": 1}
 NON_NEGATIVE = {"type": "integer", "minimum": 0}
 NULLABLE_STR = {"type": ["string", "null"]}
+OFFSET = {"type": "integer", "not": {"const": 0},
+          "description": "First line, 1-based; negative counts from the end (-20: the last "
+                         "20 lines, numbered as in the file)"}
 
 
 def _obj(required: list[str], **props: Any) -> dict[str, Any]:
@@ -89,7 +92,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method(
         "file.read", "chorus_tools.tools.read:read",
         "Read a text file as numbered lines (paged), or an image as base64.",
-        _obj(["path"], path=PATH, offset=POSITIVE, limit=POSITIVE,
+        _obj(["path"], path=PATH, offset=OFFSET, limit=POSITIVE,
              raw={"type": "boolean"}),
         _READ_RESULT, stoppable=True),
     Method(

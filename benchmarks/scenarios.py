@@ -169,8 +169,8 @@ def spawn_reference(env: Env) -> Measure:
 
 # file.list **/*.md -----------------------------------------------------------------------
 
-def list_ours(env: Env) -> Measure:
-    with env.ours(env.tree) as server:
+def list_in(env: Env, tree: Path) -> Measure:
+    with env.ours(tree) as server:
         def once() -> int:
             result = server.request("file.list", {"pattern": MD_GLOB,
                                                   "max_results": ALL})["result"]
@@ -180,10 +180,17 @@ def list_ours(env: Env) -> Measure:
         return _median_time(env, once)
 
 
-def list_rg(env: Env) -> Measure:
+def rg_files_in(env: Env, tree: Path) -> Measure:
     """--no-require-git: read .gitignore outside a git repository, as ours does."""
-    return _command_time(env, [env.rg, "--files", "--no-require-git", "-g", "*.md"],
-                         env.tree)
+    return _command_time(env, [env.rg, "--files", "--no-require-git", "-g", "*.md"], tree)
+
+
+def list_ours(env: Env) -> Measure:
+    return list_in(env, env.tree)
+
+
+def list_rg(env: Env) -> Measure:
+    return rg_files_in(env, env.tree)
 
 
 def list_reference(env: Env) -> Measure:
@@ -222,6 +229,22 @@ def search_ours_python(env: Env) -> Measure:
 
 def search_rg(env: Env) -> Measure:
     return _command_time(env, [env.rg, "-n", "-e", STDLIB_PATTERN], env.stdlib)
+
+
+def search_tree_in(env: Env, tree: Path) -> Measure:
+    """Every TODO of a generated tree, auto engine (ripgrep), ignore rules as rg's."""
+    with env.ours(tree) as server:
+        def once() -> int:
+            result = server.request("file.search", {"pattern": TREE_PATTERN,
+                                                    "max_results": ALL})["result"]
+            if result["truncated"]:
+                raise ProtocolError("file.search truncated with max_results=10**7")
+            return len(result["matches"])
+        return _median_time(env, once)
+
+
+def rg_search_in(env: Env, tree: Path) -> Measure:
+    return _command_time(env, [env.rg, "-n", "--no-require-git", "-e", TREE_PATTERN], tree)
 
 
 def search_grep(env: Env) -> Measure:
@@ -294,13 +317,12 @@ def write_reference(env: Env) -> Measure:
 BIG = "data/big_module.py"
 
 
-def _window_calls(env: Env, call: Call, first: bool) -> Callable[[int], Call]:
+def _window_calls(path: Path, call: Call, first: bool) -> Callable[[int], Call]:
     """The same window read each time; with `first`, the file's mtime moves before each
     call (untimed), so every read is the first of a new version and nothing remembered
     about the file may serve it."""
     if not first:
         return _same(call)
-    path = env.tree / BIG
 
     def touched(i: int) -> Call:
         now = time.time_ns()
@@ -309,24 +331,37 @@ def _window_calls(env: Env, call: Call, first: bool) -> Callable[[int], Call]:
     return touched
 
 
-def _window_latency(server: StdioServer, calls: Callable[[int], Call], env: Env,
+def _window_latency(server: StdioServer, calls: Callable[[int], Call], count: int,
                     check: Check = is_success) -> Measure:
-    _warm(server, calls, check)
-    lat = server.latency(calls, env.scale.sequential // 10, check)
+    for i in range(min(WARMUP, count)):
+        server.request(*calls(i), check)
+    lat = server.latency(calls, count, check)
     return Measure("time", lat.p50, {"p99": lat.p99, "requests": lat.samples})
 
 
+def window_in(env: Env, workspace: Path, name: str, first: bool, count: int) -> Measure:
+    """p50 of `count` reads of lines 1-50 of `name`, by ours."""
+    call = ("file.read", {"path": name, "offset": 1, "limit": 50})
+    with env.ours(workspace) as server:
+        return _window_latency(server, _window_calls(workspace / name, call, first), count)
+
+
+def reference_head_in(env: Env, workspace: Path, name: str, first: bool,
+                      count: int) -> Measure:
+    """The same by the reference server's read_text_file with head=50."""
+    path = workspace / name
+    call = McpSession.tool("read_text_file", {"path": str(path), "head": 50})
+    with _started_reference(env, workspace) as server:
+        return _window_latency(server, _window_calls(path, call, first), count,
+                               McpSession.tool_ok)
+
+
 def _window_ours(env: Env, first: bool) -> Measure:
-    call = ("file.read", {"path": BIG, "offset": 1, "limit": 50})
-    with env.ours(env.tree) as server:
-        return _window_latency(server, _window_calls(env, call, first), env)
+    return window_in(env, env.tree, BIG, first, env.scale.sequential // 10)
 
 
 def _window_reference(env: Env, first: bool) -> Measure:
-    call = McpSession.tool("read_text_file", {"path": str(env.tree / BIG), "head": 50})
-    with _started_reference(env, env.tree) as server:
-        return _window_latency(server, _window_calls(env, call, first), env,
-                               McpSession.tool_ok)
+    return reference_head_in(env, env.tree, BIG, first, env.scale.sequential // 10)
 
 
 def window_ours(env: Env) -> Measure:

@@ -161,3 +161,19 @@ def test_a_torn_slot_is_a_miss_not_a_wrong_count(tmp_path: Path) -> None:
     assert cache.get(st) is None
     cache.put(st, Lines(1, 1, "utf-8"))
     assert cache.get(st) == Lines(1, 1, "utf-8")
+
+
+def test_a_log_appended_to_is_counted_as_the_version_opened(tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    path.write_bytes(b"".join(b"line %d\n" % i for i in range(1, 101)))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        with open(path, "ab") as f:  # the writer goes on while the reader counts
+            f.write(b"".join(b"late %d\n" % i for i in range(1, 51)))
+        lines = linecount.count(fd, b"line 1\n", size)
+        assert lines == Lines(100, 100, "utf-8")
+        at = linecount.line_start(fd, lines, 99, size)  # sought back from `size`
+        assert os.pread(fd, 8, at) == b"line 99\n"
+    finally:
+        os.close(fd)

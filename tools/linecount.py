@@ -54,18 +54,25 @@ def text_start(encoding: str) -> int:
     return len(text.BOM_OF.get(encoding, b""))
 
 
-def _pieces(fd: int, start: int, encoding: str) -> Iterator[tuple[int, Any]]:
-    """(offset, units) from `start` to the end, in text.CHUNK pieces. A trailing half
-    unit (a UTF-16 file of odd length) comes last as an empty array."""
+def _pieces(fd: int, start: int, end: int, encoding: str) -> Iterator[tuple[int, Any]]:
+    """(offset, units) from `start` to `end`, in text.CHUNK pieces. A trailing half unit
+    (a UTF-16 file of odd length) comes last as an empty array. Bytes past `end`, the
+    size the file had when it was opened, are not counted: a log appended to meanwhile
+    is counted as the version its stat names, so line numbers found from that end agree."""
     np, dtype, unit = _np(), _dtype(encoding), _unit(encoding)
     pos, carry = start, b""
     for chunk in text.chunks(fd, start):
         data = carry + chunk if carry else chunk
+        last = pos + len(data) >= end
+        if last:
+            data = data[:max(0, end - pos)]
         usable = len(data) - len(data) % unit
         carry = bytes(data[usable:])
         if usable:
             yield pos, np.frombuffer(data, dtype, usable // unit)
             pos += usable
+        if last:
+            break
     if carry:
         yield pos, np.empty(0, dtype)
 
@@ -86,10 +93,10 @@ def _newline_marks(units: Any, scratch: Any) -> Any:
 
 
 def count(fd: int, head: bytes, size: int) -> Lines:
-    """Count the lines of a text file of about `size` bytes whose first bytes are
-    `head`, in one pass."""
+    """Count the lines of the first `size` bytes (its size when opened) of a text file
+    whose first bytes are `head`, in one pass."""
     if size <= SMALL:
-        content, encoding = text.decode(os.pread(fd, size + 1, 0))
+        content, encoding = text.decode(os.pread(fd, size, 0))
         return Lines(content.count("\n"), text.count_lines(content), encoding)
     np = _np()
     bom = text.bom_encoding(head)
@@ -98,7 +105,7 @@ def count(fd: int, head: bytes, size: int) -> Lines:
         codecs.getincrementaldecoder("utf-8")()
     valid, newlines, ends_open = True, 0, False
     scratch = _scratch()
-    for _, units in _pieces(fd, text_start(encoding), encoding):
+    for _, units in _pieces(fd, text_start(encoding), size, encoding):
         if not len(units):  # half a UTF-16 unit: an unfinished last line
             ends_open = True
             break
@@ -127,14 +134,14 @@ def line_start(fd: int, lines: Lines, line: int, size: int) -> int | None:
     if k == 0:
         return start
     if k <= lines.newlines - k:
-        return _forward(fd, lines.encoding, start, k)
+        return _forward(fd, lines.encoding, start, size, k)
     return _backward(fd, lines.encoding, start, size, lines.newlines - k + 1)
 
 
-def _forward(fd: int, encoding: str, start: int, k: int) -> int | None:
-    """Just after the k-th newline from `start`."""
+def _forward(fd: int, encoding: str, start: int, end: int, k: int) -> int | None:
+    """Just after the k-th newline between `start` and `end`."""
     np, unit, scratch = _np(), _unit(encoding), _scratch()
-    for pos, units in _pieces(fd, start, encoding):
+    for pos, units in _pieces(fd, start, end, encoding):
         hits = _newline_marks(units, scratch)
         found = int(np.count_nonzero(hits))
         if found >= k:

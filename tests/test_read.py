@@ -37,6 +37,7 @@ def rctx(request: pytest.FixtureRequest, ctx: ToolContext,
     read is smaller still)."""
     if request.param == "stream":
         monkeypatch.setattr(read_module, "SMALL_FILE", 0)
+        monkeypatch.setattr(read_module, "WHOLE_FILE", 0)
         monkeypatch.setattr(linecount, "SMALL", -1)
         monkeypatch.setattr(read_module, "_WINDOW_FIRST", 3)
         monkeypatch.setattr(text, "CHUNK", 7)

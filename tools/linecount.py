@@ -77,7 +77,7 @@ def _pieces(fd: int, start: int, end: int, encoding: str) -> Iterator[tuple[int,
         yield pos, np.empty(0, dtype)
 
 
-SMALL = 1 << 20  # up to this size the file is decoded whole: no numpy to import
+SMALL = 1 << 16  # up to this size the file is decoded whole: no numpy to import
 
 
 def _scratch() -> Any:

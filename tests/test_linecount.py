@@ -1,4 +1,4 @@
-"""tools.linecount and tools.linecache: the lines of big files counted at memory speed,
+"""tools.linecount and tools.count_cache: the lines of big files counted at memory speed,
 any line's start found from the nearer end, and counts shared by workers per version."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chorus_tools.tools import linecount, text
-from chorus_tools.tools.linecache import LineCache
+from chorus_tools.tools.count_cache import CountCache
 from chorus_tools.tools.linecount import Lines
 
 
@@ -130,7 +130,7 @@ def test_a_file_that_shrank_since_its_count_has_no_such_line(tmp_path: Path) -> 
 def test_cache_answers_only_for_the_same_version(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"a\nb\n")
-    cache = LineCache(slots=8)
+    cache = CountCache(slots=8)
     before = os.stat(path)
     cache.put(before, Lines(2, 2, "utf-8"))
     assert cache.get(os.stat(path)) == Lines(2, 2, "utf-8")
@@ -141,7 +141,7 @@ def test_cache_answers_only_for_the_same_version(tmp_path: Path) -> None:
 def test_cache_is_shared_with_forked_workers(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"one\ntwo\nthree")
-    cache = LineCache()
+    cache = CountCache()
     pid = os.fork()
     if pid == 0:  # a worker: counts the file, remembers it, exits
         fd = os.open(path, os.O_RDONLY)
@@ -154,7 +154,7 @@ def test_cache_is_shared_with_forked_workers(tmp_path: Path) -> None:
 def test_a_torn_slot_is_a_miss_not_a_wrong_count(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"x\n")
-    cache = LineCache(slots=1)
+    cache = CountCache(slots=1)
     st = os.stat(path)
     cache.put(st, Lines(1, 1, "utf-8"))
     cache._map[40] ^= 0xFF  # one byte of the total, as a concurrent writer might leave it

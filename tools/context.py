@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from chorus_tools.tools.linecache import LineCache
+from chorus_tools.tools.count_cache import CountCache
 from chorus_tools.tools.sandbox import Workspace
 
 KIB = 1024
@@ -38,7 +38,7 @@ class ToolContext:
     rg_path: str | None = None  # resolved ripgrep binary, None when there is none
     rg_has_pcre2: bool = False
     workers: int = 1  # the pool's size: how many parts a FanOut should make for it
-    line_counts: LineCache = field(default_factory=LineCache)  # made before the fork:
+    line_counts: CountCache = field(default_factory=CountCache)  # made before the fork:
     # shared by every worker
     record: dict[str, Any] | None = None
 

@@ -24,7 +24,7 @@ _ENCODINGS = ("utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1")
 _SLOT = struct.Struct("<QQqqQQBq")  # dev, ino, mtime_ns, size, newlines, total, enc, check
 
 
-class LineCache:
+class CountCache:
     """A fixed-size table of Lines by file identity (direct-mapped: a new entry takes
     its slot from whatever was there)."""
 

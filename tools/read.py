@@ -3,11 +3,11 @@
 Two paths give the same answers. A file up to SMALL_FILE bytes, or up to WHOLE_FILE
 bytes when the whole of it is asked for (no limit, counting from the start), is read with
 one read() and windowed in memory, because that is the hot path and per-line Python work
-is what costs there. Any other is streamed (a window of 50 lines of a 1 MB file costs
-~14 ms when the file is decoded and split whole, well under 1 ms streamed): its line count and encoding come from the shared
-line-count cache (one pass at memory speed per file version, tools/linecount.py), the
-byte where the window starts is sought from the nearer end of the file, and only as much
-as the window needs is decoded from there, keeping at most `max_line_chars` of any
+is what costs there. Any other is streamed (50 lines of a 1 MB file cost ~14 ms decoded
+and split whole, well under 1 ms streamed): its line count and encoding come from the
+shared line-count cache (one pass at memory speed per file version, tools/linecount.py),
+the byte where the window starts is sought from the nearer end of the file, and only as
+much as the window needs is decoded from there, keeping at most `max_line_chars` of any
 numbered line. So memory stays bounded by the window, never by the file, and a repeat
 read of an unchanged file reads only its window.
 

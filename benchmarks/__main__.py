@@ -1,5 +1,7 @@
-"""`python -m benchmarks [--quick]`: run every scenario side by side with its baseline,
-print one table (scenario, ours, baseline, ratio, target) and write the same as JSON."""
+"""`python -m benchmarks [--quick] [--plot]`: run every scenario side by side with its
+baseline, print one table (scenario, ours, baseline, ratio, target), then the scale series
+(the ratio at growing sizes, and its slope), and write the same as JSON; with --plot, draw
+them as SVG too."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from typing import Callable
 from benchmarks.env import REPO, Env
 from benchmarks.mcp_reference import Unavailable
 from benchmarks.report import Measure, Row, table, write_json
+from benchmarks.scale import PLANS, run_series
+from benchmarks.scale import text as series_text
 from benchmarks.scenarios import SCENARIOS, Scenario
 
 
@@ -68,24 +72,35 @@ def main(argv: list[str] | None = None) -> int:
                              "(default: yes in a full run, no with --quick)")
     parser.add_argument("--workers", type=int, help="--workers for our server")
     parser.add_argument("--only", action="append", metavar="KEY",
-                        help="run only this scenario (repeatable): "
-                             + ", ".join(s.key for s in SCENARIOS))
+                        help="run only this scenario or scale series (repeatable): "
+                             + ", ".join([s.key for s in SCENARIOS] + [p.key for p in PLANS]))
+    parser.add_argument("--plot", action="store_true",
+                        help="also draw the table and the scale series as SVG beside the "
+                             "JSON (needs matplotlib: pip install -e '.[bench]')")
     args = parser.parse_args(argv)
     install = not args.quick if args.install is None else args.install
     env = Env(args.cache, args.quick, install, args.workers)
     chosen = [s for s in SCENARIOS if s.key in args.only] if args.only else \
         [s for s in SCENARIOS if not s.long_run]
+    plans = [p for p in PLANS if not args.only or p.key in args.only]
     started = time.monotonic()
-    rows = []
+    rows, series = [], []
     try:
         for scenario in chosen:
             print(f"running {scenario.key} ...", file=sys.stderr, flush=True)
             rows.append(run_scenario(scenario, env))
+        for plan in plans:
+            print(f"running {plan.key} ...", file=sys.stderr, flush=True)
+            series.append(run_series(plan, env, run_scenario))
     finally:
         env.cleanup()
     print(_mode_line(env))
     print(table(rows))
-    write_json(args.json, rows, {
+    if series:
+        print("\nscale: the ratio at each size, and its slope over log size (0: flat):")
+        for one in series:
+            print(f"- {series_text(one)}")
+    write_json(args.json, rows, series, {
         "quick": args.quick, "mode": _mode_line(env),
         "finished": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "seconds": round(time.monotonic() - started, 1),
@@ -93,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
                     "platform": platform.platform()},
         "versions": env.versions()})
     print(f"JSON: {args.json}")
+    if args.plot:
+        from benchmarks.plot import draw  # matplotlib: only a plotting run needs it
+
+        for path in draw(args.json, args.json.parent):
+            print(f"SVG: {path}")
     return 0
 
 

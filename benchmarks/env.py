@@ -36,14 +36,19 @@ class Scale:
     rounds: int  # alternations ours/baseline; the best of each is kept
     soak: int  # requests of the soak
     soak_kill_every: int  # one worker is SIGKILLed every this many requests
+    scale_trees: tuple[int, ...]  # file counts of the trees the scale series list, search
+    scale_files: tuple[int, ...]  # sizes of the files whose head the scale series reads
 
 
 FULL = Scale(files=20000, big_file=10 * generate.MIB, huge_file=2048 * generate.MIB,
              stdlib_top_only=False, pipelined=4000, sequential=1000, mutations=300,
-             repeats=5, rounds=3, soak=1_000_000, soak_kill_every=10_000)
+             repeats=5, rounds=3, soak=1_000_000, soak_kill_every=10_000,
+             scale_trees=(2000, 20000, 200000),
+             scale_files=(1 * generate.MIB, 100 * generate.MIB, 2048 * generate.MIB))
 QUICK = Scale(files=2000, big_file=1 * generate.MIB, huge_file=64 * generate.MIB,
               stdlib_top_only=True, pipelined=300, sequential=100, mutations=30,
-              repeats=2, rounds=1, soak=20_000, soak_kill_every=2_000)
+              repeats=2, rounds=1, soak=20_000, soak_kill_every=2_000,
+              scale_trees=(200, 1000), scale_files=(1 * generate.MIB, 8 * generate.MIB))
 
 
 def probed(method: Callable[[Any], Any]) -> property:
@@ -93,6 +98,14 @@ class Env:
     @cached_property
     def huge(self) -> Path:
         return generate.huge_file(self.cache, self.scale.huge_file)
+
+    def tree_of(self, files: int) -> Path:
+        """A scale tree: `files` source files (and their node_modules), no big file."""
+        return generate.source_tree(self.cache, files, big_file_bytes=0)
+
+    def file_of(self, size: int) -> Path:
+        """A workspace holding huge.txt, about `size` bytes of real lines."""
+        return generate.huge_file(self.cache, size)
 
     @cached_property
     def scratch(self) -> Path:

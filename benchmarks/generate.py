@@ -146,7 +146,8 @@ def _build(final: Path, fill: Callable[[Path], None]) -> Path:
 def source_tree(cache: Path, files: int = 20000, seed: int = 5,
                 big_file_bytes: int = 10 * MIB) -> Path:
     """The seeded workspace: `files` source-like files under src/, a .gitignored
-    node_modules/ of a quarter as many, a hidden folder, and one `big_file_bytes` file."""
+    node_modules/ of a quarter as many, a hidden folder, and one `big_file_bytes` file
+    (none when 0: the scale trees differ only in their file count)."""
     name = f"tree-v{GENERATOR_VERSION}-s{seed}-n{files}-b{big_file_bytes}"
 
     def fill(root: Path) -> None:
@@ -155,8 +156,9 @@ def source_tree(cache: Path, files: int = 20000, seed: int = 5,
         _write_files(root, rng, files, "src")
         _write_files(root, rng, max(1, files // 4), "node_modules")
         _write_files(root, rng, max(1, files // 100), ".hidden")
-        (root / "data").mkdir()
-        _write_big(root / "data" / "big_module.py", rng, big_file_bytes)
+        if big_file_bytes:
+            (root / "data").mkdir()
+            _write_big(root / "data" / "big_module.py", rng, big_file_bytes)
 
     return _build(cache / name, fill)
 

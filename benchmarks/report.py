@@ -137,7 +137,9 @@ def table(rows: list[Row]) -> str:
                       *(fmt(cells) for cells in lines[1:])])
 
 
-def write_json(path: Path, rows: list[Row], meta: dict[str, Any]) -> None:
+def write_json(path: Path, rows: list[Row], series: list[Any], meta: dict[str, Any]) -> None:
+    """The run as JSON: `series` are scale.Series (anything with as_json())."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = {**meta, "rows": [row.as_json() for row in rows]}
+    document = {**meta, "rows": [row.as_json() for row in rows],
+                "series": [one.as_json() for one in series]}
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")

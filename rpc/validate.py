@@ -70,6 +70,8 @@ def _explain(method: Method, params: dict[str, Any],
     message = exc.message.replace(exc.name, f"'{name}'", 1)
     if exc.rule == "oneOf":  # fastjsonschema's words name no type
         message = f"'{name}' must be " + " or ".join(map(_kind, schema["oneOf"]))
+    if exc.rule == "not":  # its words name only "a disallowed definition"
+        message = f"'{name}' must not be {schema['not']['const']!r}: {schema['description']}"
     return ToolError("invalid_params", f"Invalid parameter for {method.name}: {message}.",
                      param=name)
 

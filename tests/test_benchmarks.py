@@ -15,6 +15,7 @@ from benchmarks import generate
 from benchmarks.loadclient import ProtocolError, StdioServer
 from benchmarks.report import Measure, Row, Target
 from benchmarks.rss import PeakRss
+from benchmarks.scale import PLANS, Series
 from benchmarks.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,8 +30,9 @@ def _digest(root: Path) -> str:
 
 def test_quick_run_prints_every_row_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--json", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--plot",
+                           "--json", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr
     header = next(line for line in done.stdout.splitlines() if line.startswith("| scenario"))
     assert [c.strip() for c in header.strip("|").split("|")] == [
@@ -60,6 +62,24 @@ def test_quick_run_prints_every_row_and_writes_json(tmp_path: Path) -> None:
             assert row["ours_problem"].startswith(("skipped: ", "failed: "))
         if row["baseline_problem"]:
             assert row["baseline_problem"].startswith(("skipped: ", "failed: "))
+
+    # the scale series: every size measured (or why not), rg's always, and a slope line
+    assert [one["key"] for one in document["series"]] == [p.key for p in PLANS]
+    for one in document["series"]:
+        assert len(one["rows"]) == len(one["sizes"]) >= 2
+        assert one["sizes"] == sorted(one["sizes"])
+        for row in one["rows"]:
+            assert (row["ours"] is None) == (row["ours_problem"] is not None), row
+            if row["baseline_name"].startswith("rg"):
+                assert row["baseline"]["value"] > 0 and row["results_agree"], row
+        assert f"- {one['title']} vs " in done.stdout
+    assert done.stdout.count("; slope ") == len(PLANS)
+
+    # --plot drew both pictures beside the JSON
+    for name in ("table.svg", "scale.svg"):
+        svg = (tmp_path / name).read_text()
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+        assert "CPUs" in svg  # the machine is noted on every picture
 
 
 def test_generated_tree_is_a_function_of_its_seed(tmp_path: Path) -> None:
@@ -125,3 +145,17 @@ def test_disagreeing_result_counts_are_flagged() -> None:
     assert row.results_agree is False
     assert "results differ: 10 vs 12" in row.cells()[3]
     assert row.as_json()["results_agree"] is False
+
+
+def _row(ratio: float) -> Row:
+    return Row("k", "s", "rg", None, Measure("time", ratio), Measure("time", 1.0))
+
+
+def test_series_slope_is_the_growth_of_the_ratio_with_size() -> None:
+    flat = Series("k", "t", "files", [10, 100, 1000], [_row(1.2), _row(1.2), _row(1.2)])
+    assert abs(flat.slope) < 1e-9
+    doubling = Series("k", "t", "files", [10, 100, 1000], [_row(1), _row(2), _row(4)])
+    assert abs(doubling.slope - 0.30103) < 1e-4  # log 2 / log 10
+    one_point = Series("k", "t", "bytes", [1 << 20], [_row(2)])
+    assert one_point.slope is None
+    assert one_point.label(1 << 20) == "1 MB" and flat.label(20000) == "20k files"

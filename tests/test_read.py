@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from fuzzing import examples
 from chorus_tools.tools import read as read_module
-from chorus_tools.tools import text
+from chorus_tools.tools import linecount, text
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.read import read
@@ -38,6 +38,8 @@ def rctx(request: pytest.FixtureRequest, ctx: ToolContext,
     read is smaller still)."""
     if request.param == "stream":
         monkeypatch.setattr(read_module, "SMALL_FILE", 0)
+        monkeypatch.setattr(read_module, "WHOLE_FILE", 0)
+        monkeypatch.setattr(linecount, "SMALL", -1)
         monkeypatch.setattr(read_module, "_WINDOW_FIRST", 3)
         monkeypatch.setattr(text, "CHUNK", 7)
     return ctx
@@ -386,10 +388,12 @@ def test_offset_and_limit_must_be_positive(rctx: ToolContext, root: Path,
 
 def reference(data: bytes, offset: int, limit: int | None, raw: bool, cap: int,
               max_chars: int) -> dict[str, Any]:
-    """SPEC §4 file.read, written as plainly as possible."""
+    """SPEC §4 file.read (and §8's negative offset), written as plainly as possible."""
     decoded, _ = text.decode(data)
     lines = text.split_lines(decoded)
     total = len(lines)
+    if offset < 0:
+        offset = max(1, total + offset + 1)
     window = lines[offset - 1:] if limit is None else lines[offset - 1:offset - 1 + limit]
     parts: list[str] = []
     used = 0
@@ -421,7 +425,8 @@ def reference(data: bytes, offset: int, limit: int | None, raw: bool, cap: int,
                                        "\u2028", "\x85", "\x0c"]), max_size=40),
        encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be",
                                  "latin-1"]),
-       offset=st.integers(1, 10), limit=st.one_of(st.none(), st.integers(1, 6)),
+       offset=st.integers(-10, 10).filter(bool), limit=st.one_of(st.none(),
+                                                                  st.integers(1, 6)),
        raw=st.booleans(), cap=st.integers(1, 80), max_chars=st.integers(1, 8))
 def test_matches_the_reference(rctx: ToolContext, root: Path, chars: list[str],
                                encoding: str, offset: int, limit: int | None, raw: bool,
@@ -435,6 +440,54 @@ def test_matches_the_reference(rctx: ToolContext, root: Path, chars: list[str],
     expected = reference(data, offset, limit, raw, cap, max_chars)
     assert {k: result[k] for k in expected} == expected
     assert result["encoding"] == text.decode(data)[1]
+
+
+# --- a negative offset: the tail ------------------------------------------------------
+
+def test_negative_offset_is_the_last_lines_numbered_as_in_the_file(
+        rctx: ToolContext, root: Path) -> None:
+    lines = [f"entry {i}" for i in range(1, 101)]
+    (root / "log").write_text("\n".join(lines) + "\n")
+    result = read(rctx, "log", offset=-3)
+    assert result["content"] == numbered(lines[-3:], start=98)
+    assert (result["start_line"], result["end_line"], result["total_lines"],
+            result["truncated"]) == (98, 100, 100, False)
+    again = read(rctx, "log", offset=result["start_line"], limit=3)
+    assert again["content"] == result["content"]
+
+
+def test_negative_offset_with_limit_and_cap_keeps_truncated_meaning(
+        rctx: ToolContext, root: Path) -> None:
+    (root / "log").write_text("".join(f"line {i}\n" for i in range(1, 21)))
+    result = read(rctx, "log", offset=-5, limit=2)
+    assert (result["start_line"], result["end_line"], result["truncated"]) == (16, 17, True)
+    capped = read(limited(rctx, max_read_bytes=20), "log", offset=-5)
+    assert (capped["start_line"], capped["end_line"], capped["truncated"]) == (16, 16, True)
+
+
+def test_more_lines_than_the_file_has_start_at_line_one(rctx: ToolContext,
+                                                        root: Path) -> None:
+    (root / "short").write_text("a\nb")
+    assert read(rctx, "short", offset=-50)["content"] == numbered(["a", "b"])
+    (root / "empty").write_text("")
+    empty = read(rctx, "empty", offset=-1)
+    assert (empty["content"], empty["start_line"], empty["end_line"]) == ("", 1, 0)
+
+
+def test_repeat_tail_of_an_unchanged_file_counts_nothing(
+        ctx: ToolContext, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(read_module, "SMALL_FILE", 0)
+    monkeypatch.setattr(linecount, "SMALL", -1)
+    (root / "log").write_text("".join(f"line {i}\n" for i in range(1, 1001)))
+    counted = []
+    real_count = linecount.count
+    monkeypatch.setattr(linecount, "count", lambda *a: counted.append(a) or real_count(*a))
+    first = read(ctx, "log", offset=-2)
+    assert read(ctx, "log", offset=-2) == first and len(counted) == 1
+    with open(root / "log", "a") as f:
+        f.write("line 1001\n")
+    assert read(ctx, "log", offset=-1)["content"] == numbered(["line 1001"], start=1001)
+    assert len(counted) == 2  # a new version is counted again
 
 
 # --- memory bounded by the window --------------------------------------------------------

@@ -1,4 +1,4 @@
-"""tools.text: what is text, how it decodes and encodes, where its lines are."""
+"""tools.text: what is text, how it decodes and encodes, how a file is read in pieces."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzing import examples
 from chorus_tools.tools import text
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
@@ -124,73 +123,6 @@ def test_split_and_count_lines(s: str, lines: list[str]) -> None:
     assert text.count_lines(s) == len(lines)
 
 
-def _scan_file(tmp_path: Path, data: bytes, find_line: int = 1) -> text.TextScan:
-    path = tmp_path / "f"
-    path.write_bytes(data)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return text.scan(fd, find_line)
-    finally:
-        os.close(fd)
-
-
-def _line_start(data: bytes, find_line: int) -> int | None:
-    """Reference: the byte offset of line `find_line`, from the decoded lines."""
-    decoded, encoding = text.decode(data)
-    lines = text.split_lines(decoded)
-    if find_line > len(lines) + 1 or (find_line == len(lines) + 1
-                                      and not decoded.endswith("\n")):
-        return None
-    before = "".join(lines[:find_line - 1])
-    return len(text.encode(before, encoding))
-
-
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
-          max_examples=examples(300))
-@given(chars=st.lists(st.sampled_from(["a", "\n", "\r\n", "é", "€", "😀", "Ċ", "\u0a00",
-                                       "\u2028", "\x85"]), max_size=30),
-       encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be",
-                                 "latin-1"]),
-       chunk=st.sampled_from([1, 2, 3, 7, 1 << 20]), find_line=st.integers(1, 12))
-def test_scan_agrees_with_decode_at_any_chunk_size(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chars: list[str], encoding: str,
-        chunk: int, find_line: int) -> None:
-    s = "".join(chars)
-    data = s.encode("latin-1", "replace") + b"\xff" if encoding == "latin-1" \
-        else text.encode(s, encoding)
-    monkeypatch.setattr(text, "CHUNK", chunk)
-    result = _scan_file(tmp_path, data, find_line)
-    decoded, expected_encoding = text.decode(data)
-    assert result.encoding == expected_encoding
-    assert result.total_lines == text.count_lines(decoded)
-    if find_line <= result.total_lines:
-        assert result.line_start == _line_start(data, find_line)
-
-
-def test_scan_utf16_counts_newline_units_not_0x0a_bytes(tmp_path: Path) -> None:
-    # U+010A is 0A 01 in UTF-16-LE, U+0A00 is 0A 00 in UTF-16-BE: neither is a newline.
-    assert _scan_file(tmp_path, text.encode("\u010a\u010a\nx", "utf-16-le")).total_lines == 2
-    assert _scan_file(tmp_path, text.encode("\u0a00\u0a00", "utf-16-be")).total_lines == 1
-
-
-def test_scan_settles_latin1_from_a_late_byte(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(text, "CHUNK", 16)
-    result = _scan_file(tmp_path, b"abc\n" * 100 + b"caf\xe9\n")
-    assert (result.encoding, result.total_lines) == ("latin-1", 101)
-
-
-def test_scan_a_utf8_sequence_cut_at_the_end_is_latin1(tmp_path: Path) -> None:
-    assert _scan_file(tmp_path, b"ok\n\xe2\x82").encoding == "latin-1"
-    assert _scan_file(tmp_path, b"ok\n\xe2\x82\xac").encoding == "utf-8"
-
-
-def test_scan_empty_and_bom_only_files(tmp_path: Path) -> None:
-    assert _scan_file(tmp_path, b"") == text.TextScan(0, "utf-8", 0)
-    assert _scan_file(tmp_path, codecs.BOM_UTF8) == text.TextScan(0, "utf-8-sig", 3)
-    assert _scan_file(tmp_path, codecs.BOM_UTF16_LE) == text.TextScan(0, "utf-16-le", 2)
-
-
 def _sparse(path: Path, pieces: list[tuple[int, bytes]], size: int) -> bytes:
     """A sparse file with `pieces` written at their offsets; returns its whole content."""
     with open(path, "wb") as f:
@@ -208,9 +140,9 @@ def _sparse(path: Path, pieces: list[tuple[int, bytes]], size: int) -> bytes:
     ([(0, b"a" * 4095 + b"\xc3")], 64 << 10),  # a UTF-8 sequence cut by a hole
     ([(0, b"x\n"), (1 << 20, b"\n\n")], (1 << 20) + 2),  # ends with data, not a hole
 ])
-def test_scan_reads_holes_as_zeros(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                   chunk: int, pieces: list[tuple[int, bytes]],
-                                   size: int, first: int | None) -> None:
+def test_chunks_read_holes_as_zeros(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    chunk: int, pieces: list[tuple[int, bytes]],
+                                    size: int, first: int | None) -> None:
     monkeypatch.setattr(text, "CHUNK", chunk)
     data = _sparse(tmp_path / "s", pieces, size)
     fd = os.open(tmp_path / "s", os.O_RDONLY)
@@ -220,7 +152,3 @@ def test_scan_reads_holes_as_zeros(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert len(pieces_read[0]) <= min(first or chunk, chunk)
     finally:
         os.close(fd)
-    decoded, encoding = text.decode(data)
-    result = _scan_file(tmp_path, data, 12)
-    assert (result.encoding, result.total_lines) == (encoding, text.count_lines(decoded))
-    assert result.line_start == _line_start(data, 12)

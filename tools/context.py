@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from chorus_tools.tools.count_cache import CountCache
 from chorus_tools.tools.sandbox import Workspace
 
 KIB = 1024
@@ -38,6 +39,8 @@ class ToolContext:
     rg_has_pcre2: bool = False
     workers: int = 1  # the pool's size: how many parts a FanOut should make for it
     read_only: bool = False  # --read-only: every mutating method is refused
+    line_counts: CountCache = field(default_factory=CountCache)  # made before the fork:
+    # shared by every worker
     record: dict[str, Any] | None = None
 
 

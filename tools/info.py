@@ -95,10 +95,11 @@ def _follow(ctx: ToolContext, rel: str, path: str) -> os.stat_result | None:
 
 
 def _content(ctx: ToolContext, rel: str, path: str, named: str) -> dict[str, Any]:
-    """Binary or text, and for text its encoding and line count (one streaming pass).
+    """Binary or text, and for text its encoding and line count (one pass, remembered
+    per version and shared with file.read).
     `named` is the file's own path (a link's target), whose name suggests a mime type."""
     try:
-        fd, _ = ctx.ws.open_regular(rel, shown=path)
+        fd, st = ctx.ws.open_regular(rel, shown=path)
     except ToolError as err:
         if err.code == "permission_denied" or err.code in _UNRESOLVED:
             return {}  # replaced or unreadable since the stat: nothing more to say
@@ -108,11 +109,11 @@ def _content(ctx: ToolContext, rel: str, path: str, named: str) -> dict[str, Any
         mime = text.binary_mime(head)
         if mime is not None:
             return {"mime_type": mime, "is_binary": True}
-        scan = text.scan(fd, head=head)
+        lines = ctx.line_counts.lines(fd, st, head)
     finally:
         os.close(fd)
-    return {"mime_type": _text_mime(named), "is_binary": False, "encoding": scan.encoding,
-            "lines": scan.total_lines}
+    return {"mime_type": _text_mime(named), "is_binary": False, "encoding": lines.encoding,
+            "lines": lines.total}
 
 
 @functools.cache

@@ -1,11 +1,19 @@
 """file.read: a window of a text file as numbered (or raw) lines, or an image as base64.
 
-Two paths give the same answers. A file up to SMALL_FILE bytes is read with one read()
-and windowed in memory, because that is the hot path and per-line Python work is what
-costs there. A larger one is streamed: a first pass (text.scan) counts its lines, settles
-its encoding and finds the byte where the window starts; a second pass decodes from there
-only as much as the window needs, keeping at most `max_line_chars` of any numbered line.
-So memory stays bounded by the window, never by the file.
+Two paths give the same answers. A file up to SMALL_FILE bytes, or up to WHOLE_FILE
+bytes when the whole of it is asked for (no limit, counting from the start), is read with
+one read() and windowed in memory, because that is the hot path and per-line Python work
+is what costs there. Any other is streamed (50 lines of a 1 MB file cost ~14 ms decoded
+and split whole, well under 1 ms streamed): its line count and encoding come from the
+shared line-count cache (one pass at memory speed per file version, tools/linecount.py),
+the byte where the window starts is sought from the nearer end of the file, and only as
+much as the window needs is decoded from there, keeping at most `max_line_chars` of any
+numbered line. So memory stays bounded by the window, never by the file, and a repeat
+read of an unchanged file reads only its window.
+
+A negative `offset` counts from the end (SPEC §8, like `tail -n`): -20 starts at line
+total_lines - 19, so the last 20 lines come back numbered as in the file; more lines than
+the file has start at line 1.
 
 Decisions where SPEC.md is silent: the byte cap counts the UTF-8 bytes of `content`; an
 empty file (or any offset past the end) answers start_line = offset, end_line = offset - 1,
@@ -20,12 +28,13 @@ import codecs
 import os
 from typing import Any
 
-from chorus_tools.tools import text
+from chorus_tools.tools import linecount, text
 from chorus_tools.tools.context import Limits, ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.sandbox import version_of
 
-SMALL_FILE = 1 << 20  # read whole and windowed in memory up to this size
+SMALL_FILE = 1 << 16  # read whole and windowed in memory up to this size
+WHOLE_FILE = 1 << 20  # ... and up to this one when the window is the whole file
 _WINDOW_FIRST = 1 << 16  # a large file's window starts with a read of this many bytes
 
 
@@ -33,8 +42,9 @@ def read(ctx: ToolContext, path: str, offset: int = 1, limit: int | None = None,
          raw: bool = False) -> dict[str, Any]:
     """Read lines offset..offset+limit-1 of a text file, within the byte cap; or an image."""
     rel = ctx.ws.rel(path)
-    if offset < 1:
-        raise ToolError("invalid_params", "'offset' must be 1 or more (lines are 1-based)",
+    if offset == 0:
+        raise ToolError("invalid_params", "'offset' must be 1 or more (lines are 1-based), "
+                        "or negative to count from the end (-20: the last 20 lines)",
                         param="offset")
     if limit is not None and limit < 1:
         raise ToolError("invalid_params", "'limit' must be 1 or more; omit it for all lines",
@@ -42,7 +52,7 @@ def read(ctx: ToolContext, path: str, offset: int = 1, limit: int | None = None,
     fd, st = ctx.ws.open_regular(rel, shown=path)
     try:
         size = st.st_size
-        small = size <= SMALL_FILE
+        small = size <= SMALL_FILE or (size <= WHOLE_FILE and limit is None and offset > 0)
         data = _read_upto(fd, size) if small else b""
         head = data[:text.SNIFF_BYTES] if small else os.pread(fd, text.SNIFF_BYTES, 0)
         mime = text.binary_mime(head)
@@ -53,9 +63,9 @@ def read(ctx: ToolContext, path: str, offset: int = 1, limit: int | None = None,
             content, encoding = text.decode(data)
             result = window_text(content, offset, limit, raw, ctx.limits)
         else:
-            scan = text.scan(fd, offset, head)
-            encoding = scan.encoding
-            result = _window_stream(fd, scan, offset, limit, raw, ctx.limits)
+            lines = ctx.line_counts.lines(fd, st, head)
+            encoding = lines.encoding
+            result = _window_stream(fd, lines, size, offset, limit, raw, ctx.limits)
     finally:
         os.close(fd)
     result["encoding"] = encoding
@@ -104,6 +114,11 @@ def _numbers(start: int, stop: int) -> list[str]:
     return _prefixes[start:stop]
 
 
+def _first_line(offset: int, total: int) -> int:
+    """The line a window starts at: `offset` itself, or counted from the end."""
+    return offset if offset > 0 else max(1, total + offset + 1)
+
+
 def _past_end(offset: int, total: int) -> dict[str, Any]:
     return {"content": "", "total_lines": total, "truncated": False,
             "start_line": offset, "end_line": offset - 1}
@@ -141,6 +156,7 @@ def window_text(content: str, offset: int, limit: int | None, raw: bool,
     only per line of the window."""
     newlines = content.count("\n")
     total = newlines + (1 if content and content[-1] != "\n" else 0)
+    offset = _first_line(offset, total)
     if offset > total:
         return _past_end(offset, total)
     stop = total if limit is None else min(total, offset - 1 + limit)
@@ -246,17 +262,19 @@ class _StreamWindow:
                        len(self.parts))
 
 
-def _window_stream(fd: int, scan: text.TextScan, offset: int, limit: int | None,
-                   raw: bool, limits: Limits) -> dict[str, Any]:
+def _window_stream(fd: int, lines: linecount.Lines, size: int, offset: int,
+                   limit: int | None, raw: bool, limits: Limits) -> dict[str, Any]:
     """The window of a large file, decoded from where it starts and only as far as it
     goes."""
-    total = scan.total_lines
-    if offset > total or scan.line_start is None:
+    total = lines.total
+    offset = _first_line(offset, total)
+    start = linecount.line_start(fd, lines, offset, size) if offset <= total else None
+    if start is None:
         return _past_end(offset, total)
     want = total - offset + 1 if limit is None else min(limit, total - offset + 1)
     window = _StreamWindow(offset, want, raw, limits)
-    decoder = codecs.getincrementaldecoder(text.CODEC_OF[scan.encoding])(errors="replace")
-    for chunk in text.chunks(fd, scan.line_start, first=_WINDOW_FIRST):
+    decoder = codecs.getincrementaldecoder(text.CODEC_OF[lines.encoding])(errors="replace")
+    for chunk in text.chunks(fd, start, first=_WINDOW_FIRST):
         window.feed(decoder.decode(chunk))
         if window.full:
             break

@@ -21,13 +21,17 @@ from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_
                                       POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT,
                                       VERSION, WRITE_RESULT, Method, obj as _obj)
 
+OFFSET = {"type": "integer", "not": {"const": 0},
+          "description": "First line, 1-based; negative counts from the end (-20: the last "
+                         "20 lines, numbered as in the file)"}
+
 _SUCCESS = {"type": "boolean"}
 
 METHODS: dict[str, Method] = {m.name: m for m in [
     Method(
         "file.read", "chorus_tools.tools.read:read",
         "Read a text file as numbered lines (paged), or an image as base64.",
-        _obj(["path"], path=PATH, offset=POSITIVE, limit=POSITIVE,
+        _obj(["path"], path=PATH, offset=OFFSET, limit=POSITIVE,
              raw={"type": "boolean"}),
         READ_RESULT, stoppable=True, read_state="shown", shown_as="read", title="Read file",
         idempotent=True,

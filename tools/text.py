@@ -15,10 +15,7 @@ from __future__ import annotations
 import codecs
 import errno
 import os
-import sys
-from array import array
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
 SNIFF_BYTES = 8192  # a NUL within this many leading bytes makes a file binary
 CHUNK = 1 << 18  # streaming read size: bounds memory, amortises the syscalls, and
@@ -136,39 +133,21 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and text[-1] != "\n" else 0)
 
 
-@dataclass(frozen=True)
-class TextScan:
-    """What one streaming pass over a text file learns."""
-
-    total_lines: int
-    encoding: str
-    line_start: int | None  # byte offset where the requested line starts; None past the end
-
-
-def scan(fd: int, find_line: int = 1, head: bytes | None = None) -> TextScan:
-    """Count the lines of a text file, settle its encoding and find where line `find_line`
-    (1-based) starts, reading it once in CHUNK-sized pieces so memory stays bounded
-    whatever the file's size. `head` is its first bytes when the caller has them."""
-    if head is None:
-        head = os.pread(fd, SNIFF_BYTES, 0)
-    bom = bom_encoding(head)
-    if bom in ("utf-16-le", "utf-16-be"):
-        return _scan_utf16(fd, bom, find_line)
-    return _scan_ascii_compatible(fd, bom, find_line)
-
-
 def chunks(fd: int, pos: int = 0, first: int | None = None) -> Iterator[bytes | bytearray]:
     """The file from byte `pos` to its end in pieces of at most CHUNK bytes, read into one
     reused buffer (a fresh megabyte per read costs page faults that dwarf the read): each
     piece is valid only until the next one is asked for. Holes of a sparse file come out
-    as zeros without being read, so a 2 GB sparse file does not fill the page cache.
-    The first piece is at most `first` bytes, for a caller that likely needs only a few
+    as zeros without being read, so a 2 GB sparse file does not fill the page cache
+    (a file with as many blocks as bytes has no holes: it is not asked where they are,
+    which cost a system call per piece). The first piece is at most `first` bytes, for a caller that likely needs only a few
     lines (a window of 50 lines should not read and decode a megabyte)."""
     size = CHUNK if first is None else min(first, CHUNK)
     buf = bytearray(size)
     zeros = b""
+    st = os.fstat(fd)
+    sparse = st.st_blocks * 512 < st.st_size
     while True:
-        data = _next_data(fd, pos)
+        data = _next_data(fd, pos) if sparse else pos
         if data > pos:
             zeros = zeros or bytes(CHUNK)
             n = min(size, data - pos)
@@ -193,81 +172,3 @@ def _next_data(fd: int, pos: int) -> int:
         if exc.errno == errno.ENXIO:
             return max(pos, os.fstat(fd).st_size)
         return pos
-
-
-def _count_newlines(chunk: bytes | bytearray) -> int:
-    # find() is memchr, many times faster than count() over a chunk with no newline at all
-    # (a huge line, a sparse tail): count only when there is something to count.
-    return chunk.count(b"\n") if chunk.find(b"\n") >= 0 else 0
-
-
-def _scan_ascii_compatible(fd: int, bom: str | None, find_line: int) -> TextScan:
-    """UTF-8 and latin-1: a 0x0A byte is always a newline, so count bytes, and validate
-    UTF-8 on the way (ASCII chunks skip the decoder) to choose between the two."""
-    start = len(codecs.BOM_UTF8) if bom == "utf-8-sig" else 0
-    validator = codecs.getincrementaldecoder("utf-8")()
-    valid = True
-    newlines = 0
-    line_start = start if find_line == 1 else None
-    pos = start
-    last = b""
-    for chunk in chunks(fd, start):
-        found = _count_newlines(chunk)
-        if line_start is None and newlines + found >= find_line - 1:
-            line_start = pos + _nth(chunk.index, b"\n", find_line - 1 - newlines) + 1
-        newlines += found
-        if valid and not (chunk.isascii() and not validator.getstate()[0]):
-            try:
-                validator.decode(chunk)
-            except UnicodeDecodeError:
-                valid = False
-        pos += len(chunk)
-        last = bytes(chunk[-1:])
-    if valid:
-        try:
-            validator.decode(b"", final=True)
-        except UnicodeDecodeError:
-            valid = False
-    encoding = (bom or "utf-8") if valid else "latin-1"
-    if not valid and find_line == 1:
-        line_start = 0  # a BOM in front of latin-1 text is text
-    total = newlines + (1 if last and last != b"\n" else 0)
-    return TextScan(total, encoding, line_start)
-
-
-def _scan_utf16(fd: int, encoding: str, find_line: int) -> TextScan:
-    """UTF-16: a newline is the code unit 0x000A at an even offset, so count whole units
-    (a 0x0A byte alone may be half of another character)."""
-    order = "little" if encoding == "utf-16-le" else "big"
-    newline = int.from_bytes((10).to_bytes(2, order), sys.byteorder)
-    start = 2
-    newlines = 0
-    line_start = start if find_line == 1 else None
-    pos = start
-    carry = b""
-    last_unit = None
-    for chunk in chunks(fd, start):
-        pos += len(chunk)
-        data = carry + chunk if carry else chunk
-        even = len(data) & ~1
-        carry = bytes(data[even:])
-        units = array("H")
-        units.frombytes(memoryview(data)[:even])
-        if not units:
-            continue
-        found = units.count(newline)
-        if line_start is None and newlines + found >= find_line - 1:
-            index = _nth(units.index, newline, find_line - 1 - newlines)
-            line_start = pos - len(data) + 2 * (index + 1)
-        newlines += found
-        last_unit = units[-1]
-    ends_open = bool(carry) or (last_unit is not None and last_unit != newline)
-    return TextScan(newlines + (1 if ends_open else 0), encoding, line_start)
-
-
-def _nth(index: Callable[[Any, int], int], needle: Any, n: int) -> int:
-    """Position of the n-th (1-based) `needle`, using a sequence's `index` method."""
-    at = -1
-    for _ in range(n):
-        at = index(needle, at + 1)
-    return at

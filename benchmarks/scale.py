@@ -1,0 +1,125 @@
+"""How cost grows: the same comparison at several sizes, one row per size, and the slope.
+
+A series is a list of table rows (the runner measures each like any scenario: ours and
+the baseline alternated, the best of each kept) at growing input sizes. Its slope is
+d log(ratio) / d log(size), fitted by least squares: 0 means the ratio holds at every
+size, 1 means our cost grows one size-factor faster than the baseline's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+from benchmarks import scenarios as sc
+from benchmarks.env import Env
+from benchmarks.report import Measure, Row, Target
+from benchmarks.scenarios import Scenario
+
+HUGE = "huge.txt"
+
+
+@dataclass
+class Series:
+    key: str
+    title: str
+    unit: str  # what `sizes` count: "files" or "bytes"
+    sizes: list[int]
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def slope(self) -> float | None:
+        """Least-squares slope of log(ratio) against log(size); None under two points."""
+        points = [(math.log(size), math.log(row.ratio))
+                  for size, row in zip(self.sizes, self.rows) if row.ratio]
+        if len(points) < 2:
+            return None
+        mx = sum(x for x, _ in points) / len(points)
+        my = sum(y for _, y in points) / len(points)
+        spread = sum((x - mx) ** 2 for x, _ in points)
+        return sum((x - mx) * (y - my) for x, y in points) / spread if spread else None
+
+    def label(self, size: int) -> str:
+        if self.unit == "files":
+            return f"{size // 1000}k files" if size >= 1000 else f"{size} files"
+        return f"{size / 2**30:g} GB" if size >= 2**30 else f"{size / 2**20:g} MB"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"key": self.key, "title": self.title, "unit": self.unit,
+                "sizes": self.sizes, "labels": [self.label(size) for size in self.sizes],
+                "slope": self.slope,
+                "rows": [row.as_json() for row in self.rows]}
+
+
+@dataclass(frozen=True)
+class SeriesPlan:
+    """How to measure one series: its scenario at each size."""
+
+    key: str
+    title: str
+    unit: str
+    baseline_name: str
+    target: Target | None
+    ours: Callable[[Env, int], Measure]
+    baseline: Callable[[Env, int], Measure]
+
+    def sizes(self, env: Env) -> list[int]:
+        return list(env.scale.scale_trees if self.unit == "files" else env.scale.scale_files)
+
+    def scenario(self, series: Series, size: int) -> Scenario:
+        return Scenario(f"{self.key}@{size}", f"{self.title}, {series.label(size)}",
+                        self.baseline_name, self.target, partial(_at, self.ours, size),
+                        partial(_at, self.baseline, size))
+
+
+def _at(measure: Callable[[Env, int], Measure], size: int, env: Env) -> Measure:
+    return measure(env, size)
+
+
+def _tree(measure: Callable[[Env, Path], Measure]) -> Callable[[Env, int], Measure]:
+    return lambda env, files: measure(env, env.tree_of(files))
+
+
+def _head(ours: bool, first: bool) -> Callable[[Env, int], Measure]:
+    """Lines 1-50 of a file of the given size; few calls, a first read counts it all."""
+    def measure(env: Env, size: int) -> Measure:
+        count = env.scale.repeats * (1 if first else 4)
+        read = sc.window_in if ours else sc.reference_head_in
+        return read(env, env.file_of(size), HUGE, first, count)
+    return measure
+
+
+REFERENCE_HEAD = f"{sc.REFERENCE} read_text_file head=50"
+
+PLANS: list[SeriesPlan] = [
+    SeriesPlan("scale_list", "file.list **/*.md", "files", "rg --files -g '*.md'",
+               Target("≤", 1.3), _tree(sc.list_in), _tree(sc.rg_files_in)),
+    SeriesPlan("scale_search", "file.search TODO, all matches", "files", "rg -n",
+               Target("≤", 1.3), _tree(sc.search_tree_in), _tree(sc.rg_search_in)),
+    SeriesPlan("scale_head_first", "file.read lines 1–50, first read of its version (p50)",
+               "bytes", REFERENCE_HEAD, Target("≤", 3),
+               _head(ours=True, first=True), _head(ours=False, first=True)),
+    SeriesPlan("scale_head_repeat", "file.read lines 1–50, repeat (p50)", "bytes",
+               REFERENCE_HEAD, Target("≤", 1.2),
+               _head(ours=True, first=False), _head(ours=False, first=False)),
+]
+
+
+def run_series(plan: SeriesPlan, env: Env,
+               run_scenario: Callable[[Scenario, Env], Row]) -> Series:
+    series = Series(plan.key, plan.title, plan.unit, plan.sizes(env))
+    series.rows = [run_scenario(plan.scenario(series, size), env) for size in series.sizes]
+    return series
+
+
+def text(series: Series) -> str:
+    """One line per size and the slope, e.g. `2k files: 1.10×, 20k files: 1.15×, …`."""
+    points = ", ".join(
+        f"{series.label(size)}: " + (f"{row.ratio:.2f}×" if row.ratio is not None
+                                     else (row.ours_problem or row.baseline_problem or "—"))
+        for size, row in zip(series.sizes, series.rows))
+    slope = "—" if series.slope is None else f"{series.slope:+.2f}"
+    return f"{series.title} vs {series.rows[0].baseline_name}: {points}; slope {slope}"

@@ -70,6 +70,11 @@ class Call:
     cancelled: str | None = None  # "lsp" or "mcp"
     progress: Progress | None = None  # MCP: the call asked for progress notifications
 
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """A notification about this call (progress, a watch's changes), sent on its
+        channel and so in its framing."""
+        self.reply({"jsonrpc": "2.0", "method": method, "params": params})
+
 
 def _id_key(rid: Any) -> tuple[bool, Any]:
     return isinstance(rid, str), rid
@@ -79,12 +84,9 @@ class Dispatcher:
     def __init__(self, pool: Pool, *, request_timeout: float,
                  records: Records | None = None,
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
-                 watches: Watches | None = None, roots: tuple[str, ...] = (),
-                 notify: Callable[[str, dict[str, Any]], None] = lambda method, params: None
-                 ) -> None:
+                 watches: Watches | None = None, roots: tuple[str, ...] = ()) -> None:
         self._pool = pool
         self._watches = watches
-        self.notify = notify  # sends a server-to-client notification (method, params)
         self._timeout = request_timeout
         self._records = records
         self.toolsets = toolsets
@@ -95,7 +97,7 @@ class Dispatcher:
         self._session = ReadVersions(roots) if "claude" in toolsets else None
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._order = PathOrder()
-        self._mcp = McpFace(toolsets, self.invoke, notify, read_only)
+        self._mcp = McpFace(toolsets, self.invoke, read_only)
         self.tasks: set[asyncio.Task] = set()
 
     def submit(self, body: bytes, reply: Callable[[Any], None]) -> None:
@@ -175,7 +177,7 @@ class Dispatcher:
             else:
                 ok, payload, audit = await self._execute(call, method, checked)
             if ok and method.name == WATCH:  # the worker checked it; now make it live
-                payload = {"watch_id": await self._watches.add(payload, call.reply)}
+                payload = {"watch_id": await self._watches.add(payload, call.notify)}
         except Exception as exc:
             ok, payload, audit = False, exc, None
         await self._record(call, method, params if isinstance(params, dict) else {},

@@ -56,12 +56,10 @@ class McpFace:
                          "tools/call"})
 
     def __init__(self, toolsets: tuple[str, ...], invoke: InvokeFn,
-                 notify: Callable[[str, dict[str, Any]], None],
                  read_only: bool = False) -> None:
         self._toolsets = toolsets
         self._read_only = read_only
         self._invoke = invoke
-        self._notify = notify  # server-to-client notifications (progress)
         self._by_tool_name = {m.tool_name: m for m in callable_methods(toolsets).values()}
         self._version: str | None = None  # None until initialize: the newest is spoken
 
@@ -104,7 +102,7 @@ class McpFace:
         if arguments is not None and not isinstance(arguments, dict):
             return _invalid_params(rid, f"The arguments of {name} must be an object.",
                                    "arguments")
-        call.progress = self._progress(params.get("_meta"))
+        call.progress = _progress(call, params.get("_meta"))
         try:
             ok, payload = await self._invoke(call, method, arguments or {})
         finally:
@@ -119,14 +117,16 @@ class McpFace:
         return result_response(rid, {"content": [{"type": "text", "text": error["message"]}],
                                      "structuredContent": error["data"], "isError": True})
 
-    def _progress(self, meta: Any) -> Progress | None:
-        """Progress reporting for a call whose `_meta` carries a progressToken."""
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        if not isinstance(token, (str, int)) or isinstance(token, bool):
-            return None
-        progress = Progress(token, self._notify)
-        progress.start()
-        return progress
+
+
+def _progress(call: Call, meta: Any) -> Progress | None:
+    """Progress reporting for a call whose `_meta` carries a progressToken."""
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    if not isinstance(token, (str, int)) or isinstance(token, bool):
+        return None
+    progress = Progress(token, call.notify)
+    progress.start()
+    return progress
 
 
 def _invalid_params(rid: Any, message: str, param: str) -> dict[str, Any]:

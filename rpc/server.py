@@ -135,8 +135,7 @@ class Server:
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
                                       records=self._records, toolsets=options.toolsets,
                                       read_only=options.read_only, watches=self._watches,
-                                      roots=ctx.ws.roots, notify=self._notify)
-        self._framing = Framing.LINE  # the client's latest: server-sent notifications use it
+                                      roots=ctx.ws.roots)
         self._stop = asyncio.Event()
 
     async def run(self) -> int:
@@ -188,7 +187,7 @@ class Server:
             self._stop.set()
 
     def _handle(self, event: Message | TooLarge | BadFrame) -> None:
-        framing = self._framing = event.framing
+        framing = event.framing
         if isinstance(event, Message):
             self._dispatcher.submit(event.body, lambda reply: self._send(reply, framing))
         elif isinstance(event, TooLarge):
@@ -198,11 +197,6 @@ class Server:
         else:
             self._send(error_response(None, protocol_error(
                 PARSE_ERROR, f"Parse error: {event.reason}.")), framing)
-
-    def _notify(self, method: str, params: dict[str, Any]) -> None:
-        """Send a notification of our own (progress, change events), framed as the client
-        last wrote."""
-        self._send({"jsonrpc": "2.0", "method": method, "params": params}, self._framing)
 
     def _send(self, reply: Any, framing: Framing) -> None:
         self._output.write(encode(dumps(reply), framing))

@@ -26,7 +26,7 @@ from chorus_tools.tools.errors import ToolError
 log = logging.getLogger("chorus.watch")
 _mp = multiprocessing.get_context("fork")
 DID_CHANGE = "workspace/didChange"
-Send = Callable[[Any], None]
+Send = Callable[[str, dict[str, Any]], None]  # (method, params) on the watch call's channel
 
 
 class Watches:
@@ -105,8 +105,7 @@ class Watches:
                 if ready is not None and not ready.done():
                     ready.set_result(None)
             elif (send := self._senders.get(watch_id)) is not None:
-                send({"jsonrpc": "2.0", "method": DID_CHANGE,
-                      "params": {"watch_id": watch_id, "changes": rest[0]}})
+                send(DID_CHANGE, {"watch_id": watch_id, "changes": rest[0]})
 
     def _died(self) -> None:
         log.warning("the watcher process died (exit code %s); its watches ended",

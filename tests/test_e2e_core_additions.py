@@ -4,7 +4,6 @@ recursive, depth and exclude, all documented by rpc.discover."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Iterator
 
 import pytest

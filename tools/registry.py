@@ -14,8 +14,6 @@ for the tools it runs.
 
 from __future__ import annotations
 
-from typing import Any
-
 from chorus_tools.tools.dialects import claude_table, scope_table, shadow_table
 from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_RESULT, PATH,
                                       POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT,

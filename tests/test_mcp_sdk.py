@@ -244,3 +244,25 @@ def test_tool_sets_are_mcp_tools_too(ws: Path, sets: str,
         missing = await session.call_tool(calls[0][0], {"file_path": "nope.py"})
         assert missing.isError and missing.structuredContent["error"] == "file_not_found"
     in_session(ws, body, "--tools", sets)
+
+
+def test_claude_set_lists_its_eight_tools_and_a_read_edit_grep_session_works(
+        ws: Path) -> None:
+    """§7 over MCP: `--tools claude` lists exactly the claude tools, an Edit of an unread
+    file is refused `not_read` (as a result the model sees), and Read → Edit → Grep works."""
+    async def body(session: ClientSession, _: Any) -> None:
+        names = sorted(t.name for t in (await session.list_tools()).tools)
+        assert names == sorted(["Read", "Write", "Edit", "MultiEdit", "Delete", "LS", "Glob",
+                                "Grep"])
+        edit = {"file_path": "src/app.py", "old_string": "return 1", "new_string": "return 2"}
+        unread = await session.call_tool("Edit", edit)
+        assert unread.isError and unread.structuredContent["error"] == "not_read"
+        read = await session.call_tool("Read", {"file_path": "src/app.py"})
+        assert not read.isError and read.content[0].text.startswith("     1\tdef main():")
+        edited = await session.call_tool("Edit", edit)
+        assert not edited.isError and edited.structuredContent["replacements"] == 1
+        grep = await session.call_tool("Grep", {"pattern": "return 2",
+                                                "output_mode": "content"})
+        assert not grep.isError and "src/app.py:2:" in grep.content[0].text
+    in_session(ws, body, "--tools", "claude")
+    assert (ws / "src" / "app.py").read_text() == "def main():\n    return 2\n"

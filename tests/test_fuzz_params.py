@@ -159,10 +159,14 @@ def test_tools_through_the_server_never_fail_inside_or_reach_outside(
     with E2EServer(ws, "--workers", "2", "--allow-root", "--search-file-timeout", "0.2",
                    "--request-timeout", "20") as server:
 
+        outstanding: set[int] = set()  # sent, not answered (an example that failed early
+        # leaves its replies to come in a later one)
+
         @budget(1)
         @given(st.lists(calls, min_size=1, max_size=4))
         def batch(requests: list[tuple[str, dict[str, Any]]]) -> None:
             ids = [server.request(n, p) for n, p in requests]
+            outstanding.update(ids)
             replies = {}
             while len(replies) < len(ids):
                 reply = strict_loads(server.recv_raw(timeout=30))
@@ -170,8 +174,10 @@ def test_tools_through_the_server_never_fail_inside_or_reach_outside(
                     assert "id" not in reply and reply["params"]["watch_id"], reply
                     continue
                 check_response(reply)
-                replies[reply["id"]] = reply
-            assert set(replies) == set(ids)
+                assert reply["id"] in outstanding, reply  # each id answered once
+                outstanding.discard(reply["id"])
+                if reply["id"] in ids:
+                    replies[reply["id"]] = reply
             assert snapshot(outside) == before, requests
             assert _temp_files(ws) == [], requests
 

@@ -73,6 +73,11 @@ class Pool:
         self._background: list[Any] = []
         self._ruleset: int | None = None  # Landlock: every child enters it after fork
 
+    @property
+    def ruleset(self) -> int | None:
+        """The Landlock ruleset every child of the server enters after fork (None: none)."""
+        return self._ruleset
+
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._ruleset = worker_ruleset(self._ctx)

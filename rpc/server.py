@@ -131,7 +131,7 @@ class Server:
         self._records = Records(options.records_dir) if options.records_dir else None
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out))
-        self._watches = Watches(ctx, self._pool.inherited)
+        self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
                                       records=self._records, toolsets=options.toolsets,
                                       read_only=options.read_only, watches=self._watches,

@@ -30,9 +30,11 @@ Send = Callable[[str, dict[str, Any]], None]  # (method, params) on the watch ca
 
 
 class Watches:
-    def __init__(self, ctx: ToolContext, inherited: Callable[[], tuple[int, ...]]) -> None:
+    def __init__(self, ctx: ToolContext, inherited: Callable[[], tuple[int, ...]],
+                 ruleset: Callable[[], int | None]) -> None:
         self._ctx = ctx
         self._inherited = inherited  # descriptors the watcher process must close
+        self._ruleset = ruleset  # the workers' Landlock domain: the watcher enters it too
         self._ids = itertools.count(1)
         self._senders: dict[str, Send] = {}
         self._ready: dict[str, asyncio.Future] = {}
@@ -84,7 +86,7 @@ class Watches:
         self._process = _mp.Process(
             target=watcher_process, daemon=True, name="chorus-watcher",
             args=(self._ctx, commands_r, events_w, os.getpid(),
-                  self._inherited() + (self._to, self._from)))
+                  self._inherited() + (self._to, self._from), self._ruleset()))
         self._process.start()
         os.close(commands_r)
         os.close(events_w)
@@ -120,10 +122,11 @@ class Watches:
 
 
 def watcher_process(ctx: ToolContext, commands_fd: int, events_fd: int, parent_pid: int,
-                    close_fds: tuple[int, ...]) -> None:
+                    close_fds: tuple[int, ...], ruleset: int | None) -> None:
     """The watcher's process: commands read on a thread, changes watched on the main one.
-    watchfiles is imported here only (28 ms): a server that never watches never pays."""
-    if not become_child(parent_pid, close_fds):
+    watchfiles is imported here only (28 ms): a server that never watches never pays.
+    It is confined like a worker (Landlock), since it too walks the workspace."""
+    if not become_child(parent_pid, close_fds, ruleset):
         return
     from chorus_tools.tools.watcher import Watcher
     watcher = Watcher(ctx)

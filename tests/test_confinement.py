@@ -149,13 +149,16 @@ def test_ripgrep_runs_inside_the_workers_domain(root: Path) -> None:
     assert found["engine"] == "ripgrep" and found["matches"][0]["path"] == "a.txt"
 
 
-def test_the_workers_of_a_real_server_are_confined(root: Path) -> None:
-    """End to end: a worker of the running server is in the domain (its /proc status says
-    it has no_new_privs, which entering Landlock sets; the dispatcher has not)."""
+def test_the_workers_and_the_watcher_of_a_real_server_are_confined(root: Path) -> None:
+    """End to end: the workers and the watcher process of the running server are in the
+    domain (their /proc status says no_new_privs, which entering Landlock sets; the
+    dispatcher has not)."""
     from rpc_client import RpcServer
     with RpcServer(root, "--workers", "2", "--allow-root") as server:
         server.result("file.list", {})
-        pids = server.worker_pids()
+        server.result("workspace.watch", {})  # forks the watcher process
+        pids = server.live_children()
+        assert len(pids) >= 3  # two workers and the watcher
         flags = {pid: _status(pid, "NoNewPrivs") for pid in pids}
         own = _status(server.proc.pid, "NoNewPrivs")
     assert own == "0" and flags and set(flags.values()) == {"1"}

@@ -89,8 +89,7 @@ class Dispatcher:
         self._watches = watches
         self._timeout = request_timeout
         self._records = records
-        self.toolsets = toolsets
-        self.read_only = read_only  # --read-only: the faces list no mutating method
+        self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
         self._validator = ParamsValidator(self._methods)
         self._roots = roots
@@ -154,7 +153,7 @@ class Dispatcher:
                     "invalid_params", "rpc.discover takes no parameters.",
                     param=next(iter(request.params)) if isinstance(request.params, dict)
                     else "params")))
-            return result_response(request.id, openrpc_document(self.toolsets))
+            return result_response(request.id, openrpc_document(self._toolsets))
         if request.method in McpFace.METHODS:
             return await self._mcp.answer(call)
         method = self._methods.get(request.method)

@@ -5,10 +5,11 @@ to see which worker is running one (its open file descriptors in /proc)."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from rpc_client import RpcServer, alive
 
@@ -198,3 +199,14 @@ def error_of(reply: dict[str, Any]) -> tuple[int, str]:
     """(code, data.error) of an error response."""
     assert "error" in reply, reply
     return reply["error"]["code"], reply["error"]["data"]["error"]
+
+
+@contextmanager
+def tool_set_server(root: Path, toolset: str, engine: str = "auto") -> Iterator[RpcServer]:
+    """A `--tools` set's server on `root` with one search engine, both noted on it: the
+    dialect tests share one per module and engine, on a tree no test changes."""
+    with RpcServer(root, "--tools", toolset, "--workers", "2", "--search-engine",
+                   engine) as srv:
+        srv.root = root  # type: ignore[attr-defined]
+        srv.engine = engine  # type: ignore[attr-defined]
+        yield srv

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from e2e_support import tool_set_server
 from rpc_client import RpcServer, error_code
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 40
@@ -44,10 +45,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     """A claude-set server on a tree nobody changes, once per search engine."""
     root = tmp_path_factory.mktemp("claude")
     _tree(root)
-    with RpcServer(root, "--tools", "claude", "--workers", "2", "--search-engine",
-                   request.param) as srv:
-        srv.root = root  # type: ignore[attr-defined]
-        srv.engine = request.param  # type: ignore[attr-defined]
+    with tool_set_server(root, "claude", request.param) as srv:
         yield srv
 
 

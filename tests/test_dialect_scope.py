@@ -10,6 +10,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from e2e_support import tool_set_server
 from rpc_client import RpcServer
 
 FILES: dict[str, bytes] = {
@@ -36,9 +37,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
            ) -> Iterator[RpcServer]:
     root = tmp_path_factory.mktemp("scope")
     _build(root)
-    with RpcServer(root, "--tools", "scope", "--workers", "2", "--search-engine",
-                   request.param) as srv:
-        srv.root = root  # type: ignore[attr-defined]
+    with tool_set_server(root, "scope", request.param) as srv:
         yield srv
 
 

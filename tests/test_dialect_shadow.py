@@ -10,6 +10,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from e2e_support import tool_set_server
 from rpc_client import RpcServer, error_code
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 20
@@ -31,9 +32,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     """A shadow-set server on a tree no test changes, once per search engine."""
     root = tmp_path_factory.mktemp("shadow")
     _build(root)
-    with RpcServer(root, "--tools", "shadow", "--workers", "2", "--search-engine",
-                   request.param) as srv:
-        srv.root = root  # type: ignore[attr-defined]
+    with tool_set_server(root, "shadow", request.param) as srv:
         yield srv
 
 

@@ -17,7 +17,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from benchmarks import soak
 from benchmarks.env import Env
@@ -216,15 +216,24 @@ def mcp_spawn_reference(env: Env) -> Measure:
 
 # file.list **/*.md -----------------------------------------------------------------------
 
-def list_in(env: Env, tree: Path) -> Measure:
-    with env.ours(tree) as server:
+def _median_call(env: Env, workspace: Path, method: str, params: dict[str, Any],
+                 items: str, *options: str, engine: str | None = None) -> Measure:
+    """The median time of one call on a warm server over `workspace`; an answer that was
+    truncated (or came from another engine than asked for) is refused, since the
+    baseline finds every item."""
+    with env.ours(workspace, *options) as server:
         def once() -> int:
-            result = server.request("file.list", {"pattern": MD_GLOB,
-                                                  "max_results": ALL})["result"]
-            if result["truncated"]:
-                raise ProtocolError("file.list truncated with max_results=10**7")
-            return len(result["files"])
+            result = server.request(method, {**params, "max_results": ALL})["result"]
+            wrong_engine = engine is not None and result["engine"] != engine
+            if result["truncated"] or wrong_engine:
+                raise ProtocolError(f"{method} answered truncated={result['truncated']}, "
+                                    f"engine={result.get('engine')} (asked: {engine})")
+            return len(result[items])
         return _median_time(env, once)
+
+
+def list_in(env: Env, tree: Path) -> Measure:
+    return _median_call(env, tree, "file.list", {"pattern": MD_GLOB}, "files")
 
 
 def rg_files_in(env: Env, tree: Path) -> Measure:
@@ -255,15 +264,8 @@ def list_reference(env: Env) -> Measure:
 # file.search -----------------------------------------------------------------------------
 
 def _search_ours(env: Env, engine: str) -> Measure:
-    with env.ours(env.stdlib, "--search-engine", engine) as server:
-        def once() -> int:
-            result = server.request("file.search", {"pattern": STDLIB_PATTERN,
-                                                    "max_results": ALL})["result"]
-            if result["engine"] != engine or result["truncated"]:
-                raise ProtocolError(f"asked for engine {engine}, got {result['engine']}"
-                                    f" (truncated: {result['truncated']})")
-            return len(result["matches"])
-        return _median_time(env, once)
+    return _median_call(env, env.stdlib, "file.search", {"pattern": STDLIB_PATTERN},
+                        "matches", "--search-engine", engine, engine=engine)
 
 
 def search_ours_ripgrep(env: Env) -> Measure:
@@ -280,14 +282,7 @@ def search_rg(env: Env) -> Measure:
 
 def search_tree_in(env: Env, tree: Path) -> Measure:
     """Every TODO of a generated tree, auto engine (ripgrep), ignore rules as rg's."""
-    with env.ours(tree) as server:
-        def once() -> int:
-            result = server.request("file.search", {"pattern": TREE_PATTERN,
-                                                    "max_results": ALL})["result"]
-            if result["truncated"]:
-                raise ProtocolError("file.search truncated with max_results=10**7")
-            return len(result["matches"])
-        return _median_time(env, once)
+    return _median_call(env, tree, "file.search", {"pattern": TREE_PATTERN}, "matches")
 
 
 def rg_search_in(env: Env, tree: Path) -> Measure:

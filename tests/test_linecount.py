@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -48,16 +49,19 @@ def _expected_starts(data: bytes) -> list[int]:
                                        "\u2028", "\x85"]), max_size=30),
        encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be",
                                  "latin-1"]),
-       chunk=st.sampled_from([1, 2, 3, 7, 1 << 20]), odd_tail=st.booleans())
-def test_count_and_starts_agree_with_decode_at_any_chunk_size(
+       chunk=st.sampled_from([1, 2, 3, 7, 1 << 20]), odd_tail=st.booleans(),
+       part=st.sampled_from([1, 2, 5, 1 << 21]))
+def test_count_and_starts_agree_with_decode_at_any_chunk_and_part_size(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chars: list[str], encoding: str,
-        chunk: int, odd_tail: bool) -> None:
+        chunk: int, odd_tail: bool, part: int) -> None:
     s = "".join(chars)
     data = s.encode("latin-1", "replace") + b"\xff" if encoding == "latin-1" \
         else text.encode(s, encoding)
     if odd_tail and encoding.startswith("utf-16"):
         data += b"\n"  # half a unit: an unfinished last line, not a newline
     monkeypatch.setattr(text, "CHUNK", chunk)
+    monkeypatch.setattr(linecount, "PART_BYTES", part)  # cut into up to 4 threads' parts
+    monkeypatch.setattr(linecount, "_threads", lambda: 4)
     lines, starts = _count(tmp_path / "f", data)
     decoded, expected_encoding = text.decode(data)
     assert lines.encoding == expected_encoding
@@ -76,6 +80,50 @@ def test_a_late_byte_settles_latin1(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(text, "CHUNK", 16)
     lines, _ = _count(tmp_path / "f", b"abc\n" * 100 + b"caf\xe9\n")
     assert (lines.encoding, lines.total) == ("latin-1", 101)
+
+
+def test_a_big_file_is_counted_in_parts_cut_after_newlines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(linecount, "_threads", lambda: 2)
+    line = "€uro é\n".encode()  # multibyte characters on both sides of every cut
+    data = line * ((2 * linecount.PART_BYTES) // len(line) + 3)
+    path = tmp_path / "big"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        bounds = linecount._part_bounds(fd, 0, len(data), "utf-8")
+        assert len(bounds) == 3 and all(data[cut - 1] == 0x0A for cut in bounds[1:-1])
+        assert linecount.count(fd, data[:64], len(data)) == Lines(
+            data.count(b"\n"), data.count(b"\n"), "utf-8")
+    finally:
+        os.close(fd)
+
+
+def test_a_bad_byte_in_a_later_part_settles_latin1(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(linecount, "PART_BYTES", 64)
+    monkeypatch.setattr(linecount, "_threads", lambda: 4)
+    lines, _ = _count(tmp_path / "f", "é\n".encode() * 200 + b"caf\xe9\n" + b"x\n" * 100)
+    assert (lines.encoding, lines.total) == ("latin-1", 301)
+
+
+def test_a_part_that_fails_fails_the_count_after_every_part_ends(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(linecount, "PART_BYTES", 64)
+    monkeypatch.setattr(linecount, "_threads", lambda: 4)
+    ended = []
+    real = linecount._count_part
+
+    def flaky(fd: int, begin: int, end: int, *args: object) -> object:
+        if begin == 0:  # the caller's own part fails at once
+            raise OSError(5, "Input/output error")
+        time.sleep(0.05)  # the helpers' parts are still reading
+        ended.append(begin)
+        return real(fd, begin, end, *args)
+    monkeypatch.setattr(linecount, "_count_part", flaky)
+    with pytest.raises(OSError):
+        _count(tmp_path / "f", b"line\n" * 200)
+    assert len(ended) == 3  # no helper still reads the descriptor the caller then closes
 
 
 def test_a_utf8_sequence_cut_at_the_end_is_latin1(tmp_path: Path) -> None:

@@ -133,16 +133,18 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and text[-1] != "\n" else 0)
 
 
-def chunks(fd: int, pos: int = 0, first: int | None = None) -> Iterator[bytes | bytearray]:
+def chunks(fd: int, pos: int = 0, first: int | None = None,
+           buf: bytearray | None = None) -> Iterator[bytes | bytearray]:
     """The file from byte `pos` to its end in pieces of at most CHUNK bytes, read into one
-    reused buffer (a fresh megabyte per read costs page faults that dwarf the read): each
-    piece is valid only until the next one is asked for. Holes of a sparse file come out
+    reused buffer, `buf` when given (a fresh megabyte per read costs page faults that dwarf
+    the read): each piece is valid only until the next one is asked for. Holes of a sparse file come out
     as zeros without being read, so a 2 GB sparse file does not fill the page cache
     (a file with as many blocks as bytes has no holes: it is not asked where they are,
     which cost a system call per piece). The first piece is at most `first` bytes, for a caller that likely needs only a few
     lines (a window of 50 lines should not read and decode a megabyte)."""
     size = CHUNK if first is None else min(first, CHUNK)
-    buf = bytearray(size)
+    if buf is None or len(buf) != size:
+        buf = bytearray(size)
     zeros = b""
     st = os.fstat(fd)
     sparse = st.st_blocks * 512 < st.st_size

@@ -4,7 +4,6 @@ an orderly shutdown on end of input or SIGTERM. Nothing else here knows the prot
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
 import os
 import signal
@@ -20,11 +19,11 @@ from chorus_tools.framing import BadFrame, Decoder, Framing, Message, TooLarge, 
 from chorus_tools.pool import Pool
 from chorus_tools.records import Records
 from chorus_tools.watch import Watches
+from chorus_tools.tools import pipes
 from chorus_tools.tools.context import ToolContext
 
 log = logging.getLogger("chorus.server")
 _CHUNK = 1 << 16
-PIPE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -51,10 +50,7 @@ def _widen_pipe(fd: int) -> None:
     overflowed it (64 MCP reads carry 700 KB: the text as content and structuredContent),
     and each overflow was copied into asyncio's write buffer and written again later."""
     if stat.S_ISFIFO(os.fstat(fd).st_mode):
-        try:
-            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-        except OSError:  # above /proc/sys/fs/pipe-max-size, or the user's pipe quota
-            pass
+        pipes.widen(fd)
 
 
 class Output:

@@ -31,10 +31,11 @@ import base64
 import os
 import stat
 import subprocess
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
+from chorus_tools.tools import pipes
 from chorus_tools.tools.atomic import TEMP_PREFIX
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
@@ -175,25 +176,19 @@ def _ignore_files_above(ctx: ToolContext, rel: str) -> list[int]:
 
 def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
          ruleset: int | None, shape: Shape, needs_pcre2: bool) -> dict[str, Any]:
-    parent = os.getpid()
     # in memory: a worker under Landlock may create no file outside the workspace
     with os.fdopen(os.memfd_create("rg-stderr"), "w+b") as errors:
-        proc = subprocess.Popen(
-            argv, cwd=f"/proc/self/fd/{ctx.ws.root_fd}", stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=errors, env={}, pass_fds=(target_fd,),
-            preexec_fn=lambda: landlock.confine(ruleset, parent))
+        proc, output = _start(ctx, argv, target_fd, ruleset, errors)
         reader = _Reader(ctx, rel, target_fd, shape)
         try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
+            for line in output:
                 if reader.feed(line):
                     break
         finally:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
+            output.close()
         errors.seek(0)
         stderr = errors.read().decode("utf-8", "replace")
         if not reader.finished and not reader.stopped:
@@ -208,16 +203,30 @@ def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
 def _count_files(ctx: ToolContext, argv: list[str], target_fd: int,
                  ruleset: int | None) -> int:
     """How many files `rg --files` lists: the newlines of its output, never stored."""
-    parent = os.getpid()
-    proc = subprocess.Popen(
-        argv, cwd=f"/proc/self/fd/{ctx.ws.root_fd}", stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={}, pass_fds=(target_fd,),
-        preexec_fn=lambda: landlock.confine(ruleset, parent))
-    assert proc.stdout is not None
-    with proc.stdout:
-        count = sum(chunk.count(b"\n") for chunk in iter(lambda: proc.stdout.read(1 << 16), b""))
+    proc, output = _start(ctx, argv, target_fd, ruleset, subprocess.DEVNULL)
+    with output:
+        count = sum(chunk.count(b"\n") for chunk in iter(lambda: output.read(1 << 16), b""))
     proc.wait()
     return count
+
+
+def _start(ctx: ToolContext, argv: list[str], target_fd: int, ruleset: int | None,
+           errors: Any) -> tuple[subprocess.Popen, BinaryIO]:
+    """rg confined (see the module doc), writing into a wide pipe: it runs ahead while
+    its output is folded instead of stalling on a full 64 KiB pipe."""
+    parent = os.getpid()
+    read_end, write_end = pipes.wide_pipe()
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=f"/proc/self/fd/{ctx.ws.root_fd}", stdin=subprocess.DEVNULL,
+            stdout=write_end, stderr=errors, env={}, pass_fds=(target_fd,),
+            preexec_fn=lambda: landlock.confine(ruleset, parent))
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    return proc, os.fdopen(read_end, "rb")
 
 
 def _raise_failure(stderr: str, needs_pcre2: bool) -> None:

@@ -1,7 +1,8 @@
 """workspace.watch over the real server: workspace/didChange notifications for changes
 made by another process and by the server's own mutations, filtered by ignore and deny
 rules, patterns and symlinks; a burst of 10,000 files arrives debounced and complete;
-bad watches get §2 errors; watches end with the server.
+bad watches get §2 errors; a killed watcher process is replaced and its watches go on
+(with a resync notice); watches end with the server.
 
 Waits are hang guards, not timing checks (the latency is measured in the report)."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import subprocess
 import sys
 import time
@@ -194,3 +196,27 @@ def test_unwatch_stops_notifications_and_watches_end_with_the_server(ws: Path) -
         assert server.close() == 0
     wait_gone(children)
     assert not any(alive(pid) for pid in children)
+
+
+def test_a_killed_watcher_is_replaced_and_each_watch_resyncs(ws: Path) -> None:
+    """Regression: the watcher's death ended every watch silently, long before the
+    server ended."""
+    with Watching(ws, "--workers", "1") as server:
+        assert "result" in server.rpc("file.info", {"path": "."})  # the worker is up
+        end = time.monotonic() + GUARD
+        while len(server.live_children()) != 1 and time.monotonic() < end:
+            time.sleep(0.01)  # and the start-up sweep has finished
+        workers = set(server.live_children())
+        wid = server.watch(pattern="*.txt")
+        for round_, name in enumerate(("one.txt", "two.txt")):  # the second dies at once
+            watchers = set(server.live_children()) - workers
+            assert len(watchers) == 1, (watchers, workers)
+            (watcher,) = watchers
+            os.kill(watcher, signal.SIGKILL)
+            server.changes_until(lambda _: len(
+                [n for n in server.notes if n["params"].get("resync")]) == round_ + 1)
+            resyncs = [n["params"] for n in server.notes if n["params"].get("resync")]
+            assert resyncs[-1] == {"watch_id": wid, "changes": [], "resync": True}
+            (ws / name).write_text("new")
+            server.changes_until(has(("added", name)))
+        assert len(server.live_children()) == 2  # the worker and one watcher

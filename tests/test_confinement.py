@@ -8,12 +8,13 @@ import logging
 import os
 import pickle
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
-from chorus_tools.tools import confine
+from chorus_tools.tools import confine, linecount
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.read import read
@@ -121,6 +122,25 @@ def test_landlock_holds_when_openat2_is_bypassed(wctx: ToolContext, root: Path,
     assert not (outside / "planted.txt").exists()
     assert (outside / "canary.txt").read_text() == "CANARY-OUTSIDE\n"
     assert not [n for n in os.listdir(outside) if n.startswith(".chorus-tmp-")]
+
+
+def test_the_threads_of_a_big_count_are_in_the_workers_domain(
+        wctx: ToolContext, root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big file's count starts helper threads (tools/linecount.py) after the worker
+    entered its domain, so Landlock holds them too."""
+    monkeypatch.setattr(linecount, "_threads", lambda: 2)
+    (root / "big.txt").write_bytes(b"line\n" * (1 << 20))
+
+    def probe() -> tuple[int, int, str]:
+        total = read(wctx, path="big.txt", offset=1, limit=1)["total_lines"]
+        helper = linecount._helpers().submit(lambda: open(outside / "canary.txt").read())
+        try:
+            seen = f"leaked {helper.result()!r}"
+        except PermissionError:
+            seen = "refused"
+        return total, threading.active_count(), seen
+
+    assert in_child(wctx, probe) == (1 << 20, 2, "refused")
 
 
 def test_a_confined_worker_still_imports_and_serves(wctx: ToolContext, root: Path) -> None:

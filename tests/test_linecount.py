@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -225,3 +226,20 @@ def test_a_log_appended_to_is_counted_as_the_version_opened(tmp_path: Path) -> N
         assert os.pread(fd, 8, at) == b"line 99\n"
     finally:
         os.close(fd)
+
+
+def test_a_forked_child_counts_in_parts_with_threads_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: a child forked after a count inherited its parent's thread pool
+    without the threads, and its next count waited forever for parts nobody ran."""
+    monkeypatch.setattr(linecount, "PART_BYTES", 64)
+    monkeypatch.setattr(linecount, "_threads", lambda: 2)
+    data = b"line\n" * 1000
+    assert _count(tmp_path / "parent", data)[0].total == 1000  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(10)  # a hang fails the test instead of the run
+        lines, _ = _count(tmp_path / "child", data)
+        os._exit(0 if lines.total == 1000 else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -194,9 +194,14 @@ def _threads() -> int:
 @cache
 def _helpers() -> ThreadPoolExecutor:
     """Threads that count the other parts while the caller counts the first (numpy and
-    preadv release the GIL). Made in the worker on its first big count; between counts
-    they hold no lock, so a later fork (ripgrep) is as safe as without them."""
+    preadv release the GIL). Made in the worker on its first big count, so they are in
+    its Landlock domain; between counts they hold no lock, so a later fork (ripgrep) is as
+    safe as without them. A forked child makes its own: its parent's threads are not in
+    it, and their pool would take parts that nothing ever runs."""
     return ThreadPoolExecutor(max(1, _threads() - 1), thread_name_prefix="linecount")
+
+
+os.register_at_fork(after_in_child=_helpers.cache_clear)
 
 
 def _in_parallel(fn: Callable[..., _Part], calls: list[tuple[Any, ...]]) -> list[_Part]:

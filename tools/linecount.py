@@ -7,9 +7,9 @@ the file is read into one reused buffer and compared and counted by numpy's vect
 loops (~0.1 ms a MB from the page cache). mmap would save the copy, but a file truncated
 under the mapping kills the worker with SIGBUS, so the copy stays. A file of several
 megabytes is cut into parts at newlines and the parts are counted by threads at once:
-the copy and numpy's loops release the GIL, so on two CPUs a 10 MB count takes 65-80%
-of the time one thread takes (the copy out of the page cache is bound by memory
-bandwidth, which a second CPU only partly adds to).
+the copy and numpy's loops release the GIL, so on two CPUs a 10 MB count repeated back to
+back takes 65% of one thread's time; after a pause, when the file has left the CPU
+caches, memory bandwidth bounds it and two threads save 10-20% (30% at 100 MB and up).
 
 A newline is the unit 0x0A: a byte in UTF-8 and latin-1 (where it never occurs inside
 another character), a 16-bit unit in UTF-16 (whose 0x0A bytes may be half of another

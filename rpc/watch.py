@@ -167,7 +167,10 @@ class Watches:
             self._start()
         for watch_id in live:
             self._resync.add(watch_id)
-            write_all(self._to, frame(("add", watch_id, self._specs[watch_id])))
+            try:
+                write_all(self._to, frame(("add", watch_id, self._specs[watch_id])))
+            except OSError:
+                return  # this one died already: its end of file brings us back here
 
 
 def watcher_process(ctx: ToolContext, commands_fd: int, events_fd: int, parent_pid: int,

@@ -40,6 +40,23 @@ def test_a_change_of_a_directory_orders_the_calls_beneath_it():
     asyncio.run(go())
 
 
+def test_a_read_that_left_is_forgotten_at_once_and_a_later_write_waits_only_for_the_rest():
+    """Regression: every entry and exit scanned all the reads in flight on the path (64
+    pipelined reads of one file: a scan of 64 at each step of each)."""
+    async def go():
+        order = PathOrder()
+        reads = [order.enter("a", mutating=False)[1] for _ in range(64)]
+        for fut in reads[:63]:
+            order.leave("a", fut)
+        assert order._tails["a"].reads == {reads[63]}
+        before_w, w = order.enter("a", mutating=True)
+        assert before_w == [reads[63]]
+        order.leave("a", reads[63])
+        order.leave("a", w)
+        assert order._tails == {}
+    asyncio.run(go())
+
+
 def test_pipelined_write_then_read_of_one_file_reads_what_was_written(tmp_path):
     """Regression: a piped session `write; read; patch; read` on one path could read
     before the write landed, since requests run concurrently."""

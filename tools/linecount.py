@@ -167,22 +167,13 @@ def _part_bounds(fd: int, start: int, size: int, encoding: str) -> list[int]:
     bounds = [start]
     for i in range(1, shares):
         at = start + (size - start) * i // shares
-        cut = _after_newline(fd, at - (at - start) % unit, size, encoding)
+        at -= (at - start) % unit
+        cut = _forward(fd, encoding, at, min(size, at + text.CHUNK), 1)
         if cut is not None and bounds[-1] < cut < size:
             bounds.append(cut)
     return bounds + [size] if size > start else bounds
 
 
-def _after_newline(fd: int, at: int, size: int, encoding: str) -> int | None:
-    """Just after the first newline in the _CUT_WINDOW bytes from `at` (unit-aligned)."""
-    data = os.pread(fd, min(_CUT_WINDOW, size - at), at)
-    unit = _unit(encoding)
-    hits = _np().flatnonzero(
-        _np().frombuffer(data, _dtype(encoding), len(data) // unit) == NEWLINE)
-    return at + unit * (int(hits[0]) + 1) if len(hits) else None
-
-
-_CUT_WINDOW = 1 << 16
 PART_BYTES = 2 << 20  # the least a thread takes: below it the hand-off costs more
 
 

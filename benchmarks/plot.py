@@ -64,8 +64,11 @@ def draw_table(document: dict[str, Any], out: Path) -> Path:
                   "better); black bar = target; green met, red missed, grey no target",
                   fontsize=7)
     ax.set_title(f"chorus-tools benchmarks\n{_subtitle(document)}", fontsize=8)
+    return _save(fig, out / "table.svg")
+
+
+def _save(fig: Any, path: Path) -> Path:
     fig.tight_layout()
-    path = out / "table.svg"
     fig.savefig(path)
     plt.close(fig)
     return path
@@ -104,11 +107,7 @@ def draw_scale(document: dict[str, Any], out: Path) -> Path:
     for ax in list(axes.flat)[len(series):]:
         ax.set_visible(False)
     fig.suptitle(f"How cost grows with size\n{_subtitle(document)}", fontsize=8)
-    fig.tight_layout()
-    path = out / "scale.svg"
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, out / "scale.svg")
 
 
 def draw(json_path: Path, out: Path) -> list[Path]:

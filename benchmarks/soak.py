@@ -5,7 +5,7 @@ kill may fail at most the one request its worker was running), the RSS of every 
 (its slope is reported), the server's descriptors (from /proc/<pid>/fd), and no zombie.
 
 `python -m benchmarks --only soak` runs it at full size (1,000,000 requests, a kill every
-10,000); tests/test_soak.py runs a short one in the suite.
+10,000); tests/e2e/test_soak.py runs a short one in the suite.
 """
 
 from __future__ import annotations

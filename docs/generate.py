@@ -3,7 +3,7 @@ parts filled in from the code, so the reference cannot drift from the server.
 
 - `{{options}}`: every command-line option, from the CLI's own parser;
 - `{{errors}}` … `{{/errors}}`: the template's prose table (when, data fields, what to do)
-  merged with every error the server can answer (protocol errors and rpc/errors.py's
+  merged with every error the server can answer (protocol errors and rpc/wire/errors.py's
   CODES), each with its code; an error without prose still gets its row;
 - `{{methods}}`: every method of the registry, grouped by tool set, with its params
   (types, required, defaults as rpc.discover states them), result fields and MCP face,
@@ -12,7 +12,7 @@ parts filled in from the code, so the reference cannot drift from the server.
     python docs/generate.py            # print the reference
     python docs/generate.py --write    # write docs/protocol.md
 
-tests/test_docs.py fails when the committed file differs from what this prints.
+tests/project/test_docs.py fails when the committed file differs from what this prints.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-from chorus_tools.cli import parser
-from chorus_tools.discover import openrpc_document
-from chorus_tools.errors import (CODES, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+from chorus_tools.rpc.cli import parser
+from chorus_tools.rpc.dispatch.discover import openrpc_document
+from chorus_tools.rpc.wire.errors import (CODES, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
                                  protocol_error)
 from chorus_tools.tools.registry import METHODS, TOOLSETS, Method
 

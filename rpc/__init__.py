@@ -1,4 +1,4 @@
-"""chorus-tools, installed as one package: this is the server (source folder `rpc/`: framing,
-envelopes, dispatch, the worker pool; it never touches the workspace's files), and
-`chorus_tools.tools` holds the file logic (source folder `tools/`; it never speaks JSON-RPC).
+"""The server, imported as `chorus_tools.rpc`: the wire (bytes and envelopes), the
+dispatcher (ids, order, records), the MCP face and the processes (pool, workers, watcher).
+It never touches the workspace's files: that is `chorus_tools.tools`.
 """

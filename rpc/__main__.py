@@ -1,6 +1,5 @@
-"""`python -m chorus_tools` is the same as the `chorus-tools` script (and, in a source
-checkout, so is `python -m rpc`)."""
+"""`python -m rpc` in a source checkout is the `chorus-tools` script."""
 
-from chorus_tools.cli import main
+from chorus_tools.rpc.cli import main
 
 main()

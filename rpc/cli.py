@@ -12,15 +12,15 @@ import signal
 import sys
 from typing import NoReturn
 
-from chorus_tools.discover import server_version
-from chorus_tools.privileges import drop_to, preload
-from chorus_tools.records import inside
-from chorus_tools.server import Server, ServerOptions
+from chorus_tools.rpc.dispatch.discover import server_version
+from chorus_tools.rpc.process.privileges import drop_to, preload
+from chorus_tools.rpc.dispatch.records import inside
+from chorus_tools.rpc.wire.stdio import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
-from chorus_tools.tools.deny import DenyRules
-from chorus_tools.tools.globs import GlobError
+from chorus_tools.tools.confine.deny import DenyRules
+from chorus_tools.tools.walk.globs import GlobError
 from chorus_tools.tools.registry import TOOLSETS, clashes
-from chorus_tools.tools.sandbox import Workspace
+from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.search.locate import find_ripgrep
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.sandbox import Workspace
+from chorus_tools.tools.confine.sandbox import Workspace
 from fuzzing import examples
 
 # Property tests without their own count run hypothesis's 100 examples, scaled by CHORUS_FUZZ;

@@ -1,13 +1,19 @@
 """A tool's answer as the runtime would finish it: a FanOut's parts run in order, merged
-after each one until the merge has its answer (rpc/dispatch.py runs them in parallel)."""
+after each one until the merge has its answer (rpc/dispatch/dispatcher.py runs them in parallel)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from chorus_tools.worker import resolve
+from chorus_tools.rpc.process.worker import resolve
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.fanout import FanOut
+from chorus_tools.tools.search.locate import find_ripgrep
+from chorus_tools.tools.search.search import search
+from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.walk.listing import list_files
+
+RG_PATH, RG_PCRE2 = find_ripgrep(None)
+ENGINES = ["ripgrep", "python"]
 
 
 def settle(ctx: ToolContext, result: dict[str, Any] | FanOut) -> dict[str, Any]:
@@ -21,3 +27,15 @@ def settle(ctx: ToolContext, result: dict[str, Any] | FanOut) -> dict[str, Any]:
         if final is not None:
             return final
     raise AssertionError("merge returned nothing on the complete results")
+
+
+def run_search(ctx: ToolContext, engine: str, **params: Any) -> dict[str, Any]:
+    """Call file.search as the runtime would, on `engine`, running a FanOut's parts in order."""
+    ctx.search_engine = engine
+    ctx.rg_path, ctx.rg_has_pcre2 = (RG_PATH, RG_PCRE2) if engine == "ripgrep" else (None, False)
+    return settle(ctx, search(ctx, **params))
+
+
+def run_list(ctx: ToolContext, **params: Any) -> dict[str, Any]:
+    """Call file.list as the runtime would, running a FanOut's parts in order."""
+    return settle(ctx, list_files(ctx, **params))

@@ -6,7 +6,7 @@ By default each property runs `DEFAULT_EXAMPLES` examples (a few seconds), fresh
 each local run and a fixed set under CI (`CI=true`), so CI is never red by chance; set
 `CHORUS_FUZZ_EXAMPLES=20000` (any number) for a long run. Generated JSON nests at most
 `MAX_DEPTH` deep: far below the parser's limit until the deep-nesting fix lands (then
-nesting beyond the limit is fuzzed by tests/test_fuzz_protocol.py's own cases).
+nesting beyond the limit is fuzzed by tests/rpc/test_fuzz_protocol.py's own cases).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from chorus_tools.errors import CODES
+from chorus_tools.rpc.wire.errors import CODES
 
 DEFAULT_EXAMPLES = 60
 EXAMPLES = int(os.environ.get("CHORUS_FUZZ_EXAMPLES", DEFAULT_EXAMPLES))

@@ -11,8 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from chorus_tools.tools.count_cache import CountCache
-from chorus_tools.tools.sandbox import Workspace
+from chorus_tools.tools.read.count_cache import CountCache
+from chorus_tools.tools.confine.sandbox import Workspace
 
 KIB = 1024
 MIB = 1024 * KIB

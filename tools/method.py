@@ -45,7 +45,7 @@ class Method:
     # the params naming paths: a path's aliases (the first given is the file it is about)
     # or a move's two ends; ordering, records and --deny follow every one given
     path_params: tuple[str, ...] = ("path",)
-    read_state: str = ""  # claude's read-before-write (rpc/session.py): shown|guarded|removed
+    read_state: str = ""  # claude's read-before-write (rpc/dispatch/session.py): shown|guarded|removed
     error_style: str = ""  # "module:function" giving a ToolError the set's own form
     shown_as: str = "json"  # MCP content for a model: "read", "search", "list" or "json"
     mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)

@@ -27,7 +27,7 @@ _SUCCESS = {"type": "boolean"}
 
 METHODS: dict[str, Method] = {m.name: m for m in [
     Method(
-        "file.read", "chorus_tools.tools.read:read",
+        "file.read", "chorus_tools.tools.read.read:read",
         "Read a text file as numbered lines (paged), or an image as base64.",
         _obj(["path"], path=PATH, offset=OFFSET, limit=POSITIVE,
              raw={"type": "boolean"}),
@@ -45,7 +45,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "binary_file (not text: use file_info), file_too_large, "
             "path_outside_workspace (stay inside the workspace).")),
     Method(
-        "file.write", "chorus_tools.tools.write:write",
+        "file.write", "chorus_tools.tools.mutate.write:write",
         "Create or replace a file atomically with UTF-8 content.",
         _obj(["path", "content"], path=PATH, content={"type": "string"},
              create_dirs={"type": "boolean"}, overwrite={"type": "boolean"},
@@ -62,7 +62,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "redo the change). Errors: is_directory, not_a_directory (a parent is a file), "
             "file_too_large, permission_denied, path_outside_workspace.")),
     Method(
-        "file.patch", "chorus_tools.tools.patch:patch",
+        "file.patch", "chorus_tools.tools.patch.patch:patch",
         "Apply ordered search-and-replace edits, all or nothing.",
         _obj(["path", "patches"], path=PATH,
              patches={"type": "array", "items": _obj(
@@ -84,7 +84,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "context or use replace_all), conflict (expected_version is stale: read "
             "again), file_not_found, binary_file, invalid_params (names the parameter).")),
     Method(
-        "file.delete", "chorus_tools.tools.delete:delete",
+        "file.delete", "chorus_tools.tools.mutate.delete:delete",
         "Delete a regular file or a symlink (never its target, never a directory).",
         _obj(["path"], path=PATH),
         _obj(["success"], success={"type": "boolean"}), mutating=True, read_state="removed",
@@ -95,7 +95,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "gone: nothing to do), is_directory, permission_denied, "
             "path_outside_workspace.")),
     Method(
-        "file.list", "chorus_tools.tools.listing:list_files",
+        "file.list", "chorus_tools.tools.walk.listing:list_files",
         "List a directory's entries, or the paths matching a glob beneath it.",
         _obj([], path=PATH, pattern={"type": "string"}, recursive={"type": "boolean"},
              depth=POSITIVE, exclude=GLOBS,
@@ -138,7 +138,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "include_ignored. Errors: invalid_pattern (data.reason says why: escape "
             "special characters or use literal), timeout (narrow path or glob).")),
     Method(
-        "file.info", "chorus_tools.tools.info:info",
+        "file.info", "chorus_tools.tools.read.info:info",
         "Describe a path: type, size, times, mode, symlink, encoding, lines, version.",
         _obj(["path"], path=PATH),
         _obj(["path", "type", "size", "modified", "mode", "is_symlink", "symlink_target",
@@ -158,7 +158,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "to check a path exists or to size a file before reading. Errors: "
             "file_not_found, path_outside_workspace.")),
     Method(
-        "file.move", "chorus_tools.tools.move:move",
+        "file.move", "chorus_tools.tools.mutate.move:move",
         "Move or rename a file or directory (one atomic rename inside the workspace).",
         _obj(["source", "destination"], source=PATH, destination=PATH,
              overwrite={"type": "boolean"}, create_dirs={"type": "boolean"}),
@@ -173,7 +173,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "is missing: check it with file_list), already_exists, not_a_directory (a "
             "parent is a file), permission_denied, path_outside_workspace.")),
     Method(
-        "dir.create", "chorus_tools.tools.dirs:create",
+        "dir.create", "chorus_tools.tools.mutate.dirs:create",
         "Create a directory (and its missing parents, like mkdir -p).",
         _obj(["path"], path=PATH, parents={"type": "boolean"}),
         _obj(["success", "created"], success=_SUCCESS, created={"type": "boolean"}),
@@ -185,7 +185,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "only needed for an empty one. Errors: not_a_directory (a file is in the "
             "way), permission_denied, path_outside_workspace.")),
     Method(
-        "dir.delete", "chorus_tools.tools.dirs:delete",
+        "dir.delete", "chorus_tools.tools.mutate.dirs:delete",
         "Delete an empty directory, or with recursive: true a whole tree (never the root).",
         _obj(["path"], path=PATH, recursive={"type": "boolean"}),
         _obj(["success", "removed"], success=_SUCCESS, removed=NON_NEGATIVE),
@@ -197,7 +197,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "not_a_directory (a file: use file_delete), file_not_found, invalid_params "
             "(not empty without recursive, or the root), permission_denied.")),
     Method(
-        "workspace.watch", "chorus_tools.tools.watch:prepare",
+        "workspace.watch", "chorus_tools.tools.watch.checks:prepare",
         "Watch a directory: workspace/didChange notifications carry its changes.",
         _obj([], path=PATH, pattern={"type": "string"},
              include_ignored={"type": "boolean"}),

@@ -2,7 +2,7 @@
 Glob and Grep as thin adapters over the core tools.
 
 Read-before-write: the dispatcher remembers the version of every file the session was
-shown or wrote (rpc/session.py) and passes it to Write, Edit and MultiEdit as
+shown or wrote (rpc/dispatch/session.py) and passes it to Write, Edit and MultiEdit as
 `read_version` (None: never read). An existing file never read is `not_read`; one changed
 since it was read is the core's `conflict` (it goes down as `expected_version`); a file
 read and since deleted is new again.
@@ -14,18 +14,18 @@ import os
 import stat
 from typing import Any
 
-from chorus_tools.tools import text
-from chorus_tools.tools.delete import delete
+from chorus_tools.tools.read import text
+from chorus_tools.tools.mutate.delete import delete
 from chorus_tools.tools.dialects import notebook
 from chorus_tools.tools.dialects.common import speaking, then
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.listing import list_files
-from chorus_tools.tools.patch import patch
-from chorus_tools.tools.read import read, window_text
-from chorus_tools.tools.sandbox import names_directory, version_of
+from chorus_tools.tools.walk.listing import list_files
+from chorus_tools.tools.patch.patch import patch
+from chorus_tools.tools.read.read import read, window_text
+from chorus_tools.tools.confine.sandbox import names_directory, version_of
 from chorus_tools.tools.search.search import search
-from chorus_tools.tools.write import write
+from chorus_tools.tools.mutate.write import write
 
 GLOB_LIMIT = 100  # Glob's most recent matches
 GLOB_SCAN = 5000  # entries considered to find them (directories are dropped)

@@ -9,7 +9,7 @@ import re
 from typing import Any, Callable, TypeVar
 
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.fanout import FanOut
+from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.method import load
 from chorus_tools.tools.search.results import MATCH_PREFIX
 

@@ -9,11 +9,11 @@ from typing import Any
 from chorus_tools.tools.dialects.common import speaking, then, window
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.info import info
-from chorus_tools.tools.listing import list_files
-from chorus_tools.tools.read import read
+from chorus_tools.tools.read.info import info
+from chorus_tools.tools.walk.listing import list_files
+from chorus_tools.tools.read.read import read
 from chorus_tools.tools.search.search import search
-from chorus_tools.tools.write import write
+from chorus_tools.tools.mutate.write import write
 
 CAP = 5000  # entries a listing, matches a search return
 _EVERY = 10**9  # listed to count them all (`total`), then cut to CAP

@@ -21,14 +21,14 @@ from chorus_tools.tools.dialects import jsregex
 from chorus_tools.tools.dialects.common import alias, integer, speaking, then, window
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.listing import list_files
-from chorus_tools.tools.patch import patch
-from chorus_tools.tools.patch_hint import closest_region
-from chorus_tools.tools.read import read
-from chorus_tools.tools.sandbox import ROOT, version_of
+from chorus_tools.tools.walk.listing import list_files
+from chorus_tools.tools.patch.patch import patch
+from chorus_tools.tools.patch.hint import closest_region
+from chorus_tools.tools.read.read import read
+from chorus_tools.tools.confine.sandbox import ROOT, version_of
 from chorus_tools.tools.search.search import search
-from chorus_tools.tools.text import SNIFF_BYTES, binary_mime, decode
-from chorus_tools.tools.write import write
+from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode
+from chorus_tools.tools.mutate.write import write
 
 CAP = 5000  # entries Glob, matches Grep return at most (beside: truncated)
 _ALL_FILES = ("**/*", "**", "*")  # file_glob values that filter nothing

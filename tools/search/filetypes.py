@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.globs import glob_regex
+from chorus_tools.tools.walk.globs import glob_regex
 from chorus_tools.tools.search.rg_types import TYPES
 
 

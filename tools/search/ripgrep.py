@@ -36,15 +36,15 @@ from typing import Any, BinaryIO
 import orjson
 
 from chorus_tools.tools import pipes
-from chorus_tools.tools.atomic import TEMP_PREFIX
+from chorus_tools.tools.mutate.atomic import TEMP_PREFIX
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.ignore import IGNORE_FILES
-from chorus_tools.tools.sandbox import ROOT
-from chorus_tools.tools.search import landlock
+from chorus_tools.tools.walk.ignore import IGNORE_FILES
+from chorus_tools.tools.confine.sandbox import ROOT
+from chorus_tools.tools.confine import landlock
 from chorus_tools.tools.search.results import Shape, assemble, file_result, have, items, split_lines
 from chorus_tools.tools.search.syntax import invalid_pattern
-from chorus_tools.tools.walk import RG_WALK_FLAGS
+from chorus_tools.tools.walk.walk import RG_WALK_FLAGS
 
 _WALK_FLAGS = tuple(f for f in RG_WALK_FLAGS if f != "--no-ignore-parent")
 _SWAP_RETRIES = 3

@@ -20,13 +20,13 @@ from typing import Any
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.fanout import FanOut
-from chorus_tools.tools.globs import GlobError, SearchGlobs, invalid_pattern as invalid_glob
+from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.walk.globs import GlobError, SearchGlobs, invalid_pattern as invalid_glob
 from chorus_tools.tools.search import pyengine, ripgrep
 from chorus_tools.tools.search.filetypes import FileTypes
 from chorus_tools.tools.search.results import Shape, assemble
 from chorus_tools.tools.search.syntax import Pattern, analyse, compile_python
-from chorus_tools.tools.walk import walk_files
+from chorus_tools.tools.walk.walk import walk_files
 
 INLINE_FILES = 32  # up to this many files the python engine runs in the calling worker
 CHUNKS_PER_WORKER = 4

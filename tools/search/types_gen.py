@@ -2,7 +2,7 @@
 the same file types as ripgrep (`file.search`'s `type`) without a hand-typed copy.
 
 Run `python -m chorus_tools.tools.search.types_gen [RG]` after upgrading ripgrep;
-tests/test_rg_types.py fails while the committed table differs from the bundled rg's.
+tests/tools/test_rg_types.py fails while the committed table differs from the bundled rg's.
 """
 
 from __future__ import annotations

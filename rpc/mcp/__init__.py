@@ -1,0 +1,1 @@
+"""The MCP face: initialize, tools/list, tools/call, content blocks and progress."""

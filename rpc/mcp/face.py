@@ -1,0 +1,158 @@
+"""The MCP face (SPEC §6): the same server, spoken as a Model Context Protocol server.
+
+A client that sends `initialize` is an MCP client; one that never does calls `file.*`
+directly, on the same connection. This module only translates: `tools/list` is the
+registry's listed methods, and `tools/call` runs a method through the dispatcher's
+`invoke` (the one validation and execution path), then turns its outcome into an MCP
+result: `content` for the model, `structuredContent` the exact result, and a tool failure
+as `isError: true` carrying the error's message and data, so the model can recover.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from chorus_tools.rpc.dispatch.discover import server_version
+from chorus_tools.rpc.wire.envelope import error_response, result_response
+from chorus_tools.rpc.wire.errors import CODES, INVALID_REQUEST, protocol_error, wire_error
+from chorus_tools.rpc.mcp.content import content
+from chorus_tools.rpc.mcp.progress import Progress
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.registry import Method, callable_methods, listed_methods
+
+if TYPE_CHECKING:
+    from chorus_tools.rpc.dispatch.dispatcher import Call
+
+VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # oldest first
+OUTPUT_SCHEMA_SINCE = "2025-06-18"  # the first version with outputSchema
+# An isError result's structuredContent is the error's data (SPEC §2). Clients check it
+# against outputSchema too (the TypeScript SDK, and so the Inspector, even when isError),
+# so a tool's outputSchema admits its result or that data.
+TOOL_ERROR = {"type": "object", "required": ["error", "message"], "properties": {
+    "error": {"enum": [name for name in CODES if name != "cancelled"]},
+    "message": {"type": "string"}}}
+
+INSTRUCTIONS = """\
+File tools confined to one workspace directory. Paths are relative to the workspace root \
+(an absolute path must lie inside it); nothing outside it can be read or changed, whatever \
+the path or symlink.
+- Read a file before you edit it. Reads show numbered lines (the numbers are not part of \
+the file); long files come in windows: continue from the line after the last one shown.
+- Edits are exact find-and-replace: copy the text to find from the file, with enough \
+context to be unique. A find that fails returns a hint, the closest text in the file: \
+correct the find from it instead of reading the file again. Write a whole file only to \
+create or replace it.
+- Searches take ripgrep regexes and answer path:line:text; listings take globs \
+such as **/*.py. Hidden and .gitignored files are skipped unless asked for.
+- Every write is atomic. A failed call changes nothing; its message says what to do \
+instead."""
+
+InvokeFn = Callable[["Call", Method, Any], Awaitable[tuple[bool, Any]]]
+
+
+class McpFace:
+    METHODS = frozenset({"initialize", "notifications/initialized", "ping", "tools/list",
+                         "tools/call"})
+
+    def __init__(self, toolsets: tuple[str, ...], invoke: InvokeFn,
+                 read_only: bool = False) -> None:
+        self._toolsets = toolsets
+        self._read_only = read_only
+        self._invoke = invoke
+        self._by_tool_name = {m.tool_name: m for m in callable_methods(toolsets).values()}
+        self._version: str | None = None  # None until initialize: the newest is spoken
+
+    async def answer(self, call: Call) -> dict[str, Any]:
+        """The response to one MCP request (dropped by the dispatcher for a notification)."""
+        request = call.request
+        params = request.params if request.params is not None else {}
+        if not isinstance(params, dict):
+            return _invalid_params(request.id, f"{request.method} takes its parameters as "
+                                   "an object.", "params")
+        if request.method == "initialize":
+            return self._initialize(request.id, params)
+        if request.method == "tools/list":
+            return result_response(request.id, {"tools": _tools(
+                self._toolsets, self._read_only, self._version or VERSIONS[-1])})
+        if request.method == "tools/call":
+            return await self._call_tool(call, params)
+        return result_response(request.id, {})  # ping; notifications/initialized
+
+    def _initialize(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        if self._version is not None:
+            return error_response(rid, protocol_error(
+                INVALID_REQUEST, "Invalid Request: this session is already initialized; "
+                "initialize is sent once per connection."))
+        asked = params.get("protocolVersion")
+        self._version = asked if asked in VERSIONS else VERSIONS[-1]
+        return result_response(rid, {
+            "protocolVersion": self._version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "chorus-tools", "version": server_version()},
+            "instructions": INSTRUCTIONS})
+
+    async def _call_tool(self, call: Call, params: dict[str, Any]) -> dict[str, Any]:
+        rid = call.request.id
+        name, arguments = params.get("name"), params.get("arguments")
+        method = self._by_tool_name.get(name) if isinstance(name, str) else None
+        if method is None:
+            return _invalid_params(rid, f"Unknown tool: {name!r}. Call tools/list for the "
+                                   "tools this server offers.", "name")
+        if arguments is not None and not isinstance(arguments, dict):
+            return _invalid_params(rid, f"The arguments of {name} must be an object.",
+                                   "arguments")
+        call.progress = _progress(call, params.get("_meta"))
+        try:
+            ok, payload = await self._invoke(call, method, arguments or {})
+        finally:
+            if call.progress is not None:
+                call.progress.stop()
+        if ok:
+            return result_response(rid, {"content": content(method.shown_as, payload),
+                                         "structuredContent": payload, "isError": False})
+        error = wire_error(payload)
+        if error["data"]["error"] == "cancelled":  # after $/cancelRequest: -32800 (§1)
+            return error_response(rid, error)
+        return result_response(rid, {"content": [{"type": "text", "text": error["message"]}],
+                                     "structuredContent": error["data"], "isError": True})
+
+
+
+def _progress(call: Call, meta: Any) -> Progress | None:
+    """Progress reporting for a call whose `_meta` carries a progressToken."""
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    if not isinstance(token, (str, int)) or isinstance(token, bool):
+        return None
+    progress = Progress(token, call.notify)
+    progress.start()
+    return progress
+
+
+def _invalid_params(rid: Any, message: str, param: str) -> dict[str, Any]:
+    return error_response(rid, wire_error(ToolError("invalid_params", message,
+                                                    param=param)))
+
+
+@cache
+def _tools(toolsets: tuple[str, ...], read_only: bool,
+           version: str) -> list[dict[str, Any]]:
+    """tools/list: every listed method of the selected sets, in one page."""
+    return [_tool(m, version >= OUTPUT_SCHEMA_SINCE)
+            for m in listed_methods(toolsets, read_only)]
+
+
+def _tool(method: Method, with_output_schema: bool) -> dict[str, Any]:
+    tool: dict[str, Any] = {
+        "name": method.tool_name,
+        "title": method.title or method.tool_name,
+        "description": method.description or method.summary,
+        "inputSchema": method.params,
+        "annotations": {"title": method.title or method.tool_name,
+                        "readOnlyHint": not method.mutating,
+                        "destructiveHint": method.destructive,
+                        "idempotentHint": method.idempotent,
+                        "openWorldHint": False}}
+    if with_output_schema:
+        tool["outputSchema"] = {"type": "object", "anyOf": [method.result, TOOL_ERROR]}
+    return tool

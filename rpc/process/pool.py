@@ -1,0 +1,309 @@
+"""A small process pool made for an RPC server: a worker that dies or overruns fails at most
+the job it was running (a read-only one gets a second try) and is replaced at once; what it
+had not started runs elsewhere, and the others go on.
+
+concurrent.futures' pool breaks as a whole when one worker dies, and cannot stop a single
+running call; here every job can be stopped on its own (its worker is killed and
+respawned), the queue is bounded (`server_busy`), and each outcome is delivered exactly once.
+Workers are forked, so they start in milliseconds with the tools already imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import itertools
+import logging
+import multiprocessing
+import os
+import signal
+import struct
+import termios
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from chorus_tools.rpc.process.channel import FrameReader, frame, write_all
+from chorus_tools.rpc.process.worker import run_once, worker_main
+from chorus_tools.tools.confine.workers import worker_ruleset
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+
+log = logging.getLogger("chorus.pool")
+_mp = multiprocessing.get_context("fork")
+BATCH = 8  # most read-only jobs sent to one worker in one message
+
+
+@dataclass(eq=False)
+class Job:
+    id: int
+    target: str
+    kwargs: dict[str, Any]
+    record: bool
+    stoppable: bool
+    batchable: bool  # small and read-only: may share a message with others like it
+    future: asyncio.Future
+    worker: Worker | None = None
+    retried: bool = False  # started once on a worker that died: the one retry is spent
+
+
+@dataclass(eq=False)
+class Worker:
+    process: Any
+    to_worker: int  # pipe: jobs go out here
+    from_worker: int  # pipe: outcomes come back here (non-blocking)
+    reader: FrameReader
+    jobs: deque[Job] = field(default_factory=deque)  # sent, not answered; the first runs
+    retired: bool = False  # closing down: not to be replaced
+    closed: bool = False
+
+
+class Pool:
+    def __init__(self, ctx: ToolContext, size: int, max_pending: int,
+                 close_fds: tuple[int, ...] = ()) -> None:
+        self._ctx = ctx
+        self._size = size
+        self._max_pending = max_pending
+        self._close_fds = close_fds
+        self._workers: list[Worker] = []
+        self._idle: deque[Worker] = deque()
+        self._queue: deque[Job] = deque()
+        self._ids = itertools.count(1)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._background: list[Any] = []
+        self._ruleset: int | None = None  # Landlock: every child enters it after fork
+
+    @property
+    def ruleset(self) -> int | None:
+        """The Landlock ruleset every child of the server enters after fork (None: none)."""
+        return self._ruleset
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._ruleset = worker_ruleset(self._ctx)
+        for _ in range(self._size):
+            self._spawn()
+
+    def background(self, target: str) -> None:
+        """Run `target(ctx)` once in a process of its own, beside the workers."""
+        process = _mp.Process(target=run_once, daemon=True, name="chorus-background",
+                              args=(self._ctx, target, os.getpid(), self.inherited(),
+                                    self._ruleset))
+        process.start()
+        self._background.append(process)
+        assert self._loop is not None
+        self._loop.add_reader(process.sentinel, self._reap, process)
+
+    def _reap(self, process: Any) -> None:
+        """A background process finished: collect it, so no zombie lingers."""
+        assert self._loop is not None
+        self._loop.remove_reader(process.sentinel)
+        process.join()
+        self._background.remove(process)
+
+    def submit(self, target: str, kwargs: dict[str, Any], *, record: bool = False,
+               stoppable: bool = True, batchable: bool = True) -> Job:
+        """Queue a job and return it; its future resolves to (ok, payload, record)."""
+        if not self._idle and (waiting := self._waiting()) >= self._max_pending:
+            raise ToolError("server_busy",
+                            f"Server busy: {waiting} requests are already waiting "
+                            "for a worker. Retry after some answers arrive.",
+                            pending=waiting, limit=self._max_pending)
+        assert self._loop is not None
+        job = Job(next(self._ids), target, kwargs, record, stoppable,
+                  stoppable and batchable,
+                  self._loop.create_future())
+        self._queue.append(job)
+        self._dispatch()
+        return job
+
+    def _waiting(self) -> int:
+        """Jobs accepted but not running: the queue, and each batch behind its first job
+        (SPEC: --max-pending counts them wherever they wait)."""
+        return len(self._queue) + sum(len(w.jobs) - 1 for w in self._workers if w.jobs)
+
+    def stop(self, job: Job, error: ToolError, *, force: bool = False) -> bool:
+        """Fail a job with `error`: dropped if queued or still waiting in its worker's
+        batch; if running and stoppable (or `force`), its worker is killed and replaced.
+        False if it could not be stopped."""
+        if job.future.done():
+            return True
+        worker = job.worker
+        if worker is None:
+            self._queue.remove(job)
+        elif worker.jobs[0] is job:
+            if not (job.stoppable or force):
+                return False
+            self._kill(worker)
+        job.future.set_result((False, error, None))
+        return True
+
+    async def close(self, timeout: float = 2.0) -> None:
+        """Let idle workers exit on end-of-pipe; kill whatever is still alive after it."""
+        for process in list(self._background):
+            process.kill()
+            self._reap(process)
+        for worker in self._workers:
+            worker.retired = True
+            self._detach(worker)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        for worker in self._workers:
+            while worker.process.is_alive() and loop.time() < end:
+                await asyncio.sleep(0.01)
+            if worker.process.is_alive():
+                worker.process.kill()
+            worker.process.join(1.0)
+            for job in worker.jobs:
+                if not job.future.done():
+                    job.future.set_result((False, _shutting_down(), None))
+        self._workers.clear()
+        self._idle.clear()
+        for job in self._queue:
+            if not job.future.done():
+                job.future.set_result((False, _shutting_down(), None))
+        self._queue.clear()
+        if self._ruleset is not None:
+            os.close(self._ruleset)
+            self._ruleset = None
+
+    def _spawn(self) -> Worker:
+        jobs_r, jobs_w = os.pipe()
+        results_r, results_w = os.pipe()
+        process = _mp.Process(target=worker_main, daemon=True, name="chorus-worker",
+                              args=(jobs_r, results_w, self._ctx, os.getpid(),
+                                    self.inherited(jobs_w, results_r), self._ruleset))
+        process.start()
+        os.close(jobs_r)
+        os.close(results_w)
+        os.set_blocking(results_r, False)
+        worker = Worker(process, jobs_w, results_r, FrameReader())
+        self._workers.append(worker)
+        self._idle.append(worker)
+        assert self._loop is not None
+        self._loop.add_reader(results_r, self._on_readable, worker)
+        self._dispatch()
+        return worker
+
+    def inherited(self, *fds: int) -> tuple[int, ...]:
+        """Descriptors a new child (a worker, or the watcher) must close: the wire, and
+        the dispatcher's ends of every worker pipe (a copy held open in a sibling would
+        hide a worker's end-of-pipe)."""
+        ends = [*fds, *(fd for w in self._workers if not w.closed
+                        for fd in (w.to_worker, w.from_worker))]
+        return self._close_fds + tuple(ends)
+
+    def _dispatch(self) -> None:
+        """Hand queued jobs to idle workers. Under load, consecutive small read-only jobs
+        go out several to a message (one wake-up of the worker instead of one each: the
+        pipe write was a third of the dispatcher's time); a mutation, or a part of a
+        split job (which must spread over the workers), always goes alone."""
+        while self._queue and self._idle:
+            worker = self._idle.popleft()
+            room = min(BATCH, 1 + len(self._queue) // (len(self._idle) + 1))
+            batch = [self._queue.popleft()]
+            while (len(batch) < room and batch[0].batchable and self._queue
+                   and self._queue[0].batchable):
+                batch.append(self._queue.popleft())
+            for job in batch:
+                job.worker = worker
+            worker.jobs.extend(batch)
+            try:  # one message: the worker reads it whole before it runs any of it
+                write_all(worker.to_worker, frame(
+                    [(j.id, j.target, j.kwargs, j.record) for j in batch]))
+            except OSError:  # the worker is gone and never got this batch
+                self._crashed(worker, took_batch=False)
+
+    def _on_readable(self, worker: Worker) -> None:
+        try:
+            data = os.read(worker.from_worker, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._crashed(worker)
+            return
+        try:
+            outcomes = worker.reader.feed(data)
+        except Exception as exc:  # an outcome that cannot be unpickled: a bug
+            outcomes = [(None, False, exc, None)]
+        for _, ok, payload, record in outcomes:
+            job = worker.jobs.popleft()
+            if not job.future.done():
+                job.future.set_result((ok, payload, record))
+        if not worker.jobs:
+            self._idle.append(worker)
+            self._dispatch()
+
+    def _crashed(self, worker: Worker, *, took_batch: bool | None = None) -> None:
+        """A worker died on its own. Whatever it had not started runs elsewhere. The job it
+        was running: a read-only one gets one more try on another worker (so a poison
+        input takes down two workers at most); a mutation may have been applied, so it is
+        never run again and fails `worker_crashed` with `started: true`."""
+        if took_batch is None:
+            took_batch = _unread(worker.to_worker) == 0
+        job = worker.jobs[0] if worker.jobs else None
+        again = job is not None and (not took_batch or (job.stoppable and not job.retried))
+        if again and took_batch:
+            job.retried = True
+        self._replace(worker, keep_first=again)
+        code = worker.process.exitcode
+        log.warning("worker %s died (exit code %s)", worker.process.pid, code)
+        if job is not None and not again and not job.future.done():
+            job.future.set_result((False, ToolError(
+                "worker_crashed", "The worker running this request died "
+                f"(exit code {code}); it was replaced. "
+                + ("It had died on this request once already, so the input itself may "
+                   "crash the worker." if job.stoppable else
+                   "The change may or may not have been applied: read the file before "
+                   "retrying."), exit_code=code, started=True), None))
+
+    def _kill(self, worker: Worker) -> None:
+        try:
+            os.kill(worker.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self._replace(worker)
+
+    def _replace(self, worker: Worker, *, keep_first: bool = False) -> None:
+        """Take a dead or killed worker out and fork its successor. The jobs that waited
+        behind the one it was running never started, so they go back to the head of the
+        queue, and so does the first one when `keep_first`."""
+        self._detach(worker)
+        worker.process.join(1.0)
+        if worker in self._workers:
+            self._workers.remove(worker)
+        if worker in self._idle:
+            self._idle.remove(worker)
+        waiting = list(worker.jobs)[0 if keep_first else 1:]
+        worker.jobs.clear()
+        for job in reversed(waiting):
+            if not job.future.done():
+                job.worker = None
+                self._queue.appendleft(job)
+        if not worker.retired:
+            self._spawn()
+
+    def _detach(self, worker: Worker) -> None:
+        if worker.closed:
+            return
+        assert self._loop is not None
+        self._loop.remove_reader(worker.from_worker)
+        os.close(worker.from_worker)
+        os.close(worker.to_worker)
+        worker.closed = True
+
+
+def _unread(fd: int) -> int:
+    """Bytes written to a pipe and not read yet. The worker reads a batch whole before it
+    runs any of it, and a worker has one batch at a time: none left unread means the
+    worker took it and started its first job (or was about to: counted as started, the
+    side that never runs a mutation twice). Asked only when a worker died, so the hot
+    path pays nothing for it."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
+def _shutting_down() -> ToolError:
+    return ToolError("timeout", "The server shut down before this request finished "
+                     "(--shutdown-timeout). Retry it on a new server.")

@@ -1,0 +1,123 @@
+"""The loop each worker process runs: receive jobs, call the tools, send the outcomes.
+
+A worker is forked from the dispatcher with the workspace's pinned root descriptor already
+open. It never sees JSON-RPC: a message to it is a list of jobs (job id, "module:function",
+kwargs, record?), read whole before the first runs, so the dispatcher's write never waits
+on a running job; each outcome (job id, ok, result or ToolError, audit record or None) goes
+back as soon as its job ends.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import select
+import signal
+from functools import cache
+from typing import Any, Callable
+
+from chorus_tools.rpc.process.channel import frame, read_frame, write_all
+from chorus_tools.tools.confine.workers import enter
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.method import load
+from chorus_tools.tools.confine.policy import guard
+from chorus_tools.tools.registry import ALL_METHODS
+
+_PR_SET_PDEATHSIG = 1
+log = logging.getLogger("chorus.worker")
+
+
+@cache
+def resolve(target: str) -> Callable[..., Any]:
+    return load(target)
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies, so that no worker (or
+    ripgrep child) outlives the server, even a server killed with SIGKILL."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def run_job(ctx: ToolContext, target: str, kwargs: dict[str, Any],
+            record: bool) -> tuple[bool, Any, dict[str, Any] | None]:
+    ctx.record = {} if record else None
+    try:
+        guard(ctx, target, kwargs)  # --read-only and --deny, before the tool runs
+        return True, resolve(target)(ctx, **kwargs), ctx.record
+    except ToolError as exc:
+        return False, exc, ctx.record
+    except Exception as exc:  # a bug: report it, keep serving
+        log.exception("tool %s failed", target)
+        return False, ToolError(
+            "internal_error", f"Internal error in chorus-tools (a bug, not your input): "
+            f"{type(exc).__name__}: {exc}. Details are in the server's log."), ctx.record
+
+
+def become_child(parent_pid: int, close_fds: tuple[int, ...],
+                 ruleset: int | None = None) -> bool:
+    """Tie this forked process to the server and enter the workers' Landlock domain
+    (tools/confine/workers.py, when given) before any job runs; False if the server is already
+    gone."""
+    die_with_parent()
+    for fd in close_fds:  # the protocol stream belongs to the dispatcher alone
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.set_wakeup_fd(-1)  # the server loop's: a signal here must not wake it there
+    enter(ruleset)
+    return os.getppid() == parent_pid
+
+
+def run_once(ctx: ToolContext, target: str, parent_pid: int,
+             close_fds: tuple[int, ...], ruleset: int | None) -> None:
+    """A background task in a process of its own (the start-up sweep of temp files)."""
+    if become_child(parent_pid, close_fds, ruleset):
+        ok, payload, _ = run_job(ctx, target, {}, False)
+        log.info("%s: %s", target, payload if ok else payload.message)
+
+
+def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
+    """Import the tools while no job is waiting, one module after each quiet moment: the
+    server answers its first request without waiting for imports it does not need, and
+    each tool's first call later pays none."""
+    for method in ALL_METHODS:
+        if select.select([jobs_fd], [], [], quiet)[0]:
+            return
+        try:
+            method.func
+        except Exception:  # reported as internal_error when the tool is called
+            log.exception("cannot import %s", method.target)
+
+
+def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int,
+                close_fds: tuple[int, ...], ruleset: int | None) -> None:
+    if not become_child(parent_pid, close_fds, ruleset):
+        return
+    warm_up(jobs_fd)
+    jobs = os.fdopen(jobs_fd, "rb")
+    while True:
+        try:
+            batch = read_frame(jobs)
+        except (EOFError, OSError):
+            return
+        for job_id, target, kwargs, record in batch:
+            try:
+                write_all(results_fd, _outcome(job_id, target, run_job(ctx, target, kwargs,
+                                                                       record)))
+            except OSError:
+                return
+
+
+def _outcome(job_id: int, target: str, outcome: tuple[bool, Any, Any]) -> bytes:
+    ok, payload, record = outcome
+    try:
+        return frame((job_id, ok, payload, record))
+    except Exception as exc:  # an unpicklable result is a bug too
+        log.exception("cannot send the result of %s", target)
+        return frame((job_id, False, ToolError(
+            "internal_error", f"Internal error in chorus-tools: {exc}"), record))

@@ -1,0 +1,130 @@
+"""JSON-RPC 2.0 envelopes, checked strictly and purely: bytes in, request objects or
+ready error responses out. Batches are split here, element by element, so `[1,2,3]` gets
+three errors, as the specification wants (libraries that validate a batch as one document,
+jsonrpcserver among them, answer it with one)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
+
+_NO_ID = object()
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    params: dict[str, Any] | list[Any] | None
+    id: Any  # _NO_ID for a notification
+    raw: dict[str, Any]
+
+    @property
+    def is_notification(self) -> bool:
+        return self.id is _NO_ID
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An element that is not a request: its error response is already made."""
+
+    response: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Envelope:
+    items: list[Request | Invalid]
+    batch: bool
+
+
+def parse(body: bytes) -> Envelope:
+    try:
+        doc = _loads(body)
+    except ValueError as exc:
+        return Envelope([Invalid(error_response(None, protocol_error(
+            PARSE_ERROR, f"Parse error: the message is not valid JSON ({exc})")))], False)
+    except RecursionError:  # nested deeper than either parser goes: refused, not fatal
+        return Envelope([Invalid(error_response(None, protocol_error(
+            PARSE_ERROR, "Parse error: the message nests arrays or objects deeper than "
+            "the parser allows")))], False)
+    if isinstance(doc, list):
+        if not doc:
+            return Envelope([Invalid(error_response(None, protocol_error(
+                INVALID_REQUEST, "Invalid Request: an empty batch")))], False)
+        return Envelope([check(item) for item in doc], True)
+    return Envelope([check(doc)], False)
+
+
+def _loads(body: bytes) -> Any:
+    """orjson for speed; the standard parser where orjson would change an id (it turns
+    integers beyond 64 bits into floats) or refuse valid JSON."""
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body, parse_constant=_reject_constant)
+    items = doc if isinstance(doc, list) else [doc]
+    if any(isinstance(i, dict) and isinstance(i.get("id"), float) for i in items):
+        return json.loads(body, parse_constant=_reject_constant)
+    return doc
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def check(obj: Any) -> Request | Invalid:
+    """One element, strictly: an object with jsonrpc "2.0", a string method, an id that is
+    a string, a number or null, and params that are an object or an array."""
+    if not isinstance(obj, dict):
+        return _invalid(None, "a request must be a JSON object")
+    rid = obj.get("id", _NO_ID)
+    id_ok = rid is _NO_ID or valid_id(rid)
+    echo = rid if id_ok and rid is not _NO_ID else None
+    if obj.get("jsonrpc") != "2.0":
+        return _invalid(echo, '"jsonrpc" must be exactly "2.0"')
+    if not id_ok:
+        return _invalid(None, '"id" must be a string, a number or null (and a number '
+                        'a double can hold: one like 1e400 cannot be echoed)')
+    method = obj.get("method")
+    if not isinstance(method, str):
+        return _invalid(echo, '"method" must be a string')
+    params = obj.get("params")
+    if "params" in obj and not isinstance(params, (dict, list)):
+        return _invalid(echo, '"params" must be an object or an array')
+    return Request(method, params, rid, obj)
+
+
+def valid_id(rid: Any) -> bool:
+    """A string, a number or null: what may identify a request (true, objects and arrays
+    may not, nor a number that overflows a double: the parser makes 1e400 infinity, which
+    JSON cannot carry back)."""
+    if isinstance(rid, float):
+        return math.isfinite(rid)
+    return rid is None or (isinstance(rid, (str, int)) and not isinstance(rid, bool))
+
+
+def _invalid(rid: Any, why: str) -> Invalid:
+    return Invalid(error_response(rid, protocol_error(INVALID_REQUEST,
+                                                      f"Invalid Request: {why}")))
+
+
+def error_response(rid: Any, error: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "error": error, "id": rid}
+
+
+def result_response(rid: Any, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "result": result, "id": rid}
+
+
+def dumps(response: Any) -> bytes:
+    try:
+        return orjson.dumps(response)
+    except TypeError:  # an id beyond 64 bits, or a lone surrogate the client sent (as a
+        # \ud800 escape, echoed in an id or a message): the standard encoder writes the
+        # first exactly and escapes the second as it came, where UTF-8 cannot hold it
+        return json.dumps(response, separators=(",", ":")).encode()

@@ -1,0 +1,214 @@
+"""The stdio wiring: private copies of stdin/stdout, the framing codec, the dispatcher, and
+an orderly shutdown on end of input or SIGTERM. Nothing else here knows the protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import stat
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from chorus_tools.rpc.process.channel import write_all
+from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
+from chorus_tools.rpc.wire.envelope import dumps, error_response
+from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
+from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
+from chorus_tools.rpc.process.pool import Pool
+from chorus_tools.rpc.dispatch.records import Records
+from chorus_tools.rpc.process.watch_service import Watches
+from chorus_tools.tools import pipes
+from chorus_tools.tools.context import ToolContext
+
+log = logging.getLogger("chorus.server")
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    workers: int
+    max_message_bytes: int
+    request_timeout: float
+    shutdown_timeout: float
+    max_pending: int
+    records_dir: str | None
+    toolsets: tuple[str, ...] = ("native",)
+    read_only: bool = False
+
+
+def pollable(fd: int) -> bool:
+    """Whether the event loop can wait on `fd`: pipes, sockets and terminals. Regular files
+    and devices like /dev/null cannot be registered with epoll."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
+def _widen_pipe(fd: int) -> None:
+    """Grow a stdout pipe from 64 KiB to 1 MiB where the kernel allows: pipelined replies
+    overflowed it (64 MCP reads carry 700 KB: the text as content and structuredContent),
+    and each overflow was copied into asyncio's write buffer and written again later."""
+    if stat.S_ISFIFO(os.fstat(fd).st_mode):
+        pipes.widen(fd)
+
+
+class Output:
+    """Writes framed replies to the private stdout: the replies of one turn of the event
+    loop go out in one write, without blocking the loop (a pipe, socket or terminal), or
+    with plain writes when stdout is a regular file or a device."""
+
+    def __init__(self, fd: int, lost: Callable[[], None]) -> None:
+        self._fd = fd
+        self._lost = lost
+        self._transport: asyncio.WriteTransport | None = None
+        self._pending: list[bytes] = []
+
+    async def open(self) -> None:
+        if pollable(self._fd):
+            _widen_pipe(self._fd)
+            loop = asyncio.get_running_loop()
+            self._transport, _ = await loop.connect_write_pipe(
+                lambda: _OutputProtocol(self._lost),
+                os.fdopen(self._fd, "wb", buffering=0, closefd=False))
+
+    def write(self, data: bytes) -> None:
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._write_pending)
+        self._pending.append(data)
+
+    def _write_pending(self) -> None:
+        data, self._pending = b"".join(self._pending), []
+        if self._transport is None:
+            write_all(self._fd, data)
+        elif not self._transport.is_closing():
+            self._transport.write(data)
+
+    async def flush(self) -> None:
+        if self._pending:
+            self._write_pending()
+        while self._transport is not None and not self._transport.is_closing() \
+                and self._transport.get_write_buffer_size():
+            await asyncio.sleep(0.005)
+
+
+class _OutputProtocol(asyncio.Protocol):
+    """Tells the server when the client closed its end of our stdout (EPIPE)."""
+
+    def __init__(self, lost: Callable[[], None]) -> None:
+        self._lost = lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost()
+
+
+class _InputProtocol(asyncio.Protocol):
+    def __init__(self, server: Server) -> None:
+        self._server = server
+
+    def data_received(self, data: bytes) -> None:
+        self._server.feed(data)
+
+    def eof_received(self) -> bool:
+        self._server.end_of_input()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._server.end_of_input()
+
+
+class Server:
+    def __init__(self, ctx: ToolContext, options: ServerOptions, wire_in: int,
+                 wire_out: int) -> None:
+        self._options = options
+        self._wire_in = wire_in
+        self._decoder = Decoder(options.max_message_bytes)
+        self._output = Output(wire_out, self._output_lost)
+        self._records = Records(options.records_dir) if options.records_dir else None
+        self._pool = Pool(ctx, options.workers, options.max_pending,
+                          close_fds=(wire_in, wire_out))
+        self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
+        self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
+                                      records=self._records, toolsets=options.toolsets,
+                                      read_only=options.read_only, watches=self._watches,
+                                      roots=ctx.ws.roots)
+        self._stop = asyncio.Event()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        # before the first fork: from the moment a worker exists, SIGTERM means shut down
+        loop.add_signal_handler(signal.SIGTERM, self._stop.set)
+        self._pool.start()
+        self._pool.background("chorus_tools.tools.mutate.atomic:sweep_temp_files")
+        await self._output.open()
+        reader = await self._start_reading()
+        await self._stop.wait()
+        if reader is not None:
+            reader.close()
+        await self._finish()
+        return 0
+
+    async def _start_reading(self) -> asyncio.BaseTransport | None:
+        if not pollable(self._wire_in):
+            asyncio.get_running_loop().create_task(self._read_file())
+            return None
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: _InputProtocol(self), os.fdopen(self._wire_in, "rb", closefd=False))
+        return transport
+
+    async def _read_file(self) -> None:
+        """stdin from a file or a device like /dev/null cannot be polled: read it in
+        chunks, yielding."""
+        while not self._stop.is_set() and (data := os.read(self._wire_in, _CHUNK)):
+            self.feed(data)
+            await asyncio.sleep(0)
+        self.end_of_input()
+
+    def feed(self, data: bytes) -> None:
+        if self._stop.is_set():
+            return
+        for event in self._decoder.feed(data):
+            self._handle(event)
+
+    def end_of_input(self) -> None:
+        if not self._stop.is_set():
+            for event in self._decoder.eof():
+                self._handle(event)
+            self._stop.set()
+
+    def _output_lost(self) -> None:
+        """Nobody can read our answers any more: shut down as at the end of input."""
+        if not self._stop.is_set():
+            log.warning("the client closed stdout: shutting down")
+            self._stop.set()
+
+    def _handle(self, event: Message | TooLarge | BadFrame) -> None:
+        framing = event.framing
+        if isinstance(event, Message):
+            self._dispatcher.submit(event.body, lambda reply: self._send(reply, framing))
+        elif isinstance(event, TooLarge):
+            self._send(error_response(None, protocol_error(
+                INVALID_REQUEST, f"Invalid Request: the message is larger than "
+                f"{self._options.max_message_bytes} bytes and was skipped.")), framing)
+        else:
+            self._send(error_response(None, protocol_error(
+                PARSE_ERROR, f"Parse error: {event.reason}.")), framing)
+
+    def _send(self, reply: Any, framing: Framing) -> None:
+        self._output.write(encode(dumps(reply), framing))
+
+    async def _finish(self) -> None:
+        """Finish what is in flight (bounded), stop the workers, flush, close."""
+        self._watches.close()
+        tasks = set(self._dispatcher.tasks)
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=self._options.shutdown_timeout)
+            if pending:
+                log.warning("%d requests still running at shutdown: stopping them",
+                            len(pending))
+        await self._pool.close()
+        if self._dispatcher.tasks:  # stopped jobs now resolve; let their answers out
+            await asyncio.wait(set(self._dispatcher.tasks), timeout=1.0)
+        await self._output.flush()
+        if self._records is not None:
+            self._records.close()

@@ -1,0 +1,141 @@
+"""--user: a server started as root serves as that user, so the kernel's permission bits
+apply to every call (EACCES on a file and on a directory is `permission_denied`), while
+the workspace and the records were opened as root before the drop."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chorus_tools.rpc import cli
+from chorus_tools.tools.search.locate import find_ripgrep
+from rpc_client import REPO, RpcServer, error_code
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="dropping privileges needs root")
+NOBODY = pwd.getpwnam("nobody")
+
+
+@pytest.fixture
+def ws(root: Path) -> Path:
+    """A workspace the user owns, holding a root-only file and a root-only directory."""
+    (root / "mine.txt").write_text("shared\n")
+    (root / "secret.txt").write_text("ROOT-SECRET\n")
+    (root / "private").mkdir()
+    (root / "private/inner.txt").write_text("ROOT-SECRET\n")
+    for path in (root, root / "mine.txt"):
+        os.chown(path, NOBODY.pw_uid, NOBODY.pw_gid)
+    os.chmod(root / "secret.txt", 0o600)
+    os.chmod(root / "private", 0o700)
+    return root
+
+
+def test_a_dropped_server_cannot_reach_root_only_files(ws: Path, tmp_path: Path) -> None:
+    records = tmp_path / "records"  # beneath the 0700 tmp_path: only root can open it
+    with RpcServer(ws, "--user", "nobody", "--workers", "2", "--search-engine", "python",
+                   "--records", str(records)) as server:
+        replies = server.call_many([
+            ("file.read", {"path": "secret.txt"}),
+            ("file.list", {"path": "private"}),
+            ("file.write", {"path": "private/new.txt", "content": "x"}),
+            ("file.read", {"path": "private/inner.txt"}),
+            ("file.read", {"path": "mine.txt"}),
+            ("file.write", {"path": "made.txt", "content": "by nobody\n"}),
+            ("file.search", {"pattern": "ROOT-SECRET|shared"}),
+        ])
+        ids = {pid: _uid(pid) for pid in [server.proc.pid, *server.worker_pids()]}
+        stderr_before_exit = server.stderr
+    assert [error_code(r) for r in replies[:4]] == ["permission_denied"] * 4
+    assert "ROOT-SECRET" not in json.dumps(replies)
+    assert replies[4]["result"]["content"] == "     1\tshared"
+    assert replies[5]["result"]["created"] is True
+    assert os.stat(ws / "made.txt").st_uid == NOBODY.pw_uid
+    assert [m["path"] for m in replies[6]["result"]["matches"]] == ["mine.txt"]
+    assert set(ids.values()) == {NOBODY.pw_uid} and len(ids) == 3
+    assert not (ws / "private/new.txt").exists()
+    lines = (records / "records.jsonl").read_text().splitlines()
+    assert sorted(json.loads(ln)["outcome"] for ln in lines) == ["ok", "permission_denied"]
+    assert b"running as root" not in stderr_before_exit
+
+
+def _uid(pid: int) -> int:
+    """The effective uid of a running process."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[2])
+    raise AssertionError(f"no Uid in /proc/{pid}/status")
+
+
+def test_root_gets_a_one_line_warning_unless_it_allows_root(ws: Path) -> None:
+    def stderr_of(*args: str) -> list[str]:
+        run = subprocess.run([sys.executable, "-m", "chorus_tools", "--workspace", str(ws),
+                              "--workers", "1", *args], input=b"", capture_output=True,
+                             cwd=REPO, timeout=60)
+        assert run.returncode == 0, run.stderr
+        return [ln for ln in run.stderr.decode().splitlines() if "root" in ln]
+
+    warned = stderr_of()
+    assert len(warned) == 1 and "--user NAME" in warned[0] and "--allow-root" in warned[0]
+    assert stderr_of("--allow-root") == []
+
+
+def test_unknown_user_is_exit_2_with_one_line(ws: Path) -> None:
+    run = subprocess.run([sys.executable, "-m", "chorus_tools", "--workspace", str(ws),
+                          "--user", "no-such-user-here"], input=b"", capture_output=True,
+                         cwd=REPO, timeout=60)
+    assert run.returncode == 2 and run.stdout == b""
+    assert run.stderr.decode().splitlines() == [
+        "chorus-tools: --user 'no-such-user-here': no such user"]
+
+
+def test_user_when_not_root_is_exit_2_with_one_line(ws: Path) -> None:
+    """Run the real command line in a child that is no longer root."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        sys.stderr = open(w, "w", buffering=1)  # pytest has replaced sys.stderr
+        os.setresgid(NOBODY.pw_gid, NOBODY.pw_gid, NOBODY.pw_gid)
+        os.setresuid(NOBODY.pw_uid, NOBODY.pw_uid, NOBODY.pw_uid)
+        try:
+            cli.main(["--workspace", str(ws), "--user", "nobody"])
+        except SystemExit as exc:
+            sys.stderr.flush()
+            os._exit(exc.code if isinstance(exc.code, int) else 1)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as pipe:
+        stderr = pipe.read().decode()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 2
+    assert len(stderr.splitlines()) == 1 and "needs the server to be started as root" in stderr
+
+
+def _root_only_ripgrep(tmp_path: Path) -> Path:
+    """A copy of ripgrep beneath the 0700 tmp_path, which the user cannot reach."""
+    rg = find_ripgrep(None)[0]
+    if rg is None:
+        pytest.skip("no ripgrep binary found")
+    (tmp_path / "bin").mkdir()
+    return Path(shutil.copy(rg, tmp_path / "bin" / "rg"))
+
+
+def test_a_ripgrep_the_user_cannot_run_gives_way_to_the_python_engine(
+        ws: Path, tmp_path: Path) -> None:
+    rg = _root_only_ripgrep(tmp_path)
+    env = {"PATH": f"{rg.parent}:{os.environ['PATH']}"}
+    with RpcServer(ws, "--user", "nobody", "--workers", "1", env=env) as server:
+        found = server.result("file.search", {"pattern": "shared"})
+    assert found["engine"] == "python" and found["matches"][0]["path"] == "mine.txt"
+    assert b"cannot run ripgrep" in server.stderr
+    asked = subprocess.run([sys.executable, "-m", "chorus_tools", "--workspace", str(ws),
+                            "--user", "nobody", "--rg", str(rg)], input=b"",
+                           capture_output=True, cwd=REPO, timeout=60)
+    assert asked.returncode == 2 and asked.stdout == b""
+    assert len(asked.stderr.splitlines()) == 1 and b"cannot run ripgrep" in asked.stderr

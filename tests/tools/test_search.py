@@ -1,0 +1,334 @@
+"""file.search on both engines: every option and error, on real files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from chorus_tools.tools.context import Limits, ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.search.search import search
+from fanout_runner import ENGINES, RG_PATH, RG_PCRE2, run_search
+from chorus_tools.rpc.process.worker import resolve
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def write(root: Path, rel: str, data: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        path.write_text(data)
+    else:
+        path.write_bytes(data)
+    return path
+
+
+def test_ripgrep_is_found_with_the_package() -> None:
+    assert RG_PATH is not None and os.access(RG_PATH, os.X_OK)
+
+
+def test_seed_example_context_format(ctx: ToolContext, root: Path, engine: str) -> None:
+    body = "".join(f"line {n}\n" for n in range(1, 40))
+    body += "    # Establish database connection\ndef connect(host, port):\n"
+    body += "    return Client(host, port)\n"
+    write(root, "src/db/connection.py", body)
+    write(root, "src/db/notes.txt", "def connect(x):\n")
+    result = run_search(ctx, engine, pattern="def\\s+connect", glob="**/*.py",
+                        context_lines=2)
+    assert result == {"matches": [{
+        "path": "src/db/connection.py", "line": 41,
+        "content": "    line 39\n        # Establish database connection\n"
+                   "--> def connect(host, port):\n        return Client(host, port)"}],
+        "truncated": False, "files_searched": 1, "engine": engine}
+
+
+def test_content_mode_lines_in_path_then_line_order(ctx: ToolContext, root: Path,
+                                                    engine: str) -> None:
+    write(root, "b.txt", "x\nfoo 1\nfoo 2\n")
+    write(root, "a/z.txt", "foo 3\n")
+    write(root, "a.txt", "foo 4\r\n")
+    result = run_search(ctx, engine, pattern="foo")
+    assert [(m["path"], m["line"], m["content"]) for m in result["matches"]] == [
+        ("a.txt", 1, "foo 4"), ("a/z.txt", 1, "foo 3"), ("b.txt", 2, "foo 1"),
+        ("b.txt", 3, "foo 2")]
+    assert result["truncated"] is False and result["engine"] == engine
+
+
+def test_max_results_keeps_the_first_and_sets_truncated(ctx: ToolContext, root: Path,
+                                                        engine: str) -> None:
+    for n in range(60):
+        write(root, f"d{n:02}/f.txt", "hit\nhit\n")
+    write(root, "d0.txt", "hit\n")  # '.' sorts before '0': first in string order
+    result = run_search(ctx, engine, pattern="hit", max_results=3)
+    assert [(m["path"], m["line"]) for m in result["matches"]] == [
+        ("d0.txt", 1), ("d00/f.txt", 1), ("d00/f.txt", 2)]
+    assert result["truncated"] is True
+    exact = run_search(ctx, engine, pattern="hit", max_results=121)
+    assert len(exact["matches"]) == 121 and exact["truncated"] is False
+
+
+def test_early_stop_keeps_string_order_where_rg_walks_differently(
+        ctx: ToolContext, root: Path, engine: str) -> None:
+    for n in range(50):
+        write(root, f"a/f{n:02}.txt", "hit\n")
+    write(root, "a.txt", "hit\nhit\nhit\n")  # rg walks a/ first; the reply puts a.txt first
+    for mode, key in (("content", "matches"), ("files_with_matches", "files")):
+        result = run_search(ctx, engine, pattern="hit", max_results=2, output_mode=mode)
+        expected = ([{"path": "a.txt", "line": n, "content": "hit"} for n in (1, 2)]
+                    if mode == "content" else ["a.txt", "a/f00.txt"])
+        assert result[key] == expected and result["truncated"] is True
+        assert result["files_searched"] == 51  # rg stopped early: counted by the walker
+
+
+def test_files_with_matches_and_count(ctx: ToolContext, root: Path, engine: str) -> None:
+    write(root, "one.txt", "a\nb a\n")
+    write(root, "two.txt", "nothing\n")
+    write(root, "three.txt", "a a a\n")
+    files = run_search(ctx, engine, pattern="a", output_mode="files_with_matches")
+    assert files == {"files": ["one.txt", "three.txt"], "truncated": False,
+                     "files_searched": 3, "engine": engine}
+    counts = run_search(ctx, engine, pattern="a", output_mode="count")
+    assert counts == {"counts": [{"path": "one.txt", "count": 2},
+                                 {"path": "three.txt", "count": 1}],
+                      "total": 3, "truncated": False, "files_searched": 3,
+                      "engine": engine}
+    capped = run_search(ctx, engine, pattern="a", output_mode="count", max_results=1)
+    assert capped["counts"] == [{"path": "one.txt", "count": 2}]
+    assert capped["total"] == 2 and capped["truncated"] is True
+    capped = run_search(ctx, engine, pattern="a", output_mode="files_with_matches",
+                        max_results=1)
+    assert capped["files"] == ["one.txt"] and capped["truncated"] is True
+
+
+def test_case_literal_and_glob_list(ctx: ToolContext, root: Path, engine: str) -> None:
+    write(root, "a.py", "Foo.bar()\n")
+    write(root, "b.py", "fooXbar\n")
+    write(root, "c.txt", "foo.bar\n")
+    write(root, "sub/d.py", "foo.bar\n")
+    assert [m["path"] for m in run_search(ctx, engine, pattern="foo.bar")["matches"]] == [
+        "b.py", "c.txt", "sub/d.py"]
+    insensitive = run_search(ctx, engine, pattern="foo.bar", case_sensitive=False)
+    assert [m["path"] for m in insensitive["matches"]] == ["a.py", "b.py", "c.txt", "sub/d.py"]
+    literal = run_search(ctx, engine, pattern="foo.bar", literal=True)
+    assert [m["path"] for m in literal["matches"]] == ["c.txt", "sub/d.py"]
+    globbed = run_search(ctx, engine, pattern="foo", case_sensitive=False,
+                         glob=["*.py", "!sub/**"])
+    assert [m["path"] for m in globbed["matches"]] == ["a.py", "b.py"]
+
+
+def test_path_limits_the_search(ctx: ToolContext, root: Path, engine: str) -> None:
+    write(root, ".gitignore", "skip.txt\n")
+    write(root, "sub/skip.txt", "needle\n")
+    write(root, "sub/keep.txt", "needle\n")
+    write(root, "other.txt", "needle\n")
+    result = run_search(ctx, engine, pattern="needle", path="sub")
+    assert [m["path"] for m in result["matches"]] == ["sub/keep.txt"]
+    one = run_search(ctx, engine, pattern="needle", path="sub/skip.txt")
+    assert [m["path"] for m in one["matches"]] == ["sub/skip.txt"]
+    absolute = run_search(ctx, engine, pattern="needle", path=str(root / "sub"))
+    assert [m["path"] for m in absolute["matches"]] == ["sub/keep.txt"]
+
+
+def test_hidden_and_ignored_are_skipped_unless_asked(ctx: ToolContext, root: Path,
+                                                     engine: str) -> None:
+    write(root, ".gitignore", "build/\n*.log\n")
+    write(root, "build/out.txt", "needle\n")
+    write(root, "x.log", "needle\n")
+    write(root, ".hidden/h.txt", "needle\n")
+    write(root, "nested/.ignore", "secret.txt\n")
+    write(root, "nested/secret.txt", "needle\n")
+    write(root, "nested/plain.txt", "needle\n")
+    paths = lambda **kw: [m["path"] for m in run_search(ctx, engine, pattern="needle",
+                                                         **kw)["matches"]]
+    assert paths() == ["nested/plain.txt"]
+    assert paths(include_hidden=True) == [".hidden/h.txt", "nested/plain.txt"]
+    assert paths(include_ignored=True) == ["build/out.txt", "nested/plain.txt",
+                                           "nested/secret.txt", "x.log"]
+
+
+def test_multiline_spans_and_merges_touching_matches(ctx: ToolContext, root: Path,
+                                                     engine: str) -> None:
+    write(root, "f.txt", "a1\r\nb2\na3\nb4\nc5\na6\nb7\n")
+    result = run_search(ctx, engine, pattern=r"a\d\r?\nb", multiline=True)
+    assert [(m["line"], m["content"]) for m in result["matches"]] == [
+        (1, "a1\nb2\na3\nb4"), (6, "a6\nb7")]
+    counted = run_search(ctx, engine, pattern=r"a\d\r?\nb", multiline=True,
+                         output_mode="count")
+    assert counted["counts"] == [{"path": "f.txt", "count": 6}]
+    windows = run_search(ctx, engine, pattern=r"a6\nb", multiline=True, context_lines=1)
+    assert windows["matches"] == [{"path": "f.txt", "line": 6,
+                                   "content": "    c5\n--> a6\n--> b7"}]
+
+
+def test_line_break_without_multiline_is_invalid(ctx: ToolContext, root: Path,
+                                                 engine: str) -> None:
+    write(root, "f.txt", "a\nb\n")
+    for pattern, literal in ((r"a\nb", False), ("a\nb", True), (r"[\n]", False)):
+        with pytest.raises(ToolError) as err:
+            run_search(ctx, engine, pattern=pattern, literal=literal)
+        assert err.value.code == "invalid_pattern" and err.value.details["reason"]
+
+
+def test_classes_never_cross_lines_without_multiline(ctx: ToolContext, root: Path,
+                                                     engine: str) -> None:
+    write(root, "f.txt", "foo\nbar\nfoo  bar\n")
+    result = run_search(ctx, engine, pattern=r"foo\s*bar|o[^x]b")
+    assert [m["line"] for m in result["matches"]] == [3]
+
+
+def test_invalid_pattern_carries_the_engine_reason(ctx: ToolContext, root: Path,
+                                                   engine: str) -> None:
+    write(root, "f.txt", "x\n")
+    with pytest.raises(ToolError) as err:
+        run_search(ctx, engine, pattern="(unclosed")
+    assert err.value.code == "invalid_pattern"
+    assert "reason" in err.value.details and err.value.details["reason"]
+    with pytest.raises(ToolError) as err:
+        run_search(ctx, engine, pattern="x", glob="a[")
+    assert err.value.code == "invalid_pattern" and err.value.details["param"] == "glob"
+
+
+def test_look_around_and_back_references(ctx: ToolContext, root: Path, engine: str) -> None:
+    write(root, "f.txt", "foobar\nfoobaz\nabab\nabcd\n")
+    look = run_search(ctx, engine, pattern="foo(?=baz)")
+    assert [m["line"] for m in look["matches"]] == [2]
+    back = run_search(ctx, engine, pattern=r"(ab)\1")
+    assert [m["line"] for m in back["matches"]] == [3]
+    assert back["engine"] == ("ripgrep" if engine == "ripgrep" and RG_PCRE2 else "python")
+
+
+def test_ripgrep_without_pcre2_falls_back_for_look_around(ctx: ToolContext,
+                                                          root: Path) -> None:
+    write(root, "f.txt", "foobar\nfoobaz\n")
+    ctx.search_engine, ctx.rg_path, ctx.rg_has_pcre2 = "auto", RG_PATH, False
+    result = search(ctx, pattern="foo(?!bar)")
+    assert result["engine"] == "python" and [m["line"] for m in result["matches"]] == [2]
+
+
+def test_binary_files_contribute_nothing(ctx: ToolContext, root: Path, engine: str) -> None:
+    write(root, "late-nul.bin", b"needle\n" + b"x" * 200_000 + b"\0\n")
+    write(root, "early.bin", b"\0needle\n")
+    write(root, "text.txt", "needle\n")
+    write(root, "utf16.txt", "first\nneedle here\n".encode("utf-16"))
+    result = run_search(ctx, engine, pattern="needle")
+    assert [(m["path"], m["line"], m["content"]) for m in result["matches"]] == [
+        ("text.txt", 1, "needle"), ("utf16.txt", 2, "needle here")]
+    one = run_search(ctx, engine, pattern="needle", path="late-nul.bin")
+    assert one["matches"] == []
+
+
+def test_long_lines_are_cut_with_a_marker(ctx: ToolContext, root: Path, engine: str) -> None:
+    write(root, "long.txt", "needle" + "x" * 5000 + "\n")
+    ctx.limits = Limits(max_line_chars=100)
+    content = run_search(ctx, engine, pattern="needle")["matches"][0]["content"]
+    assert content == "needle" + "x" * 94 + "… [line truncated: showing 100 of 5006 characters]"
+
+
+def test_non_utf8_bytes_show_as_replacement(ctx: ToolContext, root: Path,
+                                            engine: str) -> None:
+    write(root, "latin.txt", b"caf\xe9 needle\n")
+    assert run_search(ctx, engine, pattern="needle")["matches"][0]["content"] == \
+        "caf\ufffd needle"
+
+
+def test_symlinks_are_not_followed_by_the_walk(ctx: ToolContext, root: Path, outside: Path,
+                                               engine: str) -> None:
+    write(root, "real/f.txt", "needle\n")
+    (root / "link").symlink_to("real")
+    (root / "filelink.txt").symlink_to("real/f.txt")
+    (root / "out").symlink_to(outside)
+    result = run_search(ctx, engine, pattern="needle|CANARY")
+    assert [m["path"] for m in result["matches"]] == ["real/f.txt"]
+    through = run_search(ctx, engine, pattern="needle", path="link")
+    assert [m["path"] for m in through["matches"]] == ["link/f.txt"]
+
+
+def test_path_errors(ctx: ToolContext, root: Path, outside: Path, engine: str) -> None:
+    os.mkfifo(root / "fifo")
+    (root / "abs").symlink_to(outside)
+    cases = [("missing", "file_not_found"), ("../outside", "path_outside_workspace"),
+             (str(outside), "path_outside_workspace"), ("abs", "path_outside_workspace"),
+             ("fifo", "not_a_regular_file")]
+    for path, code in cases:
+        with pytest.raises(ToolError) as err:
+            run_search(ctx, engine, pattern="x", path=path)
+        assert err.value.code == code, path
+
+
+def test_fifo_inside_the_tree_is_skipped(ctx: ToolContext, root: Path, engine: str) -> None:
+    os.mkfifo(root / "pipe")
+    write(root, "f.txt", "needle\n")
+    assert [m["path"] for m in run_search(ctx, engine, pattern="needle")["matches"]] == [
+        "f.txt"]
+
+
+def test_temporary_files_of_writes_are_never_searched(ctx: ToolContext, root: Path,
+                                                      engine: str) -> None:
+    write(root, ".chorus-tmp-0123456789abcdef", "needle\n")
+    write(root, "f.txt", "needle\n")
+    result = run_search(ctx, engine, pattern="needle", include_hidden=True,
+                        include_ignored=True)
+    assert [m["path"] for m in result["matches"]] == ["f.txt"]
+
+
+def test_python_engine_fans_out_on_larger_trees(ctx: ToolContext, root: Path) -> None:
+    for n in range(100):
+        write(root, f"f{n:03}.txt", "needle\n" if n % 10 == 0 else "hay\n")
+    ctx.search_engine, ctx.rg_path = "python", None
+    fan = search(ctx, pattern="needle")
+    assert isinstance(fan, FanOut) and len(fan.parts) > 1
+    assert [f for part in fan.parts for f in part["files"]] == [f"f{n:03}.txt"
+                                                               for n in range(100)]
+    merge = resolve(fan.merge)
+    first = resolve(fan.part)(ctx, **fan.parts[0])
+    assert merge({**fan.args, "shape": {**fan.args["shape"], "max_results": 1}},
+                 [first], False)["truncated"] is True
+    assert merge(fan.args, [first], False) is None
+
+
+def test_catastrophic_pattern_times_out_on_the_python_engine(ctx: ToolContext,
+                                                             root: Path) -> None:
+    write(root, "evil.txt", "a" * 40 + "!\n")
+    ctx.limits = Limits(search_file_timeout=0.2)
+    ctx.search_engine, ctx.rg_path = "python", None
+    with pytest.raises(ToolError) as err:
+        search(ctx, pattern=r"^(\w|\w\w)+$")
+    assert err.value.code == "timeout" and err.value.details["path"] == "evil.txt"
+
+
+def test_python_engine_reason_counts_positions_in_the_clients_pattern(ctx, root):
+    """Regression: the reason said 'position 6' for the one-character pattern '(' (it
+    counted an internal prefix)."""
+    (root / "a.txt").write_text("x\n")
+    with pytest.raises(ToolError) as err:
+        run_search(ctx, "python", pattern="(")
+    assert err.value.code == "invalid_pattern"
+    assert err.value.details["reason"] == "missing ) at position 1"
+
+
+@pytest.mark.parametrize("odd", ["\x00", "\ud800", "\udcff"])
+def test_a_nul_or_surrogate_in_the_pattern_or_a_glob_is_searched_not_a_crash(
+        ctx: ToolContext, root: Path, engine: str, odd: str) -> None:
+    """Found by fuzzing: ripgrep's argv cannot carry a NUL or a lone surrogate (both were
+    internal_error); such a search runs on the python engine, with the same answer."""
+    write(root, "a.txt", "alpha\n")
+    found = run_search(ctx, engine, pattern=f"{odd}|alpha")
+    assert [m["path"] for m in found["matches"]] == ["a.txt"] and found["engine"] == "python"
+    assert run_search(ctx, engine, pattern="alpha", glob=f"{odd}*")["matches"] == []
+    assert run_search(ctx, engine, pattern="")["engine"] == engine
+
+
+def test_a_huge_context_is_the_whole_file_not_a_hang(ctx: ToolContext, root: Path,
+                                                     engine: str) -> None:
+    """Found by fuzzing: context_lines 2**63 walked the whole window line by line, so the
+    call ran until its timeout; a window now ends at the file's end."""
+    write(root, "a.txt", "one\ntwo\nthree\n")
+    found = run_search(ctx, engine, pattern="two", context_lines=2**63)
+    assert found["matches"] == [{"path": "a.txt", "line": 2,
+                                 "content": "    one\n--> two\n    three"}]

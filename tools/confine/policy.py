@@ -1,0 +1,58 @@
+"""What the server's options forbid, checked in the worker before a tool runs: under
+`--read-only` every mutating method, under `--deny` every call naming a denied path, as
+given or where its symlinks lead.
+
+The same rules hold deeper down, for what no parameter names: Workspace.open refuses a
+denied path whatever reaches it (a symlinked parent included), the walker and ripgrep's
+reader leave denied entries out, and a move or recursive delete refuses a tree holding one.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.confine.deny import denied, read_only
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.registry import ALL_METHODS
+
+_BY_TARGET = {m.target: m for m in ALL_METHODS if m.target is not None}
+
+
+def guard(ctx: ToolContext, target: str, kwargs: dict[str, Any]) -> None:
+    """Raise permission_denied when the options forbid this call. Jobs that are no
+    method of their own (fan-out parts, audit hashes) belong to a call checked already."""
+    method = _BY_TARGET.get(target)
+    if method is None:
+        return
+    if ctx.read_only and method.mutating:
+        raise read_only()
+    if ctx.ws.deny:
+        for given in method.paths_of(kwargs).values():
+            _check_path(ctx, given)
+
+
+def _check_path(ctx: ToolContext, given: Any) -> None:
+    try:
+        rel = ctx.ws.rel(given, allow_empty=True)
+        if ctx.ws.deny.denies(rel) or ctx.ws.deny.denies(
+                ctx.ws.resolve_symlinks(rel, shown=given)):
+            raise denied(given)
+    except ToolError as err:
+        if err.code == "permission_denied":
+            raise
+        # a path the tool itself refuses (outside, malformed): its own error says why
+
+
+def denied_beneath(ctx: ToolContext, dir_fd: int, rel: str) -> str | None:
+    """The first denied path inside the directory open as `dir_fd` (at `rel`), found by
+    a walk through descriptors that never follows a symlink; None when there is none."""
+    if not ctx.ws.deny:
+        return None
+    for top, dirs, files, _ in os.fwalk(".", dir_fd=dir_fd):
+        base = rel if top == "." else f"{rel}/{top[2:]}"
+        for name in dirs + files:
+            if ctx.ws.deny.matches(f"{base}/{name}"):
+                return f"{base}/{name}"
+    return None

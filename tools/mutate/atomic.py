@@ -1,0 +1,382 @@
+"""The one way a file changes: under the directory's lock, through a new file and a rename.
+
+Every mutating tool goes through `mutate` (or `locked_dir` for a plain unlink), so that:
+- mutations of files in one directory are serialized across all worker processes by an
+  exclusive `flock` on the directory's descriptor (a read-modify-write never loses an
+  update); reads never take it;
+- new content is written to a hidden temporary file beside the target, fsynced, renamed
+  over the target and the directory fsynced: a crash leaves the old content or the new,
+  and another hard link to the old inode keeps the old content;
+- a temporary file left by a killed process is removed by the next mutation in its
+  directory (safe: its writer would hold the lock we now hold).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import secrets
+import stat
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from chorus_tools.tools.context import ToolContext, note_hashes
+from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.confine.sandbox import ROOT, check_regular, names_directory, version_of
+
+TEMP_PREFIX = ".chorus-tmp-"
+_TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[0-9a-f]{16}")
+_NEW_FILE_MODE = 0o666  # the kernel applies the umask (and any default ACL)
+_RACE_RETRIES = 8
+_READ_CHUNK = 1 << 20
+
+
+@dataclass
+class Current:
+    """What is at the target now. `data` is None when no file exists (or, with
+    read_current=False, when it was not read: then `stat` tells whether a file exists)."""
+
+    rel: str
+    data: bytes | None
+    stat: os.stat_result | None
+
+
+@dataclass
+class Outcome:
+    """What mutate did. `stat` is the file after the call (None only when no file existed
+    and compute left it so)."""
+
+    created: bool
+    written: bool
+    stat: os.stat_result | None
+    before: bytes | None
+    after: bytes | None
+
+
+def is_temp_name(name: str) -> bool:
+    """True for a name our atomic writes use (and that listings and searches hide)."""
+    return name.startswith(TEMP_PREFIX)
+
+
+def refuse_reserved(name: str, shown: str, param: str = "path") -> None:
+    """invalid_params for a name our atomic writes reserve (SPEC §3)."""
+    if is_temp_name(name):
+        raise ToolError("invalid_params", f"File names starting with {TEMP_PREFIX!r} are "
+                        f"reserved for atomic writes: {shown}. Choose another name.",
+                        path=shown, param=param)
+
+
+def split_parent(rel: str) -> tuple[str, str]:
+    """('dir', 'name') of a workspace-relative path; the root's parent is '.'."""
+    parent, _, name = rel.rpartition("/")
+    return parent or ROOT, name
+
+
+def mutate(ctx: ToolContext, rel: str, *, shown: str,
+           compute: Callable[[Current], bytes | None], create_dirs: bool = False,
+           expected_version: str | None = None, read_current: bool = True) -> Outcome:
+    """Replace the file at `rel` with compute(current), atomically and serialized.
+
+    `rel` is a normalised workspace path (ctx.ws.rel); `shown` is the client's path for
+    messages. compute may raise ToolError (nothing is written) or return None to leave
+    the file as it is. Bytes equal to the current content are not written."""
+    if names_directory(shown):
+        raise ToolError("is_directory", f"The path ends with '/' (or '/.', '/..'), so it "
+                        f"names a directory: {shown}. Give a file path without it.",
+                        path=shown)
+    target = rel  # most paths are no symlink: resolve only when the entry turns out one
+    for _ in range(_RACE_RETRIES):
+        if is_temp_name(target.rpartition("/")[2]):
+            target = ctx.ws.resolve_symlinks(target, shown=shown)  # a link may bear it
+        if target == ROOT:
+            raise _is_directory(shown)
+        parent, name = split_parent(target)
+        refuse_reserved(name, shown)
+        with locked_dir(ctx, parent, shown=shown, create=create_dirs) as dir_fd:
+            st = _lstat(dir_fd, name, shown)
+            if st is None or not stat.S_ISLNK(st.st_mode):
+                if st is not None:
+                    check_regular(st, shown)
+                return _mutate_locked(ctx, dir_fd, name, target, st, shown=shown,
+                                      compute=compute, expected_version=expected_version,
+                                      read_current=read_current)
+        target = ctx.ws.resolve_symlinks(rel, shown=shown)  # write to what the link names
+    raise ToolError("write_failed", f"The path kept changing while writing: {shown}. "
+                    "Retry when nothing else is replacing it.", path=shown)
+
+
+def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
+                   st: os.stat_result | None, *, shown: str,
+                   compute: Callable[[Current], bytes | None],
+                   expected_version: str | None, read_current: bool) -> Outcome:
+    auditing = ctx.record is not None
+    before = None
+    if st is not None and (read_current or auditing):
+        before = read_entry(dir_fd, name, st, shown)
+    if auditing:  # until a write succeeds the file is as it was, whatever fails next
+        note_hashes(ctx, before=before, after=before, before_known=True, after_known=True)
+    if expected_version is not None:
+        current_version = None if st is None else version_of(st)
+        if current_version != expected_version:
+            raise _conflict(shown, expected_version, current_version)
+    new = compute(Current(rel=target, data=before, stat=st))
+    if new is None or (st is not None and _same(dir_fd, name, st, before, new, shown)):
+        kept = before if new is None else new
+        if auditing:
+            note_hashes(ctx, after=kept, after_known=True,
+                        nbytes=0 if kept is None else len(kept))
+        return Outcome(created=False, written=False, stat=st, before=before, after=kept)
+    after_st = _replace(dir_fd, name, st, new, shown)
+    if auditing:
+        note_hashes(ctx, after=new, after_known=True, nbytes=len(new))
+    return Outcome(created=st is None, written=True, stat=after_st, before=before, after=new)
+
+
+@contextmanager
+def locked_dir(ctx: ToolContext, parent: str, *, shown: str,
+               create: bool = False) -> Iterator[int]:
+    """A readable descriptor of directory `parent`, held under its exclusive lock, with
+    stale temporary files already removed. `create` makes missing directories."""
+    dir_fd = open_parent(ctx, parent, shown, create)
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_EX)
+        _remove_stale(dir_fd)
+        yield dir_fd
+    finally:
+        os.close(dir_fd)  # closing the last descriptor releases the lock
+
+
+def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
+    """Open the directory, creating missing ones with mkdirat on descriptors reached
+    through the workspace (never through a path string)."""
+    try:
+        return ctx.ws.open_dir(parent, shown=shown)
+    except ToolError as err:
+        if not create or err.code != "file_not_found":
+            raise _parent_error(err, shown)
+    parts = parent.split("/")
+    fd = ctx.ws.open_dir(ROOT, shown=shown)
+    try:
+        for i, part in enumerate(parts):
+            prefix = "/".join(parts[:i + 1])
+            try:
+                child = ctx.ws.open_dir(prefix, shown=shown)
+            except ToolError as err:
+                if err.code != "file_not_found":
+                    raise _parent_error(err, shown)
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                    os.fsync(fd)  # the new directory survives a crash with its file
+                except FileExistsError:
+                    pass  # made by someone else meanwhile, or a dangling symlink
+                except OSError as exc:
+                    raise from_os_error(exc, shown, "write_failed") from None
+                child = ctx.ws.open_dir(prefix, shown=shown)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _parent_error(err: ToolError, shown: str) -> ToolError:
+    """A missing or non-directory parent, said in words an agent can act on."""
+    if err.code == "file_not_found":
+        return ToolError("file_not_found",
+                         f"Parent directory does not exist: {shown}. Check the path; "
+                         "file.write with create_dirs: true creates missing parents.",
+                         path=shown)
+    if err.code == "not_a_directory":
+        return ToolError("not_a_directory",
+                         f"A parent of the path is a file, not a directory: {shown}.",
+                         path=shown)
+    return err
+
+
+def _lstat(dir_fd: int, name: str, shown: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise from_os_error(exc, shown) from None
+
+
+def _open_same(dir_fd: int, name: str, st: os.stat_result, shown: str) -> int:
+    """Open the entry we stat'ed for reading; never a FIFO, never a swapped-in inode."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError as exc:
+        raise from_os_error(exc, shown) from None
+    now = os.fstat(fd)
+    if (now.st_ino, now.st_dev) != (st.st_ino, st.st_dev) or not stat.S_ISREG(now.st_mode):
+        os.close(fd)
+        raise ToolError("write_failed", f"The file was replaced while writing: {shown}. "
+                        "Retry.", path=shown)
+    return fd
+
+
+def read_entry(dir_fd: int, name: str, st: os.stat_result, shown: str) -> bytes:
+    """The whole content of the regular file `name` we stat'ed as `st` in `dir_fd`."""
+    fd = _open_same(dir_fd, name, st, shown)
+    chunks = []
+    try:
+        while chunk := os.read(fd, _READ_CHUNK):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise from_os_error(exc, shown) from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def _same(dir_fd: int, name: str, st: os.stat_result, before: bytes | None, new: bytes,
+          shown: str) -> bool:
+    """Whether `new` equals the file's content, reading it only when sizes agree."""
+    if before is not None:
+        return before == new
+    return st.st_size == len(new) and read_entry(dir_fd, name, st, shown) == new
+
+
+def _replace(dir_fd: int, name: str, st: os.stat_result | None, data: bytes,
+             shown: str) -> os.stat_result:
+    """Temp file, fsync, rename over `name`, fsync the directory. On failure the temp
+    file is gone and the target untouched."""
+    tmp = TEMP_PREFIX + secrets.token_hex(8)
+    mode = 0o600 if st is not None else _NEW_FILE_MODE
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     mode, dir_fd=dir_fd)
+    except OSError as exc:
+        raise from_os_error(exc, shown, "write_failed") from None
+    try:
+        try:
+            _write_all(fd, data)
+            if st is not None:
+                _keep_owner_and_mode(fd, st)
+            os.fsync(fd)
+            after = os.fstat(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException as exc:
+        _unlink_quietly(dir_fd, tmp)
+        if isinstance(exc, OSError):
+            raise from_os_error(exc, shown, "write_failed") from None
+        raise
+    try:
+        os.fsync(dir_fd)
+    except OSError as exc:
+        raise from_os_error(exc, shown, "write_failed") from None
+    return after
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _keep_owner_and_mode(fd: int, st: os.stat_result) -> None:
+    """The new inode takes the old one's owner (when we may) and permission bits."""
+    if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.fchown(fd, st.st_uid, st.st_gid)
+        except PermissionError:
+            pass  # only root may give a file away; the content still goes in
+    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+
+
+def _unlink_quietly(dir_fd: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
+
+
+def _remove_stale(dir_fd: int) -> int:
+    """Remove temp files in a directory whose lock we hold: no live writer owns them."""
+    try:
+        names = [n for n in os.listdir(dir_fd)
+                 if n.startswith(TEMP_PREFIX) and _TEMP_NAME.fullmatch(n)]
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode):
+                os.unlink(name, dir_fd=dir_fd)
+                removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def sweep_temp_files(ctx: ToolContext) -> int:
+    """Remove every stale temp file in the workspace, each directory under its lock.
+
+    The runtime runs this once in the background at start. The walk goes through
+    directory descriptors, never follows a symlink, and holds one descriptor per level."""
+    removed = 0
+    stack: list[tuple[int, Iterator[str]]] = []
+    fd = ctx.ws.open_dir(ROOT)
+    while True:
+        count, subdirs = _sweep_dir(fd)
+        removed += count
+        stack.append((fd, iter(subdirs)))
+        fd = -1
+        while stack and fd < 0:
+            parent_fd, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                os.close(parent_fd)
+                stack.pop()
+                continue
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+                             | os.O_CLOEXEC, dir_fd=parent_fd)
+            except OSError:
+                pass  # gone, now a symlink, or out of descriptors: skip it
+        if fd < 0:
+            return removed
+
+
+def _sweep_dir(dir_fd: int) -> tuple[int, list[str]]:
+    """Remove this directory's stale temp files (locking only if it has any); return
+    how many, and the names of its subdirectories."""
+    subdirs: list[str] = []
+    stale = False
+    try:
+        with os.scandir(dir_fd) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    subdirs.append(entry.name)
+                elif _TEMP_NAME.fullmatch(entry.name):
+                    stale = True
+    except OSError:
+        return 0, subdirs
+    if not stale:
+        return 0, subdirs
+    fcntl.flock(dir_fd, fcntl.LOCK_EX)
+    try:
+        return _remove_stale(dir_fd), subdirs
+    finally:
+        fcntl.flock(dir_fd, fcntl.LOCK_UN)
+
+
+def _is_directory(shown: str) -> ToolError:
+    return ToolError("is_directory", f"Path is a directory, not a file: {shown}. Give a "
+                     "file path inside it.", path=shown)
+
+
+def _conflict(shown: str, expected: str, current: str | None) -> ToolError:
+    now = "no longer exists" if current is None else f"is now at version {current}"
+    return ToolError("conflict",
+                     f"The file changed since you read it: {shown} {now}, you expected "
+                     f"version {expected}. Read it again and redo your change.",
+                     path=shown, expected_version=expected, current_version=current)

@@ -1,0 +1,1 @@
+"""file.patch: the matching tiers, re-indentation, hints for failed finds, the diff."""

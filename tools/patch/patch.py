@@ -1,0 +1,188 @@
+"""file.patch: ordered search-and-replace edits, all or nothing, written atomically.
+
+Matching (the three tiers) lives in tools.patch_match, the hint for a `find` that matched
+nowhere in tools.patch_hint; this module checks the params, runs the patches inside
+tools.atomic.mutate (so the version check, the lock and the write are those of every
+mutation), keeps the file's encoding, and reports what happened with a unified diff
+(tools.patch_diff).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chorus_tools.tools.mutate.atomic import Current, mutate
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.patch.diff import unified_diff
+from chorus_tools.tools.patch.hint import closest_region, escaped_newlines
+from chorus_tools.tools.patch.match import Match, apply, locate
+from chorus_tools.tools.confine.sandbox import version_of
+from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode, encode
+
+
+def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: bool = False,
+          expected_version: str | None = None) -> dict[str, Any]:
+    """Apply `patches` in order, each to the result of the one before. Any error leaves
+    the file untouched; `dry_run` does everything (checks, matching, diff) but the write."""
+    rel = ctx.ws.rel(path)
+    _check_patches(patches)
+    done: dict[str, Any] = {}
+
+    def compute(current: Current) -> bytes | None:
+        done["reached"] = True
+        before, encoding = _current_text(current, patches, path)
+        after, matches = _apply_all(before, patches, path, created=current.data is None)
+        new = _encode(after, encoding, patches, path)
+        limit = ctx.limits.max_write_bytes
+        if len(new) > limit:
+            raise ToolError("file_too_large",
+                            f"The patched file would be {len(new)} bytes, over the "
+                            f"{limit}-byte write limit: {path}.", path=path, size=len(new),
+                            limit=limit)
+        done.update(before=before, after=after, matches=matches, created=current.data is None)
+        return None if dry_run else new
+
+    try:
+        out = mutate(ctx, rel, shown=path, compute=compute, expected_version=expected_version)
+    except ToolError as err:
+        if err.code == "file_not_found" and "reached" not in done:
+            raise _no_parent(path, creating=patches[0]["find"] == "") from None
+        raise
+    matches = done["matches"]
+    return {
+        "success": True,
+        "patches_applied": len(patches),
+        "replacements": sum(m["count"] for m in matches),
+        "matches": matches,
+        "diff": unified_diff(done["before"], done["after"], rel, created=done["created"],
+                             limit=ctx.limits.max_diff_bytes),
+        "version": None if out.stat is None else version_of(out.stat),
+    }
+
+
+def _no_parent(path: str, *, creating: bool) -> ToolError:
+    """mutate found no parent directory: say so in file.patch's terms."""
+    fix = ("file.patch creates files but not directories; use file.write, which creates "
+           "parent directories." if creating else "Check the path with file.list.")
+    return ToolError("file_not_found",
+                     f"File not found: {path} (its parent directory does not exist). {fix}",
+                     path=path)
+
+
+def _check_patches(patches: list[dict[str, Any]]) -> None:
+    """The semantic checks the params schema cannot make, before the disk is touched."""
+    if not patches:
+        raise ToolError("invalid_params", "'patches' is empty: give at least one "
+                        "{find, replace} edit.", param="patches")
+    for i, p in enumerate(patches):
+        if p["find"] == p["replace"]:
+            raise ToolError("invalid_params",
+                            f"patches[{i}]: find and replace are identical, so the patch "
+                            "would change nothing. Put the new text in replace, or drop "
+                            "this patch.", param=f"patches[{i}].replace", patch_index=i)
+        if i > 0 and p["find"] == "":
+            raise _empty_find(i)
+
+
+def _empty_find(i: int) -> ToolError:
+    return ToolError("invalid_params",
+                     f"patches[{i}].find is empty. An empty find only creates a missing "
+                     "file (as the first patch); to edit a file, give the exact text to "
+                     "replace, or use file.write to replace the whole file.",
+                     param=f"patches[{i}].find", patch_index=i)
+
+
+def _current_text(current: Current, patches: list[dict[str, Any]],
+                  path: str) -> tuple[str, str]:
+    """The file's text and encoding; a missing file is '' in UTF-8 when the first patch
+    creates it. Binary files are refused."""
+    if current.data is None:
+        if patches[0]["find"] != "":
+            raise ToolError("file_not_found",
+                            f"File not found: {path}. To create it with file.patch, send "
+                            "one patch with find: \"\" and the content as replace (or use "
+                            "file.write).", path=path)
+        return "", "utf-8"
+    if patches[0]["find"] == "":
+        raise _empty_find(0)
+    mime = binary_mime(current.data[:SNIFF_BYTES])
+    if mime is not None:
+        raise ToolError("binary_file",
+                        f"Binary file ({mime}): {path}. file.patch edits text only; use "
+                        "file.write to replace it whole.", path=path, mime_type=mime,
+                        size=len(current.data))
+    return decode(current.data)
+
+
+def _apply_all(text: str, patches: list[dict[str, Any]], path: str, *,
+               created: bool) -> tuple[str, list[dict[str, Any]]]:
+    """Run the patches in order on `text`; the report of each, or the first error."""
+    reports = []
+    for i, p in enumerate(patches):
+        if i == 0 and created:
+            text = p["replace"]
+            reports.append({"patch_index": 0, "tier": "exact", "count": 1, "lines": [1]})
+            continue
+        expected = p.get("count")  # an exact number of occurrences (the shadow set's)
+        replace_all = p.get("replace_all", False) or (expected or 0) > 1
+        match = locate(text, p["find"], p["replace"], replace_all)
+        if match is None:
+            raise _not_found(text, p["find"], i, path)
+        found = len(match.edits)
+        if found != expected if expected else found > 1 and not replace_all:
+            raise _not_unique(match, i, path, expected)
+        text = apply(text, match)
+        reports.append({"patch_index": i, "tier": match.tier, "count": len(match.edits),
+                        "lines": match.lines})
+    return text, reports
+
+
+def _not_unique(match: Match, i: int, path: str, expected: int | None) -> ToolError:
+    lines = match.lines
+    shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
+    if expected:
+        return ToolError("find_not_unique",
+                         f"patches[{i}].find occurs {len(lines)} times in {path}, not "
+                         f"{expected} ({match.tier} match; lines {shown}). Give the number "
+                         "it occurs, or more surrounding text.", path=path, patch_index=i,
+                         count=len(lines), lines=lines, tier=match.tier, expected=expected)
+    return ToolError("find_not_unique",
+                     f"patches[{i}].find occurs {len(lines)} times in {path} "
+                     f"({match.tier} match; lines {shown}). Add surrounding lines "
+                     "to make it unique, or set replace_all: true to replace every "
+                     "occurrence.", path=path, patch_index=i, count=len(lines),
+                     lines=lines, tier=match.tier)
+
+
+def _not_found(text: str, find: str, i: int, path: str) -> ToolError:
+    hint = closest_region(text, find)
+    where = ("No region of the file is similar; read the file and copy the exact text."
+             if hint is None else
+             f"The closest region is lines {hint['start_line']}-{hint['end_line']} "
+             f"(similarity {hint['similarity']}), its text is in data.hint.text: "
+             "correct find from it.")
+    if escaped_newlines(find):
+        where = ("Note: your find contains the two characters \\n; did you mean a line "
+                 f"break? {where}")
+    after = " (after the earlier patches)" if i else ""
+    return ToolError("find_not_found",
+                     f"patches[{i}].find was not found in {path}{after}, neither exactly, "
+                     f"nor ignoring line endings, nor ignoring indentation. {where}",
+                     path=path, patch_index=i, hint=hint)
+
+
+def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str) -> bytes:
+    """The text in the file's own encoding; a character it cannot hold is the fault of
+    the first patch whose replace carries one."""
+    try:
+        return encode(text, encoding)
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start:exc.end]
+        index = next((i for i, p in enumerate(patches) if bad in p["replace"]), 0)
+        raise ToolError("invalid_params",
+                        f"patches[{index}].replace holds {bad!r}, which the file's "
+                        f"encoding ({encoding}) cannot represent: {path}. Use characters "
+                        "the encoding has, or rewrite the file with file.write (UTF-8).",
+                        path=path, param=f"patches[{index}].replace", patch_index=index,
+                        encoding=encoding) from None

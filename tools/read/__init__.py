@@ -1,0 +1,1 @@
+"""Reading: file.read and file.info, text decoding, and the line count."""

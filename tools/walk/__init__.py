@@ -1,0 +1,1 @@
+"""The tree: one walker, its split across workers, globs, ignore files, file.list."""

@@ -1,0 +1,1 @@
+"""workspace.watch: checking a watch in a worker, and the watcher itself."""

@@ -126,7 +126,7 @@ HEADER = ["scenario", "ours", "baseline", "ratio", "target"]
 
 
 def table(rows: list[Row]) -> str:
-    """A Markdown table: readable in a terminal, pasteable into the README."""
+    """A Markdown table: readable in a terminal, pasteable into docs/benchmarks.md."""
     lines = [HEADER, *(row.cells() for row in rows)]
     widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -286,10 +288,10 @@ def test_python_engine_fans_out_on_larger_trees(ctx: ToolContext, root: Path) ->
     assert [f for part in fan.parts for f in part["files"]] == [f"f{n:03}.txt"
                                                                for n in range(100)]
     merge = resolve(fan.merge)
-    first = resolve(fan.part)(ctx, **fan.parts[0])
-    assert merge({**fan.args, "shape": {**fan.args["shape"], "max_results": 1}},
-                 [first], False)["truncated"] is True
-    assert merge(fan.args, [first], False) is None
+    first = resolve(fan.part)(ctx, **pickle.loads(fan.shared), **fan.parts[0])
+    one = {**fan.args, "shape": dataclasses.replace(fan.args["shape"], max_results=1)}
+    assert merge(one).add(first)["truncated"] is True
+    assert merge(fan.args).add(first) is None
 
 
 def test_catastrophic_pattern_times_out_on_the_python_engine(ctx: ToolContext,

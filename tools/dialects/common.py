@@ -4,12 +4,13 @@ given as strings, and a search window cut into context arrays."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from typing import Any, Callable, TypeVar
 
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.walk.fanout import FanOut, Merger
 from chorus_tools.tools.method import load
 from chorus_tools.tools.search.results import MATCH_PREFIX
 
@@ -19,18 +20,27 @@ def then(result: dict[str, Any] | FanOut, convert: str,
     """`convert(result, **extra)` now, or, when the core split its work across the pool,
     after the parts are merged (in the dispatcher: `convert` must be pure)."""
     if isinstance(result, FanOut):
-        return FanOut(part=result.part, parts=result.parts,
-                      merge="chorus_tools.tools.dialects.common:merge_then",
-                      args={"merge": result.merge, "args": result.args, "convert": convert,
-                            "extra": extra})
+        return dataclasses.replace(
+            result, merge="chorus_tools.tools.dialects.common:MergeThen",
+            args={"merge": result.merge, "args": result.args, "convert": convert,
+                  "extra": extra})
     return load(convert)(result, **extra)
 
 
-def merge_then(args: dict[str, Any], results: list[dict[str, Any]],
-               complete: bool) -> dict[str, Any] | None:
-    """FanOut merge: the core's merge, then the dialect's conversion."""
-    merged = load(args["merge"])(args["args"], results, complete)
-    return None if merged is None else load(args["convert"])(merged, **args["extra"])
+class MergeThen:
+    """FanOut merger: the core's merger, then the dialect's conversion."""
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self._core: Merger = load(args["merge"])(args["args"])
+        self._convert = load(args["convert"])
+        self._extra: dict[str, Any] = args["extra"]
+
+    def add(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        merged = self._core.add(result)
+        return None if merged is None else self._convert(merged, **self._extra)
+
+    def finish(self) -> dict[str, Any]:
+        return self._convert(self._core.finish(), **self._extra)
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.walk.fanout import FanOut, shared
 from chorus_tools.tools.walk.globs import (IGNORE, GlobError, ListPattern, RuleSet, gitignore_rule,
                                       invalid_pattern)
 from chorus_tools.tools.confine.sandbox import ROOT
@@ -85,16 +85,17 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
     if runs < 2 or front.dirs < DIRS_PER_RUN * runs:
         return _reply(walk_frontier(walker, front.start, front.identity, front.items),
                       sort, max_results)
-    query = {"start": front.start, "identity": front.identity, "pattern": pattern,
-             "depth": depth, "exclude": excludes, "include_hidden": include_hidden,
-             "include_ignored": include_ignored,
-             "sort": sort, "max_results": max_results}
-    # pickled here: the dispatcher passes the runs on without loading the walker's types
+    # the runs pickled here: the dispatcher passes them on without loading the walker's types
     split = cut(front.items, runs)
     return FanOut(part="chorus_tools.tools.walk.listing:list_part",
-                  parts=[{**query, "items": pickle.dumps(run)} for run in split],
-                  merge="chorus_tools.tools.walk.listing:merge",
+                  parts=[{"items": pickle.dumps(run)} for run in split],
+                  merge="chorus_tools.tools.walk.listing:Merge",
                   args={"sort": sort, "max_results": max_results},
+                  shared=shared(start=front.start, identity=front.identity, pattern=pattern,
+                                depth=depth, exclude=excludes,
+                                include_hidden=include_hidden,
+                                include_ignored=include_ignored, sort=sort,
+                                max_results=max_results),
                   sizes=[sum(type(item) is Pending for item in run) for run in split],
                   unit="directory trees listed")
 
@@ -114,22 +115,33 @@ def list_part(ctx: ToolContext, start: str, identity: tuple[int, int], items: by
             "numbers": [numbers(e) for e in chosen] if numbers else []}
 
 
-def merge(args: dict[str, Any], parts: list[dict[str, Any]],
-          complete: bool) -> dict[str, Any] | None:
-    """FanOut merge: by path, the runs concatenated (done once the finished prefix holds
-    more than max_results); by a number, the runs' bests merged once all are in."""
-    sort, limit = args["sort"], args["max_results"]
-    if sort == "path":
-        files = [f for part in parts for f in part["files"]]
-        if not complete and len(files) <= limit:
+class Merge:
+    """FanOut merger (tools/walk/fanout.py): by path, the runs concatenated (done once the
+    finished prefix holds more than max_results); by a number, the runs' bests merged
+    once all are in."""
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self._sort: str = args["sort"]
+        self._limit: int = args["max_results"]
+        self._parts: list[dict[str, Any]] = []
+        self._files: list[dict[str, Any]] = []
+
+    def add(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        if self._sort != "path":
+            self._parts.append(result)
             return None
-    elif not complete:
-        return None
-    else:
-        ordered = heapq.merge(*(zip(part["numbers"], part["files"]) for part in parts),
+        self._files += result["files"]
+        return self._reply(self._files) if len(self._files) > self._limit else None
+
+    def finish(self) -> dict[str, Any]:
+        if self._sort == "path":
+            return self._reply(self._files)
+        ordered = heapq.merge(*(zip(part["numbers"], part["files"]) for part in self._parts),
                               key=lambda pair: (-pair[0], pair[1]["path"]))
-        files = [f for _, f in islice(ordered, limit + 1)]
-    return {"files": files[:limit], "truncated": len(files) > limit}
+        return self._reply([f for _, f in islice(ordered, self._limit + 1)])
+
+    def _reply(self, files: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"files": files[:self._limit], "truncated": len(files) > self._limit}
 
 
 @lru_cache(maxsize=64)

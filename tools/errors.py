@@ -1,6 +1,6 @@
 """Tool failures as values: a stable code an agent can branch on, plus details.
 
-The codes are the `data.error` names of SPEC.md §2; the numeric JSON-RPC codes live in
+The codes are the `data.error` names of docs/protocol.md, Errors; the numeric JSON-RPC codes live in
 `rpc/`, which alone speaks the protocol.
 """
 

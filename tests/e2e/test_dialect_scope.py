@@ -1,4 +1,4 @@
-"""The `scope` tool set (seed 002, SPEC §7) over the real server and plain JSON-RPC: every
+"""The `scope` tool set (seed 002; `--tools` in docs/protocol.md) over the real server and plain JSON-RPC: every
 input and output field of the seed's tables, its three error codes, the 5,000 cap, the
 encodings; search_files on both engines."""
 

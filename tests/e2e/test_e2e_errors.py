@@ -1,4 +1,4 @@
-"""The error model on the wire (SPEC §2), table-driven: each failure an agent can provoke
+"""The error model on the wire (docs/protocol.md, Errors), table-driven: each failure an agent can provoke
 gets its numeric code and its data.error name, data repeats the message, and a path in
 data is the path as the client gave it."""
 

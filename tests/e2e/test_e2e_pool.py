@@ -1,4 +1,4 @@
-"""The worker pool seen from the wire (SPEC §1, §2): server_busy past --max-pending,
+"""The worker pool seen from the wire (docs/protocol.md, Messages and Errors): server_busy past --max-pending,
 timeout past --request-timeout, worker_crashed for the request whose worker died, and a
 pool that replaces what it lost while every other request goes on."""
 

@@ -388,9 +388,9 @@ def test_offset_and_limit_must_be_positive(rctx: ToolContext, root: Path,
 
 def reference(data: bytes, offset: int, limit: int | None, raw: bool, cap: int,
               max_chars: int) -> dict[str, Any]:
-    """SPEC §4 file.read (and §8's negative offset), written as plainly as possible."""
+    """docs/protocol.md's `file.read` (its negative offset included), written as plainly as possible."""
     decoded, _ = text.decode(data)
-    lines = text.split_lines(decoded)
+    lines = text.lines_with_endings(decoded)
     total = len(lines)
     if offset < 0:
         offset = max(1, total + offset + 1)

@@ -1,4 +1,4 @@
-"""The `claude` tool set (seed 001, SPEC §7): Read, Write, Edit, MultiEdit, Delete, LS,
+"""The `claude` tool set (seed 001; `--tools` in docs/protocol.md, Starting the server): Read, Write, Edit, MultiEdit, Delete, LS,
 Glob and Grep as thin adapters over the core tools.
 
 Read-before-write: the dispatcher remembers the version of every file the session was

@@ -1,4 +1,4 @@
-"""The `scope` tool set (seed 002, SPEC §7): read_file, write_file, list_directory,
+"""The `scope` tool set (seed 002; `--tools` in docs/protocol.md, Starting the server): read_file, write_file, list_directory,
 search_files and get_file_info as thin adapters over the core tools. Errors get their
 `data.code` in the dispatcher (scope_table.scope_error)."""
 

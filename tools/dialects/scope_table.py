@@ -1,4 +1,4 @@
-"""The `scope` tool set's methods (SPEC §7): the seed's (002) names and camelCase params;
+"""The `scope` tool set's methods (`--tools scope` in docs/protocol.md, Starting the server): the seed's (002) names and camelCase params;
 adapters in scope.py. Its errors carry `data.code` (SCOPE_VIOLATION, INVALID_INPUT,
 FILESYSTEM_ERROR) and a message starting with it: `scope_error`, applied by the
 dispatcher to every error of these methods (refused params included)."""

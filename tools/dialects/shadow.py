@@ -1,4 +1,4 @@
-"""The `shadow` tool set (seed 003, SPEC §7): Read, Write, Edit, ListDir, Glob and Grep as
+"""The `shadow` tool set (seed 003; `--tools` in docs/protocol.md, Starting the server): Read, Write, Edit, ListDir, Glob and Grep as
 thin adapters over the core tools, with the seed's aliases (file_path/filePath, old/
 old_string/oldString, new/new_string/newString, replace_all/replaceAll, root/path),
 integers that may come as decimal strings, and JavaScript RegExp queries.

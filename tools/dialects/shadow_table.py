@@ -1,4 +1,4 @@
-"""The `shadow` tool set's methods (SPEC §7): the seed's (003) names, aliases and
+"""The `shadow` tool set's methods (`--tools shadow` in docs/protocol.md, Starting the server): the seed's (003) names, aliases and
 integers-as-strings; adapters in shadow.py, which settle the aliases (the schema lets
 either spelling through, the adapter refuses two that disagree or none at all)."""
 

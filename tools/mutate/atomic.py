@@ -61,7 +61,7 @@ def is_temp_name(name: str) -> bool:
 
 
 def refuse_reserved(name: str, shown: str, param: str = "path") -> None:
-    """invalid_params for a name our atomic writes reserve (SPEC §3)."""
+    """invalid_params for a name our atomic writes reserve (docs/protocol.md, Paths)."""
     if is_temp_name(name):
         raise ToolError("invalid_params", f"File names starting with {TEMP_PREFIX!r} are "
                         f"reserved for atomic writes: {shown}. Choose another name.",

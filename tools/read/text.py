@@ -5,7 +5,7 @@ text, how it decodes and where its lines are. Only "\\n" ends a line (a "\\r" be
 part of the line ending); U+2028, form feeds, U+0085 and the like are ordinary characters,
 so nothing here uses str.splitlines().
 
-Encoding names (SPEC §4 file.read): "utf-8", "utf-8-sig" (UTF-8 behind a BOM), "utf-16-le"
+Encoding names (docs/protocol.md, `file.read`): "utf-8", "utf-8-sig" (UTF-8 behind a BOM), "utf-16-le"
 and "utf-16-be" (behind their BOM), and "latin-1" for any other text that is not valid
 UTF-8; latin-1 maps every byte to one character, so that decoding is lossless.
 """
@@ -116,7 +116,7 @@ def encode(text: str, encoding: str) -> bytes:
     return BOM_OF.get(encoding, b"") + text.encode(CODEC_OF[encoding])
 
 
-def split_lines(text: str) -> list[str]:
+def lines_with_endings(text: str) -> list[str]:
     """The lines of `text`, each keeping its "\\n" or "\\r\\n" (the last may have none).
 
     Like str.splitlines(keepends=True) but breaking at "\\n" only."""

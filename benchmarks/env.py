@@ -150,7 +150,7 @@ class Env:
              client: type[StdioServer] = StdioServer) -> StdioServer:
         """Our server on `workspace`, started as an orchestrator would, driven by
         `client`."""
-        self._ours_checked
+        self._ours_checked  # noqa: B018 (a probed property: raises Unavailable once)
         argv = [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *options]
         if self.workers:
             argv += ["--workers", str(self.workers)]

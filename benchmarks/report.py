@@ -118,7 +118,8 @@ class Row:
             "key": self.key, "scenario": self.scenario, "baseline_name": self.baseline_name,
             "ours": measure(self.ours), "baseline": measure(self.baseline),
             "ours_problem": self.ours_problem, "baseline_problem": self.baseline_problem,
-            "ratio": self.ratio, "results_agree": self.results_agree, "target": self.target.text() if self.target else None,
+            "ratio": self.ratio, "results_agree": self.results_agree,
+            "target": self.target.text() if self.target else None,
             "status": self.status}
 
 

@@ -477,7 +477,7 @@ def soak_ours(env: Env) -> Measure:
     return Measure("throughput", result.requests / result.seconds, result.summary())
 
 
-# a dialect call costs one job like a native one (`--tools` in docs/protocol.md) ---------------------------------
+# a dialect call costs one job like a native one (`--tools` in docs/protocol.md) ------------
 
 CLAUDE = ("--tools", "claude")
 

@@ -1,5 +1,6 @@
-"""A tool's answer as the runtime would finish it: a FanOut's parts run in order, merged
-as each one ends until the merger has its answer (rpc/dispatch/dispatcher.py runs them in parallel)."""
+"""A tool's answer as the runtime would finish it: a FanOut's parts run in order, merged as
+each one ends until the merger has its answer (rpc/dispatch/dispatcher.py runs them in
+parallel)."""
 
 from __future__ import annotations
 

@@ -25,9 +25,9 @@ from chorus_tools.tools.registry import Method, callable_methods, listed_methods
 
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # oldest first
 OUTPUT_SCHEMA_SINCE = "2025-06-18"  # the first version with outputSchema
-# An isError result's structuredContent is the error's data (docs/protocol.md, Errors). Clients check it
-# against outputSchema too (the TypeScript SDK, and so the Inspector, even when isError),
-# so a tool's outputSchema admits its result or that data.
+# An isError result's structuredContent is the error's data (docs/protocol.md, Errors).
+# Clients check it against outputSchema too (the TypeScript SDK, and so the Inspector, even
+# when isError), so a tool's outputSchema admits its result or that data.
 TOOL_ERROR = {"type": "object", "required": ["error", "message"], "properties": {
     "error": {"enum": [name for name in CODES if name != "cancelled"]},
     "message": {"type": "string"}}}

@@ -2,9 +2,9 @@
 
 A worker is forked from the dispatcher with the workspace's pinned root descriptor already
 open. It never sees JSON-RPC: a message to it is a list of jobs (job id, Task: what to run,
-decided once by the invoker, see tools/task.py), read whole before the first runs, so the dispatcher's write never waits
-on a running job; each outcome (job id, ok, result or ToolError, audit record or None) goes
-back as soon as its job ends.
+decided once by the invoker, see tools/task.py), read whole before the first runs, so the
+dispatcher's write never waits on a running job; each outcome (job id, ok, result or
+ToolError, audit record or None) goes back as soon as its job ends.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
         if select.select([jobs_fd], [], [], quiet)[0]:
             return
         try:
-            method.func
+            if method.target is not None:
+                resolve(method.target)
         except Exception:  # reported as internal_error when the tool is called
             log.exception("cannot import %s", method.target)
 

@@ -6,6 +6,7 @@ import dataclasses
 import os
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,8 +147,10 @@ def test_hidden_and_ignored_are_skipped_unless_asked(ctx: ToolContext, root: Pat
     write(root, "nested/.ignore", "secret.txt\n")
     write(root, "nested/secret.txt", "needle\n")
     write(root, "nested/plain.txt", "needle\n")
-    paths = lambda **kw: [m["path"] for m in run_search(ctx, engine, pattern="needle",
-                                                         **kw)["matches"]]
+
+    def paths(**kw: Any) -> list[str]:
+        return [m["path"] for m in run_search(ctx, engine, pattern="needle", **kw)["matches"]]
+
     assert paths() == ["nested/plain.txt"]
     assert paths(include_hidden=True) == [".hidden/h.txt", "nested/plain.txt"]
     assert paths(include_ignored=True) == ["build/out.txt", "nested/plain.txt",

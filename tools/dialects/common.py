@@ -92,9 +92,10 @@ def window(match: dict[str, Any], before: int,
     return lines[:at], lines[at], lines[at + 1:]
 
 
-def alias(params: dict[str, Any], *names: str, required: bool = True) -> Any:
-    """The value given under any of `names` (one parameter's aliases); invalid_params
-    when they disagree, or none is given for a required one."""
+def alias(params: dict[str, Any], name: str, *aliases: str, required: bool = True) -> Any:
+    """The value given under `name` or any of its `aliases`; invalid_params when they
+    disagree, or none is given for a required one."""
+    names = (name, *aliases)
     given = {n: params[n] for n in names if params.get(n) is not None}
     values = list(dict.fromkeys(map(repr, given.values())))
     if len(values) > 1:
@@ -102,9 +103,9 @@ def alias(params: dict[str, Any], *names: str, required: bool = True) -> Any:
                         "one parameter but were given different values; give one of them.",
                         param=next(iter(given)))
     if not given and required:
-        raise ToolError("invalid_params", f"Missing required parameter '{names[0]}' (or "
-                        f"its alias{'es' if len(names) > 2 else ''} "
-                        f"{', '.join(repr(n) for n in names[1:])}).", param=names[0])
+        raise ToolError("invalid_params", f"Missing required parameter '{name}' (or "
+                        f"its alias{'es' if len(aliases) > 1 else ''} "
+                        f"{', '.join(repr(n) for n in aliases)}).", param=name)
     return next(iter(given.values()), None)
 
 

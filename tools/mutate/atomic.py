@@ -155,7 +155,7 @@ def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
         return ctx.ws.open_dir(parent, shown=shown)
     except ToolError as err:
         if not create or err.code != "file_not_found":
-            raise _parent_error(err, shown)
+            raise _parent_error(err, shown) from None
     parts = parent.split("/")
     fd = ctx.ws.open_dir(ROOT, shown=shown)
     try:
@@ -165,7 +165,7 @@ def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
                 child = ctx.ws.open_dir(prefix, shown=shown)
             except ToolError as err:
                 if err.code != "file_not_found":
-                    raise _parent_error(err, shown)
+                    raise _parent_error(err, shown) from None
                 try:
                     os.mkdir(part, 0o777, dir_fd=fd)
                     os.fsync(fd)  # the new directory survives a crash with its file

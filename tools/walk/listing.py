@@ -24,9 +24,10 @@ from __future__ import annotations
 import heapq
 import pickle
 import sys
+from contextlib import contextmanager
 from functools import lru_cache
 from itertools import islice
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
@@ -55,33 +56,22 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
     """List `path` (the root when "" or "."): its direct entries, or with `pattern` every
     entry beneath it whose path relative to it matches the glob (`recursive`: every
     entry), at most `depth` levels down."""
-    rel = ctx.ws.rel(path, allow_empty=True)
-    start = "" if rel == ROOT else rel
     if not pattern and (recursive or depth is not None):
         pattern = "**"
-    # more than any tree holds, yet a machine-size int as islice needs (found by fuzzing:
-    # max_results 2**63 was internal_error)
-    max_results = min(max_results, sys.maxsize - 1)
-    matcher = _compile(pattern) if pattern else None
-    excludes = (exclude,) if isinstance(exclude, str) else tuple(exclude or ())
+    if not pattern:
+        return list_entries(ctx, path, exclude, include_hidden, include_ignored, sort,
+                            max_results)
+    start = _start(ctx, path)
+    max_results = _capped(max_results)
+    matcher = _compile(pattern)
+    excludes = _globs(exclude)
     excluded = _excluded(excludes, len(start) + 1 if start else 0)
-    try:
-        if matcher is None:
-            return _reply(walk_entries(ctx, start or ROOT, include_hidden=include_hidden,
-                                       include_ignored=include_ignored, max_depth=1,
-                                       select=lambda p, kind: not excluded(p, kind == "dir"),
-                                       shown=path), sort, max_results)
+    runs = ctx.workers
+    with _listing(path):
         walker = _walker(ctx, matcher, start, include_hidden, include_ignored, depth,
                          excluded)
-        runs = ctx.workers
         front = expand(walker, start or ROOT, shown=path, min_dirs=DIRS_PER_RUN * runs,
                        max_listed=MAX_LISTED)
-    except ToolError as err:
-        if err.code == "not_a_directory":
-            raise ToolError("not_a_directory",
-                            f"Not a directory: {path}. file.list lists a directory; use "
-                            "file.info or file.read for a file.", path=path) from None
-        raise
     if runs < 2 or front.dirs < DIRS_PER_RUN * runs:
         return _reply(walk_frontier(walker, front.start, front.identity, front.items),
                       sort, max_results)
@@ -98,6 +88,49 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
                                 max_results=max_results),
                   sizes=[sum(type(item) is Pending for item in run) for run in split],
                   unit="directory trees listed")
+
+
+def list_entries(ctx: ToolContext, path: str = ".", exclude: str | list[str] | None = None,
+                 include_hidden: bool = False, include_ignored: bool = False,
+                 sort: str = "path", max_results: int = 5000) -> dict[str, Any]:
+    """The direct entries of directory `path` (file.list without a pattern): never split,
+    so always the reply itself."""
+    start = _start(ctx, path)
+    excluded = _excluded(_globs(exclude), len(start) + 1 if start else 0)
+    with _listing(path):
+        return _reply(walk_entries(ctx, start or ROOT, include_hidden=include_hidden,
+                                   include_ignored=include_ignored, max_depth=1,
+                                   select=lambda p, kind: not excluded(p, kind == "dir"),
+                                   shown=path), sort, _capped(max_results))
+
+
+def _start(ctx: ToolContext, path: str) -> str:
+    """The listed directory, workspace-relative: '' for the root."""
+    rel = ctx.ws.rel(path, allow_empty=True)
+    return "" if rel == ROOT else rel
+
+
+def _capped(max_results: int) -> int:
+    """More than any tree holds, yet a machine-size int as islice needs (found by
+    fuzzing: max_results 2**63 was internal_error)."""
+    return min(max_results, sys.maxsize - 1)
+
+
+def _globs(exclude: str | list[str] | None) -> tuple[str, ...]:
+    return (exclude,) if isinstance(exclude, str) else tuple(exclude or ())
+
+
+@contextmanager
+def _listing(path: str) -> Iterator[None]:
+    """A listing of a file is refused with the error that says what to use instead."""
+    try:
+        yield
+    except ToolError as err:
+        if err.code == "not_a_directory":
+            raise ToolError("not_a_directory",
+                            f"Not a directory: {path}. file.list lists a directory; use "
+                            "file.info or file.read for a file.", path=path) from None
+        raise
 
 
 def list_part(ctx: ToolContext, start: str, identity: tuple[int, int], items: bytes,

@@ -31,11 +31,10 @@ from typing import Any, Callable
 
 from chorus_tools.rpc.dispatch.call import Call
 from chorus_tools.rpc.dispatch.discover import openrpc_document
-from chorus_tools.rpc.dispatch.invoker import Invoker
+from chorus_tools.rpc.dispatch.invoker import Invoker, Jobs
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions
 from chorus_tools.rpc.mcp.face import McpFace
-from chorus_tools.rpc.process.pool import Pool
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.rpc.wire.envelope import (Invalid, Request, error_response, parse,
                                             result_response, valid_id)
@@ -57,7 +56,7 @@ class Dispatcher:
     """Messages in, responses out: admits requests, applies cancels, routes each to the
     invoker or the MCP face, and turns every outcome into its response."""
 
-    def __init__(self, pool: Pool, *, request_timeout: float,
+    def __init__(self, pool: Jobs, *, request_timeout: float,
                  records: Records | None = None,
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
                  watches: Watches | None = None, roots: tuple[str, ...] = ()) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from chorus_tools.rpc.dispatch.call import Call, cancelled
 from chorus_tools.rpc.dispatch.ordering import PathOrder
@@ -27,7 +27,7 @@ from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions
 from chorus_tools.rpc.dispatch.split import run_parts
 from chorus_tools.rpc.dispatch.validate import ParamsValidator
-from chorus_tools.rpc.process.pool import Job, Pool
+from chorus_tools.rpc.process.pool import Job
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.rpc.process.worker import resolve
 from chorus_tools.tools.confine.sandbox import ROOT, normalize
@@ -44,8 +44,17 @@ AUDIT_HASHES = "chorus_tools.tools.mutate.audit:current_hashes"
 Outcome = tuple[bool, Any, dict[str, Any] | None]  # ok, result or error, audit hashes
 
 
+class Jobs(Protocol):
+    """What the invoker needs of the pool (rpc/process/pool.py; a fake one in tests)."""
+
+    def submit(self, task: Task, *, stoppable: bool = True, batchable: bool = True) -> Job:
+        ...
+
+    def stop(self, job: Job, error: ToolError, *, force: bool = False) -> bool: ...
+
+
 class Invoker:
-    def __init__(self, pool: Pool, methods: dict[str, Method], *, request_timeout: float,
+    def __init__(self, pool: Jobs, methods: dict[str, Method], *, request_timeout: float,
                  records: Records | None = None, session: ReadVersions | None = None,
                  watches: Watches | None = None, roots: tuple[str, ...] = ()) -> None:
         self._pool = pool

@@ -14,11 +14,13 @@ import sysconfig
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, overload
 
 from benchmarks import generate, mcp_reference
 from benchmarks.loadclient import McpSession, StdioServer
 from benchmarks.mcp_reference import Unavailable
+
+Client = TypeVar("Client", bound=StdioServer)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -145,6 +147,12 @@ class Env:
         if probe.returncode != 0:
             last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
             raise Unavailable(f"python -m chorus_tools --help exited {probe.returncode}: {last}")
+
+    @overload
+    def ours(self, workspace: Path, *options: str) -> StdioServer: ...
+
+    @overload
+    def ours(self, workspace: Path, *options: str, client: type[Client]) -> Client: ...
 
     def ours(self, workspace: Path, *options: str,
              client: type[StdioServer] = StdioServer) -> StdioServer:

@@ -103,7 +103,7 @@ class Row:
             base = self.baseline_problem or (self.baseline.text() if self.baseline else "—")
             base = f"{self.baseline_name}: {base}"
         ratio = f"{self.ratio:.2f}×" if self.ratio is not None else "—"
-        if self.results_agree is False:
+        if self.results_agree is False and self.ours and self.baseline:
             ratio += (f" (results differ: {self.ours.detail['results']} vs "
                       f"{self.baseline.detail['results']})")
         target = self.target.text() if self.target else "—"

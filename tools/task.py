@@ -2,7 +2,9 @@
 arguments, the paths as normalised, whether it changes files, whether to keep its audit
 hashes) and the worker runs it without looking the method up again.
 
-A NamedTuple: it crosses the pipe as a class reference and a tuple, the cheapest pickle.
+It crosses the pipe as a plain tuple of its fields (the pool sends `tuple(task)`, the worker
+rebuilds it with `Task._make`): pickling the NamedTuple itself goes through copyreg and
+measured ~18 µs a job against ~1 µs for the tuple.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Protocol
+from typing import Any, Iterable, Protocol
 
 from chorus_tools.rpc.dispatch.call import Call, cancelled
 from chorus_tools.rpc.dispatch.ordering import PathOrder
@@ -97,9 +97,7 @@ class Invoker:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._timeout
         mutates = method.mutates(params)
-        given = method.paths_of(params).values()
-        paths = self._normalised(given)
-        keys = list(dict.fromkeys(_order_key(p, paths) for p in given))
+        paths, keys = self._normalised(method.paths_of(params).values())
         if not keys and method.path_params:  # an optional path left out: the root
             keys = [ROOT]
         entered = [(key, *self._order.enter(key, mutates)) for key in keys]
@@ -112,15 +110,16 @@ class Invoker:
                     raise self._timeout_error()
             # read-before-write state is taken and left in the path's order, so a write
             # pipelined after a read of its file sees that read
-            session = self._session
-            key = _session_key(method.path_of(params), paths)
-            kwargs = params if session is None else session.prepare(method, params, key)
+            session, kwargs = self._session, params
+            if session is not None:
+                seen = _session_key(method.path_of(params), paths)
+                kwargs = session.prepare(method, params, seen)
             task = Task(method.target, kwargs, paths, method.mutating,
                         self._records is not None and mutates)
             ok, payload, audit = await self.run(call, task, deadline,
                                                 stoppable=method.stoppable)
             if ok and session is not None:
-                session.note(method, params, payload, key)
+                session.note(method, params, payload, seen)
         finally:
             for key, _, fut in entered:
                 self._order.leave(key, fut)
@@ -130,17 +129,22 @@ class Invoker:
                 lambda: self.stop(call), call.progress)
         return ok, payload, audit
 
-    def _normalised(self, given: Any) -> dict[str, str]:
+    def _normalised(self, given: Iterable[Any]) -> tuple[dict[str, str], list[str]]:
         """Each path given as its workspace-relative form, for those that have one (the
-        tool refuses the others with their own error)."""
+        tool refuses the others with their own error), and the call's ordering keys: those
+        forms, the root for a path left empty or null, a path with no form as given."""
         paths: dict[str, str] = {}
+        keys: dict[str, None] = {}
         for path in given:
             if isinstance(path, str):
                 try:
-                    paths[path] = normalize(path, allow_empty=True, roots=self._roots)
+                    key = paths[path] = normalize(path, allow_empty=True, roots=self._roots)
                 except ToolError:
-                    pass
-        return paths
+                    key = path
+            else:
+                key = ROOT if path is None else str(path)
+            keys[key] = None
+        return paths, list(keys)
 
     async def run(self, call: Call, task: Task, deadline: float, *, stoppable: bool = True,
                   batchable: bool = True) -> Outcome:
@@ -199,14 +203,6 @@ class Invoker:
         except ToolError:
             return None
         return payload if ok else None
-
-
-def _order_key(given: Any, paths: dict[str, str]) -> str:
-    """The ordering key of a path given: its normalised form; the root for one left
-    empty or null; as given when it has none (the tool will refuse it)."""
-    if given is None or given == "":
-        return ROOT
-    return paths.get(given, given) if isinstance(given, str) else str(given)
 
 
 def _session_key(given: Any, paths: dict[str, str]) -> str | None:

@@ -207,7 +207,7 @@ class Pool:
             worker.jobs.extend(batch)
             try:  # one message: the worker reads it whole before it runs any of it
                 write_all(worker.to_worker, frame(
-                    [(j.id, j.task) for j in batch]))
+                    [(j.id, tuple(j.task)) for j in batch]))  # see tools/task.py
             except OSError:  # the worker is gone and never got this batch
                 self._crashed(worker, took_batch=False)
 

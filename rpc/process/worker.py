@@ -111,7 +111,8 @@ def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int
             batch = read_frame(jobs)
         except (EOFError, OSError):
             return
-        for job_id, task in batch:
+        for job_id, fields in batch:
+            task = Task._make(fields)
             try:
                 write_all(results_fd, _outcome(job_id, task.target, run_job(ctx, task)))
             except OSError:

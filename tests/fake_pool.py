@@ -81,10 +81,7 @@ class Client:
 
     async def call(self, method: str, params: Any = None, rid: Any = 1) -> dict[str, Any]:
         """One request, answered: its response."""
-        message = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
+        self.send(request(rid, method, params))
         await self.answers()
         return next(r for r in self.replies if isinstance(r, dict) and r.get("id") == rid)
 

@@ -50,6 +50,7 @@ def _run(argv: list[str], cwd: Path) -> tuple[float, bytes, int]:
     """Run a command to completion: (seconds, stdout, peak RSS in bytes from wait4)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None  # piped above
     out = proc.stdout.read()
     proc.stdout.close()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -477,7 +478,7 @@ def soak_ours(env: Env) -> Measure:
     return Measure("throughput", result.requests / result.seconds, result.summary())
 
 
-# a dialect call costs one job like a native one (SPEC §7) ---------------------------------
+# a dialect call costs one job like a native one (`--tools` in docs/protocol.md) ------------
 
 CLAUDE = ("--tools", "claude")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any, Callable, TypedDict
 
 PATH = {"type": "string", "description": "Workspace-relative path (or absolute inside it)"}
 VERSION = {"type": "string", "description": "Opaque; changes whenever the file changes"}
@@ -28,6 +28,20 @@ def obj(required: list[str], **props: Any) -> dict[str, Any]:
             "additionalProperties": False}
 
 
+class Options(TypedDict, total=False):
+    """How the runtime may treat a method (Method's fields after its schemas, less those
+    a dialect's table fills in for all its methods), for the dialects' tables."""
+
+    mutating: bool
+    stoppable: bool
+    idempotent: bool
+    destructive: bool
+    path_params: tuple[str, ...]
+    read_state: str
+    shown_as: str
+    mcp_tool: bool
+
+
 @dataclass(frozen=True)
 class Method:
     name: str
@@ -45,7 +59,8 @@ class Method:
     # the params naming paths: a path's aliases (the first given is the file it is about)
     # or a move's two ends; ordering, records and --deny follow every one given
     path_params: tuple[str, ...] = ("path",)
-    read_state: str = ""  # claude's read-before-write (rpc/dispatch/session.py): shown|guarded|removed
+    # claude's read-before-write (rpc/dispatch/session.py): shown | guarded | removed
+    read_state: str = ""
     error_style: str = ""  # "module:function" giving a ToolError the set's own form
     shown_as: str = "json"  # MCP content for a model: "read", "search", "list" or "json"
     mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)

@@ -1,4 +1,4 @@
-"""The error model on the wire (SPEC.md §2), and the one place an exception becomes a
+"""The error model on the wire (docs/protocol.md, Errors), and the one place an exception becomes a
 JSON-RPC error object."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The error model on the wire (SPEC §2), table-driven: each failure an agent can provoke
-gets its numeric code and its data.error name, data repeats the message, and a path in
-data is the path as the client gave it."""
+"""The error model on the wire (docs/protocol.md, Errors), table-driven: each failure an
+agent can provoke gets its numeric code and its data.error name, data repeats the message,
+and a path in data is the path as the client gave it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The MCP face over raw pipes (SPEC §6): version negotiation, the one initialize, ping,
-tools before initialize, plain file.* on the same connection, isError shapes, cancellation
-and progress. The official SDK's view is in test_mcp_sdk.py."""
+"""The MCP face over raw pipes (docs/protocol.md, MCP): version negotiation, the one
+initialize, ping, tools before initialize, plain file.* on the same connection, isError
+shapes, cancellation and progress. The official SDK's view is in test_mcp_sdk.py."""
 
 from __future__ import annotations
 

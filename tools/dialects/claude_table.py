@@ -1,5 +1,6 @@
-"""The `claude` tool set's methods (SPEC §7): names, schemas and descriptions as the seed
-(001) and the tools agents were trained on spell them; adapters in claude.py."""
+"""The `claude` tool set's methods (`--tools claude` in docs/protocol.md, Starting the
+server): names, schemas and descriptions as the seed (001) and the tools agents were trained
+on spell them; adapters in claude.py."""
 
 from __future__ import annotations
 

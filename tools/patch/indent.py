@@ -5,7 +5,7 @@ An agent often sends a `find` indented its own way (tabs for a 4-space file, 2 s
 replacement with the agent's characters would then put tabs into a space-indented Python
 file (TabError) or the reverse. So each `replace` line's depth is measured in levels of
 `find`'s unit (a tab is one level, `find`'s own space step is one level) and written in
-the unit of the region matched (its tabs, or its spaces per level): SPEC §4 file.patch.
+the unit of the region matched (its tabs, or its spaces per level): docs/protocol.md, `file.patch`.
 
 Continuation lines (inside an open `(` or `[`, or after a trailing backslash) align with
 something on the line above, not with a level: their indentation beyond their statement's

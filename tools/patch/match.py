@@ -1,4 +1,4 @@
-"""Where a patch's `find` lies in a text: the three tiers of SPEC §4 file.patch.
+"""Where a patch's `find` lies in a text: the three tiers of docs/protocol.md, `file.patch`.
 
 Tiers, tried in order, the first that finds anything wins (so an exact `find` that occurs
 twice is reported as not unique at once, and never loosened):
@@ -17,7 +17,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 from chorus_tools.tools.patch.indent import FileUnits, find_unit, indent, reindent
-from chorus_tools.tools.read.text import split_lines
+from chorus_tools.tools.read.text import lines_with_endings
 
 EXACT = "exact"
 LINE_ENDINGS = "line_endings"
@@ -99,7 +99,7 @@ def _indentation(text: str, find: str, replace: str, disjoint: bool) -> Match | 
     wanted = [line.strip() for line in find_lines]
     if not any(wanted):
         return None  # blank lines alone would match anywhere
-    lines = split_lines(text)
+    lines = lines_with_endings(text)
     stripped = [content(line).strip() for line in lines]
     starts = [0]
     for line in lines:

@@ -5,9 +5,9 @@ text, how it decodes and where its lines are. Only "\\n" ends a line (a "\\r" be
 part of the line ending); U+2028, form feeds, U+0085 and the like are ordinary characters,
 so nothing here uses str.splitlines().
 
-Encoding names (SPEC §4 file.read): "utf-8", "utf-8-sig" (UTF-8 behind a BOM), "utf-16-le"
-and "utf-16-be" (behind their BOM), and "latin-1" for any other text that is not valid
-UTF-8; latin-1 maps every byte to one character, so that decoding is lossless.
+Encoding names (docs/protocol.md, `file.read`): "utf-8", "utf-8-sig" (UTF-8 behind a BOM),
+"utf-16-le" and "utf-16-be" (behind their BOM), and "latin-1" for any other text that is not
+valid UTF-8; latin-1 maps every byte to one character, so that decoding is lossless.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def encode(text: str, encoding: str) -> bytes:
     return BOM_OF.get(encoding, b"") + text.encode(CODEC_OF[encoding])
 
 
-def split_lines(text: str) -> list[str]:
+def lines_with_endings(text: str) -> list[str]:
     """The lines of `text`, each keeping its "\\n" or "\\r\\n" (the last may have none).
 
     Like str.splitlines(keepends=True) but breaking at "\\n" only."""
@@ -137,11 +137,12 @@ def chunks(fd: int, pos: int = 0, first: int | None = None,
            buf: bytearray | None = None) -> Iterator[bytes | bytearray]:
     """The file from byte `pos` to its end in pieces of at most CHUNK bytes, read into one
     reused buffer, `buf` when given (a fresh megabyte per read costs page faults that dwarf
-    the read): each piece is valid only until the next one is asked for. Holes of a sparse file come out
-    as zeros without being read, so a 2 GB sparse file does not fill the page cache
-    (a file with as many blocks as bytes has no holes: it is not asked where they are,
-    which cost a system call per piece). The first piece is at most `first` bytes, for a caller that likely needs only a few
-    lines (a window of 50 lines should not read and decode a megabyte)."""
+    the read): each piece is valid only until the next one is asked for. Holes of a sparse
+    file come out as zeros without being read, so a 2 GB sparse file does not fill the page
+    cache (a file with as many blocks as bytes has no holes: it is not asked where they are,
+    which cost a system call per piece). The first piece is at most `first` bytes, for a
+    caller that likely needs only a few lines (a window of 50 lines should not read and
+    decode a megabyte)."""
     size = CHUNK if first is None else min(first, CHUNK)
     if buf is None or len(buf) != size:
         buf = bytearray(size)

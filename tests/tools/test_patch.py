@@ -196,7 +196,8 @@ def test_indentation_tier_dedents(ctx: ToolContext, root: Path) -> None:
     f = root / "a.py"
     f.write_text("if a:\n  b()\n  c()\n")
     # find is 8 spaces deep in steps of 4 (replace's step), the file 2 deep in steps of 2:
-    # a line one level shallower than find's first lands one level above the file's
+    # a shift of 6 columns fits find but cannot write replace's line at 4 columns, and a
+    # change of unit (4 to 2, one level up) fits both
     res = patch(ctx, "a.py", edits(("        b()\n        c()", "        if b():\n"
                                     "            c(2)\n    d()")))
     assert res["matches"][0]["tier"] == "indentation"
@@ -234,8 +235,8 @@ def test_indentation_tier_in_crlf_file(ctx: ToolContext, root: Path) -> None:
     f.write_bytes(b"{\r\n    a();\r\n    b();\r\n}\r\n")
     res = patch(ctx, "a.cs", edits(("a();\nb();\n", "a();\n  c();\n")))
     assert res["matches"][0]["tier"] == "indentation"
-    # replace's 2-space step is one level: written as the file's 4 spaces
-    assert f.read_bytes() == b"{\r\n    a();\r\n        c();\r\n}\r\n"
+    # find's lines all fit one shift (4 spaces added): replace goes through the same shift
+    assert f.read_bytes() == b"{\r\n    a();\r\n      c();\r\n}\r\n"
 
 
 def test_indentation_tier_keeps_missing_final_newline(ctx: ToolContext, root: Path) -> None:

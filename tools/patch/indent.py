@@ -80,6 +80,7 @@ class Regrid:
     dst: str
     offset: int = 0
     known: tuple[tuple[str, str], ...] = ()
+    one_level: bool = False  # `src` read off lines of one depth: it writes no other width
 
     def map(self, ind: str) -> str | None:
         for ours, theirs in self.known:
@@ -171,20 +172,22 @@ def _regrids(pairs: list[tuple[str, str]], dst: str, agent_unit: str | None) -> 
             return []
         return [Regrid(TAB, dst, theirs[0][0] - ours[0], known)]  # type: ignore[index]
     whole = [(len(f), t[0]) for f, t in zip(finds, theirs) if t is not None and t[1] == 0]
-    steps: list[tuple[int, int]] = []  # (width of find's unit, offset)
+    steps: list[tuple[int, int, bool]] = []  # (width of find's unit, offset, one level)
     if agent_unit and agent_unit != TAB and whole:
         width, level = whole[0]
         if width % len(agent_unit) == 0:
-            steps.append((len(agent_unit), level - width // len(agent_unit)))
-    steps += [(width // level, 0) for width, level in whole[:1] if level and width
-              and width % level == 0]
+            steps.append((len(agent_unit), level - width // len(agent_unit), False))
+    depths = {level for _, level in whole}
+    steps += [(width // level, 0, len(depths) == 1) for width, level in whole[:1]
+              if level and width and width % level == 0]
     for (w1, l1), (w2, l2) in pairwise(whole):
         if l1 != l2 and (w1 - w2) % (l1 - l2) == 0 and (w1 - w2) // (l1 - l2) > 0:
             step = (w1 - w2) // (l1 - l2)
             if w1 % step == 0:
-                steps.append((step, l1 - w1 // step))
+                steps.append((step, l1 - w1 // step, False))
             break
-    found = [Regrid(" " * step, dst, offset, known) for step, offset in dict.fromkeys(steps)
+    found = [Regrid(" " * step, dst, offset, known, one)
+             for step, offset, one in dict.fromkeys(steps)
              if agent_unit in (None, TAB) or " " * step == agent_unit]
     return [r for r in found if (r.src, r.offset) != (dst, 0)]
 
@@ -213,6 +216,8 @@ def _first_unwritable(mapping: Mapping, replace_inds: list[str | None], seen: se
         if ind is None:
             continue
         out = mapping.map(ind)
+        if ind not in seen and isinstance(mapping, Regrid) and mapping.one_level:
+            out = None  # a width `find` does not show, in a unit it does not show either
         if out is not None and ind not in seen:
             measured = levels(out, TAB)
             spaces_as_level = (measured is not None and TAB in out and agent_unit not in

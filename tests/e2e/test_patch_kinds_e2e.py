@@ -6,11 +6,11 @@ Edit, checked byte for byte on disk; and the syntax guard's error as the wire ca
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from patch_kinds import FIRST_OF_EACH, ROWS, Row
 from rpc_client import RpcServer
 

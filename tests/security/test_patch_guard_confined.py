@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from rpc_client import RpcServer
 
 NOBODY = pwd.getpwnam("nobody")

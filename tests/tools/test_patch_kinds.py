@@ -9,10 +9,12 @@ naming the first line that disagrees; the file is untouched.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from patch_kinds import ROWS, Row
 
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
@@ -20,7 +22,6 @@ from chorus_tools.tools.dialects import claude, shadow
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.patch import patch
 from chorus_tools.tools.patch.syntax import broken
-from patch_kinds import ROWS, Row
 
 
 def _file_patch(ctx: ToolContext, root: Path, row: Row) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from fuzzing import examples
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,6 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.indent import indent
 from chorus_tools.tools.patch.patch import patch
 from chorus_tools.tools.patch.syntax import broken
-from fuzzing import examples
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 NAMES = sorted(p.name for p in SAMPLES.iterdir())

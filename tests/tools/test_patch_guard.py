@@ -7,10 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fuzzing import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.patch import patch
+from chorus_tools.tools.patch.pychunk import new_error
 from chorus_tools.tools.patch.syntax import broken, language_of
 
 # path, a file that parses, a line of it, what that line becomes that breaks the syntax
@@ -150,3 +154,25 @@ def test_makefile_rule_accepts_what_make_accepts() -> None:
           "\trm -f app\n")
     assert broken("Makefile", ok, ok + "\n") is None
     assert broken("Makefile", ok, ok.replace("\trm -f app", "    rm -f app")) is not None
+
+
+PY_SAMPLE = (Path(__file__).resolve().parent.parent / "samples" / "inventory.py").read_text()
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(data=st.data())
+def test_python_by_statements_agrees_with_the_whole_module(data: st.DataObject) -> None:
+    """The guard compiles only the top-level statements a change touched: it must find a
+    new error exactly when compiling the whole module does."""
+    lines = PY_SAMPLE.splitlines(keepends=True)
+    at = data.draw(st.integers(0, len(lines) - 1))
+    drop = data.draw(st.integers(0, 3))
+    donor = data.draw(st.sampled_from(lines + ['"""\n', "else:\n", "@wrap\n", "x = (\n"]))
+    shift = data.draw(st.sampled_from(["", "    ", "  ", "\t"]))
+    after = "".join(lines[:at] + [shift + donor] + lines[at + drop:])
+    try:
+        compile(after, "m", "exec")
+        whole_ok = True
+    except SyntaxError:
+        whole_ok = False
+    assert (new_error(PY_SAMPLE, after) is None) == whole_ok

@@ -4,13 +4,14 @@ Java, C and C++, each from the tree-sitter project's own Python package.
 A grammar is loaded on first use (a worker that never patches such a file pays nothing),
 or all at once by `preload()` before a server started as root drops its privileges (the
 Python installation may then be unreadable). Parsing a 200 KiB file from scratch takes
-~30 ms, so the tree of the last texts seen is kept and the next text is parsed
-incrementally from it: a patch pays for the bytes it changed, not for the file.
+~30 ms, so each worker keeps the last text and tree it parsed of a few files, and parses
+any later text of the same file incrementally from them (told which bytes changed): a
+patch pays for the bytes it changed, not for the file, even when another worker made the
+changes in between.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -28,9 +29,9 @@ _GRAMMARS = {
     "c": ("tree_sitter_c", "language"),
     "cpp": ("tree_sitter_cpp", "language"),
 }
-_KEPT_TREES = 8
+_KEPT_FILES = 8
 _parsers: dict[str, Parser] = {}
-_trees: OrderedDict[tuple[str, bytes], Tree] = OrderedDict()
+_trees: OrderedDict[tuple[str, str], tuple[bytes, Tree]] = OrderedDict()
 
 
 @dataclass(frozen=True)
@@ -52,10 +53,10 @@ def preload() -> None:
         _parser(name)
 
 
-def errors(name: str, data: bytes, near: int = 0, previous: bytes | None = None) -> Errors:
-    """The syntax errors of `data` in grammar `name`; `previous` (a text of the same file
-    parsed before) lets tree-sitter reuse that text's tree for the unchanged bytes."""
-    tree = _parse(name, data, previous)
+def errors(name: str, data: bytes, key: str, near: int = 0) -> Errors:
+    """The syntax errors of `data` in grammar `name`, parsed incrementally from the last
+    text parsed under `key` (the file's path)."""
+    tree = _parse(name, key, data)
     root = tree.root_node
     if not root.has_error:
         return Errors(0, None)
@@ -74,18 +75,17 @@ def _parser(name: str) -> Parser:
     return parser
 
 
-def _parse(name: str, data: bytes, previous: bytes | None) -> Tree:
-    key = (name, hashlib.blake2b(data, digest_size=16).digest())
-    tree = _trees.get(key)
-    if tree is None:
-        old = None
-        if previous is not None:
-            known = _trees.get((name, hashlib.blake2b(previous, digest_size=16).digest()))
-            old = None if known is None else _edited(known, previous, data)
+def _parse(name: str, path: str, data: bytes) -> Tree:
+    key = (name, path)
+    kept = _trees.get(key)
+    if kept is not None and kept[0] == data:
+        tree = kept[1]
+    else:
         parser = _parser(name)
-        tree = parser.parse(data) if old is None else parser.parse(data, old_tree=old)
-        _trees[key] = tree
-        while len(_trees) > _KEPT_TREES:
+        tree = (parser.parse(data) if kept is None
+                else parser.parse(data, old_tree=_edited(kept[1], kept[0], data)))
+        _trees[key] = (data, tree)
+        while len(_trees) > _KEPT_FILES:
             _trees.popitem(last=False)
     _trees.move_to_end(key)
     return tree

@@ -24,8 +24,9 @@ region or spaces before a tab.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import chain, pairwise
 
 TAB = "\t"
 
@@ -124,16 +125,17 @@ class Misfit:
     reason: str
 
 
-def fit(pairs: list[tuple[str, str]], replace_inds: list[str | None], units: list[str],
+def fit(pairs: list[tuple[str, str]], replace_inds: list[str | None], units: Iterable[str],
         agent_unit: str | None, spaces_only: bool) -> Mapping | Misfit:
     """The one mapping that takes every `find` indentation onto its file line's (`pairs`:
     (find's, file's) for each non-blank line of `find`) and writes every `replace`
     indentation (None for a blank line) in the region. `units` are the region's candidate
-    units; `agent_unit` the unit `find` and `replace` show by their own nesting (a change
-    of unit must agree with it); `spaces_only` says a tab would be mixed into a
-    space-indented region."""
-    candidates: list[Mapping] = [s for s in (_shift(pairs),) if s is not None]
-    candidates += [r for unit in units for r in _regrids(pairs, unit, agent_unit)]
+    units, asked for only when no shift fits; `agent_unit` the unit `find` and `replace`
+    show by their own nesting (a change of unit must agree with it); `spaces_only` says a
+    tab would be mixed into a space-indented region."""
+    shift = _shift(pairs)
+    candidates = chain([] if shift is None else [shift],
+                       (r for unit in units for r in _regrids(pairs, unit, agent_unit)))
     misfit = _first_disagreement(pairs)
     seen = {ours for ours, _ in pairs}
     for mapping in candidates:
@@ -235,10 +237,15 @@ def unit_of(*blocks: list[str]) -> str | None:
     """The indentation unit the blocks of lines use: a tab when most indented lines start
     with one, else the most common increase of space indentation from one line to the next
     within a block (the smallest on a tie); None when no line says."""
+    return unit_from_indents(*([indent(line) for line in lines if line.strip()]
+                               for lines in blocks))
+
+
+def unit_from_indents(*blocks: list[str]) -> str | None:
+    """unit_of, given the indentation of each non-blank line of each block."""
     firsts: Counter[str] = Counter()
     rises: Counter[int] = Counter()
-    for lines in blocks:
-        inds = [indent(line) for line in lines if line.strip()]
+    for inds in blocks:
         firsts.update(ind[0] for ind in inds if ind)
         widths = [None if TAB in ind else len(ind) for ind in inds]
         rises.update(b - a for a, b in pairwise(widths)

@@ -15,10 +15,19 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from chorus_tools.tools.patch.indent import TAB, Mapping, Misfit, fit, indent, unit_of
+from chorus_tools.tools.patch.indent import (
+    TAB,
+    Mapping,
+    Misfit,
+    fit,
+    indent,
+    unit_from_indents,
+    unit_of,
+)
 from chorus_tools.tools.read.text import split_lines
 
 EXACT = "exact"
@@ -26,6 +35,7 @@ LINE_ENDINGS = "line_endings"
 INDENTATION = "indentation"
 
 _BREAK = re.compile(r"\r?\n")
+_LEADING = re.compile(r"^[ \t]*(?=\S)", re.MULTILINE)  # each non-blank line's indentation
 
 
 @dataclass(frozen=True)
@@ -135,7 +145,7 @@ def _indentation(text: str, find: str, replace: str, disjoint: bool,
         return Match(INDENTATION, [Edit(starts[i], starts[i], "", i + 1) for i in rows],
                      truncated=limit is not None and len(rows) >= limit)
     replace_lines = replace.replace("\r\n", "\n").split("\n")
-    file_unit = _FileUnit(lines)
+    file_unit = _FileUnit(text)
     spans, bodies = [], []
     for i in rows:
         region = lines[i:i + len(wanted)]
@@ -171,14 +181,15 @@ def _regions(stripped: list[str], wanted: list[str], first: int, disjoint: bool,
 
 
 class _FileUnit:
-    """The whole file's indentation unit, measured once however many regions ask."""
+    """The whole file's indentation unit, measured once however many regions ask (and only
+    when one does: a shift needs no unit)."""
 
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
+    def __init__(self, text: str) -> None:
+        self.text = text
 
     @cached_property
     def unit(self) -> str | None:
-        return unit_of(self.lines)
+        return unit_from_indents(_LEADING.findall(self.text))
 
 
 def _mapping(find_lines: list[str], region: list[str], replace_lines: list[str],
@@ -186,13 +197,22 @@ def _mapping(find_lines: list[str], region: list[str], replace_lines: list[str],
     """The mapping of SPEC §4 that takes this region's lines from `find`'s, or why none."""
     pairs = [(indent(f), indent(r)) for f, r in zip(find_lines, region) if f.strip()]
     replace_inds = [indent(line) if line.strip() else None for line in replace_lines]
-    units = [u for u in dict.fromkeys((unit_of(region), file_unit.unit)) if u]
     region_inds = [r for _, r in pairs if r]
     if region_inds:
         spaces_only = not any(TAB in r for r in region_inds)
     else:
         spaces_only = file_unit.unit not in (None, TAB)
-    return fit(pairs, replace_inds, units, unit_of(find_lines, replace_lines), spaces_only)
+    return fit(pairs, replace_inds, _units(region, file_unit),
+               unit_of(find_lines, replace_lines), spaces_only)
+
+
+def _units(region: list[str], file_unit: _FileUnit) -> Iterator[str]:
+    """The region's own unit, then the file's (measured only if asked for)."""
+    own = unit_of(region)
+    if own:
+        yield own
+    if file_unit.unit and file_unit.unit != own:
+        yield file_unit.unit
 
 
 def _through(mapping: Mapping, line: str) -> str:
@@ -267,4 +287,4 @@ def content(line: str) -> str:
     """A line without its line break."""
     if line.endswith("\r\n"):
         return line[:-2]
-    return line[:-1] if line.endswith("\n") else line
+    return line.removesuffix("\n")

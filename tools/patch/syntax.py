@@ -1,7 +1,8 @@
 """The syntax guard (SPEC §4 file.patch): an edit applied by a looser tier than exact must
 not leave a syntax error the file did not have.
 
-Each language is parsed by a real parser: Python's own compiler, json, tomllib, PyYAML
+Each language is parsed by a real parser: Python's own compiler (on the top-level
+statements the change touched: tools.patch.pychunk), json, tomllib, PyYAML
 (events only, so custom tags cost nothing), tree-sitter grammars (tools.patch.grammars)
 for JavaScript, TypeScript, Go, Rust, Java, C and C++, and Makefiles by the recipe-tab
 rule. Parsers that stop at the first error (Python, JSON, TOML, YAML) judge "did not
@@ -17,6 +18,8 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from chorus_tools.tools.patch.pychunk import new_error
 
 _SUFFIXES = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
@@ -52,6 +55,9 @@ def broken(path: str, before: str, after: str) -> Broken | None:
     language = language_of(path)
     if language is None:
         return None
+    if language == "python":
+        error = new_error(before, after)
+        return None if error is None else Broken(language, *error)
     first_error = _FIRST_ERROR.get(language)
     if first_error is not None:
         error = first_error(after)
@@ -61,7 +67,7 @@ def broken(path: str, before: str, after: str) -> Broken | None:
     if language == "make":
         new, old = _make_errors(after), _make_errors(before)
         return Broken(language, *new[0]) if len(new) > len(old) else None
-    return _tree_sitter(language, before, after)
+    return _tree_sitter(language, path, before, after)
 
 
 def preload() -> None:
@@ -73,25 +79,14 @@ def preload() -> None:
     _yaml_loader()
 
 
-def _tree_sitter(language: str, before: str, after: str) -> Broken | None:
+def _tree_sitter(language: str, path: str, before: str, after: str) -> Broken | None:
+    """Errors counted in both texts, `before` parsed only when `after` has any."""
     from chorus_tools.tools.patch import grammars
     old, new = before.encode("utf-8", "surrogatepass"), after.encode("utf-8", "surrogatepass")
-    near = grammars.common_prefix(old, new)
-    was = grammars.errors(language, old)
-    now = grammars.errors(language, new, near, previous=old)
-    if now.count <= was.count or now.first is None:
+    now = grammars.errors(language, new, path, grammars.common_prefix(old, new))
+    if now.first is None or now.count <= grammars.errors(language, old, path).count:
         return None
     return Broken(language, *now.first)
-
-
-def _python(text: str) -> tuple[int, str] | None:
-    try:
-        compile(text, "<patched>", "exec", 0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
-    except SyntaxError as exc:
-        return exc.lineno or 1, f"{type(exc).__name__}: {exc.msg}"
-    except ValueError as exc:  # a NUL byte
-        return 1, str(exc)
-    return None
 
 
 def _json(text: str) -> tuple[int, str] | None:
@@ -136,7 +131,7 @@ def _yaml(text: str) -> tuple[int, str] | None:
 
 
 _FIRST_ERROR: dict[str, Callable[[str], tuple[int, str] | None]] = {
-    "python": _python, "json": _json, "toml": _toml, "yaml": _yaml,
+    "json": _json, "toml": _toml, "yaml": _yaml,
 }
 
 _RULE = re.compile(r"^[^\s#=:][^=]*?:(?![=:]?=)")

@@ -79,8 +79,25 @@ JSON_2 = ('{\n'
           '  }\n'
           '}\n')
 
+JSON_ARRAY = ('{\n'
+              '  "name": "app",\n'
+              '  "files": [\n'
+              '    "dist"\n'
+              '  ]\n'
+              '}\n')
+
 KINDS: dict[str, dict[str, Row]] = {
     "continuation-line start": {
+        "shifted by -2 columns: a shift": Row(
+            "a.py", PY_CALL,
+            "                  scale=2)\n  if total:\n      return total\n",
+            "                  scale=3)\n  if total:\n      return total\n",
+            PY_CALL.replace("scale=2", "scale=3")),
+        "2-space levels under a 4-space file's alignment: refused": Row(
+            "a.py", PY_CALL,
+            "                  scale=2)\n  if total:\n    return total\n",
+            "                  scale=3)\n  if total:\n    return total\n",
+            None, find_line=3),
         "shifted by 4 columns: a shift": Row(
             "a.py", PY_CALL,
             "                scale=2)\nif total:\n    return total\n",
@@ -200,6 +217,11 @@ KINDS: dict[str, dict[str, Row]] = {
             '    "scripts": {\n        "build": "tsc",\n        "lint": "eslint .",\n'
             '        "test": "jest"\n    }\n',
             JSON_2.replace('    "test"', '    "lint": "eslint .",\n    "test"')),
+        "4 spaces inside [ for the file's 2": Row(
+            "package.json", JSON_ARRAY,
+            '    "files": [\n        "dist"\n    ]\n',
+            '    "files": [\n        "dist",\n        "types"\n    ]\n',
+            JSON_ARRAY.replace('    "dist"\n', '    "dist",\n    "types"\n')),
         "tabs for the file's 2": Row(
             "package.json", JSON_2,
             '\t"scripts": {\n\t\t"build": "tsc",\n',

@@ -64,6 +64,12 @@ MAKEFILE = ("CC ?= gcc\n"
             "\t    main.c util.c\n"
             "\t@echo done\n")
 
+MAKEFILE_TABS = ("build:\n"
+                 "\tgcc -o app \\\n"
+                 "\t\tmain.c \\\n"
+                 "\t\tutil.c\n"
+                 "\t@echo done\n")
+
 MARKDOWN = ("# Setup\n"
             "\n"
             "- Install\n"
@@ -186,6 +192,21 @@ KINDS: dict[str, dict[str, Row]] = {
             "    $(CC) -o app \\\n        main.c util.c \\\n        extra.c\n",
             MAKEFILE.replace("\t    main.c util.c\n",
                              "\t    main.c util.c \\\n\t    extra.c\n")),
+        "continued two tabs deep, a tab read as 8 spaces": Row(
+            "Makefile", MAKEFILE_TABS,
+            "        gcc -o app \\\n                main.c \\\n",
+            "        gcc -O2 -o app \\\n                main.c \\\n",
+            MAKEFILE_TABS.replace("-o app", "-O2 -o app")),
+        "continued two tabs deep, a tab read as 4 spaces, a line added": Row(
+            "Makefile", MAKEFILE_TABS,
+            "    gcc -o app \\\n        main.c \\\n        util.c\n",
+            "    gcc -o app \\\n        main.c \\\n        util.c \\\n        extra.c\n",
+            MAKEFILE_TABS.replace("\t\tutil.c\n", "\t\tutil.c \\\n\t\textra.c\n")),
+        "the recipe line after the continuation read as continued: refused": Row(
+            "Makefile", MAKEFILE_TABS,
+            "        util.c\n        @echo done\n",
+            "        util.c\n        @echo done\n        @touch built\n",
+            None, find_line=2),
         "a new recipe line keeps its tab": Row(
             "Makefile", MAKEFILE,
             "    @echo done\n",

@@ -29,6 +29,7 @@ CODES = (
     "worker_crashed",
     "server_busy",
     "not_read",
+    "edit_breaks_syntax",
     "cancelled",
     "internal_error",
 )

@@ -34,6 +34,7 @@ CODES: dict[str, int] = {
     "worker_crashed": -32016,
     "server_busy": -32017,
     "not_read": -32018,
+    "edit_breaks_syntax": -32019,
     "cancelled": -32800,
     "internal_error": -32603,
 }

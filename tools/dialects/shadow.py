@@ -24,7 +24,7 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.walk.listing import list_entries, list_files
-from chorus_tools.tools.patch.patch import patch
+from chorus_tools.tools.patch.patch import LINES_SHOWN, patch
 from chorus_tools.tools.patch.hint import closest_region
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.confine.sandbox import ROOT, version_of
@@ -124,7 +124,9 @@ def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, afte
         raise ToolError("find_not_unique", f"patches[0].find occurs {len(found)} times in "
                         f"{path} between the anchors, not {count} (lines "
                         f"{', '.join(map(str, lines[:20]))}).", path=path, patch_index=0,
-                        count=len(found), lines=lines, tier="exact", expected=count)
+                        count=len(found), lines=lines[:LINES_SHOWN], tier="exact",
+                        expected=count, **({"more_lines": len(lines) - LINES_SHOWN}
+                                           if len(lines) > LINES_SHOWN else {}))
     regions: dict[str, int] = {}
     for m in found:
         regions[m.group(0)] = regions.get(m.group(0), 0) + 1

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from legacy_texts import ENCODED, TEXTS
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.read import legacy, linecount, text
 from chorus_tools.tools.read import read as read_module
 from chorus_tools.tools.read.info import info
 from chorus_tools.tools.read.read import read
-from legacy_texts import ENCODED, TEXTS
 
 
 @pytest.fixture(params=["memory", "stream"])

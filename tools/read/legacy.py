@@ -54,7 +54,6 @@ CANDIDATES: tuple[tuple[str, str], ...] = (
 )
 CODEC_OF = {name: codec for codec, name in CANDIDATES}
 NAMES = tuple(name for _, name in CANDIDATES)
-_NAME_OF = {codec: name for codec, name in CANDIDATES}
 _ISOLATION = [codec for codec, _ in CANDIDATES]
 
 
@@ -130,7 +129,8 @@ def decoded(data: bytes, name: str) -> str | None:
 
 
 class RoundTrip:
-    """`decoded` over a stream: feed the file's pieces in order, then ask `ok()`."""
+    """`decoded` over a stream, in bounded memory: feed the file's pieces in order (the
+    last with `final`); `fits` says whether all of it decoded and encoded back."""
 
     def __init__(self, name: str) -> None:
         self._codec = CODEC_OF[name]

@@ -162,3 +162,36 @@ def test_the_python_engine_searches_the_decoded_text_ripgrep_the_bytes(
     assert shown["matches"][0]["content"].startswith('DEFAULT_NAME = "\ufffd')
     by_python = run_search(ctx, "python", pattern="DEFAULT_NAME =", glob="gbk.py")
     assert by_python["matches"][0]["content"] == 'DEFAULT_NAME = "张三"'
+
+
+TWO_FORMS = "山田 纊 髙橋\n".encode("cp932").replace("纊".encode("cp932"), b"\xfa\x5c") \
+    .replace("髙".encode("cp932"), b"\xfb\xfc")  # the IBM forms Windows writes
+
+
+def test_characters_with_two_byte_forms_keep_theirs_outside_the_change(
+        ctx: ToolContext, root: Path) -> None:
+    body = TEXTS["ja"].encode("cp932")
+    data = TWO_FORMS + body + TWO_FORMS
+    (root / "f.py").write_bytes(data)
+    assert read(ctx, "f.py")["encoding"] == "cp932"
+    patch(ctx, "f.py", [{"find": "山田太郎", "replace": "佐藤花子"},
+                        {"find": "山田 纊 髙橋\n", "replace": "山田 纊 髙橋\n# 追記\n",
+                         "replace_all": True}])
+    added = "# 追記\n".encode("cp932")
+    expected = (TWO_FORMS + added + body.replace("山田太郎".encode("cp932"),
+                                                 "佐藤花子".encode("cp932"))
+                + TWO_FORMS + added)
+    assert (root / "f.py").read_bytes() == expected
+    patch(ctx, "f.py", [{"find": "山田 纊", "replace": "鈴木 纊", "replace_all": True}])
+    assert (root / "f.py").read_bytes() == expected.replace(
+        "山田 ".encode("cp932") + b"\xfa\x5c", "鈴木 ".encode("cp932") + b"\xfa\x5c")
+
+
+def test_an_unencodable_character_in_a_two_form_file_is_named(ctx: ToolContext,
+                                                              root: Path) -> None:
+    data = TWO_FORMS + TEXTS["ja"].encode("cp932")
+    (root / "f.py").write_bytes(data)
+    with pytest.raises(ToolError) as err:
+        patch(ctx, "f.py", [{"find": "山田太郎", "replace": "王 😀"}])
+    assert err.value.code == "invalid_params" and "😀" in err.value.message
+    assert (root / "f.py").read_bytes() == data

@@ -18,7 +18,8 @@ from chorus_tools.tools.patch.diff import unified_diff
 from chorus_tools.tools.patch.hint import closest_region, escaped_newlines
 from chorus_tools.tools.patch.match import Match, apply, locate
 from chorus_tools.tools.confine.sandbox import version_of
-from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode, encode
+from chorus_tools.tools.read.reencode import encode_edit
+from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode
 
 
 def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: bool = False,
@@ -33,7 +34,7 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
         done["reached"] = True
         before, encoding = _current_text(current, patches, path)
         after, matches = _apply_all(before, patches, path, created=current.data is None)
-        new = _encode(after, encoding, patches, path)
+        new = _encode(after, encoding, patches, path, before, current.data)
         limit = ctx.limits.max_write_bytes
         if len(new) > limit:
             raise ToolError("file_too_large",
@@ -172,11 +173,12 @@ def _not_found(text: str, find: str, i: int, path: str) -> ToolError:
                      path=path, patch_index=i, hint=hint)
 
 
-def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str) -> bytes:
-    """The text in the file's own encoding; a character it cannot hold is the fault of
-    the first patch whose replace carries one."""
+def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str,
+            before: str, original: bytes | None) -> bytes:
+    """The text in the file's own encoding, every unchanged byte kept; a character it
+    cannot hold is the fault of the first patch whose replace carries one."""
     try:
-        return encode(text, encoding)
+        return encode_edit(text, encoding, before, original)
     except UnicodeEncodeError as exc:
         bad = text[exc.start:exc.end]
         index = next((i for i, p in enumerate(patches) if bad in p["replace"]), 0)

@@ -17,9 +17,11 @@ the same whichever path reads them (whole in memory, or streamed for a big file)
    coherence higher by 0.02); a tie it would settle by multi-byte usage is not confident.
 3. Of the encodings that decode the sample to the same text, the first in CANDIDATES
    names it (shift_jis before cp932, cp1252 before cp1250).
-4. The whole file must decode strictly in that encoding and encode back to the same bytes
-   (`decoded`, or `RoundTrip` for a stream); otherwise it is latin-1. So an edit of a
-   legacy file keeps every byte outside the change, and read, info, patch and search agree.
+4. The whole file must decode strictly in that encoding, or else in its Microsoft
+   superset (WIDER: a Shift_JIS sample with a NEC ① further on is cp932), checked by
+   `decoded`, or `Decodes` for a stream; otherwise it is latin-1. So read, info, patch
+   and search agree and show no U+FFFD. An edit keeps every byte outside the change
+   (tools/read/reencode.py).
 
 Every candidate is a superset of ASCII in which a byte below 0x40 (and so "\\n") is
 always a character of its own: lines are found on bytes, as in UTF-8.
@@ -52,6 +54,7 @@ CANDIDATES: tuple[tuple[str, str], ...] = (
     *((f"iso8859_{n}", f"iso-8859-{n}") for n in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14,
                                                  15, 16)),
 )
+WIDER = {"shift_jis": "cp932", "big5": "cp950", "euc-kr": "cp949"}
 CODEC_OF = {name: codec for codec, name in CANDIDATES}
 NAMES = tuple(name for _, name in CANDIDATES)
 _ISOLATION = [codec for codec, _ in CANDIDATES]
@@ -111,44 +114,42 @@ def _clearly_better(best: Any, other: Any) -> bool:
 
 def decode(data: bytes, bad: int) -> tuple[str, str] | None:
     """A whole file, not UTF-8 from byte `bad` on, decoded in the legacy encoding named
-    for it, with that name; None when none is named or the file does not round-trip."""
-    name = name_of(lambda pos, n: data[pos:pos + n], bad, len(data))
-    text = None if name is None else decoded(data, name)
-    return None if name is None or text is None else (text, name)
+    for it, with that name; None when none is named or the file does not decode in it."""
+    for name in widening(name_of(lambda pos, n: data[pos:pos + n], bad, len(data))):
+        text = decoded(data, name)
+        if text is not None:
+            return text, name
+    return None
+
+
+def widening(name: str | None) -> tuple[str, ...]:
+    """The encodings to try on the whole file, in order, for a sample named `name`."""
+    if name is None:
+        return ()
+    return (name, WIDER[name]) if name in WIDER else (name,)
 
 
 def decoded(data: bytes, name: str) -> str | None:
-    """`data` decoded in legacy encoding `name`, or None when it does not decode strictly
-    or does not encode back to the same bytes (one character with two byte forms)."""
-    codec = CODEC_OF[name]
+    """`data` decoded in legacy encoding `name`, or None when it does not decode strictly."""
     try:
-        text = data.decode(codec)
-        return text if text.encode(codec) == data else None
-    except UnicodeError:
+        return data.decode(CODEC_OF[name])
+    except UnicodeDecodeError:
         return None
 
 
-class RoundTrip:
+class Decodes:
     """`decoded` over a stream, in bounded memory: feed the file's pieces in order (the
-    last with `final`); `fits` says whether all of it decoded and encoded back."""
+    last with `final`); `fits` says whether all of it decoded."""
 
     def __init__(self, name: str) -> None:
-        self._codec = CODEC_OF[name]
-        self._decoder = codecs.getincrementaldecoder(self._codec)()
+        self._decoder = codecs.getincrementaldecoder(CODEC_OF[name])()
         self.fits = True
 
     def feed(self, piece: bytes | bytearray | memoryview, final: bool = False) -> bool:
         """Check the next piece; False (and from then on) once the file does not fit."""
-        if not self.fits:
-            return False
-        pending = bytes(self._decoder.getstate()[0])
-        try:
-            text = self._decoder.decode(piece, final)
-        except UnicodeError:
-            self.fits = False
-            return False
-        left = bytes(self._decoder.getstate()[0])
-        consumed = pending + bytes(piece)
-        consumed = consumed[:len(consumed) - len(left)]
-        self.fits = text.encode(self._codec) == consumed
+        if self.fits:
+            try:
+                self._decoder.decode(piece, final)
+            except UnicodeDecodeError:
+                self.fits = False
         return self.fits

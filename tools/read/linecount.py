@@ -17,7 +17,7 @@ character), a 16-bit unit in UTF-16 (whose 0x0A bytes may be half of another cha
 The count checks UTF-8 on the way: only pieces with a byte over 0x7F (or a sequence
 pending from the last one) go through the UTF-8 decoder. A file that is not UTF-8 is then
 named from a bounded sample (tools/read/legacy.py) and, when a legacy encoding is named,
-checked by a second pass to round-trip through it; the rest is latin-1.
+checked by a second pass to decode in it; the rest is latin-1.
 """
 
 from __future__ import annotations
@@ -134,17 +134,21 @@ def count(fd: int, head: bytes, size: int) -> Lines:
 
 def _not_utf8(fd: int, bad: int, size: int) -> str:
     """The encoding of a file that is not UTF-8 from byte `bad` on: the legacy one named
-    from a sample there, if the whole file round-trips through it; else latin-1."""
-    name = legacy.name_of(lambda pos, n: os.pread(fd, n, pos), bad, size)
-    if name is None:
-        return "latin-1"
-    check, pos = legacy.RoundTrip(name), 0
+    from a sample there (or its superset), if the whole file decodes in it; else latin-1."""
+    named = legacy.name_of(lambda pos, n: os.pread(fd, n, pos), bad, size)
+    return next((name for name in legacy.widening(named) if _decodes(fd, size, name)),
+                "latin-1")
+
+
+def _decodes(fd: int, size: int, name: str) -> bool:
+    """Do the file's first `size` bytes decode in legacy encoding `name`? One pass."""
+    check, pos = legacy.Decodes(name), 0
     for chunk in text.chunks(fd):
         piece = chunk[:max(0, size - pos)]
         pos += len(piece)
         if not check.feed(piece, final=pos >= size) or pos >= size:
             break
-    return name if check.fits and pos >= size else "latin-1"
+    return check.fits and pos >= size
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ Encoding names (SPEC §4 file.read): "utf-8", "utf-8-sig" (UTF-8 behind a BOM), 
 and "utf-16-be" (behind their BOM), a legacy encoding the charset detector names with
 confidence for other text (tools/read/legacy.py: "gb18030", "shift_jis", "cp1251", ...),
 and "latin-1" for the rest; latin-1 maps every byte to one character, so that decoding is
-lossless. A legacy encoding is named only when the file round-trips through it, so every
-name here decodes its file losslessly too.
+lossless. A legacy encoding is named only when the whole file decodes in it; an edit
+goes back to bytes through tools/read/reencode.py, which keeps every unchanged byte.
 """
 
 from __future__ import annotations
@@ -101,8 +101,9 @@ def decode(data: bytes) -> tuple[str, str]:
 
     UTF-16 that is not well formed decodes with U+FFFD replacements (the BOM settles the
     encoding); every other byte string decodes losslessly, in the legacy encoding the
-    detector names when not UTF-8, else as latin-1, so `encode(*decode(data)) == data`
-    for all of them. Broken UTF-8 behind a UTF-8 BOM is latin-1, BOM and all."""
+    detector names when not UTF-8, else as latin-1; `encode(*decode(data)) == data` for
+    all of them but the few legacy files with a character of two byte forms (see
+    tools/read/reencode.py). Broken UTF-8 behind a UTF-8 BOM is latin-1, BOM and all."""
     bom = bom_encoding(data)
     if bom is not None and bom != "utf-8-sig":
         return data[2:].decode(bom, errors="replace"), bom

@@ -195,3 +195,24 @@ def test_an_unencodable_character_in_a_two_form_file_is_named(ctx: ToolContext,
         patch(ctx, "f.py", [{"find": "山田太郎", "replace": "王 😀"}])
     assert err.value.code == "invalid_params" and "😀" in err.value.message
     assert (root / "f.py").read_bytes() == data
+
+
+def test_new_text_takes_the_files_own_form_of_a_character(ctx: ToolContext,
+                                                          root: Path) -> None:
+    data = TWO_FORMS + TEXTS["ja"].encode("cp932")
+    (root / "f.py").write_bytes(data)
+    patch(ctx, "f.py", [{"find": "山田太郎", "replace": "纊太郎"}])
+    assert (root / "f.py").read_bytes() == data.replace("山田太郎".encode("cp932"),
+                                                        b"\xfa\x5c" + "太郎".encode("cp932"))
+
+
+def test_a_file_mixing_both_forms_keeps_every_unchanged_byte(ctx: ToolContext,
+                                                             root: Path) -> None:
+    nec = "纊 髙\n".encode("cp932")  # ED40 and EEE0: Python's own forms
+    data = TWO_FORMS + TEXTS["ja"].encode("cp932") + nec + TWO_FORMS
+    (root / "f.py").write_bytes(data)
+    patch(ctx, "f.py", [{"find": "山田 纊 髙橋\n", "replace": "纊 髙橋\n", "replace_all": True},
+                        {"find": "こんにちは", "replace": "さようなら"}])
+    ibm = TWO_FORMS[len("山田 ".encode("cp932")):]
+    assert (root / "f.py").read_bytes() == (
+        ibm + TEXTS["ja"].replace("こんにちは", "さようなら").encode("cp932") + nec + ibm)

@@ -8,13 +8,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable, TypedDict
 
+from chorus_tools.tools.read.text import ENCODINGS as TEXT_ENCODINGS
+
 PATH = {"type": "string", "description": "Workspace-relative path (or absolute inside it)"}
 VERSION = {"type": "string", "description": "Opaque; changes whenever the file changes"}
 TIME = {"type": "string", "description": "ISO 8601 UTC, e.g. 2026-01-31T12:00:00.000000Z"}
 POSITIVE = {"type": "integer", "minimum": 1}
 NON_NEGATIVE = {"type": "integer", "minimum": 0}
 NULLABLE_STR = {"type": ["string", "null"]}
-ENCODINGS = ["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1"]
+ENCODINGS = ["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1"]  # written
+READ_ENCODINGS = list(TEXT_ENCODINGS)  # read: those and the legacy ones a detector names
 
 
 def load(target: str) -> Callable[..., Any]:
@@ -94,7 +97,7 @@ READ_RESULT = {
              "version"],
             content={"type": "string"}, total_lines=NON_NEGATIVE,
             truncated={"type": "boolean"}, start_line=POSITIVE,
-            end_line=NON_NEGATIVE, encoding={"enum": ENCODINGS}, version=VERSION),
+            end_line=NON_NEGATIVE, encoding={"enum": READ_ENCODINGS}, version=VERSION),
         obj(["image", "mime_type", "size", "version"], image={"type": "string"},
             mime_type={"type": "string"}, size=NON_NEGATIVE, version=VERSION),
     ],

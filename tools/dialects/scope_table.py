@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Unpack
 
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.method import (ENCODINGS, ENTRY_TYPE, NON_NEGATIVE, PATH, POSITIVE, TIME,
-                                      Method, Options, obj)
+from chorus_tools.tools.method import (ENCODINGS, ENTRY_TYPE, NON_NEGATIVE, PATH, POSITIVE,
+                                      READ_ENCODINGS, TIME, Method, Options, obj)
 
 _ADAPTERS = "chorus_tools.tools.dialects.scope:"
 _STYLE = "chorus_tools.tools.dialects.scope_table:scope_error"
@@ -42,7 +42,7 @@ METHODS = (
                 endLine={**POSITIVE, "description": "Last line to read (1-based)"}),
             obj(["content", "lines", "truncated", "encoding"], content={"type": "string"},
                 lines=NON_NEGATIVE, truncated={"type": "boolean"},
-                encoding={"enum": ENCODINGS}),
+                encoding={"enum": READ_ENCODINGS}),
             "Read a text file, optionally lines startLine..endLine. content is their exact "
             "text; lines is the file's line count; truncated is true when the size limit cut "
             "the range short (continue from the next line). Binary files are "

@@ -19,8 +19,8 @@ from chorus_tools.tools.patch.hint import closest_region, escaped_newlines
 from chorus_tools.tools.patch.match import EXACT, Match, Refusal, apply, content, locate
 from chorus_tools.tools.patch.syntax import broken
 from chorus_tools.tools.confine.sandbox import version_of
-from chorus_tools.tools.read.text import (SNIFF_BYTES, binary_mime, decode, encode,
-                                          lines_with_endings)
+from chorus_tools.tools.read.reencode import encode_edit
+from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode, lines_with_endings
 
 COUNT_LIMIT = 1000  # occurrences counted for find_not_unique: more would say nothing new
 LINES_SHOWN = 100  # lines listed in find_not_unique's data
@@ -39,7 +39,7 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
         before, encoding = _current_text(current, patches, path)
         guard = _Guard(ctx, path, rel, before)
         after, matches = _apply_all(before, patches, path, guard, created=current.data is None)
-        new = _encode(after, encoding, patches, path)
+        new = _encode(after, encoding, patches, path, before, current.data)
         limit = ctx.limits.max_write_bytes
         if len(new) > limit:
             raise ToolError("file_too_large",
@@ -233,11 +233,12 @@ def _not_found(text: str, find: str, i: int, path: str) -> ToolError:
                      path=path, patch_index=i, hint=hint)
 
 
-def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str) -> bytes:
-    """The text in the file's own encoding; a character it cannot hold is the fault of
-    the first patch whose replace carries one."""
+def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str,
+            before: str, original: bytes | None) -> bytes:
+    """The text in the file's own encoding, every unchanged byte kept; a character it
+    cannot hold is the fault of the first patch whose replace carries one."""
     try:
-        return encode(text, encoding)
+        return encode_edit(text, encoding, before, original)
     except UnicodeEncodeError as exc:
         bad = text[exc.start:exc.end]
         index = next((i for i, p in enumerate(patches) if bad in p["replace"]), 0)

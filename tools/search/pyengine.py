@@ -19,6 +19,7 @@ import regex
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.read import legacy
 from chorus_tools.tools.search.results import Shape, file_result, items, shown
 from chorus_tools.tools.search.syntax import Pattern, compile_python
 
@@ -90,7 +91,8 @@ def _line_texts(text: str, spans: list[tuple[int, int, int]], before: int,
 
 
 def _read_text(ctx: ToolContext, rel: str) -> str | None:
-    """The file's text as ripgrep sees it, or None for a binary file."""
+    """The file's text as ripgrep sees it, or None for a binary file; a file in a legacy
+    encoding (tools/read/legacy.py) is its decoded text, where ripgrep sees bytes."""
     fd, _ = ctx.ws.open_regular(rel)
     try:
         chunks = []
@@ -105,8 +107,12 @@ def _read_text(ctx: ToolContext, rel: str) -> str | None:
     if b"\0" in data:
         return None
     if data.startswith(_UTF8_BOM):
-        data = data[len(_UTF8_BOM):]
-    return data.decode("utf-8", "surrogateescape")
+        return data[len(_UTF8_BOM):].decode("utf-8", "surrogateescape")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a legacy encoding's text, else as rg
+        found = legacy.decode(data, exc.start)
+        return found[0] if found else data.decode("utf-8", "surrogateescape")
 
 
 def _spans(rx: regex.Pattern, text: str, line_mode: bool,

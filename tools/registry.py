@@ -14,7 +14,7 @@ for the tools it runs.
 
 from __future__ import annotations
 
-from chorus_tools.tools.dialects import claude_table, scope_table, shadow_table
+from chorus_tools.tools.dialects import claude_table, codex_table, scope_table, shadow_table
 from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_RESULT, PATH,
                                       POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT,
                                       VERSION, WRITE_RESULT, Method, obj as _obj)
@@ -211,9 +211,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
 
 
 DIALECTS: tuple[Method, ...] = (*claude_table.METHODS, *scope_table.METHODS,
-                                *shadow_table.METHODS)
+                                *shadow_table.METHODS, *codex_table.METHODS)
 ALL_METHODS: tuple[Method, ...] = (*METHODS.values(), *DIALECTS)
-TOOLSETS = ("native", "claude", "scope", "shadow")
+TOOLSETS = ("native", "claude", "scope", "shadow", "codex")
 
 
 def clashes(toolsets: tuple[str, ...]) -> dict[str, list[str]]:

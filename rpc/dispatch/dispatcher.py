@@ -312,7 +312,8 @@ class Dispatcher:
         try:
             self._records.append(rid=call.request.id if not call.request.is_notification
                                  else None, method=method.name, path=path[1],
-                                 outcome=outcome, audit=audit, more_paths=dict(others))
+                                 outcome=outcome, audit=audit,
+                                 more_paths={} if method.paths_in else dict(others))
         except OSError:
             log.exception("cannot append the audit record")
 

@@ -47,7 +47,9 @@ class _File:
     mode: int | None  # permission bits of the file as it was
     link: str | None  # a symlink's text when the entry is one (a delete removes the link)
     after: bytes | None = None
-    encoding: str = "utf-8"
+    present: bool = False  # an entry was there (a file, or a symlink even if unreadable)
+    blocked: ToolError | None = None  # why a symlink's target cannot be read or written
+    removed: bool = False  # the plan deletes the entry
     missing_dirs: list[str] = field(default_factory=list)  # to make for a new file
 
 
@@ -71,11 +73,11 @@ class Plan:
 def apply_patch(ctx: ToolContext, text: str) -> list[dict[str, Any]]:
     """Apply the V4A patch `text`; one {path, action, version} per operation."""
     plan = Plan(ctx)
-    for op in parse(text):
-        _plan(plan, op)
     record, ctx.record = ctx.record, None  # the core's writes must not fill it one by one
     committed = False
     try:
+        for op in parse(text):
+            _plan(plan, op)
         versions = _commit(ctx, plan)
         committed = True
     finally:
@@ -89,20 +91,21 @@ def apply_patch(ctx: ToolContext, text: str) -> list[dict[str, Any]]:
 def _plan(plan: Plan, op: FileOp) -> None:
     f = plan.entry(op.path, op.line)
     if op.action == "add":
-        f.after = _encoded(op.content, "utf-8", op)
-        f.encoding = "utf-8"
+        _writable(f)
+        f.after, f.removed = _encoded(op.content, "utf-8", op), False
         _ready_to_create(plan.ctx, f)
         plan.report.append({"path": f.rel, "action": "add", "rel": f.rel})
         return
-    if f.after is None:
-        verb = "delete" if op.action == "delete" else "update"
-        raise ToolError("file_not_found", f"Failed to {verb} file {op.path} (patch line "
-                        f"{op.line}): it does not exist. Check the path, or use "
-                        "'*** Add File:' to create it.", path=op.path, line=op.line)
-    if op.action == "delete":
-        f.after = None
+    if op.action == "delete" and f.present and not f.removed:
+        f.after, f.removed = None, True
         plan.report.append({"path": f.rel, "action": "delete", "rel": f.rel})
         return
+    if f.after is None:
+        if f.blocked is not None and not f.removed:
+            raise f.blocked
+        raise ToolError("file_not_found", f"Failed to {op.action} file {op.path} (patch "
+                        f"line {op.line}): it does not exist. Check the path, or use "
+                        "'*** Add File:' to create it.", path=op.path, line=op.line)
     mime = binary_mime(f.after[:SNIFF_BYTES])
     if mime is not None:
         raise ToolError("binary_file", f"Binary file ({mime}): {op.path} (patch line "
@@ -112,8 +115,9 @@ def _plan(plan: Plan, op: FileOp) -> None:
     new = _encoded(edit(text, op.hunks, op.path), encoding, op)
     dest = f if op.move_to is None else plan.entry(op.move_to, op.line)
     if dest is not f:
-        f.after = None
-        dest.encoding = encoding
+        _writable(dest)
+        f.after, f.removed = None, True
+        dest.after, dest.removed = new, False
         _ready_to_create(plan.ctx, dest)
     dest.after = new
     plan.report.append({"path": dest.rel, "action": "update", "rel": dest.rel,
@@ -132,7 +136,8 @@ def _encoded(text: str, encoding: str, op: FileOp) -> bytes:
 
 def _load(ctx: ToolContext, rel: str, shown: str) -> _File:
     """The entry at `rel` as it is: a regular file (through in-workspace symlinks, as a
-    write goes), a symlink's own text, or nothing."""
+    write goes; a symlink's own text is kept, since a delete removes the link itself), or
+    nothing."""
     try:
         st = ctx.ws.lstat(rel, shown=shown)
     except ToolError as err:
@@ -147,21 +152,24 @@ def _load(ctx: ToolContext, rel: str, shown: str) -> _File:
             link = os.readlink(name, dir_fd=fd)
         finally:
             os.close(fd)
-        try:
-            fd, st = ctx.ws.open_regular(rel, shown=shown)
-        except ToolError as err:
-            if err.code != "file_not_found":
-                raise
-            return _File(rel, shown, None, None, link)  # dangling: a write creates it
-    else:
+    try:
         fd, st = ctx.ws.open_regular(rel, shown=shown)
+    except ToolError as err:
+        if link is None:
+            raise
+        return _File(rel, shown, None, None, link, present=True, blocked=err)
     try:
         data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
     finally:
         os.close(fd)
-    f = _File(rel, shown, data, stat.S_IMODE(st.st_mode), link)
-    f.after = data
-    return f
+    return _File(rel, shown, data, stat.S_IMODE(st.st_mode), link, after=data, present=True)
+
+
+def _writable(f: _File) -> None:
+    """A symlink whose target cannot be reached is no place to write (a dangling one
+    inside the workspace is: the write creates its target)."""
+    if f.blocked is not None and f.blocked.code != "file_not_found" and not f.removed:
+        raise f.blocked
 
 
 def _ready_to_create(ctx: ToolContext, f: _File) -> None:
@@ -194,10 +202,13 @@ def _commit(ctx: ToolContext, plan: Plan) -> dict[str, str | None]:
     versions: dict[str, str | None] = {}
     try:
         for f in plan.files.values():
-            if f.after == f.before:
+            if f.removed and f.present:
+                versions[f.rel] = _remove(ctx, f)
+            elif f.after == f.before:
                 versions[f.rel] = _version(ctx, f)
                 continue
-            versions[f.rel] = _write(ctx, f) if f.after is not None else _remove(ctx, f)
+            else:
+                versions[f.rel] = _write(ctx, f)
             done.append(f)
     except ToolError as err:
         undone = _undo(ctx, done)
@@ -252,7 +263,7 @@ def _undo(ctx: ToolContext, done: list[_File]) -> list[str]:
                 _restore_link(ctx, f)
             elif f.before is None:
                 made = ctx.ws.resolve_symlinks(f.rel, shown=f.shown)
-                _remove(ctx, _File(made, f.shown, f.after, None, None))
+                _remove(ctx, _File(made, f.shown, f.after, None, None, removed=True))
                 _remove_dirs(ctx, f)
             else:
                 mutate(ctx, f.rel, shown=f.shown, compute=lambda _, f=f: f.before,
@@ -297,11 +308,18 @@ def _audit(ctx: ToolContext, plan: Plan, committed: bool) -> None:
     file's, with the bytes written in total. A failed patch changed nothing."""
     if ctx.record is None or not plan.files:
         return
-    files = [{"path": f.rel, "sha256_before": sha256_hex(f.before),
-              "sha256_after": sha256_hex(f.after if committed else f.before),
-              "bytes": len(f.after or b"") if committed else 0}
+    files = [{"path": f.rel, "sha256_before": sha256_hex(_was(f)),
+              "sha256_after": sha256_hex(f.after if committed else _was(f)),
+              "bytes": 0 if not committed else len(f.after) if f.after is not None
+              else len(f.before or b"")}  # written, or removed (SPEC §5)
              for f in plan.files.values()]
     first = files[0]
     ctx.record.update(sha256_before=first["sha256_before"],
                       sha256_after=first["sha256_after"],
                       bytes=sum(f["bytes"] for f in files), files=files)
+
+
+def _was(f: _File) -> bytes | None:
+    """What the record hashes as the entry before: a deleted symlink's text (as
+    file.delete does), else the file's content."""
+    return os.fsencode(f.link) if f.link is not None and f.removed else f.before

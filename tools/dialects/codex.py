@@ -98,7 +98,7 @@ def list_dir(ctx: ToolContext, dir_path: str, offset: int = 1, limit: int = 25,
         raise _say("limit must be greater than zero", "limit")
     if depth < 1:
         raise _say("depth must be greater than zero", "depth")
-    rel = ctx.ws.rel(dir_path, param="dir_path")
+    rel = ctx.ws.rel(dir_path, param="dir_path", allow_empty=True)  # "": the root
     listed = list_files(ctx, dir_path, depth=depth, recursive=True, include_hidden=True,
                         include_ignored=True, max_results=_EVERY)
     return then(listed, "chorus_tools.tools.dialects.codex:listing", shown=dir_path,

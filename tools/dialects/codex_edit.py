@@ -11,6 +11,8 @@ no `-` or context lines) are inserted in the file's line-break style.
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from chorus_tools.tools.dialects.codex_seek import (
     Lines,
     NotFound,
@@ -21,18 +23,20 @@ from chorus_tools.tools.dialects.codex_seek import (
 from chorus_tools.tools.dialects.v4a import Hunk
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.hint import closest_region
-from chorus_tools.tools.patch.match import apply, content, locate
-from chorus_tools.tools.read.text import split_lines
+from chorus_tools.tools.patch.match import apply, locate
 
 
 def edit(text: str, hunks: tuple[Hunk, ...], path: str) -> str:
     """`text` with every hunk applied (each after the one before); find_not_found or
     find_not_unique naming the hunk's patch line otherwise."""
-    raw = split_lines(text)
-    lines = Lines([content(line) for line in raw])
-    starts = [0]
-    for line in raw:
-        starts.append(starts[-1] + len(line))
+    parts = text.split("\n")  # only "\n" ends a line (SPEC §4), a "\r" before it too
+    if parts[-1] == "":
+        parts.pop()
+    starts = [0, *accumulate(len(part) + 1 for part in parts)]
+    starts[-1] = min(starts[-1], len(text))  # a last line without its line break
+    if "\r" in text:
+        parts = [part.removesuffix("\r") for part in parts]
+    lines = Lines(parts)
     places: list[tuple[Place, Hunk]] = []
     after = 0
     for index, hunk in enumerate(hunks):

@@ -50,6 +50,7 @@ class _File:
     present: bool = False  # an entry was there (a file, or a symlink even if unreadable)
     blocked: ToolError | None = None  # why a symlink's target cannot be read or written
     removed: bool = False  # the plan deletes the entry
+    checked_link: bool = True  # `link` is known (a readable file's is looked up lazily)
     missing_dirs: list[str] = field(default_factory=list)  # to make for a new file
 
 
@@ -97,6 +98,8 @@ def _plan(plan: Plan, op: FileOp) -> None:
         plan.report.append({"path": f.rel, "action": "add", "rel": f.rel})
         return
     if op.action == "delete" and f.present and not f.removed:
+        if not f.checked_link:  # a delete removes a symlink itself: know which it is
+            f.link, f.checked_link = _link_of(plan.ctx, f.rel, f.shown, None), True
         f.after, f.removed = None, True
         plan.report.append({"path": f.rel, "action": "delete", "rel": f.rel})
         return
@@ -136,33 +139,42 @@ def _encoded(text: str, encoding: str, op: FileOp) -> bytes:
 
 def _load(ctx: ToolContext, rel: str, shown: str) -> _File:
     """The entry at `rel` as it is: a regular file (through in-workspace symlinks, as a
-    write goes; a symlink's own text is kept, since a delete removes the link itself), or
-    nothing."""
-    try:
-        st = ctx.ws.lstat(rel, shown=shown)
-    except ToolError as err:
-        if err.code != "file_not_found":
-            raise
-        return _File(rel, shown, None, None, None)
-    link = None
-    if stat.S_ISLNK(st.st_mode):
-        parent, name = split_parent(rel)
-        fd = ctx.ws.open_dir(parent, shown=shown)
-        try:
-            link = os.readlink(name, dir_fd=fd)
-        finally:
-            os.close(fd)
+    write goes), or nothing. A symlink's own text is looked up only when its target
+    cannot be read, or a delete needs it (`_link_of`)."""
     try:
         fd, st = ctx.ws.open_regular(rel, shown=shown)
     except ToolError as err:
+        link = _link_of(ctx, rel, shown, err)
         if link is None:
-            raise
+            if err.code != "file_not_found":
+                raise
+            return _File(rel, shown, None, None, None)
         return _File(rel, shown, None, None, link, present=True, blocked=err)
     try:
         data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
     finally:
         os.close(fd)
-    return _File(rel, shown, data, stat.S_IMODE(st.st_mode), link, after=data, present=True)
+    return _File(rel, shown, data, stat.S_IMODE(st.st_mode), None, after=data, present=True,
+                 checked_link=False)
+
+
+def _link_of(ctx: ToolContext, rel: str, shown: str, err: ToolError | None) -> str | None:
+    """The text of the symlink at `rel`, or None when the entry is no symlink (or is
+    missing: then `err`, if given, is what reaching it said)."""
+    try:
+        st = ctx.ws.lstat(rel, shown=shown)
+    except ToolError as missing:
+        if err is None or missing.code == "file_not_found":
+            return None
+        raise
+    if not stat.S_ISLNK(st.st_mode):
+        return None
+    parent, name = split_parent(rel)
+    fd = ctx.ws.open_dir(parent, shown=shown)
+    try:
+        return os.readlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _writable(f: _File) -> None:

@@ -66,6 +66,8 @@ class Lines:
         self._keyed: dict[str, list[str]] = {}
 
     def _key(self, tier: str, key: Callable[[str], str]) -> list[str]:
+        if tier == "exact":
+            return self.lines
         if tier not in self._keyed:
             self._keyed[tier] = [key(line) for line in self.lines]
         return self._keyed[tier]

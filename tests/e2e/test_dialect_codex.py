@@ -9,11 +9,11 @@ import os
 import pwd
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from e2e_support import tool_set_server
 from rpc_client import REPO, RpcServer, error_code, snapshot
 
@@ -74,17 +74,17 @@ def _out(srv: RpcServer, method: str, params: dict[str, Any]) -> str:
     ({"file_path": "src/long.txt"}, "L1: " + "\u00e9" * 250),  # cut at 500 bytes
     ({"file_path": "src/app.py", "offset": 6, "mode": "indentation",  # one sibling line
       "indentation": {"max_levels": 1}},  # each way at the floor, as in Codex
-     "L5:     def run(self):\nL6:         return 1\nL7: \nL8:     def stop(self):\n"
-     "L9:         return 2"),
+     ("L5:     def run(self):\nL6:         return 1\nL7: \nL8:     def stop(self):\n"
+      "L9:         return 2")),
     ({"file_path": "src/app.py", "offset": 2, "mode": "indentation",
       "indentation": {"max_levels": 1, "include_header": False}}, "L1: import os"),
     ({"file_path": "src/app.py", "offset": 6, "mode": "indentation"},
-     "L4: class App:\nL5:     def run(self):\nL6:         return 1\nL7: \n"
-     "L8:     def stop(self):\nL9:         return 2"),
+     ("L4: class App:\nL5:     def run(self):\nL6:         return 1\nL7: \n"
+      "L8:     def stop(self):\nL9:         return 2")),
     ({"file_path": "src/app.py", "mode": "indentation", "indentation": {
         "anchor_line": 9, "max_levels": 1, "include_siblings": True}},
-     "L5:     def run(self):\nL6:         return 1\nL7: \nL8:     def stop(self):\n"
-     "L9:         return 2"),
+     ("L5:     def run(self):\nL6:         return 1\nL7: \nL8:     def stop(self):\n"
+      "L9:         return 2")),
     ({"file_path": "src/app.py", "offset": 6, "mode": "indentation",
       "indentation": {"max_lines": 1}}, "L6:         return 1"),
 ])
@@ -117,11 +117,13 @@ def test_read_file_errors(server: RpcServer, params: dict[str, Any], code: str,
 
 # list_dir ----------------------------------------------------------------------------------
 
+ROOT_LISTING = ("Absolute path: .", ".gitignore", ".hidden/", "  h.txt", "README.md", "build/",
+                "  out.txt", "img.png", "link@", "src/", "  app.py", "  crlf.txt", "  lib/",
+                "  long.txt")
+
+
 def test_list_dir_two_levels_with_type_labels(server: RpcServer) -> None:
-    assert _out(server, "list_dir", {"dir_path": ".", "limit": 50}) == "\n".join([
-        "Absolute path: .", ".gitignore", ".hidden/", "  h.txt", "README.md", "build/",
-        "  out.txt", "img.png", "link@", "src/", "  app.py", "  crlf.txt", "  lib/",
-        "  long.txt"])
+    assert _out(server, "list_dir", {"dir_path": ".", "limit": 50}) == "\n".join(ROOT_LISTING)
 
 
 def test_list_dir_depth_and_pages(server: RpcServer) -> None:
@@ -275,7 +277,7 @@ def test_tool_set_lists_and_clashes(tmp_path: Path, sets: str, status: int) -> N
     """read_file is both scope's and codex's: those two sets cannot be served together."""
     proc = subprocess.run([sys.executable, "-m", "chorus_tools", "--workspace",
                            str(tmp_path), "--tools", sets, "--workers", "1"], input=b"",
-                          capture_output=True, cwd=REPO, timeout=60)
+                          capture_output=True, cwd=REPO, timeout=60, check=False)
     assert proc.returncode == status, proc.stderr
     if status:
         assert b"read_file" in proc.stderr and proc.stderr.count(b"\n") == 1

@@ -258,3 +258,52 @@ def test_the_audit_slot_names_every_file(ctx: ToolContext, root: Path) -> None:
                   {"path": "b.txt", "sha256_before": sha256_hex(b"b\n"),
                    "sha256_after": None, "bytes": 2}]}
     ctx.record = None
+
+
+def _in_child_with_file_size_limit(ctx: ToolContext, text: str, limit: int) -> dict:
+    """apply_patch in a forked child whose files may not grow past `limit` bytes
+    (RLIMIT_FSIZE: the kernel refuses the write with EFBIG, even for root)."""
+    import json
+    import resource
+    import signal
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+            try:
+                out = {"ok": apply_patch(ctx, text)}
+            except ToolError as err:
+                out = {"code": err.code, "details": err.details}
+            os.write(write_end, json.dumps(out, default=str).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        got = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    return got
+
+
+def test_a_failing_write_restores_deleted_files_links_and_edits(ctx: ToolContext,
+                                                                 root: Path) -> None:
+    """The last file's write fails for real (EFBIG, said file_too_large): the deleted file comes back with its
+    mode, the removed symlink comes back, the edited file and the created directory are
+    undone."""
+    (root / "gone.txt").write_text("gone\n")
+    os.chmod(root / "gone.txt", 0o604)
+    (root / "target.txt").write_text("target\n")
+    (root / "link").symlink_to("target.txt")
+    (root / "edit.txt").write_text("edit\n")
+    before = {p: (p.read_bytes() if p.is_file() and not p.is_symlink() else os.readlink(p),
+                  os.lstat(p).st_mode) for p in root.iterdir()}
+    got = _in_child_with_file_size_limit(ctx, patch(
+        "*** Delete File: gone.txt", "*** Delete File: link", "*** Update File: edit.txt",
+        "@@", "-edit", "+edited", "*** Add File: new/dir/big.txt", "+" + "x" * 5000), 1000)
+    assert got["code"] == "file_too_large", got  # the core's word for EFBIG
+    assert got["details"]["restored"] == ["gone.txt", "link", "edit.txt"]
+    assert "not_restored" not in got["details"]
+    after = {p: (p.read_bytes() if p.is_file() and not p.is_symlink() else os.readlink(p),
+                 os.lstat(p).st_mode) for p in root.iterdir()}
+    assert after == before

@@ -118,8 +118,8 @@ def _error(text: str) -> ToolError:
     (patch("*** Update File: a", "@@", "*** End of File"), 4, "does not contain any lines"),
     (patch("*** Update File: a", "@@", "bad"), 4, "Unexpected line found in update hunk"),
     (patch("*** Update File: a", "bad"), 3, "Unexpected line found in update hunk"),
-    (patch("*** Update File: a", "@@", "-x", "oops"), 5, "Expected update hunk to start "
-     "with a @@ context marker"),
+    (patch("*** Update File: a", "@@", "-x", "oops"), 5,
+     "Expected update hunk to start with a @@ context marker"),
     (patch("*** Add File:   "), 2, "needs a path"),
     (patch("*** Update File: a", "*** Move to:  ", "@@", "-x"), 3, "needs a path"),
     ("<<EOF\n*** Begin Patch\n*** Delete File: d\nEOF", 3, "must be '*** End Patch'"),

@@ -212,6 +212,7 @@ def _commit(ctx: ToolContext, plan: Plan) -> dict[str, str | None]:
     """Make every file's net change; on a failure undo those made, then raise."""
     done: list[_File] = []
     versions: dict[str, str | None] = {}
+    f = None
     try:
         for f in plan.files.values():
             if f.removed and f.present:
@@ -223,6 +224,8 @@ def _commit(ctx: ToolContext, plan: Plan) -> dict[str, str | None]:
                 versions[f.rel] = _write(ctx, f)
             done.append(f)
     except ToolError as err:
+        if f is not None:  # a new file's write may have made its directories first
+            _remove_dirs(ctx, f)
         undone = _undo(ctx, done)
         raise ToolError(err.code, f"{err.message} Nothing was changed: "
                         + (f"{', '.join(f.shown for f in done)} had been written and "

@@ -307,3 +307,15 @@ def test_a_failing_write_restores_deleted_files_links_and_edits(ctx: ToolContext
     after = {p: (p.read_bytes() if p.is_file() and not p.is_symlink() else os.readlink(p),
                  os.lstat(p).st_mode) for p in root.iterdir()}
     assert after == before
+
+
+def test_an_appended_hunk_does_not_move_the_search(ctx: ToolContext, root: Path) -> None:
+    (root / "a.txt").write_text("a\nb\n")
+    apply_patch(ctx, update("a.txt", "@@", "+end", "@@", "-a", "+A"))
+    assert (root / "a.txt").read_text() == "A\nb\nend\n"
+
+
+def test_an_insertion_and_a_replacement_at_one_line(ctx: ToolContext, root: Path) -> None:
+    (root / "a.txt").write_text("head\nx\n")
+    apply_patch(ctx, update("a.txt", "@@ head", "+inserted", "@@", "-x", "+y"))
+    assert (root / "a.txt").read_text() == "head\ninserted\ny\n"

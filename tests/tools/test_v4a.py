@@ -143,3 +143,9 @@ def test_paths_scans_every_header_and_never_fails() -> None:
     assert paths({"input": text}) == [("input", "a"), ("input", "b"), ("input", "c")]
     assert paths({"input": "*** Update File: x\ngarbage"}) == [("input", "x")]
     assert paths({"input": 7}) == [] and paths({}) == []
+
+
+def test_only_a_line_feed_ends_a_patch_line() -> None:
+    """A U+2028 or a form feed in a line is part of it (Codex splits on "\\n" only)."""
+    [op] = parse(patch("*** Update File: a", "@@", "-x\u2028y\x0cz", "+w"))
+    assert op.hunks[0].old == ("x\u2028y\x0cz",)

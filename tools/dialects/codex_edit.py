@@ -47,10 +47,12 @@ def edit(text: str, hunks: tuple[Hunk, ...], path: str) -> str:
         except NotUnique as many:
             raise _not_unique(many, hunk, index, path) from None
         places.append((where, hunk))
-        after = where.start + where.length
+        if where.length or hunk.anchors:  # an appended hunk moves no search (as in Codex)
+            after = where.start + where.length
     pieces, pos = [], 0
     eol = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
-    for index, (where, hunk) in sorted(enumerate(places), key=lambda p: p[1][0].start):
+    for index, (where, hunk) in sorted(enumerate(places),
+                                       key=lambda p: (p[1][0].start, p[1][0].length)):
         begin, end = starts[where.start], starts[where.start + where.length]
         pieces.append(text[pos:begin])
         if where.length == 0:

@@ -79,7 +79,7 @@ def paths(params: dict[str, Any]) -> list[tuple[str, str]]:
     a malformed one (Method.paths_in)."""
     text = params.get("input")
     found: list[str] = []
-    for line in text.splitlines() if isinstance(text, str) else ():
+    for line in _lines(text) if isinstance(text, str) else ():
         line = line.strip()
         for marker in (ADD, DELETE, UPDATE, MOVE):
             if line.startswith(marker) and line[len(marker):].strip():
@@ -87,11 +87,17 @@ def paths(params: dict[str, Any]) -> list[tuple[str, str]]:
     return [("input", path) for path in dict.fromkeys(found)]
 
 
+def _lines(text: str) -> list[str]:
+    """The patch's lines: only "\n" (with a "\r" before it) ends one, as in Codex, so a
+    U+2028 or a form feed inside a line stays part of it."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def _body(text: str) -> tuple[list[str], int]:
     """The lines between the Begin and End markers, and the patch line number of the
     first of them (a heredoc wrapper and leading blank lines are counted)."""
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    lines = _lines(text)
+    start = next((i for i, line in enumerate(lines) if line.strip()), 0)
     stop = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), -1)
     if stop - start >= 3:
         wrapper = _HEREDOC.match(lines[start].strip())

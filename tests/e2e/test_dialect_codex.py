@@ -328,3 +328,35 @@ def test_third_file_failing_restores_the_first_two(tmp_path: Path) -> None:
     assert not (ws / "two/new").exists()
     assert sorted(os.listdir(ws)) == ["locked", "one.txt", "two"]
     assert sorted(os.listdir(ws / "two")) == ["two.py"]
+
+
+def test_calls_on_the_patched_paths_keep_their_order(editor: RpcServer) -> None:
+    """The paths inside the patch text order the call (SPEC §1): a write pipelined before
+    it is applied first, reads pipelined after it see its result, on every path it names
+    (a move's destination included)."""
+    for round_ in range(10):
+        replies = editor.call_many([
+            ("file.write", {"path": "a.txt", "content": f"a{round_}\n"}),
+            ("file.write", {"path": "b.txt", "content": f"b{round_}\n"}),
+            ("apply_patch", {"input": _patch(
+                "*** Update File: a.txt", "@@", f"-a{round_}", "+A",
+                "*** Update File: b.txt", "*** Move to: c.txt", "@@", f"-b{round_}", "+B")}),
+            ("read_file", {"file_path": "a.txt"}),
+            ("read_file", {"file_path": "c.txt"}),
+            ("file.delete", {"path": "c.txt"}),
+        ])
+        assert [r.get("error") for r in replies] == [None] * 6, replies
+        assert [replies[3]["result"]["output"], replies[4]["result"]["output"]] == [
+            "L1: A", "L1: B"]
+
+
+def test_what_a_model_pays_to_know_the_set(tmp_path: Path) -> None:
+    """SPEC §6a: names, descriptions and input schemas under the reference server's 7,987
+    bytes; one type per property."""
+    with RpcServer(tmp_path, "--tools", "codex", "--workers", "1") as srv:
+        tools = srv.result("tools/list", {})["tools"]
+    lean = [{k: t[k] for k in ("name", "description", "inputSchema")} for t in tools]
+    assert len(json.dumps(lean, separators=(",", ":"))) < 7987
+    for tool in tools:
+        for prop in tool["inputSchema"]["properties"].values():
+            assert not isinstance(prop.get("type"), list), (tool["name"], prop)

@@ -236,6 +236,11 @@ def test_apply_patch_refusal_is_recorded_and_changes_nothing(editor: RpcServer,
     ("list_dir", {"dir_path": ".", "offset": -3}, "offset"),
     ("grep_files", {}, "pattern"), ("grep_files", {"pattern": "x", "include": 3}, "include"),
     ("grep_files", {"pattern": "x", "limit": 1.5}, "limit"),
+    ("grep_files", {"pattern": "x", "path": 3}, "path"),
+    ("list_dir", {"dir_path": ".", "limit": "5"}, "limit"),
+    ("read_file", {"file_path": "a.py", "indentation": {"anchor_line": "x"}}, "indentation"),
+    ("read_file", {"file_path": "a.py", "indentation": {"include_siblings": "yes"}},
+     "indentation"),
 ])
 def test_bad_input_names_the_parameter_and_writes_nothing(
         editor: RpcServer, method: str, params: dict[str, Any], param: str) -> None:

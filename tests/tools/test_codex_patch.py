@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext, sha256_hex
 from chorus_tools.tools.dialects.codex import apply_patch
 from chorus_tools.tools.errors import ToolError
@@ -319,3 +320,12 @@ def test_an_insertion_and_a_replacement_at_one_line(ctx: ToolContext, root: Path
     (root / "a.txt").write_text("head\nx\n")
     apply_patch(ctx, update("a.txt", "@@ head", "+inserted", "@@", "-x", "+y"))
     assert (root / "a.txt").read_text() == "head\ninserted\ny\n"
+
+
+def test_a_moved_file_keeps_its_permission_bits(ctx: ToolContext, root: Path) -> None:
+    (root / "run.sh").write_text("echo hi\n")
+    os.chmod(root / "run.sh", 0o751)
+    got = apply_patch(ctx, patch("*** Update File: run.sh", "*** Move to: bin/run.sh", "@@",
+                                 "-echo hi", "+echo bye"))
+    assert os.stat(root / "bin/run.sh").st_mode & 0o777 == 0o751
+    assert got["files"][0]["version"] == version_of(os.stat(root / "bin/run.sh"))

@@ -51,6 +51,7 @@ class _File:
     blocked: ToolError | None = None  # why a symlink's target cannot be read or written
     removed: bool = False  # the plan deletes the entry
     checked_link: bool = True  # `link` is known (a readable file's is looked up lazily)
+    moved_mode: int | None = None  # the permission bits a move's new destination takes
     missing_dirs: list[str] = field(default_factory=list)  # to make for a new file
 
 
@@ -120,7 +121,7 @@ def _plan(plan: Plan, op: FileOp) -> None:
     if dest is not f:
         _writable(dest)
         f.after, f.removed = None, True
-        dest.after, dest.removed = new, False
+        dest.after, dest.removed, dest.moved_mode = new, False, f.mode
         _ready_to_create(plan.ctx, dest)
     dest.after = new
     plan.report.append({"path": dest.rel, "action": "update", "rel": dest.rel,
@@ -251,6 +252,9 @@ def _write(ctx: ToolContext, f: _File) -> str:
         return f.after  # type: ignore[return-value]
 
     out = mutate(ctx, f.rel, shown=f.shown, compute=compute, create_dirs=True)
+    if out.created and f.moved_mode is not None:  # a moved file keeps its permission bits
+        _chmod(ctx, f.rel, f.shown, f.moved_mode)
+        return _version(ctx, f)  # type: ignore[return-value]
     return version_of(out.stat)  # type: ignore[arg-type]
 
 
@@ -296,11 +300,14 @@ def _restore_link(ctx: ToolContext, f: _File) -> None:
 
 
 def _restore_mode(ctx: ToolContext, f: _File) -> None:
-    if f.mode is None or f.link is not None:
-        return
-    parent, name = split_parent(f.rel)
-    with locked_dir(ctx, parent, shown=f.shown) as dir_fd:
-        os.chmod(name, f.mode, dir_fd=dir_fd, follow_symlinks=False)
+    if f.mode is not None and f.link is None:
+        _chmod(ctx, f.rel, f.shown, f.mode)
+
+
+def _chmod(ctx: ToolContext, rel: str, shown: str, mode: int) -> None:
+    parent, name = split_parent(rel)
+    with locked_dir(ctx, parent, shown=shown) as dir_fd:
+        os.chmod(name, mode, dir_fd=dir_fd, follow_symlinks=False)
 
 
 def _remove_dirs(ctx: ToolContext, f: _File) -> None:

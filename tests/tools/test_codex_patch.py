@@ -329,3 +329,11 @@ def test_a_moved_file_keeps_its_permission_bits(ctx: ToolContext, root: Path) ->
                                  "-echo hi", "+echo bye"))
     assert os.stat(root / "bin/run.sh").st_mode & 0o777 == 0o751
     assert got["files"][0]["version"] == version_of(os.stat(root / "bin/run.sh"))
+
+
+def test_absolute_paths_inside_the_workspace(ctx: ToolContext, root: Path) -> None:
+    (root / "a.txt").write_text("a\n")
+    got = apply_patch(ctx, patch(f"*** Update File: {root}/a.txt", f"*** Move to: {root}/b.txt",
+                                 "@@", "-a", "+b"))
+    assert got["output"] == "Success. Updated the following files:\nM b.txt\n"
+    assert (root / "b.txt").read_text() == "b\n" and not (root / "a.txt").exists()

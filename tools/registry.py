@@ -3,8 +3,8 @@ runtime may treat a call. Dispatch, parameter validation, `rpc.discover` and the
 `tools/list` all read it.
 
 Every method belongs to a tool set (`--tools`): `native` (the `file.*` methods, always
-callable over plain JSON-RPC) or a seed dialect (`claude`, `scope`, `shadow`), whose
-methods are callable, and listed as MCP tools, only when their set is selected. The
+callable over plain JSON-RPC), a seed dialect (`claude`, `scope`, `shadow`) or a trained
+edit format (`codex`), whose methods are callable, and listed as MCP tools, only when their set is selected. The
 native methods are below; each dialect's are in tools/dialects/<set>_table.py. Two sets
 that define the same name cannot be served together (`clashes`).
 

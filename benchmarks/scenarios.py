@@ -586,6 +586,64 @@ def patch_native_with_claude(env: Env) -> Measure:
     return _edits(env, "patch-native", "file.patch")
 
 
+# apply_patch (--tools codex) against file.patch on the same server -----------------------
+
+CODEX = ("--tools", "native,codex")
+
+
+def _v4a(*edits: tuple[str, int]) -> dict[str, Any]:
+    """One V4A patch making `_edit(i)` in each named file."""
+    body = []
+    for name, i in edits:
+        find, replace = _edit(i)
+        body += [f"*** Update File: {name}", "@@", f"-{find.rstrip()}", f"+{replace.rstrip()}"]
+    return {"input": "\n".join(["*** Begin Patch", *body, "*** End Patch"])}
+
+
+def _codex_rate(env: Env, tag: str, files: int, calls: Callable[[list[str], int], list[Call]]
+                ) -> Measure:
+    """Rounds of edits, one request at a time: each round makes one edit in each of
+    `files` fresh files, with the requests `calls` gives; the rate is rounds a second."""
+    names = [env.fresh_file(f"{tag}{k}").name for k in range(files)]
+    with env.ours(env.scratch, *CODEX) as server:
+        for i in range(WARMUP):
+            for call in calls(names, i):
+                server.request(*call, is_success)
+        start = time.perf_counter()
+        for i in range(WARMUP, WARMUP + env.scale.mutations):
+            for call in calls(names, i):
+                server.request(*call, is_success)
+        elapsed = time.perf_counter() - start
+    return Measure("throughput", env.scale.mutations / elapsed,
+                   {"requests": env.scale.mutations})
+
+
+def _patch_calls(names: list[str], i: int) -> list[Call]:
+    return [("file.patch", {"path": name, "patches": [dict(zip(("find", "replace"),
+                                                                _edit(i)))]})
+            for name in names]
+
+
+def _apply_calls(names: list[str], i: int) -> list[Call]:
+    return [("apply_patch", _v4a(*((name, i) for name in names)))]
+
+
+def apply_patch_one(env: Env) -> Measure:
+    return _codex_rate(env, "v4a-one", 1, _apply_calls)
+
+
+def patch_one_with_codex(env: Env) -> Measure:
+    return _codex_rate(env, "patch-one", 1, _patch_calls)
+
+
+def apply_patch_three(env: Env) -> Measure:
+    return _codex_rate(env, "v4a-three", 3, _apply_calls)
+
+
+def patch_three_with_codex(env: Env) -> Measure:
+    return _codex_rate(env, "patch-three", 3, _patch_calls)
+
+
 # the table -------------------------------------------------------------------------------
 
 REFERENCE = "reference MCP server"
@@ -649,6 +707,12 @@ SCENARIOS: list[Scenario] = [
              "file.patch, indentation tier, 200 KiB TypeScript (syntax guard on)",
              "the same patch on a .txt copy (no guard)", Target("≥", 0.8), guard_ts_ours,
              guard_ts_unguarded),
+    Scenario("apply_patch_codex", "apply_patch one edit (--tools codex), one at a time",
+             "file.patch, same server", Target("≥", 0.9), apply_patch_one,
+             patch_one_with_codex),
+    Scenario("apply_patch_3_files", "apply_patch of one edit in each of 3 files",
+             "three file.patch calls, same server", Target("≥", 1.0), apply_patch_three,
+             patch_three_with_codex),
     Scenario("rss_huge", "read lines 1–50 of a 2 GB file: peak RSS, all processes", "—",
              Target("≤", 100e6, absolute=True), rss_huge_ours, None),
     Scenario("rss_search", "search of the whole tree: peak RSS, all processes", "rg -n",

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from chorus_tools.rpc.cli import parser
-from chorus_tools.rpc.dispatch.discover import openrpc_document
+from chorus_tools.rpc.dispatch.discover import method_document, openrpc_document
 from chorus_tools.rpc.wire.errors import (CODES, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
                                  protocol_error)
-from chorus_tools.tools.registry import METHODS, TOOLSETS, Method
+from chorus_tools.tools.registry import ALL_METHODS, METHODS, TOOLSETS, Method
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE = HERE / "template" / "protocol.md"
@@ -86,19 +86,24 @@ def _prose_rows(prose: str) -> dict[str, tuple[str, str, str]]:
 
 
 def methods_section() -> str:
-    """Every method rpc.discover describes, grouped by tool set (native first, then the
-    sets in --tools order, then any other), each followed by its notes file if any."""
-    documented = openrpc_document()["methods"]
+    """Every method rpc.discover describes and every tool set's, grouped by set (native
+    first, then the sets in --tools order, then any other), each followed by its notes
+    file if any: docs/template/methods/<name>.md for a native method,
+    docs/template/methods/<set>/<name>.md for a set's (two sets may share a name)."""
     order = {name: i for i, name in enumerate(TOOLSETS)}
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for doc in documented:
+    groups: dict[str, list[tuple[dict[str, Any], Method | None]]] = {}
+    for doc in openrpc_document()["methods"]:
         method = METHODS.get(doc["name"])
-        groups.setdefault(method.toolset if method else "native", []).append(doc)
+        groups.setdefault(method.toolset if method else "native", []).append((doc, method))
+    for method in ALL_METHODS:
+        if method.toolset != "native":
+            groups.setdefault(method.toolset, []).append((method_document(method, []), method))
     out = []
     for toolset in sorted(groups, key=lambda s: (order.get(s, len(order)), s)):
         out.append(f"### Tool set `{toolset}`\n\n{_toolset_intro(toolset)}\n")
-        for doc in groups[toolset]:
-            out.append(_method(doc, METHODS.get(doc["name"])))
+        notes = NOTES if toolset == "native" else NOTES / toolset
+        for doc, method in groups[toolset]:
+            out.append(_method(doc, method, notes))
     return "\n".join(out).rstrip("\n")
 
 
@@ -110,7 +115,7 @@ def _toolset_intro(toolset: str) -> str:
             f"runs with `--tools` naming `{toolset}`.")
 
 
-def _method(doc: dict[str, Any], method: Method | None) -> str:
+def _method(doc: dict[str, Any], method: Method | None, notes_dir: Path) -> str:
     lines = [f"#### `{doc['name']}`", "", doc["summary"], ""]
     if method is not None:
         lines += [_face(method), ""]
@@ -119,7 +124,7 @@ def _method(doc: dict[str, Any], method: Method | None) -> str:
                       *(f"> {line}".rstrip() for line in method.description.splitlines()), ""]
     lines += ["Params:", ""] + _params(doc, method) + [""]
     lines += ["Result:", ""] + _result(doc["result"]["schema"]) + [""]
-    notes = NOTES / f"{doc['name']}.md"
+    notes = notes_dir / f"{doc['name']}.md"
     if notes.exists():
         lines += [notes.read_text().strip("\n"), ""]
     return "\n".join(lines)

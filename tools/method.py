@@ -65,12 +65,22 @@ class Method:
     # claude's read-before-write (rpc/dispatch/session.py): shown | guarded | removed
     read_state: str = ""
     error_style: str = ""  # "module:function" giving a ToolError the set's own form
-    shown_as: str = "json"  # MCP content for a model: "read", "search", "list" or "json"
+    # MCP content for a model: "read", "search", "list", "json" or "text" (its `output`)
+    shown_as: str = "json"
     mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)
+    # "module:function" naming the paths a call's text holds (apply_patch's patch):
+    # params -> [path]; they follow path_params for ordering, records and --deny
+    paths_in: str = ""
 
     def paths_of(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The path params given, by name, in the order the method names them."""
-        return {p: params[p] for p in self.path_params if p in params}
+        """The path params given, by name, in the order the method names them (paths
+        found in a param's text are named after it: `input`, `input#2`, ...)."""
+        given = {p: params[p] for p in self.path_params if p in params}
+        if self.paths_in:
+            found = load(self.paths_in)(params)
+            given.update((name if i == 0 else f"{name}#{i + 1}", path)
+                         for i, (name, path) in enumerate(found))
+        return given
 
     def path_of(self, params: dict[str, Any]) -> Any:
         """The path the call is about (ordering, records, read-before-write), or None."""

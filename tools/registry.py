@@ -3,10 +3,11 @@ runtime may treat a call. Dispatch, parameter validation, `rpc.discover` and the
 `tools/list` all read it.
 
 Every method belongs to a tool set (`--tools`): `native` (the `file.*` methods, always
-callable over plain JSON-RPC) or a seed dialect (`claude`, `scope`, `shadow`), whose
-methods are callable, and listed as MCP tools, only when their set is selected. The
-native methods are below; each dialect's are in tools/dialects/<set>_table.py. Two sets
-that define the same name cannot be served together (`clashes`).
+callable over plain JSON-RPC), a seed dialect (`claude`, `scope`, `shadow`) or a trained
+edit format (`codex`), whose methods are callable, and listed as MCP tools, only when their
+set is selected. The native methods are below; each dialect's are in
+tools/dialects/<set>_table.py. Two sets that define the same name cannot be served together
+(`clashes`).
 
 Functions are named as "module:function" and imported on first use, so a worker pays only
 for the tools it runs.
@@ -14,7 +15,7 @@ for the tools it runs.
 
 from __future__ import annotations
 
-from chorus_tools.tools.dialects import claude_table, scope_table, shadow_table
+from chorus_tools.tools.dialects import claude_table, codex_table, scope_table, shadow_table
 from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_RESULT, PATH,
                                       POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT,
                                       VERSION, WRITE_RESULT, Method, obj as _obj)
@@ -211,9 +212,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
 
 
 DIALECTS: tuple[Method, ...] = (*claude_table.METHODS, *scope_table.METHODS,
-                                *shadow_table.METHODS)
+                                *shadow_table.METHODS, *codex_table.METHODS)
 ALL_METHODS: tuple[Method, ...] = (*METHODS.values(), *DIALECTS)
-TOOLSETS = ("native", "claude", "scope", "shadow")
+TOOLSETS = ("native", "claude", "scope", "shadow", "codex")
 
 
 def clashes(toolsets: tuple[str, ...]) -> dict[str, list[str]]:

@@ -34,12 +34,9 @@ def _with_default(schema: dict[str, Any], default: Any) -> dict[str, Any]:
     return schema if default is None else {**schema, "default": default}
 
 
-@cache
-def openrpc_document(toolsets: tuple[str, ...] = ("native",)) -> dict[str, Any]:
-    """The document of the methods callable under `--tools toolsets`."""
-    errors = [{"code": code, "message": name, "data": {"error": name}}
-              for name, code in CODES.items()]
-    methods = [{
+def method_document(m: Method, errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """One method as OpenRPC describes it (docs/generate.py documents every set's)."""
+    return {
         "name": m.name,
         "summary": m.summary,
         "paramStructure": "by-name",
@@ -48,7 +45,15 @@ def openrpc_document(toolsets: tuple[str, ...] = ("native",)) -> dict[str, Any]:
                    for p, schema in m.params["properties"].items()],
         "result": {"name": "result", "schema": m.result},
         "errors": errors,
-    } for m in callable_methods(toolsets).values()]
+    }
+
+
+@cache
+def openrpc_document(toolsets: tuple[str, ...] = ("native",)) -> dict[str, Any]:
+    """The document of the methods callable under `--tools toolsets`."""
+    errors = [{"code": code, "message": name, "data": {"error": name}}
+              for name, code in CODES.items()]
+    methods = [method_document(m, errors) for m in callable_methods(toolsets).values()]
     methods.append({"name": "rpc.discover", "summary": "This document.",
                     "paramStructure": "by-name", "params": [],
                     "result": {"name": "OpenRPC document", "schema": {"type": "object"}}})

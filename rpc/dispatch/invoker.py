@@ -187,7 +187,8 @@ class Invoker:
             self._records.append(rid=call.request.id if not call.request.is_notification
                                  else None, method=method.name, path=path[1],
                                  outcome=outcome, audit=audit,
-                                 more_paths={str(name): given for name, given in others})
+                                 more_paths={} if method.paths_in else {
+                                     str(name): given for name, given in others})
         except OSError:
             log.exception("cannot append the audit record")
 

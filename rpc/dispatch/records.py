@@ -39,6 +39,7 @@ class Records:
             "bytes": audit.get("bytes", 0) if outcome == "ok" else 0,
             "sha256_before": audit.get("sha256_before"),
             "sha256_after": audit.get("sha256_after"),
+            **({"files": audit["files"]} if "files" in audit else {}),  # apply_patch's
         }
         os.write(self._fd, orjson.dumps(line) + b"\n")
 

@@ -68,8 +68,13 @@ def _json(result: Any) -> list[Block]:
     return [_text(orjson.dumps(result).decode())]
 
 
+def _output(result: dict[str, Any]) -> list[Block]:
+    """A tool set's own text for the model (the harness's words), kept in `output`."""
+    return [_text(result["output"])]
+
+
 SHOWN_AS: dict[str, Callable[[Any], list[Block]]] = {
-    "read": _read, "search": _search, "list": _list, "json": _json}
+    "read": _read, "search": _search, "list": _list, "json": _json, "text": _output}
 
 
 def content(shown_as: str, result: Any) -> list[Block]:

@@ -266,3 +266,42 @@ def test_claude_set_lists_its_eight_tools_and_a_read_edit_grep_session_works(
         assert not grep.isError and "src/app.py:2:" in grep.content[0].text
     in_session(ws, body, "--tools", "claude")
     assert (ws / "src" / "app.py").read_text() == "def main():\n    return 2\n"
+
+
+def test_codex_set_lists_and_calls_every_tool(ws: Path) -> None:
+    """§9 over MCP: `--tools native,codex` lists the codex tools beside the native ones;
+    each is called valid (its text is Codex's, its structuredContent checked against its
+    outputSchema by the SDK) and invalid (a §2 error the model sees)."""
+    patch = ("*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n-    return 1\n"
+             "+    return 2\n*** Add File: notes/new.md\n+hello\n*** End Patch")
+    valid = [
+        ("apply_patch", {"input": patch},
+         "Success. Updated the following files:\nA notes/new.md\nM src/app.py\n"),
+        ("read_file", {"file_path": "src/app.py"}, "L1: def main():\nL2:     return 2"),
+        ("list_dir", {"dir_path": "src"}, "Absolute path: src\napp.py"),
+        ("grep_files", {"pattern": "hello"}, "notes/new.md"),
+    ]
+    invalid = [
+        ("apply_patch", {"input": "*** Begin Patch\n*** Update File: src/app.py\n@@\n-nope"
+                                  "\n+x\n*** End Patch"}, "find_not_found"),
+        ("apply_patch", {}, "invalid_params"),
+        ("read_file", {"file_path": "src/app.py", "offset": 0}, "invalid_params"),
+        ("list_dir", {"dir_path": "src/app.py"}, "not_a_directory"),
+        ("grep_files", {"pattern": "("}, "invalid_pattern"),
+    ]
+
+    async def body(session: ClientSession, _: Any) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert {"apply_patch", "read_file", "list_dir", "grep_files", "file_read"} <= set(tools)
+        assert "*** Begin Patch" in (tools["apply_patch"].description or "")
+        for name, arguments, text in valid:
+            result = await session.call_tool(name, arguments)
+            assert result.isError is False, (name, result.content)
+            assert result.content[0].text == text, (name, result.content)
+            assert result.structuredContent["output"] == text
+        for name, arguments, code in invalid:
+            result = await session.call_tool(name, arguments)
+            assert result.isError, (name, result.content)
+            assert result.structuredContent["error"] == code, (name, result.content)
+    in_session(ws, body, "--tools", "native,codex")
+    assert (ws / "src/app.py").read_text() == "def main():\n    return 2\n"

@@ -210,6 +210,21 @@ DIALECT_TOOLS = {
         "Glob": ("file.list", lambda p: {"pattern": "*", "root": p}),
         "Grep": ("file.search", lambda p: {"query": PATTERN, "path": p}),
     },
+    "codex": {
+        "read_file": ("file.read", lambda p: {"file_path": p}),
+        "list_dir": ("file.list", lambda p: {"dir_path": p}),
+        "grep_files": ("file.search", lambda p: {"pattern": PATTERN, "path": p}),
+    },
+}
+
+# apply_patch's paths are inside its patch text: each operation meets the corpus as the
+# core method it stands for (a move's destination as a write).
+PATCH_OPERATIONS = {
+    "add": ("file.write", lambda p: f"*** Add File: {p}\n+PWNED"),
+    "update": ("file.patch", lambda p: f"*** Update File: {p}\n@@\n-needle\n+x"),
+    "delete": ("file.delete", lambda p: f"*** Delete File: {p}"),
+    "move": ("file.write", lambda p: f"*** Update File: file.txt\n*** Move to: {p}\n@@\n"
+             "-inside\n+moved"),
 }
 
 
@@ -262,6 +277,14 @@ def test_hostile_paths_through_dialect_tools(tmp_path: Path, toolset: str, metho
     core, params = DIALECT_TOOLS[toolset][method]
     failures = run_corpus(tmp_path, method, "--tools", toolset, params=params,
                           expect_as=core)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("operation", PATCH_OPERATIONS)
+def test_hostile_paths_through_apply_patch(tmp_path: Path, operation: str) -> None:
+    core, body = PATCH_OPERATIONS[operation]
+    failures = run_corpus(tmp_path, "apply_patch", "--tools", "codex", params=lambda p: {
+        "input": f"*** Begin Patch\n{body(p)}\n*** End Patch"}, expect_as=core)
     assert not failures, "\n".join(failures)
 
 

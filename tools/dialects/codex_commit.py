@@ -1,0 +1,154 @@
+"""The commit half of apply_patch (codex_patch.py plans): every planned file's net change
+made with the core's atomic write (a new file and a rename, under the directory's lock) or
+an unlink, each refusing a file that changed since the plan (conflict); on a failure the
+files already changed are put back as they were (created files and the directories made for
+them removed, deleted files and removed symlinks recreated, permission bits kept) and the
+error lists them in `restored` (and any that could not be, in `not_restored`)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+
+from chorus_tools.tools.confine.sandbox import version_of
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.mutate.atomic import Current, locked_dir, mutate, split_parent
+
+
+@dataclass
+class PlannedFile:
+    """One path the patch touches: as it was, as the plan leaves it."""
+
+    rel: str
+    shown: str
+    before: bytes | None
+    mode: int | None  # permission bits of the file as it was
+    link: str | None  # a symlink's text when the entry is one (a delete removes the link)
+    after: bytes | None = None
+    present: bool = False  # an entry was there (a file, or a symlink even if unreadable)
+    blocked: ToolError | None = None  # why a symlink's target cannot be read or written
+    removed: bool = False  # the plan deletes the entry
+    checked_link: bool = True  # `link` is known (a readable file's is looked up lazily)
+    moved_mode: int | None = None  # the permission bits a move's new destination takes
+    missing_dirs: list[str] = field(default_factory=list)  # to make for a new file
+
+
+def commit(ctx: ToolContext, files: list[PlannedFile]) -> dict[str, str | None]:
+    """Make every file's net change; on a failure undo those made, then raise."""
+    done: list[PlannedFile] = []
+    versions: dict[str, str | None] = {}
+    f = None
+    try:
+        for f in files:
+            if f.removed and f.present:
+                versions[f.rel] = _remove(ctx, f)
+            elif f.after == f.before:
+                versions[f.rel] = _version(ctx, f)
+                continue
+            else:
+                versions[f.rel] = _write(ctx, f)
+            done.append(f)
+    except ToolError as err:
+        if f is not None:  # a new file's write may have made its directories first
+            _remove_dirs(ctx, f)
+        undone = _undo(ctx, done)
+        raise ToolError(err.code, f"{err.message} Nothing was changed: "
+                        + (f"{', '.join(f.shown for f in done)} had been written and "
+                           "were restored." if done else "no file had been written yet."),
+                        **err.details, restored=[f.rel for f in done],
+                        **({"not_restored": undone} if undone else {})) from None
+    return versions
+
+
+def _version(ctx: ToolContext, f: PlannedFile) -> str | None:
+    """The version of a file the patch leaves as it is."""
+    if f.after is None:
+        return None
+    fd, st = ctx.ws.open_regular(f.rel, shown=f.shown)
+    os.close(fd)
+    return version_of(st)
+
+
+def _write(ctx: ToolContext, f: PlannedFile) -> str:
+    def compute(current: Current) -> bytes:
+        if current.data != f.before:
+            raise _changed(f)
+        return f.after  # type: ignore[return-value]
+
+    out = mutate(ctx, f.rel, shown=f.shown, compute=compute, create_dirs=True)
+    if out.created and f.moved_mode is not None:  # a moved file keeps its permission bits
+        _chmod(ctx, f.rel, f.shown, f.moved_mode)
+        return _version(ctx, f)  # type: ignore[return-value]
+    return version_of(out.stat)  # type: ignore[arg-type]
+
+
+def _remove(ctx: ToolContext, f: PlannedFile) -> None:
+    parent, name = split_parent(f.rel)
+    with locked_dir(ctx, parent, shown=f.shown) as dir_fd:
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if f.link is None and (not stat.S_ISREG(st.st_mode) or st.st_size != len(
+                    f.before or b"")):
+                raise _changed(f)
+            os.unlink(name, dir_fd=dir_fd)
+            os.fsync(dir_fd)
+        except OSError as exc:
+            raise from_os_error(exc, f.shown, "write_failed") from None
+
+
+def _undo(ctx: ToolContext, done: list[PlannedFile]) -> list[str]:
+    """Put every changed file back as it was, newest change first; the paths that could
+    not be (each is tried, whatever the others do)."""
+    failed = []
+    for f in reversed(done):
+        try:
+            if f.after is None and f.link is not None:
+                _restore_link(ctx, f)
+            elif f.before is None:
+                made = ctx.ws.resolve_symlinks(f.rel, shown=f.shown)
+                _remove(ctx, PlannedFile(made, f.shown, f.after, None, None, removed=True))
+                _remove_dirs(ctx, f)
+            else:
+                mutate(ctx, f.rel, shown=f.shown, compute=lambda _, f=f: f.before,
+                       create_dirs=True)
+                _restore_mode(ctx, f)
+        except (ToolError, OSError):
+            failed.append(f.rel)
+    return failed
+
+
+def _restore_link(ctx: ToolContext, f: PlannedFile) -> None:
+    parent, name = split_parent(f.rel)
+    with locked_dir(ctx, parent, shown=f.shown) as dir_fd:
+        os.symlink(f.link, name, dir_fd=dir_fd)  # type: ignore[arg-type]
+
+
+def _restore_mode(ctx: ToolContext, f: PlannedFile) -> None:
+    if f.mode is not None and f.link is None:
+        _chmod(ctx, f.rel, f.shown, f.mode)
+
+
+def _chmod(ctx: ToolContext, rel: str, shown: str, mode: int) -> None:
+    parent, name = split_parent(rel)
+    with locked_dir(ctx, parent, shown=shown) as dir_fd:
+        try:
+            os.chmod(name, mode, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError as exc:
+            raise from_os_error(exc, shown, "write_failed") from None
+
+
+def _remove_dirs(ctx: ToolContext, f: PlannedFile) -> None:
+    for rel in reversed(f.missing_dirs):
+        parent, name = split_parent(rel)
+        try:
+            with locked_dir(ctx, parent, shown=f.shown) as dir_fd:
+                os.rmdir(name, dir_fd=dir_fd)
+        except (ToolError, OSError):
+            return
+
+
+def _changed(f: PlannedFile) -> ToolError:
+    return ToolError("conflict", f"{f.shown} changed while the patch was being applied. "
+                     "Read it again and send the patch anew.", path=f.shown)

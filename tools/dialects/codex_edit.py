@@ -1,0 +1,147 @@
+"""One file's V4A hunks applied to its text, through the core's edit engine.
+
+codex_seek finds each hunk's place; the change itself is a core patch (tools/patch/match)
+run on exactly that region, so the core's tiers decide how it is written: an exact region
+is replaced as given, CRLF regions get CRLF, and a region that differs in indentation goes
+through the core's indentation mapping (re-indented into the file's unit, or refused
+when no single mapping fits every line). A region found only by Codex's Unicode tier is
+replaced as Codex replaces it: the hunk's lines as written. Pure additions (a hunk with
+no `-` or context lines) are inserted in the file's line-break style.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate
+
+from chorus_tools.tools.dialects.codex_seek import (
+    Lines,
+    NotFound,
+    NotUnique,
+    Place,
+    place,
+)
+from chorus_tools.tools.dialects.v4a import Hunk
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.patch.hint import closest_region
+from chorus_tools.tools.context import Limits
+from chorus_tools.tools.patch.diff import unified_diff
+from chorus_tools.tools.patch.match import Refusal, apply, locate
+from chorus_tools.tools.patch.syntax import broken
+
+
+def edit(text: str, hunks: tuple[Hunk, ...], path: str) -> str:
+    """`text` with every hunk applied (each after the one before); find_not_found or
+    find_not_unique naming the hunk's patch line otherwise."""
+    parts = text.split("\n")  # only "\n" ends a line, a "\r" before it too
+    if parts[-1] == "":
+        parts.pop()
+    starts = [0, *accumulate(len(part) + 1 for part in parts)]
+    starts[-1] = min(starts[-1], len(text))  # a last line without its line break
+    if "\r" in text:
+        parts = [part.removesuffix("\r") for part in parts]
+    lines = Lines(parts)
+    places: list[tuple[Place, Hunk]] = []
+    after = 0
+    for index, hunk in enumerate(hunks):
+        try:
+            where = place(lines, hunk, after)
+        except NotFound as miss:
+            raise _not_found(text, miss, hunk, index, path) from None
+        except NotUnique as many:
+            raise _not_unique(many, hunk, index, path) from None
+        places.append((where, hunk))
+        if where.length or hunk.anchors:  # an appended hunk moves no search (as in Codex)
+            after = where.start + where.length
+    pieces, pos = [], 0
+    eol = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    for index, (where, hunk) in sorted(enumerate(places),
+                                       key=lambda p: (p[1][0].start, p[1][0].length)):
+        begin, end = starts[where.start], starts[where.start + where.length]
+        pieces.append(text[pos:begin])
+        if where.length == 0:
+            pieces.append(_insertion(text, begin, where.new, eol))
+        else:
+            pieces.append(_replace(text[begin:end], where, hunk, index, path))
+        pos = end
+    pieces.append(text[pos:])
+    result = "".join(pieces)
+    loose = next(((i, w.tier) for i, (w, _) in enumerate(places) if w.tier != "exact"), None)
+    if loose is not None:
+        _guard(path, text, result, *loose)
+    return result
+
+
+def _guard(path: str, before: str, after: str, index: int, tier: str) -> None:
+    """The syntax guard of file.patch: a hunk found by a looser tier than exact must not
+    leave a syntax error the file did not have."""
+    found = broken(path, before, after)
+    if found is not None:
+        raise ToolError("edit_breaks_syntax",
+                        f"Hunk {index + 1} for {path}, matched by the {tier} tier, would leave "
+                        f"a syntax error at line {found.line} ({found.language}: "
+                        f"{found.reason}) that the file did not have; nothing was written. "
+                        "Copy the context lines exactly from the file (an exact match is "
+                        "applied as given).", path=path, patch_index=index, tier=tier,
+                        line=found.line, reason=found.reason,
+                        diff=unified_diff(before, after, path, created=False,
+                                          limit=Limits.max_diff_bytes))
+
+
+def _insertion(text: str, at: int, new: tuple[str, ...], eol: str) -> str:
+    lead = eol if at == len(text) and text and not text.endswith("\n") else ""
+    return lead + "".join(line + eol for line in new)
+
+
+def _replace(region: str, where: Place, hunk: Hunk, index: int, path: str) -> str:
+    """The region rewritten by the core's matcher (its tiers and indentation mapping)."""
+    tail = "\n" if region.endswith("\n") else ""
+    find = "\n".join(where.old) + tail
+    replace = "\n".join(where.new) + (tail if where.new else "")
+    match = None if where.tier == "unicode" else locate(region, find, replace)
+    if where.tier == "unicode":
+        match = locate(region, region, replace)  # Codex's widest tier: the lines as given
+    if match is None or isinstance(match, Refusal):
+        why = {} if match is None else {"reason": match.misfit.reason,
+                                        f"{match.misfit.part}_line": match.misfit.line}
+        raise ToolError(
+            "find_not_found",
+            f"The hunk at patch line {hunk.line} fits lines {where.start + 1}-"
+            f"{where.start + where.length} of {path} only when indentation is ignored, and "
+            "no single indentation change maps every one of its lines onto the file's"
+            + (f" ({why['reason']})" if why else "") + ". Copy the lines with the file's "
+            "own indentation (data.hint shows them).",
+            path=path, patch_index=index, line=hunk.line,
+            hint={"start_line": where.start + 1, "end_line": where.start + where.length,
+                  "text": region, "similarity": 1.0}, **why)
+    return apply(region, match)
+
+
+def _not_found(text: str, miss: NotFound, hunk: Hunk, index: int, path: str) -> ToolError:
+    wanted = "\n".join(miss.what)
+    hint = closest_region(text, wanted)
+    if miss.anchor:
+        head = f"Failed to find context {wanted!r} in {path}"
+    else:
+        head = f"Failed to find expected lines in {path}:\n{wanted}"
+    where = ("No region of the file is similar: read it and copy the lines exactly."
+             if hint is None else
+             f"The closest region is lines {hint['start_line']}-{hint['end_line']} "
+             f"(similarity {hint['similarity']}), in data.hint.text: correct the hunk "
+             "from it.")
+    return ToolError("find_not_found", f"{head}\n(hunk at patch line {hunk.line}; searched "
+                     f"after the previous hunk, exactly, then ignoring trailing and leading "
+                     f"whitespace and Unicode punctuation.) {where}", path=path,
+                     patch_index=index, line=hunk.line, hint=hint, anchor=miss.anchor)
+
+
+def _not_unique(many: NotUnique, hunk: Hunk, index: int, path: str) -> ToolError:
+    lines = [s + 1 for s in many.starts]
+    shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
+    return ToolError("find_not_unique",
+                     f"The hunk at patch line {hunk.line} fits {len(lines)} places in {path} "
+                     f"(lines {shown}; {many.tier} match) and its @@ anchor does not decide "
+                     "between them. Add context lines, or an '@@ <line>' anchor naming the "
+                     "class or function just above the change.", path=path,
+                     patch_index=index, line=hunk.line, count=len(lines), lines=lines,
+                     tier=many.tier)
+

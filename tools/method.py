@@ -49,6 +49,9 @@ class Method:
     error_style: str = ""  # "module:function" giving a ToolError the set's own form
     shown_as: str = "json"  # MCP content for a model: "read", "search", "list" or "json"
     mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)
+    # values of a `command` param that only read (the anthropic editor's `view`): such a
+    # call of a mutating method is not ordered, recorded or refused as a change
+    read_commands: frozenset[str] = frozenset()
 
     def paths_of(self, params: dict[str, Any]) -> dict[str, Any]:
         """The path params given, by name, in the order the method names them."""
@@ -65,7 +68,12 @@ class Method:
 
     def mutates(self, params: dict[str, Any]) -> bool:
         """Whether this call changes files (and so is audited): a dry run does not."""
-        return self.mutating and params.get("dry_run") is not True  # "yes" is refused: audited
+        return (self.mutating and params.get("dry_run") is not True  # "yes" is refused: audited
+                and not self.only_reads(params))
+
+    def only_reads(self, params: dict[str, Any]) -> bool:
+        """Whether this call of a many-command tool runs a command that only reads."""
+        return bool(self.read_commands) and params.get("command") in self.read_commands
 
     @cached_property
     def func(self) -> Callable[..., Any] | None:

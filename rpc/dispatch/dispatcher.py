@@ -16,7 +16,8 @@ Contract:
   whose notifications go out through the request's own reply channel;
   `workspace.unwatch` is answered here.
 - with the `claude` set, the session's read-before-write state (rpc/dispatch/session.py) is kept
-  here and passed down to the claude writers; a set's `error_style` gives its errors
+  here and passed down to the claude writers; with `anthropic`, its undo_edit memory
+  (rpc/dispatch/undo.py) the same way; a set's `error_style` gives its errors
   their own form (scope's `data.code`).
 
 Envelopes and batches are checked by `rpc.envelope`; a request is routed by the registry
@@ -43,6 +44,7 @@ from chorus_tools.rpc.process.pool import Job, Pool
 from chorus_tools.rpc.mcp.progress import Progress
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions
+from chorus_tools.rpc.dispatch.undo import UndoEdits
 from chorus_tools.rpc.dispatch.validate import ParamsValidator
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.rpc.process.worker import resolve
@@ -94,6 +96,7 @@ class Dispatcher:
         self._validator = ParamsValidator(self._methods)
         self._roots = roots
         self._session = ReadVersions(roots) if "claude" in toolsets else None
+        self._undo = UndoEdits(roots) if "anthropic" in toolsets else None
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._order = PathOrder()
         self._mcp = McpFace(toolsets, self.invoke, read_only)
@@ -217,13 +220,16 @@ class Dispatcher:
                     raise self._timeout_error()
             # read-before-write state is taken and left in the path's order, so a write
             # pipelined after a read of its file sees that read
-            session = self._session
+            session, undo = self._session, self._undo
+            kwargs = params if session is None else session.prepare(method, params)
             ok, payload, audit = await self._run(
-                call, method.target, params if session is None else session.prepare(
-                    method, params), deadline,
+                call, method.target, kwargs if undo is None else undo.prepare(
+                    method, kwargs), deadline,
                 record=self._records is not None and mutates, stoppable=method.stoppable)
             if ok and session is not None:
                 session.note(method, params, payload)
+            if ok and undo is not None:  # anthropic's undo_edit memory, in path order too
+                payload = undo.note(method, params, payload)
         finally:
             for key, _, fut in entered:
                 self._order.leave(key, fut)

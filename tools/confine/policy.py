@@ -26,7 +26,7 @@ def guard(ctx: ToolContext, target: str, kwargs: dict[str, Any]) -> None:
     method = _BY_TARGET.get(target)
     if method is None:
         return
-    if ctx.read_only and method.mutating:
+    if ctx.read_only and method.mutating and not method.only_reads(kwargs):
         raise read_only()
     if ctx.ws.deny:
         for given in method.paths_of(kwargs).values():

@@ -14,8 +14,8 @@ for the tools it runs.
 
 from __future__ import annotations
 
-from chorus_tools.tools.dialects import (anthropic_table, claude_table, scope_table,
-                                         shadow_table)
+from chorus_tools.tools.dialects import (anthropic_table, claude_table, gemini_table,
+                                         scope_table, shadow_table)
 from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_RESULT, PATH,
                                       POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT,
                                       VERSION, WRITE_RESULT, Method, obj as _obj)
@@ -212,9 +212,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
 
 
 DIALECTS: tuple[Method, ...] = (*claude_table.METHODS, *scope_table.METHODS,
-                                *shadow_table.METHODS, *anthropic_table.METHODS)
+                                *shadow_table.METHODS, *anthropic_table.METHODS,
+                                *gemini_table.METHODS)
 ALL_METHODS: tuple[Method, ...] = (*METHODS.values(), *DIALECTS)
-TOOLSETS = ("native", "claude", "scope", "shadow", "anthropic")
+TOOLSETS = ("native", "claude", "scope", "shadow", "anthropic", "gemini")
 
 
 def clashes(toolsets: tuple[str, ...]) -> dict[str, list[str]]:

@@ -209,6 +209,30 @@ DIALECT_TOOLS = {
         "Glob": ("file.list", lambda p: {"pattern": "*", "root": p}),
         "Grep": ("file.search", lambda p: {"query": PATTERN, "path": p}),
     },
+    "gemini": {
+        "read_file": ("file.read", lambda p: {"file_path": p}),
+        "write_file": ("file.write", lambda p: {"file_path": p, "content": "PWNED\n"}),
+        "replace": ("file.patch", lambda p: {"file_path": p, "old_string": "needle",
+                                             "new_string": "x"}),
+        "glob": ("file.list", lambda p: {"pattern": "*", "dir_path": p}),
+        "grep_search": ("file.search", lambda p: {"pattern": PATTERN, "dir_path": p}),
+        "list_directory": ("file.list", lambda p: {"dir_path": p}),
+    },
+    "anthropic": {
+        "str_replace_based_edit_tool": ("file.read", lambda p: {"command": "view",
+                                                                "path": p}),
+        "str_replace_editor": ("file.patch", lambda p: {
+            "command": "str_replace", "path": p, "old_str": "needle", "new_str": "x"}),
+    },
+}
+
+# The anthropic editor's other path-taking commands, each as the core method it meets
+# the corpus as (undo_edit without an edit to undo refuses every path alike).
+EDITOR_COMMANDS = {
+    "create": ("file.write", lambda p: {"command": "create", "path": p,
+                                        "file_text": "PWNED\n"}),
+    "insert": ("file.patch", lambda p: {"command": "insert", "path": p, "insert_line": 0,
+                                        "insert_text": "PWNED"}),
 }
 
 
@@ -261,6 +285,21 @@ def test_hostile_paths_through_dialect_tools(tmp_path: Path, toolset: str, metho
     core, params = DIALECT_TOOLS[toolset][method]
     failures = run_corpus(tmp_path, method, "--tools", toolset, params=params,
                           expect_as=core)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("command", EDITOR_COMMANDS)
+def test_hostile_paths_through_editor_commands(tmp_path: Path, command: str) -> None:
+    core, params = EDITOR_COMMANDS[command]
+    failures = run_corpus(tmp_path, "str_replace_based_edit_tool", "--tools", "anthropic",
+                          params=params, expect_as=core)
+    assert not failures, "\n".join(failures)
+
+
+def test_hostile_paths_through_gemini_search_python_engine(tmp_path: Path) -> None:
+    core, params = DIALECT_TOOLS["gemini"]["grep_search"]
+    failures = run_corpus(tmp_path, "grep_search", "--tools", "gemini", "--search-engine",
+                          "python", params=params, expect_as=core)
     assert not failures, "\n".join(failures)
 
 

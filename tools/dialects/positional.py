@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from chorus_tools.tools.confine.sandbox import version_of
+from chorus_tools.tools.confine.sandbox import names_directory, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import Current, mutate
@@ -40,8 +40,12 @@ class Inserted:
 
 
 def current_bytes(ctx: ToolContext, path: str) -> tuple[bytes, str]:
-    """The file's bytes and version, read through the confined open."""
-    fd, st = ctx.ws.open_regular(ctx.ws.rel(path), shown=path)
+    """The file's bytes and version, read through the confined open (a path that can
+    only name a directory refused first, as a mutation refuses it)."""
+    rel = ctx.ws.rel(path)
+    if names_directory(path):
+        raise ToolError("is_directory", f"The path names a directory: {path}.", path=path)
+    fd, st = ctx.ws.open_regular(rel, shown=path)
     try:
         return b"".join(iter(lambda: os.read(fd, 1 << 20), b"")), version_of(st)
     finally:

@@ -7,11 +7,11 @@ nothing written), undo_edit after each kind of edit, --read-only and the audit r
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from rpc_client import RpcServer, error_code, snapshot
 
 NEW = "str_replace_based_edit_tool"
@@ -84,10 +84,10 @@ def test_view_keeps_tabs_as_they_are(srv: RpcServer) -> None:
 
 @pytest.mark.parametrize("view_range, why", [
     ([0, 2], "Its first element `0` should be within the range of lines of the file"),
-    ([7, -1], "Its first element `7` should be within the range of lines of the file: "
-              "[1, 6]"),
-    ([2, 9], "Its second element `9` should be smaller than the number of lines in the "
-             "file: `6`"),
+    ([7, -1], ("Its first element `7` should be within the range of lines of the file: "
+              "[1, 6]")),
+    ([2, 9], ("Its second element `9` should be smaller than the number of lines in the "
+             "file: `6`")),
     ([3, 2], "Its second element `2` should be larger or equal than its first `3`"),
 ])
 def test_view_range_errors_are_the_references(srv: RpcServer, view_range: list[int],

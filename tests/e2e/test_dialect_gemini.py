@@ -6,14 +6,16 @@ tools on both engines, bad input for every parameter (a clear error, nothing wri
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from e2e_support import tool_set_server
-from rpc_client import RpcServer, error_code, snapshot
+from rpc_client import REPO, RpcServer, error_code, snapshot
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 20
 APP = "import os\n\ndef main():\n    return os.getcwd()\n\n\nMAIN = 1\n"
@@ -109,8 +111,8 @@ def test_read_file_image_is_an_image_block_over_mcp(server: RpcServer) -> None:
 @pytest.mark.parametrize("params, code, message", [
     ({"file_path": "nope.py"}, "file_not_found", "File not found: nope.py"),
     ({"file_path": "src"}, "is_directory", "Path is a directory, not a file: src"),
-    ({"file_path": "bin.dat"}, "binary_file", "Cannot display content of binary file: "
-                                              "bin.dat"),
+    ({"file_path": "bin.dat"}, "binary_file", ("Cannot display content of binary file: "
+                                              "bin.dat")),
     ({"file_path": "../x"}, "path_outside_workspace", None),
     ({"file_path": "src/app.py", "start_line": 4, "end_line": 3}, "invalid_params",
      "start_line cannot be greater than end_line"),
@@ -170,16 +172,16 @@ def test_replace_with_empty_old_string_creates_a_file(editor: RpcServer) -> None
 @pytest.mark.parametrize("params, code, start", [
     ({"old_string": "return os.getcwd(", "new_string": "x"}, None, None),
     ({"old_string": "MAIN = 9", "new_string": "x"}, "find_not_found",
-     "Failed to edit, 0 occurrences found for old_string in src/app.py. Ensure you're not "
+     ("Failed to edit, 0 occurrences found for old_string in src/app.py. Ensure you're not "
      "escaping content incorrectly and check whitespace, indentation, and context. Use "
-     "read_file tool to verify. The closest text is lines 7-7"),
+     "read_file tool to verify. The closest text is lines 7-7")),
     ({"old_string": "\n\n", "new_string": "\n"}, "find_not_unique",
-     "Failed to edit, Expected 1 occurrence but found 3 for old_string in file: "
+     ("Failed to edit, Expected 1 occurrence but found 3 for old_string in file: "
      "src/app.py. If you intended to replace multiple occurrences, set 'allow_multiple' "
-     "to true. It occurs at lines [1, 4, 5]."),
+     "to true. It occurs at lines [1, 4, 5].")),
     ({"old_string": "MAIN", "new_string": "MAIN"}, "invalid_params",
-     "No changes to apply. The old_string and new_string are identical in file: "
-     "src/app.py"),
+     ("No changes to apply. The old_string and new_string are identical in file: "
+     "src/app.py")),
 ])
 def test_replace_refusals_change_nothing(editor: RpcServer, params: dict[str, Any],
                                          code: str | None, start: str | None) -> None:
@@ -422,11 +424,8 @@ def test_deny_hides_files_from_every_reader(tmp_path: Path) -> None:
 
 
 def test_clashing_sets_exit_2(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-    from rpc_client import REPO
     done = subprocess.run([sys.executable, "-m", "chorus_tools", "--workspace",
-                           str(tmp_path), "--tools", "scope,gemini"], cwd=REPO,
+                           str(tmp_path), "--tools", "scope,gemini"], check=False, cwd=REPO,
                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and "read_file" in done.stderr
     with RpcServer(tmp_path, "--tools", "native,gemini,anthropic") as srv:

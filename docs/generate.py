@@ -27,7 +27,7 @@ from chorus_tools.rpc.cli import parser
 from chorus_tools.rpc.dispatch.discover import openrpc_document
 from chorus_tools.rpc.wire.errors import (CODES, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
                                  protocol_error)
-from chorus_tools.tools.registry import METHODS, TOOLSETS, Method
+from chorus_tools.tools.registry import ALL_METHODS, METHODS, TOOLSETS, Method
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE = HERE / "template" / "protocol.md"
@@ -86,19 +86,22 @@ def _prose_rows(prose: str) -> dict[str, tuple[str, str, str]]:
 
 
 def methods_section() -> str:
-    """Every method rpc.discover describes, grouped by tool set (native first, then the
-    sets in --tools order, then any other), each followed by its notes file if any."""
-    documented = openrpc_document()["methods"]
+    """Every method rpc.discover describes under each tool set, grouped by set (in
+    --tools order, then any other), each followed by its notes file if any."""
+    documented = [(doc, METHODS.get(doc["name"])) for doc in openrpc_document()["methods"]]
+    for toolset in TOOLSETS:  # each set asked on its own: two sets may share a name
+        own = {m.name: m for m in ALL_METHODS if m.toolset == toolset != "native"}
+        documented += [(doc, own[doc["name"]]) for doc in
+                       openrpc_document((toolset,))["methods"] if doc["name"] in own]
     order = {name: i for i, name in enumerate(TOOLSETS)}
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for doc in documented:
-        method = METHODS.get(doc["name"])
-        groups.setdefault(method.toolset if method else "native", []).append(doc)
+    groups: dict[str, list[tuple[dict[str, Any], Method | None]]] = {}
+    for doc, method in documented:
+        groups.setdefault(method.toolset if method else "native", []).append((doc, method))
     out = []
     for toolset in sorted(groups, key=lambda s: (order.get(s, len(order)), s)):
         out.append(f"### Tool set `{toolset}`\n\n{_toolset_intro(toolset)}\n")
-        for doc in groups[toolset]:
-            out.append(_method(doc, METHODS.get(doc["name"])))
+        for doc, method in groups[toolset]:
+            out.append(_method(doc, method))
     return "\n".join(out).rstrip("\n")
 
 
@@ -131,6 +134,9 @@ def _face(method: Method) -> str:
     if method.mutating:
         traits.append("changes files: audited (`--records`), ordered after earlier calls "
                       "on its path, never interrupted once running")
+        if method.read_commands:
+            traits.append(f"except its `{'`, `'.join(sorted(method.read_commands))}` "
+                          "command, which only reads (served under `--read-only`)")
     else:
         traits.append("read-only")
     if method.stoppable:

@@ -409,3 +409,20 @@ def test_records_hold_the_edits_and_not_the_views(ws: Path, tmp_path: Path) -> N
     assert [(r["method"], r["outcome"]) for r in rows] == [
         (OLD, "ok"), (OLD, "ok"), (NEW, "already_exists")]
     assert rows[0]["sha256_before"] == rows[1]["sha256_after"]
+
+
+def test_absolute_paths_inside_are_accepted_and_never_echoed(srv: RpcServer, ws: Path) -> None:
+    """SPEC §3: results name workspace-relative paths, whatever form the client used."""
+    root = str(ws)
+    for method, params in [
+            (NEW, {"command": "view", "path": f"{root}/a.py"}),
+            (NEW, {"command": "view", "path": root}),
+            (NEW, {"command": "create", "path": f"{root}/abs.py", "file_text": "x\n"}),
+            (NEW, {"command": "str_replace", "path": f"{root}/abs.py", "old_str": "x",
+                   "new_str": "y"}),
+            (NEW, {"command": "insert", "path": f"{root}/abs.py", "insert_line": 1,
+                   "insert_text": "z"}),
+            (OLD, {"command": "undo_edit", "path": f"{root}/abs.py"})]:
+        got = srv.result(method, params)
+        assert root not in json.dumps(got), got
+    assert (ws / "abs.py").read_text() == "y\n"

@@ -73,9 +73,25 @@ def test_read_file_is_the_plain_text(server: RpcServer) -> None:
     assert (got["start_line"], got["end_line"], got["total_lines"]) == (1, 7, 7)
 
 
-def test_read_file_accepts_an_absolute_path_inside(server: RpcServer) -> None:
+def test_absolute_paths_inside_are_accepted_and_never_echoed(server: RpcServer) -> None:
     root = server.root  # type: ignore[attr-defined]
     assert _out(server, "read_file", file_path=str(root / "src/app.py")) == APP.rstrip("\n")
+    for method, params in [("read_file", {"file_path": str(root / "img.png")}),
+                           ("list_directory", {"dir_path": str(root)}),
+                           ("glob", {"pattern": "*.md", "dir_path": str(root)}),
+                           ("grep_search", {"pattern": "TODO", "dir_path": str(root)})]:
+        got = server.result(method, params)
+        assert str(root) not in got["output"], got["output"]
+
+
+def test_edits_by_absolute_path_answer_with_relative_ones(editor: RpcServer) -> None:
+    root = str(editor.root)  # type: ignore[attr-defined]
+    for method, params in [
+            ("write_file", {"file_path": f"{root}/w.txt", "content": "a\n"}),
+            ("replace", {"file_path": f"{root}/w.txt", "old_string": "a", "new_string": "b"}),
+            ("replace", {"file_path": f"{root}/n.txt", "old_string": "", "new_string": "n"})]:
+        got = editor.result(method, params)
+        assert root not in got["output"] and got["path"] in got["output"], got
 
 
 @pytest.mark.parametrize("params, shown, first, last, total", [

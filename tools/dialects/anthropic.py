@@ -125,8 +125,7 @@ def _view(ctx: ToolContext, path: str, view_range: list[int] | None,
                             "when `path` points to a directory.", param="view_range") from None
         listed = list_files(ctx, path, depth=2, include_ignored=True)
         return then(listed, "chorus_tools.tools.dialects.anthropic:directory_result",
-                    path=path, rel=ctx.ws.rel(path, allow_empty=True),
-                    max_characters=max_characters)
+                    rel=ctx.ws.rel(path, allow_empty=True), max_characters=max_characters)
     if "image" in got:
         raise ToolError("binary_file", f"{path} is an image ({got['mime_type']}); the text "
                         "editor views text files only.", path=path,
@@ -141,10 +140,11 @@ def _view(ctx: ToolContext, path: str, view_range: list[int] | None,
     content, clipped_at = _clip(got["content"], got["start_line"], max_characters)
     if clipped_at is None and got["truncated"] and (end == -1 or got["end_line"] < end):
         clipped_at = got["end_line"] + 1  # the read cap cut it
-    output = f"Here's the result of running `cat -n` on {path}:\n{content}\n"
+    rel = ctx.ws.rel(path)
+    output = f"Here's the result of running `cat -n` on {rel}:\n{content}\n"
     if clipped_at is not None:
         output += _CLIPPED.format(next=clipped_at)
-    return {"output": output, "path": ctx.ws.rel(path), "version": got["version"]}
+    return {"output": output, "path": rel, "version": got["version"]}
 
 
 def _bad_range(view_range: list[int], why: str) -> ToolError:
@@ -160,13 +160,13 @@ def _clip(content: str, first: int, limit: int | None) -> tuple[str, int | None]
     return cut, first + cut.count("\n")
 
 
-def directory_result(listed: dict[str, Any], path: str, rel: str,
+def directory_result(listed: dict[str, Any], rel: str,
                      max_characters: int | None) -> dict[str, Any]:
     """A directory's entries two levels deep, hidden ones left out (the reference runs
     `find PATH -maxdepth 2 -not -path '*/.*'`), as workspace-relative paths."""
     lines = "\n".join([rel or ".", *(f["path"] for f in listed["files"])])
     shown, clipped = _clip(lines, 1, max_characters)
-    output = (f"Here's the files and directories up to 2 levels deep in {path}, excluding "
+    output = (f"Here's the files and directories up to 2 levels deep in {rel}, excluding "
               f"hidden items:\n{shown}\n")
     if clipped is not None or listed["truncated"]:
         output += "[More entries exist: view a subdirectory to see them.]\n"
@@ -175,7 +175,8 @@ def directory_result(listed: dict[str, Any], path: str, rel: str,
 
 def _create(ctx: ToolContext, path: str, file_text: str) -> dict[str, Any]:
     got = write(ctx, path, file_text, overwrite=False)
-    return {"output": f"File created successfully at: {path}", "path": ctx.ws.rel(path),
+    rel = ctx.ws.rel(path)
+    return {"output": f"File created successfully at: {rel}", "path": rel,
             "version": got["version"], UNDO_KEY: {"before": None, "after": got["version"]}}
 
 
@@ -191,20 +192,22 @@ def _str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> dic
     first = max(1, line - SNIPPET_LINES)
     last = line + SNIPPET_LINES + new_str.count("\n")
     snippet = read(ctx, path, offset=first, limit=last - first + 1)["content"]
-    output = (f"The file {path} has been edited. Here's the result of running `cat -n` on "
-              f"a snippet of {path}:\n{snippet}\nReview the changes and make sure they are "
+    rel = ctx.ws.rel(path)
+    output = (f"The file {rel} has been edited. Here's the result of running `cat -n` on "
+              f"a snippet of {rel}:\n{snippet}\nReview the changes and make sure they are "
               "as expected. Edit the file again if necessary.")
-    return {"output": output, "path": ctx.ws.rel(path), "version": got["version"],
+    return {"output": output, "path": rel, "version": got["version"],
             UNDO_KEY: {"before": before, "after": got["version"]}}
 
 
 def _insert(ctx: ToolContext, path: str, line: int, text: str) -> dict[str, Any]:
     done = insert_after(ctx, path, line, text)
-    output = (f"The file {path} has been edited. Here's the result of running `cat -n` on "
+    rel = ctx.ws.rel(path)
+    output = (f"The file {rel} has been edited. Here's the result of running `cat -n` on "
               f"a snippet of the edited file:\n{done.snippet}\nReview the changes and make "
               "sure they are as expected (correct indentation, no duplicate lines, etc). "
               "Edit the file again if necessary.")
-    return {"output": output, "path": ctx.ws.rel(path), "version": done.version,
+    return {"output": output, "path": rel, "version": done.version,
             UNDO_KEY: {"before": done.before, "after": done.version}}
 
 
@@ -216,12 +219,12 @@ def _undo(ctx: ToolContext, path: str, undo_to: dict[str, Any] | None) -> dict[s
                         param="command", path=path)
     version = restore(ctx, path, undo_to["before"], undo_to["after"])
     if undo_to["before"] is None:
-        output = (f"Last edit to {path} undone successfully. The file did not exist before "
+        output = (f"Last edit to {rel} undone successfully. The file did not exist before "
                   "it, so it has been removed.")
     else:
         shown = numbered(decode(undo_to["before"])[0], ctx)
-        output = (f"Last edit to {path} undone successfully. Here's the result of running "
-                  f"`cat -n` on {path}:\n{shown['content']}\n")
+        output = (f"Last edit to {rel} undone successfully. Here's the result of running "
+                  f"`cat -n` on {rel}:\n{shown['content']}\n")
         if shown["truncated"]:
             output += _CLIPPED.format(next=shown["end_line"] + 1)
     return {"output": output, "path": rel, "version": version}

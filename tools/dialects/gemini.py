@@ -60,7 +60,7 @@ def read_file_tool(ctx: ToolContext, file_path: str, start_line: int | None = No
         raise _texts(err, file_path) from None
     rel = ctx.ws.rel(file_path)
     if "image" in got:
-        return {"output": f"Read image file: {file_path}", "path": rel,
+        return {"output": f"Read image file: {rel}", "path": rel,
                 "image": got["image"], "mime_type": got["mime_type"],
                 "version": got["version"]}
     lines, cut = plain_lines(got["content"])
@@ -98,7 +98,8 @@ def write_file_tool(ctx: ToolContext, file_path: str, content: str) -> dict[str,
         raise _texts(err, file_path) from None
     verb = ("Successfully created and wrote to new file" if got["created"]
             else "Successfully overwrote file")
-    return {"output": f"{verb}: {file_path}.", "path": ctx.ws.rel(file_path),
+    rel = ctx.ws.rel(file_path)
+    return {"output": f"{verb}: {rel}.", "path": rel,
             "created": got["created"], "version": got["version"]}
 
 
@@ -123,7 +124,7 @@ def replace_tool(ctx: ToolContext, file_path: str, old_string: str, new_string: 
     count = got["replacements"]
     snippet = _snippet(ctx, file_path, got["matches"][0]["lines"],
                        old_string.count("\n"), new_string.count("\n"))
-    return {"output": f"Successfully modified file: {file_path} ({count} replacements). "
+    return {"output": f"Successfully modified file: {rel} ({count} replacements). "
                       f"Here is the updated code:\n{snippet}",
             "path": rel, "replacements": count, "diff": got["diff"],
             "version": got["version"]}
@@ -138,8 +139,8 @@ def _create(ctx: ToolContext, file_path: str, content: str) -> dict[str, Any]:
                             f"{file_path}. Give the text to replace as old_string.",
                             **err.details) from None
         raise
-    return {"output": f"Created new file: {file_path} with provided content.",
-            "path": ctx.ws.rel(file_path), "replacements": 1, "diff": "",
+    rel = ctx.ws.rel(file_path)
+    return {"output": f"Created new file: {rel} with provided content.", "path": rel, "replacements": 1, "diff": "",
             "version": got["version"]}
 
 
@@ -209,13 +210,14 @@ def list_directory_tool(ctx: ToolContext, dir_path: str, ignore: list[str] | Non
                        "size": 0 if f["type"] == "dir" else f["size"]}
                       for f in listed["files"]),
                      key=lambda e: (not e["dir"], e["name"].lower(), e["name"]))
+    rel = ctx.ws.rel(dir_path, allow_empty=True)
     if not entries:
-        output = f"Directory {dir_path} is empty."
+        output = f"Directory {rel} is empty."
     else:
-        output = f"Directory listing for {dir_path}:\n" + "\n".join(
+        output = f"Directory listing for {rel}:\n" + "\n".join(
             f"[DIR] {e['name']}" if e["dir"] else f"{e['name']} ({e['size']} bytes)"
             for e in entries)
-    return {"output": output, "path": ctx.ws.rel(dir_path, allow_empty=True),
+    return {"output": output, "path": rel,
             "entries": [{"name": e["name"], "type": "dir" if e["dir"] else "file",
                          "size": e["size"]} for e in entries],
             "truncated": listed["truncated"]}
@@ -233,7 +235,7 @@ def glob_tool(ctx: ToolContext, pattern: str, dir_path: str = ".",
     except ToolError as err:
         raise _texts(err, dir_path) from None
     return then(found, "chorus_tools.tools.dialects.gemini:glob_result", pattern=pattern,
-                where=dir_path)
+                where=ctx.ws.rel(dir_path, allow_empty=True))
 
 
 def glob_result(listed: dict[str, Any], pattern: str, where: str) -> dict[str, Any]:

@@ -50,7 +50,8 @@ def grep_search_tool(ctx: ToolContext, pattern: str, dir_path: str = ".",
                         fixed_strings, 0 if names_only else above, 0 if names_only else below,
                         no_ignore, total_max_matches, files_only)
     return then(found, "chorus_tools.tools.dialects.gemini_search:grep_result",
-                pattern=pattern, where=dir_path, include=include_pattern,
+                pattern=pattern, where=ctx.ws.rel(dir_path, allow_empty=True),
+                include=include_pattern,
                 exclude=exclude_pattern, names_only=names_only, before=above,
                 context=bool(above or below), per_file=max_matches_per_file,
                 total=total_max_matches)

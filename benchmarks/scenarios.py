@@ -642,6 +642,39 @@ def apply_patch_three(env: Env) -> Measure:
 
 def patch_three_with_codex(env: Env) -> Measure:
     return _codex_rate(env, "patch-three", 3, _patch_calls)
+# a trained format's editor costs what file.patch does (docs/protocol.md, Tool sets) -------
+
+def _trained_edits(env: Env, tag: str, toolset: str,
+                   call_of: Callable[[str, str, str], Call]) -> Measure:
+    """The same edits as patch_ours, one at a time, through `call_of(name, find,
+    replace)` on a server running `--tools toolset`."""
+    name = env.fresh_file(tag).name
+    with env.ours(env.scratch, "--tools", toolset) as server:
+        return _sequential_rate(server, lambda i: call_of(name, *_edit(i)),
+                                env.scale.mutations)
+
+
+def _native_patch(name: str, find: str, replace: str) -> Call:
+    return "file.patch", {"path": name, "patches": [{"find": find, "replace": replace}]}
+
+
+def str_replace_anthropic(env: Env) -> Measure:
+    return _trained_edits(env, "edit-anthropic", "anthropic", lambda name, find, replace: (
+        "str_replace_based_edit_tool", {"command": "str_replace", "path": name,
+                                        "old_str": find, "new_str": replace}))
+
+
+def patch_native_with_anthropic(env: Env) -> Measure:
+    return _trained_edits(env, "patch-anthropic", "anthropic", _native_patch)
+
+
+def replace_gemini(env: Env) -> Measure:
+    return _trained_edits(env, "edit-gemini", "gemini", lambda name, find, replace: (
+        "replace", {"file_path": name, "old_string": find, "new_string": replace}))
+
+
+def patch_native_with_gemini(env: Env) -> Measure:
+    return _trained_edits(env, "patch-gemini", "gemini", _native_patch)
 
 
 # the table -------------------------------------------------------------------------------
@@ -713,6 +746,13 @@ SCENARIOS: list[Scenario] = [
     Scenario("apply_patch_3_files", "apply_patch of one edit in each of 3 files",
              "three file.patch calls, same server", Target("≥", 1.0), apply_patch_three,
              patch_three_with_codex),
+    Scenario("str_replace_anthropic",
+             "str_replace_based_edit_tool str_replace (--tools anthropic), one at a time",
+             "file.patch, same server", Target("≥", 0.9), str_replace_anthropic,
+             patch_native_with_anthropic),
+    Scenario("replace_gemini", "replace one edit (--tools gemini), one at a time",
+             "file.patch, same server", Target("≥", 0.9), replace_gemini,
+             patch_native_with_gemini),
     Scenario("rss_huge", "read lines 1–50 of a 2 GB file: peak RSS, all processes", "—",
              Target("≤", 100e6, absolute=True), rss_huge_ours, None),
     Scenario("rss_search", "search of the whole tree: peak RSS, all processes", "rg -n",

@@ -136,6 +136,9 @@ def _face(method: Method) -> str:
     if method.mutating:
         traits.append("changes files: audited (`--records`), ordered after earlier calls "
                       "on its path, never interrupted once running")
+        if method.read_commands:
+            traits.append(f"except its `{'`, `'.join(sorted(method.read_commands))}` "
+                          "command, which only reads (served under `--read-only`)")
     else:
         traits.append("read-only")
     if method.stoppable:

@@ -65,12 +65,15 @@ class Method:
     # claude's read-before-write (rpc/dispatch/session.py): shown | guarded | removed
     read_state: str = ""
     error_style: str = ""  # "module:function" giving a ToolError the set's own form
-    # MCP content for a model: "read", "search", "list", "json" or "text" (its `output`)
+    # MCP content for a model: "read", "search", "list", "json" or "output" (its set's text)
     shown_as: str = "json"
     mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)
     # "module:function" naming the paths a call's text holds (apply_patch's patch):
     # params -> [path]; they follow path_params for ordering, records and --deny
     paths_in: str = ""
+    # values of a `command` param that only read (the anthropic editor's `view`): such a
+    # call of a mutating method is not ordered, recorded or refused as a change
+    read_commands: frozenset[str] = frozenset()
 
     def paths_of(self, params: dict[str, Any]) -> dict[str, Any]:
         """The path params given, by name, in the order the method names them (paths
@@ -93,7 +96,12 @@ class Method:
 
     def mutates(self, params: dict[str, Any]) -> bool:
         """Whether this call changes files (and so is audited): a dry run does not."""
-        return self.mutating and params.get("dry_run") is not True  # "yes" is refused: audited
+        return (self.mutating and params.get("dry_run") is not True  # "yes" is refused: audited
+                and not self.only_reads(params))
+
+    def only_reads(self, params: dict[str, Any]) -> bool:
+        """Whether this call of a many-command tool runs a command that only reads."""
+        return bool(self.read_commands) and params.get("command") in self.read_commands
 
     @cached_property
     def func(self) -> Callable[..., Any] | None:

@@ -15,7 +15,8 @@ for the tools it runs.
 
 from __future__ import annotations
 
-from chorus_tools.tools.dialects import claude_table, codex_table, scope_table, shadow_table
+from chorus_tools.tools.dialects import (anthropic_table, claude_table, codex_table,
+                                         gemini_table, scope_table, shadow_table)
 from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_RESULT, PATH,
                                       POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT,
                                       VERSION, WRITE_RESULT, Method, obj as _obj)
@@ -212,9 +213,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
 
 
 DIALECTS: tuple[Method, ...] = (*claude_table.METHODS, *scope_table.METHODS,
-                                *shadow_table.METHODS, *codex_table.METHODS)
+                                *shadow_table.METHODS, *codex_table.METHODS,
+                                *anthropic_table.METHODS, *gemini_table.METHODS)
 ALL_METHODS: tuple[Method, ...] = (*METHODS.values(), *DIALECTS)
-TOOLSETS = ("native", "claude", "scope", "shadow", "codex")
+TOOLSETS = ("native", "claude", "scope", "shadow", "codex", "anthropic", "gemini")
 
 
 def clashes(toolsets: tuple[str, ...]) -> dict[str, list[str]]:
@@ -237,5 +239,5 @@ def listed_methods(toolsets: tuple[str, ...], read_only: bool = False) -> list[M
     """The methods `tools/list` shows under `--tools`: those of the selected sets, less
     the mutating ones under `--read-only` (the worker refuses them anyway) and those that
     are no MCP tool."""
-    return [m for m in ALL_METHODS
-            if m.toolset in toolsets and m.mcp_tool and not (read_only and m.mutating)]
+    return [m for m in ALL_METHODS if m.toolset in toolsets and m.mcp_tool
+            and not (read_only and m.mutating and not m.read_commands)]

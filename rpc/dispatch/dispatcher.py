@@ -13,7 +13,8 @@ Contract:
   order, run, record), and so does an MCP `tools/call`: MCP's methods (`initialize`,
   `tools/call`, ...) are answered by the MCP face (rpc/mcp/face.py), which calls the same
   invoker, never back into the dispatcher. The invoker writes the audit records, keeps
-  the `claude` set's read-before-write state, makes watches live and gives a set's
+  the `claude` set's read-before-write state and the `anthropic` set's undo_edit
+  memory (rpc/dispatch/undo.py), makes watches live and gives a set's
   errors their own form (scope's `data.code`).
 
 Envelopes and batches are checked by rpc/wire/envelope.py; a request is routed by the
@@ -35,6 +36,7 @@ from chorus_tools.rpc.dispatch.invoker import Invoker, Jobs
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions
 from chorus_tools.rpc.mcp.face import McpFace
+from chorus_tools.rpc.dispatch.undo import UndoEdits
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.rpc.wire.envelope import (Invalid, Request, error_response, parse,
                                             result_response, valid_id)
@@ -64,7 +66,8 @@ class Dispatcher:
         self._methods = callable_methods(toolsets)
         self._invoker = Invoker(pool, self._methods, request_timeout=request_timeout,
                                 records=records, watches=watches, roots=roots,
-                                session=ReadVersions() if "claude" in toolsets else None)
+                                session=ReadVersions() if "claude" in toolsets else None,
+                                undo=UndoEdits() if "anthropic" in toolsets else None)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._mcp = McpFace(toolsets, self._invoker.invoke, read_only)
         self.tasks: set[asyncio.Task] = set()

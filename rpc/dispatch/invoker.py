@@ -25,6 +25,7 @@ from chorus_tools.rpc.dispatch.call import Call, cancelled
 from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions
+from chorus_tools.rpc.dispatch.undo import UndoEdits
 from chorus_tools.rpc.dispatch.split import run_parts
 from chorus_tools.rpc.dispatch.validate import ParamsValidator
 from chorus_tools.rpc.process.pool import Job
@@ -56,12 +57,14 @@ class Jobs(Protocol):
 class Invoker:
     def __init__(self, pool: Jobs, methods: dict[str, Method], *, request_timeout: float,
                  records: Records | None = None, session: ReadVersions | None = None,
-                 watches: Watches | None = None, roots: tuple[str, ...] = ()) -> None:
+                 undo: UndoEdits | None = None, watches: Watches | None = None,
+                 roots: tuple[str, ...] = ()) -> None:
         self._pool = pool
         self._validator = ParamsValidator(methods)
         self._timeout = request_timeout
         self._records = records
         self._session = session
+        self._undo = undo
         self._watches = watches
         self._roots = roots
         self._order = PathOrder()
@@ -108,18 +111,23 @@ class Invoker:
                 _, late = await asyncio.wait(before, timeout=deadline - loop.time())
                 if late:
                     raise self._timeout_error()
-            # read-before-write state is taken and left in the path's order, so a write
-            # pipelined after a read of its file sees that read
-            session, kwargs = self._session, params
+            # read-before-write state (claude) and undo memory (anthropic) are taken and
+            # left in the path's order, so a write pipelined after a read sees that read
+            session, undo, kwargs = self._session, self._undo, params
+            seen = _session_key(method.path_of(params), paths)
             if session is not None:
-                seen = _session_key(method.path_of(params), paths)
-                kwargs = session.prepare(method, params, seen)
-            task = Task(method.target, kwargs, paths, method.mutating,
+                kwargs = session.prepare(method, kwargs, seen)
+            if undo is not None:
+                kwargs = undo.prepare(method, kwargs, seen)
+            task = Task(method.target, kwargs, paths,
+                        method.mutating and not method.only_reads(params),
                         self._records is not None and mutates)
             ok, payload, audit = await self.run(call, task, deadline,
                                                 stoppable=method.stoppable)
             if ok and session is not None:
                 session.note(method, params, payload, seen)
+            if ok and undo is not None:
+                payload = undo.note(method, params, payload, seen)
         finally:
             for key, _, fut in entered:
                 self._order.leave(key, fut)

@@ -64,17 +64,22 @@ def _cut_or_empty(result: dict[str, Any], lines: list[str], empty: str,
     return None if lines else empty
 
 
+def _output(result: dict[str, Any]) -> list[Block]:
+    """A tool set whose harness answers in text (codex, anthropic's editor, gemini's tools): that
+    text, then the image a read found, if any."""
+    blocks = [_text(result["output"])]
+    if "image" in result:
+        blocks.append({"type": "image", "data": result["image"],
+                       "mimeType": result["mime_type"]})
+    return blocks
+
+
 def _json(result: Any) -> list[Block]:
     return [_text(orjson.dumps(result).decode())]
 
 
-def _output(result: dict[str, Any]) -> list[Block]:
-    """A tool set's own text for the model (the harness's words), kept in `output`."""
-    return [_text(result["output"])]
-
-
 SHOWN_AS: dict[str, Callable[[Any], list[Block]]] = {
-    "read": _read, "search": _search, "list": _list, "json": _json, "text": _output}
+    "read": _read, "search": _search, "list": _list, "json": _json, "output": _output}
 
 
 def content(shown_as: str, result: Any) -> list[Block]:

@@ -305,3 +305,72 @@ def test_codex_set_lists_and_calls_every_tool(ws: Path) -> None:
             assert result.structuredContent["error"] == code, (name, result.content)
     in_session(ws, body, "--tools", "native,codex")
     assert (ws / "src/app.py").read_text() == "def main():\n    return 2\n"
+
+
+# Every tool of the trained-format sets, called through the SDK (its output-schema
+# validation on), valid and invalid, in one session per set: (tool, arguments, the text the
+# model reads starts with) in order, then (tool, arguments, data.error) refusals.
+TRAINED_SETS = {
+    "anthropic": (
+        [("str_replace_based_edit_tool", {"command": "view", "path": "src/app.py"},
+          "Here's the result of running `cat -n` on src/app.py:\n     1\tdef main():"),
+         ("str_replace_based_edit_tool", {"command": "view", "path": "src"},
+          "Here's the files and directories up to 2 levels deep in src"),
+         ("str_replace_based_edit_tool", {"command": "str_replace", "path": "src/app.py",
+                                          "old_str": "return 1", "new_str": "return 2"},
+          "The file src/app.py has been edited."),
+         ("str_replace_based_edit_tool", {"command": "insert", "path": "src/app.py",
+                                          "insert_line": 0, "insert_text": "# top"},
+          "The file src/app.py has been edited."),
+         ("str_replace_editor", {"command": "create", "path": "n.py", "file_text": "n\n"},
+          "File created successfully at: n.py"),
+         ("str_replace_editor", {"command": "undo_edit", "path": "n.py"},
+          "Last edit to n.py undone successfully."),
+         ("str_replace_editor", {"command": "view", "path": "src/app.py",
+                                 "view_range": [1, 1]}, "Here's the result")],
+        [("str_replace_editor", {"command": "view", "path": "nope.py"}, "file_not_found"),
+         ("str_replace_editor", {"command": "undo_edit", "path": "junk.txt"},
+          "invalid_params"),
+         ("str_replace_based_edit_tool", {"command": "str_replace", "path": "src/app.py",
+                                          "old_str": "nowhere", "new_str": "x"},
+          "find_not_found"),
+         ("str_replace_based_edit_tool", {"command": "view"}, "invalid_params")]),
+    "gemini": (
+        [("read_file", {"file_path": "src/app.py"}, "def main():\n    return 1"),
+         ("glob", {"pattern": "**/*.py"}, 'Found 1 file(s) matching "**/*.py"'),
+         ("grep_search", {"pattern": "return"}, 'Found 1 match for pattern "return"'),
+         ("list_directory", {"dir_path": "src"}, "Directory listing for src:\napp.py"),
+         ("read_many_files", {"include": ["src/*.py"]}, "--- src/app.py ---"),
+         ("replace", {"file_path": "src/app.py", "old_string": "return 1",
+                      "new_string": "return 2"}, "Successfully modified file: src/app.py"),
+         ("write_file", {"file_path": "w.txt", "content": "w\n"},
+          "Successfully created and wrote to new file: w.txt.")],
+        [("read_file", {"file_path": "nope.py"}, "file_not_found"),
+         ("replace", {"file_path": "src/app.py", "old_string": "nowhere",
+                      "new_string": "x"}, "find_not_found"),
+         ("grep_search", {"pattern": "("}, "invalid_pattern"),
+         ("list_directory", {}, "invalid_params")]),
+}
+
+
+@pytest.mark.parametrize("toolset", TRAINED_SETS)
+def test_trained_sets_list_and_call_every_tool(ws: Path, toolset: str) -> None:
+    calls, refusals = TRAINED_SETS[toolset]
+
+    async def body(session: ClientSession, _: Any) -> None:
+        tools = (await session.list_tools()).tools
+        assert {t.name for t in tools} == {name for name, _, _ in calls}
+        for t in tools:
+            assert t.description and t.outputSchema is not None
+            jsonschema.Draft202012Validator.check_schema(t.inputSchema)
+        for name, arguments, start in calls:
+            result = await session.call_tool(name, arguments)
+            assert result.isError is False, (name, result.content)
+            assert result.content[0].type == "text"
+            assert result.content[0].text.startswith(start), (name, result.content)
+            assert "undo_state" not in (result.structuredContent or {})
+        for name, arguments, error in refusals:
+            result = await session.call_tool(name, arguments)
+            assert result.isError and result.structuredContent["error"] == error, (
+                name, result.content)
+    in_session(ws, body, "--tools", toolset)

@@ -74,7 +74,7 @@ def test_a_new_tool_set_is_grouped_without_touching_the_generator(
                     "properties": {"ok": {"type": "boolean"}}},
                    toolset="newset", title="Frobnicate", destructive=True)
     monkeypatch.setitem(registry.METHODS, extra.name, extra)
-    monkeypatch.setattr(generate, "openrpc_document", lambda: {"methods": [
+    monkeypatch.setattr(generate, "openrpc_document", lambda *_: {"methods": [
         {"name": extra.name, "summary": extra.summary, "result": {"schema": extra.result},
          "params": [{"name": "file_path", "schema": {"type": "string"}},
                     {"name": "depth", "schema": {"type": "integer", "default": 2}}]}]})

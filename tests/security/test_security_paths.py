@@ -215,6 +215,21 @@ DIALECT_TOOLS = {
         "list_dir": ("file.list", lambda p: {"dir_path": p}),
         "grep_files": ("file.search", lambda p: {"pattern": PATTERN, "path": p}),
     },
+    "gemini": {
+        "read_file": ("file.read", lambda p: {"file_path": p}),
+        "write_file": ("file.write", lambda p: {"file_path": p, "content": "PWNED\n"}),
+        "replace": ("file.patch", lambda p: {"file_path": p, "old_string": "needle",
+                                             "new_string": "x"}),
+        "glob": ("file.list", lambda p: {"pattern": "*", "dir_path": p}),
+        "grep_search": ("file.search", lambda p: {"pattern": PATTERN, "dir_path": p}),
+        "list_directory": ("file.list", lambda p: {"dir_path": p}),
+    },
+    "anthropic": {
+        "str_replace_based_edit_tool": ("file.read", lambda p: {"command": "view",
+                                                                "path": p}),
+        "str_replace_editor": ("file.patch", lambda p: {
+            "command": "str_replace", "path": p, "old_str": "needle", "new_str": "x"}),
+    },
 }
 
 # apply_patch's paths are inside its patch text: each operation meets the corpus as the
@@ -225,6 +240,15 @@ PATCH_OPERATIONS = {
     "delete": ("file.delete", lambda p: f"*** Delete File: {p}"),
     "move": ("file.write", lambda p: f"*** Update File: file.txt\n*** Move to: {p}\n@@\n"
              "-inside\n+moved"),
+}
+
+# The anthropic editor's other path-taking commands, each as the core method it meets
+# the corpus as (undo_edit without an edit to undo refuses every path alike).
+EDITOR_COMMANDS = {
+    "create": ("file.write", lambda p: {"command": "create", "path": p,
+                                        "file_text": "PWNED\n"}),
+    "insert": ("file.patch", lambda p: {"command": "insert", "path": p, "insert_line": 0,
+                                        "insert_text": "PWNED"}),
 }
 
 
@@ -285,6 +309,21 @@ def test_hostile_paths_through_apply_patch(tmp_path: Path, operation: str) -> No
     core, body = PATCH_OPERATIONS[operation]
     failures = run_corpus(tmp_path, "apply_patch", "--tools", "codex", params=lambda p: {
         "input": f"*** Begin Patch\n{body(p)}\n*** End Patch"}, expect_as=core)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("command", EDITOR_COMMANDS)
+def test_hostile_paths_through_editor_commands(tmp_path: Path, command: str) -> None:
+    core, params = EDITOR_COMMANDS[command]
+    failures = run_corpus(tmp_path, "str_replace_based_edit_tool", "--tools", "anthropic",
+                          params=params, expect_as=core)
+    assert not failures, "\n".join(failures)
+
+
+def test_hostile_paths_through_gemini_search_python_engine(tmp_path: Path) -> None:
+    core, params = DIALECT_TOOLS["gemini"]["grep_search"]
+    failures = run_corpus(tmp_path, "grep_search", "--tools", "gemini", "--search-engine",
+                          "python", params=params, expect_as=core)
     assert not failures, "\n".join(failures)
 
 

@@ -36,7 +36,7 @@ APPLY_PATCH_DESCRIPTION = (
 def _method(name: str, title: str, params: dict[str, Any], result: dict[str, Any], description: str,
             **kw: Any) -> Method:
     return Method(name, f"{_ADAPTERS}{name}", title, params, result, toolset="codex",
-                  title=title, description=description, shown_as="text", **kw)
+                  title=title, description=description, shown_as="output", **kw)
 
 
 METHODS = (

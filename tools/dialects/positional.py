@@ -1,0 +1,150 @@
+"""The edits the `anthropic` editor makes by position rather than by text: inserting
+lines after a line number, and putting back what a file held before an edit (undo_edit).
+
+Replacing text goes through the core patch engine (tools/patch); these two have no text
+to find, so they run through the core's one way a file changes (tools.mutate.atomic's
+`mutate`: the directory lock, the version check, the atomic rename, the audit hashes),
+keeping the file's encoding, BOM and line endings: every byte outside the inserted lines
+stays as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from chorus_tools.tools.confine.sandbox import names_directory, version_of
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.mutate.atomic import Current, mutate
+from chorus_tools.tools.mutate.delete import delete
+from chorus_tools.tools.read.read import window_text
+from chorus_tools.tools.read.text import (
+    SNIFF_BYTES,
+    binary_mime,
+    count_lines,
+    decode,
+    encode,
+)
+
+SNIPPET_LINES = 4  # lines shown above and below an edit (the reference's)
+
+
+@dataclass
+class Inserted:
+    before: bytes  # the file as it was
+    version: str  # the version the insert left
+    snippet: str  # the inserted lines with SNIPPET_LINES around, numbered like `cat -n`
+    first: int  # the snippet's first line number
+
+
+def current_bytes(ctx: ToolContext, path: str) -> tuple[bytes, str]:
+    """The file's bytes and version, read through the confined open (a path that can
+    only name a directory refused first, as a mutation refuses it)."""
+    rel = ctx.ws.rel(path)
+    if names_directory(path):
+        raise ToolError("is_directory", f"The path names a directory: {path}.", path=path)
+    fd, st = ctx.ws.open_regular(rel, shown=path)
+    try:
+        return b"".join(iter(lambda: os.read(fd, 1 << 20), b"")), version_of(st)
+    finally:
+        os.close(fd)
+
+
+def insert_after(ctx: ToolContext, path: str, line: int, text: str,
+                 param: str = "insert_line") -> Inserted:
+    """Insert `text` as whole lines after line `line` (0: at the top). Its line breaks
+    take the file's style; a final break in `text` is not an extra empty line."""
+    rel = ctx.ws.rel(path)
+    done: dict[str, Any] = {}
+
+    def compute(current: Current) -> bytes:
+        if current.data is None:
+            raise ToolError("file_not_found", f"File not found: {path}.", path=path)
+        mime = binary_mime(current.data[:SNIFF_BYTES])
+        if mime is not None:
+            raise ToolError("binary_file", f"Binary file ({mime}): {path}. Only text files "
+                            "can be edited.", path=path, mime_type=mime,
+                            size=len(current.data))
+        old, encoding = decode(current.data)
+        total = count_lines(old)
+        if not 0 <= line <= total:
+            raise ToolError("invalid_params", f"Invalid `{param}` parameter: {line}. It "
+                            "should be within the range of lines of the file: "
+                            f"[0, {total}]", param=param, path=path)
+        new, added = _spliced(old, line, text)
+        try:
+            data = encode(new, encoding)
+        except UnicodeEncodeError as exc:
+            raise ToolError("invalid_params", f"The text holds {new[exc.start:exc.end]!r}, "
+                            f"which the file's encoding ({encoding}) cannot represent: "
+                            f"{path}.", param="insert_text", path=path,
+                            encoding=encoding) from None
+        first = max(1, line - SNIPPET_LINES + 1)
+        window = window_text(new, first, line - first + 1 + added + SNIPPET_LINES, False,
+                             ctx.limits)
+        done.update(before=current.data, snippet=window["content"], first=first)
+        return data
+
+    out = mutate(ctx, rel, shown=path, compute=compute)
+    assert out.stat is not None  # compute raised or wrote the file
+    return Inserted(done["before"], version_of(out.stat), done["snippet"], done["first"])
+
+
+def _spliced(old: str, line: int, text: str) -> tuple[str, int]:
+    """(the new text, how many lines were inserted)."""
+    eol = "\r\n" if old.count("\r\n") * 2 > old.count("\n") else "\n"
+    block = text.replace("\r\n", "\n")
+    block = (block.removesuffix("\n")).replace("\n", eol)
+    added = block.count(eol) + 1
+    if line == 0:
+        return block + eol + old if old else block + eol, added
+    cut = _offset_after(old, line)
+    head, tail = old[:cut], old[cut:]
+    if not head.endswith("\n"):  # after a last line without a break: keep it so
+        return head + eol + block + tail, added
+    return head + block + eol + tail, added
+
+
+def _offset_after(text: str, line: int) -> int:
+    """The offset just after line `line` (1-based) with its line break."""
+    pos = 0
+    for _ in range(line):
+        nl = text.find("\n", pos)
+        if nl < 0:
+            return len(text)
+        pos = nl + 1
+    return pos
+
+
+def restore(ctx: ToolContext, path: str, before: bytes | None, after: str) -> str | None:
+    """Put back `before` (None: remove the file an edit created), refusing with
+    `conflict` when the file is no longer at version `after`. The version left, or None."""
+    if before is None:
+        current = version_of(ctx.ws.lstat(ctx.ws.rel(path), shown=path))
+        if current != after:
+            raise _changed(path, after, current)
+        delete(ctx, path)
+        return None
+    try:
+        out = mutate(ctx, ctx.ws.rel(path), shown=path, compute=lambda _: before,
+                     expected_version=after)
+    except ToolError as err:
+        if err.code == "conflict":
+            raise _changed(path, after, err.details.get("current_version")) from None
+        raise
+    assert out.stat is not None
+    return version_of(out.stat)
+
+
+def _changed(path: str, expected: str, current: str | None) -> ToolError:
+    return ToolError("conflict", f"{path} changed since the last edit made through this "
+                     "server, so undo_edit would discard those changes; nothing was "
+                     "undone. View the file and edit it instead.", path=path,
+                     expected_version=expected, current_version=current)
+
+
+def numbered(text: str, ctx: ToolContext) -> dict[str, Any]:
+    """A whole text numbered like `cat -n`, within the read cap (file.read's window)."""
+    return window_text(text, 1, None, False, ctx.limits)

@@ -248,6 +248,7 @@ class _Reader:
         self.wants_text = shape.wants_text
         self.rel = rel
         self.file_arg = f"/proc/self/fd/{target_fd}"
+        self.real_rel = ctx.ws.where(target_fd, rel) if ctx.ws.deny else None
         self.needed = shape.max_results + 1
         self.sorted = _sorted(shape)
         self.done: list[dict[str, Any]] = []
@@ -303,12 +304,23 @@ class _Reader:
             path = self.rel
         elif path.startswith("./"):
             path = path[2:]
-        if self.ctx.ws.deny.denies(path):
+        if self.ctx.ws.deny and (self.ctx.ws.deny.denies(path)
+                                 or self.ctx.ws.deny.denies(self._resolved(path))):
             return  # --deny: whatever rg's own excludes missed never reaches the reply
         found = file_result(path, self.spans, self.lines, self.shape, self.needed)
         if found is not None:
             self.done.append(found)
             self.count += items(found, self.shape)
+
+    def _resolved(self, path: str) -> str:
+        """Where a file rg names really is: the search path may be reached through a
+        symlink ('seclink' -> 'secrets'), and --deny judges the resolved path."""
+        if self.real_rel is None or self.rel == ROOT:
+            return path
+        if path == self.rel:
+            return self.real_rel
+        beneath = path[len(self.rel) + 1:]
+        return f"{self.real_rel}/{beneath}" if self.real_rel else beneath
 
     def _keep_first(self) -> None:
         """Unsorted: drop the files past the first `needed` items in path order, which no

@@ -233,11 +233,11 @@ class Dispatcher:
 
     async def _run(self, call: Call, target: str, kwargs: dict[str, Any], deadline: float,
                    *, record: bool = False, stoppable: bool = True,
-                   batchable: bool = True) -> tuple[bool, Any, Any]:
+                   batchable: bool = True, part: bool = False) -> tuple[bool, Any, Any]:
         if call.cancelled:
             raise _cancelled()
         job = self._pool.submit(target, kwargs, record=record, stoppable=stoppable,
-                                batchable=batchable)
+                                batchable=batchable, part=part)
         call.jobs.add(job)
         timer = asyncio.get_running_loop().call_at(deadline, self._expire, job)
         try:
@@ -250,7 +250,7 @@ class Dispatcher:
         """Run the parts across the pool; merge the finished prefix until it is enough."""
         merge = resolve(fan.merge)
         runs = [asyncio.ensure_future(self._run(call, fan.part, kwargs, deadline,
-                                                batchable=False))
+                                                part=True))
                 for kwargs in fan.parts]
         if call.progress is not None and fan.sizes:
             self._count_parts(call.progress, fan, runs)

@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from chorus_tools.rpc.process.channel import FrameReader, frame, write_all
+from chorus_tools.rpc.process.channel import FrameReader, Undecodable, frame, write_all
 from chorus_tools.rpc.process.jobqueue import JobQueue
 from chorus_tools.rpc.process.worker import run_once, worker_main
 from chorus_tools.tools.confine.workers import worker_ruleset
@@ -228,11 +228,10 @@ class Pool:
         if not data:
             self._crashed(worker)
             return
-        try:
-            outcomes = worker.reader.feed(data)
-        except Exception as exc:  # an outcome that cannot be unpickled: a bug
-            outcomes = [(None, False, exc, None)]
-        for _, ok, payload, record in outcomes:
+        for outcome in worker.reader.feed(data):
+            if isinstance(outcome, Undecodable):  # an outcome that cannot be unpickled: a bug
+                outcome = (None, False, outcome.error, None)
+            _, ok, payload, record = outcome
             job = worker.jobs.popleft()
             if not job.future.done():
                 job.future.set_result((ok, payload, record))

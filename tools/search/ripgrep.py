@@ -31,6 +31,7 @@ import base64
 import os
 import stat
 import subprocess
+from functools import cached_property
 from typing import Any, BinaryIO
 
 import orjson
@@ -248,7 +249,7 @@ class _Reader:
         self.wants_text = shape.wants_text
         self.rel = rel
         self.file_arg = f"/proc/self/fd/{target_fd}"
-        self.real_rel = ctx.ws.where(target_fd, rel) if ctx.ws.deny else None
+        self.target_fd = target_fd
         self.needed = shape.max_results + 1
         self.sorted = _sorted(shape)
         self.done: list[dict[str, Any]] = []
@@ -315,12 +316,16 @@ class _Reader:
     def _resolved(self, path: str) -> str:
         """Where a file rg names really is: the search path may be reached through a
         symlink ('seclink' -> 'secrets'), and --deny judges the resolved path."""
-        if self.real_rel is None or self.rel == ROOT:
+        if self.rel == ROOT:
             return path
         if path == self.rel:
-            return self.real_rel
+            return self._real_rel
         beneath = path[len(self.rel) + 1:]
-        return f"{self.real_rel}/{beneath}" if self.real_rel else beneath
+        return f"{self._real_rel}/{beneath}" if self._real_rel else beneath
+
+    @cached_property
+    def _real_rel(self) -> str:
+        return self.ctx.ws.where(self.target_fd, self.rel)
 
     def _keep_first(self) -> None:
         """Unsorted: drop the files past the first `needed` items in path order, which no

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from fuzzing import examples
 from chorus_tools.tools.search.pyengine import _line_texts, _spans
-from chorus_tools.tools.search.results import Shape, file_result, shown, split_lines
+from chorus_tools.tools.search.results import Shape, Spans, file_result, shown, split_lines
 
 _TEXT = st.lists(st.sampled_from(["a", "b", "ab", "\n", "\r\n", "\r", " ", "\udcff"]),
                  max_size=40).map("".join)
@@ -25,7 +25,7 @@ def test_line_texts_agree_with_a_whole_file_split(text: str, pattern: str, befor
         return  # the engine skips empty files before searching
     line_mode = not multiline
     spans = _spans(regex.compile(pattern, regex.MULTILINE), text, line_mode,
-                   time.monotonic() + 5)
+                   time.monotonic() + 5, Spans(multiline, 10**6)).kept
     every = {n: shown(line) for n, line in enumerate(split_lines(text), 1)}
     shape = Shape("content", before, after, multiline, 10**6, 2000)
     found = _line_texts(text, spans, before, after)

@@ -32,6 +32,7 @@ import os
 import stat
 import subprocess
 from functools import cached_property
+from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
 import orjson
@@ -43,8 +44,12 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.ignore import IGNORE_FILES
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.confine import landlock
-from chorus_tools.tools.search.results import Shape, assemble, file_result, have, items, split_lines
-from chorus_tools.tools.search.syntax import invalid_pattern
+from chorus_tools.tools.search.results import (Shape, Spans, assemble, cut_line, file_result,
+                                               have, items, split_lines)
+from chorus_tools.tools.search.rg_errors import (SHOWN_FALLBACKS, PathError, fallback_note,
+                                                 path_errors, raise_failure,
+                                                 unread_directory, whole_failure)
+from chorus_tools.tools.search.rg_messages import Long, messages, read_lines
 from chorus_tools.tools.walk.walk import RG_WALK_FLAGS
 
 _WALK_FLAGS = tuple(f for f in RG_WALK_FLAGS if f != "--no-ignore-parent")
@@ -53,19 +58,15 @@ _SWAP_RETRIES = 3
 # reply is sorted at the end: measured 10-20% faster on the stdlib than --sort=path, which
 # is single-threaded but can stop early, far better when few results are wanted.
 UNSORTED_FROM = 100_000
-_PATTERN_ERRORS = ("regex parse error", "the literal", "PCRE2", "error parsing glob",
-                   "unclosed", "invalid")
-
-
-class NeedsPcre2(Exception):
-    """ripgrep's default engine refused a PCRE-only feature and it has no PCRE2."""
+Fallback = Callable[[list[str]], list[dict[str, Any]]]  # the python engine on some files
 
 
 def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
            needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
            types: tuple[str, ...], include_hidden: bool, include_ignored: bool,
-           shape: Shape) -> dict[str, Any]:
-    """Run rg over `rel` (a directory or a file) and shape its output."""
+           shape: Shape, fallback: Fallback) -> dict[str, Any]:
+    """Run rg over `rel` (a directory or a file) and shape its output; a file rg could
+    not search goes to `fallback` (tools.search.rg_errors)."""
     assert ctx.rg_path is not None
     for _ in range(_SWAP_RETRIES):
         try:
@@ -73,7 +74,8 @@ def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: boo
                                 needs_pcre2=needs_pcre2, case_sensitive=case_sensitive,
                                 multiline=multiline, globs=globs, types=types,
                                 include_hidden=include_hidden,
-                                include_ignored=include_ignored, shape=shape)
+                                include_ignored=include_ignored, shape=shape,
+                                fallback=fallback)
         except ToolError as err:
             if not _lost_root(err, rel):
                 raise
@@ -92,7 +94,7 @@ def _lost_root(err: ToolError, rel: str) -> bool:
 def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
                  needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
                  types: tuple[str, ...], include_hidden: bool, include_ignored: bool,
-                 shape: Shape) -> dict[str, Any]:
+                 shape: Shape, fallback: Fallback) -> dict[str, Any]:
     walk = _walk_args(rel, globs=globs, types=types, include_hidden=include_hidden,
                       include_ignored=include_ignored, excludes=ctx.ws.deny.rg_excludes())
     argv = _argv(ctx.rg_path, pattern, literal=literal, pcre2=ctx.rg_has_pcre2,
@@ -108,7 +110,8 @@ def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, litera
         allowed += _ignore_files_above(ctx, rel)
         ruleset = landlock.ruleset(allowed, ctx.rg_path)
         try:
-            found = _run(ctx, argv, rel, target_fd, ruleset, shape, needs_pcre2)
+            found = _run(ctx, argv, _Reader(ctx, rel, target_fd, shape), ruleset,
+                         needs_pcre2, fallback)
             if found["files_searched"] is None:
                 found["files_searched"] = _count_files(
                     ctx, [ctx.rg_path, "--files", "--no-config", *walk], target_fd,
@@ -175,30 +178,51 @@ def _ignore_files_above(ctx: ToolContext, rel: str) -> list[int]:
     return fds
 
 
-def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
-         ruleset: int | None, shape: Shape, needs_pcre2: bool) -> dict[str, Any]:
+def _run(ctx: ToolContext, argv: list[str], reader: _Reader, ruleset: int | None,
+         needs_pcre2: bool, fallback: Fallback) -> dict[str, Any]:
     # in memory: a worker under Landlock may create no file outside the workspace
     with os.fdopen(os.memfd_create("rg-stderr"), "w+b") as errors:
-        proc, output = _start(ctx, argv, target_fd, ruleset, errors)
-        reader = _Reader(ctx, rel, target_fd, shape)
+        proc, output = _start(ctx, argv, reader.target_fd, ruleset, errors)
         try:
-            for line in output:
-                if reader.feed(line):
+            for message in messages(output):
+                if reader.feed(message):
                     break
         finally:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
             output.close()
-        errors.seek(0)
-        stderr = errors.read().decode("utf-8", "replace")
         if not reader.finished and not reader.stopped:
             ctx.ws.ensure_present()  # rg cannot start in a deleted directory
-            _raise_failure(stderr, needs_pcre2)
-        lost = [ln for ln in stderr.splitlines() if ln.startswith(f"rg: {rel}: ")]
-        if lost:  # rg could not open its root, yet says it finished: not an empty result
-            _raise_failure(lost[0], needs_pcre2)
-    return assemble(reader.results(), shape, "ripgrep", reader.searches)
+            raise_failure(whole_failure(errors), needs_pcre2)
+        bound = reader.bound()  # what rg printed past it is not in the reply
+        failed = 0
+        named: list[PathError] = []
+        for error in path_errors(errors, reader.beneath, lambda p: _kind(ctx, p) != "gone"):
+            if reader.denied(error.path) or (bound is not None and error.path > bound):
+                continue
+            if _kind(ctx, error.path) == "dir":
+                raise unread_directory(error.path, error.reason)
+            reader.add(fallback([error.path]))
+            reader.prune()
+            failed += 1
+            if reader.searches is not None:  # rg counts the searches that succeeded
+                reader.searches += 1
+            named += [error][:SHOWN_FALLBACKS - len(named)]
+        if not failed and proc.returncode == 2 and not reader.stopped:
+            raise_failure("rg exited with status 2 without saying why", needs_pcre2)
+    found = assemble(reader.results(bound), reader.shape, "ripgrep", reader.searches)
+    if failed:
+        found["fallback"] = fallback_note(failed, named)
+    return found
+
+
+def _kind(ctx: ToolContext, rel: str) -> str:
+    """'gone', 'dir' or 'file' (any other entry, a denied one included)."""
+    try:
+        return "dir" if stat.S_ISDIR(ctx.ws.lstat(rel).st_mode) else "file"
+    except ToolError as err:
+        return "gone" if err.code == "file_not_found" else "file"
 
 
 def _count_files(ctx: ToolContext, argv: list[str], target_fd: int,
@@ -230,16 +254,6 @@ def _start(ctx: ToolContext, argv: list[str], target_fd: int, ruleset: int | Non
     return proc, os.fdopen(read_end, "rb")
 
 
-def _raise_failure(stderr: str, needs_pcre2: bool) -> None:
-    reason = "\n".join(ln.removeprefix("rg: ") for ln in stderr.strip().splitlines())
-    if "--pcre2" in reason and not needs_pcre2:
-        raise NeedsPcre2(reason)
-    if any(key in reason for key in _PATTERN_ERRORS):
-        raise invalid_pattern(reason)
-    raise ToolError("internal_error", f"ripgrep failed: {reason or 'no reason given'}",
-                    reason=reason)
-
-
 class _Reader:
     """Folds rg's JSON messages into file results; says when to stop reading."""
 
@@ -260,24 +274,27 @@ class _Reader:
         self._start_file()
 
     def _start_file(self) -> None:
-        self.spans: list[tuple[int, int]] = []
-        self.lines: dict[int, str] = {}
+        self.spans = Spans(self.shape.merge_adjacent, self.needed, self.shape.after)
+        self.lines: dict[int, str] = {}  # as shown: cut to max_line_chars
 
-    def feed(self, raw: bytes) -> bool:
+    def feed(self, raw: bytes | Long) -> bool:
         """Take one message; True when the reply can no longer change."""
+        if isinstance(raw, Long):
+            self._lines(raw.line_number, self._read(raw), raw.kind == "match")
+            return False
         if raw.startswith(b'{"type":"begin"'):
             return False  # nothing to take from it: spare the parse
         msg = orjson.loads(raw)
         kind, data = msg["type"], msg["data"]
         if kind == "match" or kind == "context":
-            self._lines(data, kind == "match")
+            self._lines(data["line_number"], split_lines(_text(data["lines"])),
+                        kind == "match")
         elif kind == "end":
             if data["binary_offset"] is None:
                 self._finish_file(_path(data["path"]))
             self._start_file()
             if not self.sorted:
-                if self.count > 2 * self.needed:
-                    self._keep_first()
+                self.prune()
                 return False
             return self.count >= self.needed and self._settled()
         elif kind == "summary":
@@ -285,33 +302,69 @@ class _Reader:
             self.searches = data["stats"]["searches"]
         return False
 
-    def _lines(self, data: dict[str, Any], is_match: bool) -> None:
-        first = data["line_number"]
-        texts = split_lines(_text(data["lines"]))
+    def _lines(self, first: int, texts: list[str], is_match: bool) -> None:
+        """One message's lines from `first` on; their text kept only while the reply
+        can show it, and only as much of it as it shows."""
         spans = self.spans
         if is_match:
-            spans.append((first, first + max(len(texts), 1) - 1))
-        if not self.wants_text or (len(spans) > self.needed and first > spans[
-                self.needed - 1][1] + self.shape.after):
+            spans.add((first, first + max(len(texts), 1) - 1))
+        if not self.wants_text or not spans.wanted(first):
             return
+        keep = self.shape.max_line_chars
         if len(texts) == 1:  # the usual message: one line
-            self.lines[first] = texts[0]
+            self.lines[first] = cut_line(texts[0], keep)
             return
         for offset, text in enumerate(texts):
-            self.lines[first + offset] = text
+            self.lines[first + offset] = cut_line(text, keep)
+
+    def _read(self, message: Long) -> list[str]:
+        """The lines of a message too long to hold, read from the file itself (see
+        tools.search.rg_messages); a file gone since shows one empty line."""
+        last = message.offset + max(message.last_end - 1, 0)
+        try:
+            fd, _ = self.ctx.ws.open_regular(self._name(_path(message.path)))
+        except ToolError:
+            return [""]
+        try:
+            return read_lines(fd, message.offset, last, self.shape.max_line_chars)
+        finally:
+            os.close(fd)
+
+    def _name(self, path: str) -> str:
+        """A path as rg prints it, workspace-relative."""
+        if path == self.file_arg:
+            return self.rel
+        return path.removeprefix("./")
+
+    def beneath(self, printed: str) -> str | None:
+        """A path rg printed on stderr, workspace-relative when it lies beneath the
+        search (the file searched, for a file); None for the search's own directory
+        and for what names no path of the search."""
+        if printed == self.file_arg:
+            return self.rel
+        if self.rel == ROOT:
+            return printed[2:] if printed.startswith("./") and len(printed) > 2 else None
+        return printed if printed.startswith(f"{self.rel}/") else None
+
+    def denied(self, path: str) -> bool:
+        """--deny, as named or resolved: whatever rg's own excludes missed never reaches
+        the reply."""
+        return bool(self.ctx.ws.deny) and (self.ctx.ws.deny.denies(path)
+                                           or self.ctx.ws.deny.denies(self._resolved(path)))
 
     def _finish_file(self, path: str) -> None:
-        if path == self.file_arg:
-            path = self.rel
-        elif path.startswith("./"):
-            path = path[2:]
-        if self.ctx.ws.deny and (self.ctx.ws.deny.denies(path)
-                                 or self.ctx.ws.deny.denies(self._resolved(path))):
-            return  # --deny: whatever rg's own excludes missed never reaches the reply
-        found = file_result(path, self.spans, self.lines, self.shape, self.needed)
-        if found is not None:
-            self.done.append(found)
-            self.count += items(found, self.shape)
+        path = self._name(path)
+        if self.denied(path):
+            return
+        self.add([file_result(path, self.spans.kept, self.lines, self.shape, self.needed,
+                              self.spans.more_lines)])
+
+    def add(self, results: Iterable[dict[str, Any] | None]) -> None:
+        """File results into the reply (a file rg finished, or the fallback's)."""
+        for found in results:
+            if found is not None:
+                self.done.append(found)
+                self.count += items(found, self.shape)
 
     def _resolved(self, path: str) -> str:
         """Where a file rg names really is: the search path may be reached through a
@@ -327,6 +380,11 @@ class _Reader:
     def _real_rel(self) -> str:
         return self.ctx.ws.where(self.target_fd, self.rel)
 
+    def prune(self) -> None:
+        """Keep no more files than the reply can show (after rg ran: see _keep_first)."""
+        if self.count > 2 * self.needed:
+            self._keep_first()
+
     def _keep_first(self) -> None:
         """Unsorted: drop the files past the first `needed` items in path order, which no
         later file can bring back into the reply (memory stays bounded)."""
@@ -339,13 +397,14 @@ class _Reader:
             count += items(result, self.shape)
         self.count = count
 
-    def results(self) -> list[dict[str, Any]]:
-        """The files in the reply's order; after an early stop, only the settled ones."""
+    def bound(self) -> str | None:
+        """After an early stop, the last path that is final (None: every one is)."""
+        return None if self.finished or not self.done else self._bound()
+
+    def results(self, bound: str | None) -> list[dict[str, Any]]:
+        """The files in the reply's order, up to `bound`."""
         ordered = sorted(self.done, key=lambda r: r["path"])
-        if self.finished or not self.done:
-            return ordered
-        bound = self._bound()
-        return [r for r in ordered if r["path"] <= bound]
+        return ordered if bound is None else [r for r in ordered if r["path"] <= bound]
 
     def _settled(self) -> bool:
         bound = self._bound()

@@ -23,9 +23,10 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.walk.globs import GlobError, SearchGlobs, invalid_pattern as invalid_glob
 from chorus_tools.tools.search import pyengine, ripgrep
+from chorus_tools.tools.search.rg_errors import NeedsPcre2
 from chorus_tools.tools.search.filetypes import FileTypes
 from chorus_tools.tools.search.results import Shape, assemble
-from chorus_tools.tools.search.syntax import Pattern, analyse, compile_python
+from chorus_tools.tools.search.syntax import analyse, compile_python
 from chorus_tools.tools.walk.walk import walk_files
 
 INLINE_FILES = 32  # up to this many files the python engine runs in the calling worker
@@ -59,6 +60,8 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
     shape = Shape(output_mode, context_lines if before_context is None else before_context,
                   context_lines if after_context is None else after_context,
                   multiline and pat.may_match_newline, max_results, ctx.limits.max_line_chars)
+    query = {"pattern": dataclasses.asdict(pat), "case_sensitive": case_sensitive,
+             "multiline": multiline, "shape": dataclasses.asdict(shape)}
     if ctx.search_engine != "python" and ctx.rg_path is not None and _argv_safe(
             pattern, *globs) and not (
             pat.needs_pcre2 and not ctx.rg_has_pcre2):
@@ -67,14 +70,15 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                 ctx, rel, path, pattern, literal=literal, needs_pcre2=pat.needs_pcre2,
                 case_sensitive=case_sensitive, multiline=multiline, globs=globs,
                 types=types, include_hidden=include_hidden,
-                include_ignored=include_ignored, shape=shape)
-        except ripgrep.NeedsPcre2:
+                include_ignored=include_ignored, shape=shape,
+                fallback=lambda files: pyengine.search_part(ctx, files, **query)["results"])
+        except NeedsPcre2:
             pass  # a PCRE-only feature the pattern reading missed: the python engine has it
     compile_python(pat, case_sensitive=case_sensitive)  # refuse a bad pattern before walking
     files = [p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
                                       include_ignored=include_ignored, globs=globs,
                                       types=file_types)] if is_dir else [rel]
-    return _python(files, pat, case_sensitive, multiline, shape, ctx)
+    return _python(files, query, shape, ctx)
 
 
 def _argv_safe(*texts: str) -> bool:
@@ -103,10 +107,8 @@ def _is_dir(ctx: ToolContext, rel: str, shown: str) -> bool:
                     "directory or a regular file.", path=shown)
 
 
-def _python(files: list[str], pat: Pattern, case_sensitive: bool, multiline: bool,
-            shape: Shape, ctx: ToolContext) -> dict[str, Any] | FanOut:
-    query = {"pattern": dataclasses.asdict(pat), "case_sensitive": case_sensitive,
-             "multiline": multiline, "shape": dataclasses.asdict(shape)}
+def _python(files: list[str], query: dict[str, Any], shape: Shape,
+            ctx: ToolContext) -> dict[str, Any] | FanOut:
     if len(files) <= INLINE_FILES:
         part = pyengine.search_part(ctx, files, **query)
         return assemble(part["results"], shape, "python", len(files))

@@ -41,3 +41,20 @@ def test_split_lines_quick_path_for_one_line(text: str) -> None:
     if lines[-1] == "":
         lines.pop()
     assert split_lines(text) == [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(0, 3)), max_size=30),
+       st.booleans(), st.integers(1, 5), st.integers(0, 3), st.integers(0, 3))
+def test_spans_keep_what_the_reply_shows_and_count_the_rest(
+        raw: list[tuple[int, int]], adjacent: bool, keep: int, before: int,
+        after: int) -> None:
+    """Merged as they come and cut after `keep` (issue 22: a file of millions of matching
+    lines held them all), the spans give the reply that all of them give."""
+    spans = sorted((first, first + extra) for first, extra in raw)
+    kept = Spans(adjacent, keep, after)
+    for span in spans:
+        kept.add(span)
+    lines = {n: f"line {n}" for n in range(1, 50)}
+    shape = Shape("content", before, after, adjacent, keep, 2000)
+    assert file_result("f", kept.kept, lines, shape, keep, kept.more_lines) == file_result(
+        "f", spans, lines, shape, keep)

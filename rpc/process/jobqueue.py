@@ -1,9 +1,10 @@
 """The pool's queue of jobs not yet sent to a worker, counting the requests among them.
 
-SPEC §1: `--max-pending` bounds the requests accepted and not running; the parts of a
-running split call (a python-engine search, a big listing) are that call's work and never
-count. The queue holds both, in arrival order; it keeps the count of parts as jobs come
-and go, so the pool's busy check stays O(1) however long the queue is.
+docs/protocol.md, Messages: `--max-pending` bounds the requests accepted and not
+running; the parts of a running split call (a python-engine search, a big listing) are
+that call's work and never count. The queue holds both, in arrival order; it keeps the
+count of parts as jobs come and go, so the pool's busy check stays O(1) however long the
+queue is.
 """
 
 from __future__ import annotations

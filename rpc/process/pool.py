@@ -29,6 +29,7 @@ from chorus_tools.rpc.process.worker import run_once, worker_main
 from chorus_tools.tools.confine.workers import worker_ruleset
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.task import Task
 
 log = logging.getLogger("chorus.pool")
 _mp = multiprocessing.get_context("fork")
@@ -38,9 +39,7 @@ BATCH = 8  # most read-only jobs sent to one worker in one message
 @dataclass(eq=False)
 class Job:
     id: int
-    target: str
-    kwargs: dict[str, Any]
-    record: bool
+    task: Task  # what the worker runs, decided once by the invoker
     stoppable: bool
     batchable: bool  # small and read-only: may share a message with others like it
     future: asyncio.Future
@@ -89,7 +88,7 @@ class Pool:
     def background(self, target: str) -> None:
         """Run `target(ctx)` once in a process of its own, beside the workers."""
         process = _mp.Process(target=run_once, daemon=True, name="chorus-background",
-                              args=(self._ctx, target, os.getpid(), self.inherited(),
+                              args=(self._ctx, Task(target, {}), os.getpid(), self.inherited(),
                                     self._ruleset))
         process.start()
         self._background.append(process)
@@ -103,8 +102,8 @@ class Pool:
         process.join()
         self._background.remove(process)
 
-    def submit(self, target: str, kwargs: dict[str, Any], *, record: bool = False,
-               stoppable: bool = True, batchable: bool = True, part: bool = False) -> Job:
+    def submit(self, task: Task, *, stoppable: bool = True, batchable: bool = True,
+               part: bool = False) -> Job:
         """Queue a job and return it; its future resolves to (ok, payload, record).
         A `part` of a running split call is always taken: it is that call's work."""
         if not (part or self._idle) and (waiting := self._waiting()) >= self._max_pending:
@@ -113,8 +112,7 @@ class Pool:
                             "for a worker. Retry after some answers arrive.",
                             pending=waiting, limit=self._max_pending)
         assert self._loop is not None
-        job = Job(next(self._ids), target, kwargs, record, stoppable,
-                  stoppable and batchable and not part,
+        job = Job(next(self._ids), task, stoppable, stoppable and batchable and not part,
                   self._loop.create_future(), part=part)
         self._queue.append(job)
         self._dispatch()
@@ -122,8 +120,8 @@ class Pool:
 
     def _waiting(self) -> int:
         """Requests accepted but not running: the queue's, and each batch behind its first
-        job (SPEC: --max-pending counts them wherever they wait; a part, never batched,
-        waits only in the queue and never counts)."""
+        job (docs/protocol.md, Messages: --max-pending counts them wherever they wait; a
+        part, never batched, waits only in the queue and never counts)."""
         return self._queue.requests + sum(len(w.jobs) - 1 for w in self._workers if w.jobs)
 
     def stop(self, job: Job, error: ToolError, *, force: bool = False) -> bool:
@@ -214,7 +212,7 @@ class Pool:
             worker.jobs.extend(batch)
             try:  # one message: the worker reads it whole before it runs any of it
                 write_all(worker.to_worker, frame(
-                    [(j.id, j.target, j.kwargs, j.record) for j in batch]))
+                    [(j.id, tuple(j.task)) for j in batch]))  # see tools/task.py
             except OSError:  # the worker is gone and never got this batch
                 self._crashed(worker, took_batch=False)
 
@@ -247,9 +245,10 @@ class Pool:
         if took_batch is None:
             took_batch = _unread(worker.to_worker) == 0
         job = worker.jobs[0] if worker.jobs else None
-        again = job is not None and (not took_batch or (job.stoppable and not job.retried))
-        if again and took_batch:
-            job.retried = True
+        again = False
+        if job is not None:
+            again = not took_batch or (job.stoppable and not job.retried)
+            job.retried = job.retried or (again and took_batch)
         self._replace(worker, keep_first=again)
         code = worker.process.exitcode
         log.warning("worker %s died (exit code %s)", worker.process.pid, code)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.search import rg_messages
-from chorus_tools.tools.search.results import cut_line, split_lines
+from chorus_tools.tools.search.results import cut_line, lines_without_endings
 from chorus_tools.tools.search.rg_errors import PathError, path_errors
 from chorus_tools.tools.search.rg_messages import Long, messages, read_lines
 
@@ -61,7 +61,7 @@ def test_read_lines_agrees_with_the_text_rg_sends(tmp_path: Path, prefix: bytes,
     text = "short\r\n" + "é" * 50 + "\nmid\n\n" + "x" * 30 + "\r\nend"
     path = tmp_path / "f.txt"
     path.write_bytes(prefix + encode(text))
-    every = split_lines(text)
+    every = lines_without_endings(text)
     starts = [0]  # each line's byte offset in rg's view: the UTF-8 text, no BOM
     for raw in text.encode().split(b"\n")[:-1]:
         starts.append(starts[-1] + len(raw) + 1)

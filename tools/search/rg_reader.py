@@ -29,7 +29,7 @@ from chorus_tools.tools.search.results import (
     file_result,
     have,
     items,
-    split_lines,
+    lines_without_endings,
 )
 from chorus_tools.tools.search.rg_messages import Long, read_lines
 
@@ -68,7 +68,7 @@ class Reader:
         msg = orjson.loads(raw)
         kind, data = msg["type"], msg["data"]
         if kind == "match" or kind == "context":
-            self._lines(data["line_number"], split_lines(_text(data["lines"])),
+            self._lines(data["line_number"], lines_without_endings(_text(data["lines"])),
                         kind == "match")
         elif kind == "end":
             if data["binary_offset"] is None:

@@ -46,6 +46,7 @@ from chorus_tools.tools.search.rg_errors import (SHOWN_FALLBACKS, PathError, fal
                                                  unread_directory, whole_failure)
 from chorus_tools.tools.search.rg_messages import messages
 from chorus_tools.tools.search.rg_reader import Reader
+from chorus_tools.tools.search.target import Target, open_target
 from chorus_tools.tools.walk.walk import RG_WALK_FLAGS
 
 _WALK_FLAGS = tuple(f for f in RG_WALK_FLAGS if f != "--no-ignore-parent")
@@ -57,16 +58,19 @@ UNSORTED_FROM = 100_000
 Fallback = Callable[[list[str]], list[dict[str, Any]]]  # the python engine on some files
 
 
-def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
-           needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
-           types: tuple[str, ...], include_hidden: bool, include_ignored: bool,
-           shape: Shape, fallback: Fallback) -> dict[str, Any]:
-    """Run rg over `rel` (a directory or a file) and shape its output; a file rg could
-    not search goes to `fallback` (tools.search.rg_errors)."""
-    assert ctx.rg_path is not None
-    for _ in range(_SWAP_RETRIES):
+def search(ctx: ToolContext, rel: str, shown: str, target: Target, pattern: str, *,
+           literal: bool, needs_pcre2: bool, case_sensitive: bool, multiline: bool,
+           globs: list[str], types: tuple[str, ...], include_hidden: bool,
+           include_ignored: bool, shape: Shape, fallback: Fallback) -> dict[str, Any]:
+    """Run rg over `rel` (`target`, opened by the caller: a directory or a file) and shape
+    its output; a file rg could not search goes to `fallback` (tools.search.rg_errors).
+    A directory swapped away under rg is opened again, a few times."""
+    rg = ctx.rg_path
+    assert rg is not None, "the caller runs ripgrep only when it was found"
+    for attempt in range(_SWAP_RETRIES):
+        current = target if attempt == 0 else open_target(ctx, rel, shown)
         try:
-            return _search_once(ctx, rel, shown, pattern, literal=literal,
+            return _search_once(ctx, rg, rel, current, pattern, literal=literal,
                                 needs_pcre2=needs_pcre2, case_sensitive=case_sensitive,
                                 multiline=multiline, globs=globs, types=types,
                                 include_hidden=include_hidden,
@@ -75,7 +79,10 @@ def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: boo
         except ToolError as err:
             if not _lost_root(err, rel):
                 raise
-    ctx.ws.open(rel, os.O_PATH, shown=shown)  # still gone or leading out: that error
+        finally:
+            if current is not target:
+                os.close(current.fd)
+    os.close(open_target(ctx, rel, shown).fd)  # still gone or leading out: that error
     raise ToolError("file_not_found", f"The directory kept being moved or replaced while "
                     f"searching it: {shown}. Retry when it stays in place.", path=shown)
 
@@ -87,38 +94,35 @@ def _lost_root(err: ToolError, rel: str) -> bool:
         f"{rel}: ")
 
 
-def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
-                 needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
-                 types: tuple[str, ...], include_hidden: bool, include_ignored: bool,
-                 shape: Shape, fallback: Fallback) -> dict[str, Any]:
+def _search_once(ctx: ToolContext, rg: str, rel: str, target: Target, pattern: str, *,
+                 literal: bool, needs_pcre2: bool, case_sensitive: bool, multiline: bool,
+                 globs: list[str], types: tuple[str, ...], include_hidden: bool,
+                 include_ignored: bool, shape: Shape, fallback: Fallback) -> dict[str, Any]:
     walk = _walk_args(rel, globs=globs, types=types, include_hidden=include_hidden,
                       include_ignored=include_ignored, excludes=ctx.ws.deny.rg_excludes())
     sort = _sorted(shape)
-    argv = _argv(ctx.rg_path, pattern, literal=literal, pcre2=ctx.rg_has_pcre2,
+    argv = _argv(rg, pattern, literal=literal, pcre2=ctx.rg_has_pcre2,
                  case_sensitive=case_sensitive, multiline=multiline,
                  context=(shape.before, shape.after) if shape.wants_text else (0, 0),
                  sort=sort) + walk
-    target_fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
-    allowed = [target_fd]
+    if not target.is_dir:
+        argv[-1] = f"/proc/self/fd/{target.fd}"  # rg reads it through our descriptor
+    ignore_files = _ignore_files_above(ctx, rel)
     try:
-        is_dir = stat.S_ISDIR(os.fstat(target_fd).st_mode)
-        if not is_dir:
-            argv[-1] = f"/proc/self/fd/{target_fd}"  # rg reads it through our descriptor
-        allowed += _ignore_files_above(ctx, rel)
-        ruleset = landlock.ruleset(allowed, ctx.rg_path)
+        ruleset = landlock.ruleset([target.fd, *ignore_files], rg)
         try:
-            found = _run(ctx, argv, Reader(ctx, rel, target_fd, shape, sort), ruleset,
+            found = _run(ctx, argv, Reader(ctx, rel, target.fd, shape, sort), ruleset,
                          needs_pcre2, fallback)
             if found["files_searched"] is None:
                 found["files_searched"] = _count_files(
-                    ctx, [ctx.rg_path, "--files", "--no-config", *walk], target_fd,
-                    ruleset) if is_dir else 1
+                    ctx, [rg, "--files", "--no-config", *walk], target.fd,
+                    ruleset) if target.is_dir else 1
             return found
         finally:
             if ruleset is not None:
                 os.close(ruleset)
     finally:
-        for fd in allowed:
+        for fd in ignore_files:
             os.close(fd)
 
 

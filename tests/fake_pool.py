@@ -29,9 +29,10 @@ class FakePool:
         self.jobs: list[Job] = []
         self.stopped: list[tuple[Job, str]] = []  # (job, the error code it was stopped with)
 
-    def submit(self, task: Task, *, stoppable: bool = True, batchable: bool = True) -> Job:
-        job = Job(len(self.jobs) + 1, task, stoppable, stoppable and batchable,
-                  asyncio.get_running_loop().create_future())
+    def submit(self, task: Task, *, stoppable: bool = True, batchable: bool = True,
+               part: bool = False) -> Job:
+        job = Job(len(self.jobs) + 1, task, stoppable, stoppable and batchable and not part,
+                  asyncio.get_running_loop().create_future(), part=part)
         self.jobs.append(job)
         outcome = self._answer(task)
         if outcome is not None:

@@ -32,7 +32,25 @@ def crash_logged(ctx, log: str):
 
 
 def append_and_hang(ctx, path: str):
-    """A mutation caught half-way: its change is made, then its worker hangs until killed."""
-    with open(path, "a") as f:
-        f.write("applied\n")
+    """A mutation caught half-way: its change is made, then its worker hangs until killed.
+    One write(2) on an O_APPEND descriptor, no buffer: the file never holds half of it."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, b"applied\n")
+    finally:
+        os.close(fd)
     time.sleep(3600)
+
+
+def _refuse_to_load():
+    raise ValueError("this outcome cannot be unpickled")
+
+
+class _Unloadable:
+    def __reduce__(self):
+        return _refuse_to_load, ()
+
+
+def unpicklable_outcome(ctx):
+    """An outcome that pickles in the worker but fails to unpickle in the pool."""
+    return {"value": _Unloadable()}

@@ -152,4 +152,10 @@ SEARCH_RESULT = {"type": "object", "required": ["truncated", "files_searched", "
                          ["path", "count"], path={"type": "string"}, count=POSITIVE)},
                      "total": NON_NEGATIVE, "truncated": {"type": "boolean"},
                      "files_searched": NON_NEGATIVE,
-                     "engine": {"enum": ["ripgrep", "python"]}}}
+                     "engine": {"enum": ["ripgrep", "python"]},
+                     # files ripgrep could not search, searched by the python engine
+                     "fallback": obj(["engine", "files", "paths"],
+                                     engine={"enum": ["python"]}, files=POSITIVE,
+                                     paths={"type": "array", "items": obj(
+                                         ["path", "reason"], path={"type": "string"},
+                                         reason={"type": "string"})})}}

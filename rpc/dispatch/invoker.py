@@ -48,7 +48,8 @@ Outcome = tuple[bool, Any, dict[str, Any] | None]  # ok, result or error, audit 
 class Jobs(Protocol):
     """What the invoker needs of the pool (rpc/process/pool.py; a fake one in tests)."""
 
-    def submit(self, task: Task, *, stoppable: bool = True, batchable: bool = True) -> Job:
+    def submit(self, task: Task, *, stoppable: bool = True, batchable: bool = True,
+               part: bool = False) -> Job:
         ...
 
     def stop(self, job: Job, error: ToolError, *, force: bool = False) -> bool: ...
@@ -133,7 +134,7 @@ class Invoker:
                 self._order.leave(key, fut)
         if ok and isinstance(payload, FanOut):
             payload = await run_parts(
-                payload, lambda part: self.run(call, part, deadline, batchable=False),
+                payload, lambda part: self.run(call, part, deadline, part=True),
                 lambda: self.stop(call), call.progress)
         return ok, payload, audit
 
@@ -155,11 +156,12 @@ class Invoker:
         return paths, list(keys)
 
     async def run(self, call: Call, task: Task, deadline: float, *, stoppable: bool = True,
-                  batchable: bool = True) -> Outcome:
-        """One job in the pool for `call`, stopped at `deadline`."""
+                  batchable: bool = True, part: bool = False) -> Outcome:
+        """One job in the pool for `call`, stopped at `deadline`; a `part` of its split
+        work is never batched and never counted against --max-pending (the pool's)."""
         if call.cancelled:
             raise cancelled()
-        job = self._pool.submit(task, stoppable=stoppable, batchable=batchable)
+        job = self._pool.submit(task, stoppable=stoppable, batchable=batchable, part=part)
         call.jobs.add(job)
         timer = asyncio.get_running_loop().call_at(deadline, self._expire, job)
         try:

@@ -37,6 +37,14 @@ def read_frame(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
+class Undecodable:
+    """Stands in the place of a message that could not be unpickled (a bug: the error
+    says which); the frame is consumed, so the messages after it still arrive."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
 class FrameReader:
     """Incremental: feed what a non-blocking read returned, get the complete messages."""
 
@@ -44,6 +52,7 @@ class FrameReader:
         self._buf = bytearray()
 
     def feed(self, data: bytes) -> list[Any]:
+        """Every message `data` completes, in order (Undecodable for a bad one)."""
         self._buf += data
         out = []
         at = 0
@@ -52,7 +61,10 @@ class FrameReader:
             end = at + _HEADER.size + size
             if len(self._buf) < end:
                 break
-            out.append(pickle.loads(self._buf[at + _HEADER.size:end]))
+            try:
+                out.append(pickle.loads(self._buf[at + _HEADER.size:end]))
+            except Exception as exc:  # whatever unpickling raises: that frame only
+                out.append(Undecodable(exc))
             at = end
         del self._buf[:at]
         return out

@@ -23,7 +23,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from chorus_tools.rpc.process.channel import FrameReader, frame, write_all
+from chorus_tools.rpc.process.channel import FrameReader, Undecodable, frame, write_all
+from chorus_tools.rpc.process.jobqueue import JobQueue
 from chorus_tools.rpc.process.worker import run_once, worker_main
 from chorus_tools.tools.confine.workers import worker_ruleset
 from chorus_tools.tools.context import ToolContext
@@ -44,6 +45,7 @@ class Job:
     future: asyncio.Future
     worker: Worker | None = None
     retried: bool = False  # started once on a worker that died: the one retry is spent
+    part: bool = False  # a part of a running split call: never counted as waiting
 
 
 @dataclass(eq=False)
@@ -66,7 +68,7 @@ class Pool:
         self._close_fds = close_fds
         self._workers: list[Worker] = []
         self._idle: deque[Worker] = deque()
-        self._queue: deque[Job] = deque()
+        self._queue = JobQueue()
         self._ids = itertools.count(1)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._background: list[Any] = []
@@ -100,24 +102,27 @@ class Pool:
         process.join()
         self._background.remove(process)
 
-    def submit(self, task: Task, *, stoppable: bool = True, batchable: bool = True) -> Job:
-        """Queue a job and return it; its future resolves to (ok, payload, record)."""
-        if not self._idle and (waiting := self._waiting()) >= self._max_pending:
+    def submit(self, task: Task, *, stoppable: bool = True, batchable: bool = True,
+               part: bool = False) -> Job:
+        """Queue a job and return it; its future resolves to (ok, payload, record).
+        A `part` of a running split call is always taken: it is that call's work."""
+        if not (part or self._idle) and (waiting := self._waiting()) >= self._max_pending:
             raise ToolError("server_busy",
                             f"Server busy: {waiting} requests are already waiting "
                             "for a worker. Retry after some answers arrive.",
                             pending=waiting, limit=self._max_pending)
         assert self._loop is not None
-        job = Job(next(self._ids), task, stoppable, stoppable and batchable,
-                  self._loop.create_future())
+        job = Job(next(self._ids), task, stoppable, stoppable and batchable and not part,
+                  self._loop.create_future(), part=part)
         self._queue.append(job)
         self._dispatch()
         return job
 
     def _waiting(self) -> int:
-        """Jobs accepted but not running: the queue, and each batch behind its first job
-        (docs/protocol.md, Messages: --max-pending counts them wherever they wait)."""
-        return len(self._queue) + sum(len(w.jobs) - 1 for w in self._workers if w.jobs)
+        """Requests accepted but not running: the queue's, and each batch behind its first
+        job (docs/protocol.md, Messages: --max-pending counts them wherever they wait; a
+        part, never batched, waits only in the queue and never counts)."""
+        return self._queue.requests + sum(len(w.jobs) - 1 for w in self._workers if w.jobs)
 
     def stop(self, job: Job, error: ToolError, *, force: bool = False) -> bool:
         """Fail a job with `error`: dropped if queued or still waiting in its worker's
@@ -221,11 +226,10 @@ class Pool:
         if not data:
             self._crashed(worker)
             return
-        try:
-            outcomes = worker.reader.feed(data)
-        except Exception as exc:  # an outcome that cannot be unpickled: a bug
-            outcomes = [(None, False, exc, None)]
-        for _, ok, payload, record in outcomes:
+        for outcome in worker.reader.feed(data):
+            if isinstance(outcome, Undecodable):  # an outcome that cannot be unpickled: a bug
+                outcome = (None, False, outcome.error, None)
+            _, ok, payload, record = outcome
             job = worker.jobs.popleft()
             if not job.future.done():
                 job.future.set_result((ok, payload, record))

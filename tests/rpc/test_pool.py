@@ -267,7 +267,9 @@ def test_a_started_mutation_whose_worker_dies_is_never_run_again(tool_ctx, root)
         job = pool.submit(Task("pool_targets:append_and_hang", {"path": str(target)}),
                           stoppable=False)
         behind = pool.submit(Task("pool_targets:echo", {}))
-        while not target.exists():
+        # the change is made once its bytes are in the file (one append, not a buffer
+        # flushed at some point after the file appears: polling exists() raced that)
+        while not (target.exists() and target.read_bytes() == b"applied\n"):
             assert not job.future.done(), job.future.result()  # it failed before its change
             await asyncio.sleep(0.01)
         os.kill(job.worker.process.pid, signal.SIGKILL)
@@ -304,3 +306,19 @@ def test_a_batch_its_dead_worker_never_took_runs_elsewhere(tool_ctx):
 def _state(pid: int) -> str:
     with open(f"/proc/{pid}/stat") as f:
         return f.read().rpartition(")")[2].split()[0]
+
+
+def test_regression_undecodable_outcome_failed_every_later_read(tool_ctx):
+    """Regression (issue 22): after an outcome the pool could not unpickle, the frame
+    reader kept the bad frame, so every later outcome of that worker failed too. The bad
+    one fails its own job (a bug, said as such); the worker goes on serving."""
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        bad = await pool.submit(Task("pool_targets:unpicklable_outcome", {})).future
+        after = [await pool.submit(Task("pool_targets:echo", {"n": i})).future
+                 for i in range(3)]
+        await pool.close()
+        return bad, after
+    (ok, err, _), after = run(go())
+    assert not ok and isinstance(err, ValueError) and "cannot be unpickled" in str(err)
+    assert [payload["n"] for ok, payload, _ in after if ok] == [0, 1, 2]

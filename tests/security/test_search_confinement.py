@@ -14,7 +14,7 @@ import pytest
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.search import ripgrep
+from chorus_tools.tools.search import rg_reader, ripgrep
 from chorus_tools.tools.confine import landlock
 
 from fanout_runner import RG_PATH, run_search
@@ -60,7 +60,7 @@ def _search_forever(root: str) -> None:
     """In a child: start a search whose reader never reads past its first message."""
     from chorus_tools.tools.confine.sandbox import Workspace
 
-    ripgrep._Reader.feed = lambda self, raw: time.sleep(3600)  # type: ignore[method-assign]
+    rg_reader.Reader.feed = lambda self, raw: time.sleep(3600)  # type: ignore[method-assign]
     run_search(ToolContext(ws=Workspace(root)), "ripgrep", pattern="needle")
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.confine.sandbox import Workspace
-from chorus_tools.tools.search import ripgrep
+from chorus_tools.tools.search import rg_reader, ripgrep
 from chorus_tools.tools.search.results import Shape
 
 from fanout_runner import RG_PATH, run_search
@@ -141,7 +141,7 @@ def test_unsorted_pruning_keeps_every_file_the_reply_can_show() -> None:
     """Pruning keeps the files, in path order, up to and including the one holding item
     max_results + 1 (so `truncated` is still known); no fewer."""
     shape = Shape("content", 0, 0, False, 4, 2000)
-    reader = ripgrep._Reader(None, ".", -1, shape)  # type: ignore[arg-type]
+    reader = rg_reader.Reader(None, ".", -1, shape, True)  # type: ignore[arg-type]
     sizes = {"d": 2, "a": 1, "c": 2, "b": 1, "e": 1}
     reader.done = [{"path": p, "entries": [[1, "x"]] * n, "count": n} for p, n in sizes.items()]
     reader._keep_first()

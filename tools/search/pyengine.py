@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import regex
@@ -20,7 +21,7 @@ import regex
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.read import legacy
-from chorus_tools.tools.search.results import Shape, file_result, items, shown
+from chorus_tools.tools.search.results import Shape, Spans, file_result, items, shown
 from chorus_tools.tools.search.syntax import Pattern, compile_python
 
 _READ_CHUNK = 1 << 20
@@ -55,7 +56,8 @@ def _search_file(ctx: ToolContext, rel: str, rx: regex.Pattern, line_mode: bool,
         return None
     budget = ctx.limits.search_file_timeout
     try:
-        spans = _spans(rx, text, line_mode, time.monotonic() + budget)
+        spans = _spans(rx, text, line_mode, time.monotonic() + budget,
+                       Spans(shape.merge_adjacent, limit, shape.after))
     except TimeoutError:
         raise ToolError("timeout",
                         f"The pattern took longer than {budget:g} s on {rel} (catastrophic "
@@ -64,8 +66,9 @@ def _search_file(ctx: ToolContext, rel: str, rx: regex.Pattern, line_mode: bool,
                         path=rel, limit_seconds=budget) from None
     if not spans:
         return None
-    lines = _line_texts(text, spans, shape.before, shape.after) if shape.wants_text else {}
-    return file_result(rel, [span[:2] for span in spans], lines, shape, limit)
+    lines = _line_texts(text, spans.kept, shape.before, shape.after) if shape.wants_text else {}
+    return file_result(rel, [span[:2] for span in spans.kept], lines, shape, limit,
+                       spans.more_lines)
 
 
 def _line_texts(text: str, spans: list[tuple[int, int, int]], before: int,
@@ -94,56 +97,69 @@ def _read_text(ctx: ToolContext, rel: str) -> str | None:
     """The file's text as ripgrep sees it, or None for a binary file; a file in a legacy
     encoding (tools/read/legacy.py) is its decoded text, where ripgrep sees bytes."""
     fd, _ = ctx.ws.open_regular(rel)
-    try:
-        chunks = []
+    try:  # grown in place: pieces and their join would hold the file twice
+        data = bytearray()
         while chunk := os.read(fd, _READ_CHUNK):
-            chunks.append(chunk)
+            data += chunk
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if data.startswith(_UTF16_BOMS):
         text = data.decode("utf-16", "replace")
         return None if "\0" in text else text
     if b"\0" in data:
         return None
     if data.startswith(_UTF8_BOM):
-        return data[len(_UTF8_BOM):].decode("utf-8", "surrogateescape")
+        del data[:len(_UTF8_BOM)]  # in place: a slice would hold the file twice
+        return data.decode("utf-8", "surrogateescape")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:  # a legacy encoding's text, else as rg
-        found = legacy.decode(data, exc.start)
+        found = legacy.decode(bytes(data), exc.start)  # copied only for a non-UTF-8 file
         return found[0] if found else data.decode("utf-8", "surrogateescape")
 
 
-def _spans(rx: regex.Pattern, text: str, line_mode: bool,
-           deadline: float) -> list[tuple[int, int, int]]:
-    """(first line, last line, offset of the first line) of every match; line numbers
-    only where matches are."""
+def _spans(rx: regex.Pattern, text: str, line_mode: bool, deadline: float,
+           spans: Spans) -> Spans:
+    """(first line, last line, offset of the first line) of every match, into `spans`;
+    line numbers only where matches are. In line mode a line is found once: the search
+    goes on from the next line (a line of a million matches is one entry, and one match
+    to find, not a million)."""
     phantom = len(text) if text.endswith("\n") else -1  # a final \n starts no line
-    spans: list[tuple[int, int, int]] = []
     line, pos = 1, 0
-    for m in rx.finditer(text, timeout=_left(deadline)):
+    for m in _matches(rx, text, line_mode, deadline):
         start, stop = m.span()
         if start == phantom:
             break
         if line_mode and "\n" in text[start:stop]:
-            return _line_spans(rx, text, deadline)
+            return _line_spans(rx, text, deadline, Spans(spans.adjacent, spans.keep, spans.reach))
         line += text.count("\n", pos, start)
         pos = start
         last = line + text.count("\n", start, max(start, stop - 1))
-        spans.append((line, last, text.rfind("\n", 0, start) + 1))
+        spans.add((line, last, text.rfind("\n", 0, start) + 1))
     return spans
 
 
-def _line_spans(rx: regex.Pattern, text: str,
-                deadline: float) -> list[tuple[int, int, int]]:
-    spans = []
+def _matches(rx: regex.Pattern, text: str, line_mode: bool,
+             deadline: float) -> Iterator[regex.Match]:
+    """Every match (multiline), or the first of each line that has one (line mode)."""
+    if not line_mode:
+        yield from rx.finditer(text, timeout=_left(deadline))
+        return
+    pos = 0
+    while (m := rx.search(text, pos, timeout=_left(deadline))) is not None:
+        yield m
+        pos = text.find("\n", m.start()) + 1
+        if pos == 0:
+            return
+
+
+def _line_spans(rx: regex.Pattern, text: str, deadline: float, spans: Spans) -> Spans:
     offset = 0
     for n, ln in enumerate(text.split("\n"), 1):
         if offset == len(text):
             break  # the final \n starts no line
         if rx.search(ln, timeout=_left(deadline)):
-            spans.append((n, n, offset))
+            spans.add((n, n, offset))
         offset += len(ln) + 1
     return spans
 

@@ -45,21 +45,72 @@ def merge_spans(spans: Iterable[tuple[int, int]], adjacent: bool) -> list[tuple[
     return [(s, e) for s, e in merged]
 
 
+class Spans:
+    """A file's match spans as an engine finds them (in order), merged as they come by
+    merge_spans's rule: the first `keep` merged spans are kept (and those the last one's
+    context window reaches), the lines of the others only counted, so a file with
+    millions of matching lines costs what the reply shows.
+    A span is (first line, last line, anything the engine keeps with it)."""
+
+    def __init__(self, adjacent: bool, keep: int, reach: int = 0) -> None:
+        self.kept: list[tuple[Any, ...]] = []
+        self.more_lines = 0  # lines of the merged spans past the kept ones
+        self.adjacent, self.keep, self.reach = adjacent, keep, reach
+        self._gap = 1 if adjacent else 0
+        self._last: tuple[int, int] | None = None  # the last merged span, kept or not
+
+    def __bool__(self) -> bool:
+        return self._last is not None
+
+    def wanted(self, first: int) -> bool:
+        """Whether a span starting at line `first` can still show: among the first
+        `keep`, or within `reach` lines (the context after) of the last of those."""
+        return len(self.kept) < self.keep or first <= self.kept[self.keep - 1][1] + self.reach
+
+    def add(self, span: tuple[Any, ...]) -> None:
+        first, last = span[0], span[1]
+        previous = self._last
+        if previous is not None and first <= previous[1] + self._gap:
+            if last > previous[1]:
+                if self.more_lines:  # it joins a span past the kept ones
+                    self.more_lines += last - previous[1]
+                else:
+                    self.kept[-1] = (previous[0], last, *self.kept[-1][2:])
+                self._last = (previous[0], last)
+            return
+        if self.more_lines or not self.wanted(first):
+            self.more_lines += last - first + 1
+        else:
+            self.kept.append(span)
+        self._last = (first, last)
+
+
+class CutLine(str):
+    """A line already cut to its shown length, with the marker (read in pieces, never
+    whole): cut_line leaves it as it is."""
+
+
 def cut_line(line: str, keep: int) -> str:
     """A long line cut to `keep` characters with file.read's marker."""
-    if len(line) <= keep:
+    if len(line) <= keep or isinstance(line, CutLine):
         return line
-    return f"{line[:keep]}… [line truncated: showing {keep} of {len(line)} characters]"
+    return cut_marked(line[:keep], keep, len(line))
+
+
+def cut_marked(head: str, keep: int, length: int) -> CutLine:
+    """A line of `length` characters shown as its first `keep` (`head`) and the marker."""
+    return CutLine(f"{head}… [line truncated: showing {keep} of {length} characters]")
 
 
 def file_result(path: str, spans: list[tuple[int, int]], lines: Mapping[int, str],
-                shape: Shape, limit: int) -> dict[str, Any] | None:
-    """One file's share of the reply: `spans` as the engine found them, `lines` the text
-    of every line in the spans and their context windows (without line endings)."""
+                shape: Shape, limit: int, more_lines: int = 0) -> dict[str, Any] | None:
+    """One file's share of the reply: `spans` as the engine found them (or as far as it
+    kept them: `more_lines` counts the matched lines of the rest), `lines` the text of
+    every line in the spans and their context windows (without line endings)."""
     spans = merge_spans(spans, shape.merge_adjacent)
     if not spans:
         return None
-    count = sum(end - start + 1 for start, end in spans)
+    count = sum(end - start + 1 for start, end in spans) + more_lines
     entries: list[list[Any]] = []
     if shape.mode == "content":
         keep = shape.max_line_chars

@@ -27,12 +27,11 @@ rg's `end` message, which reports a NUL it met (`--no-mmap`, so rg reads the who
 
 from __future__ import annotations
 
-import base64
 import os
+import stat
 import subprocess
+from collections.abc import Callable
 from typing import Any, BinaryIO
-
-import orjson
 
 from chorus_tools.tools import pipes
 from chorus_tools.tools.mutate.atomic import TEMP_PREFIX
@@ -41,9 +40,12 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.ignore import IGNORE_FILES
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.confine import landlock
-from chorus_tools.tools.search.results import (Shape, assemble, file_result, have, items,
-                                               lines_without_endings)
-from chorus_tools.tools.search.syntax import invalid_pattern
+from chorus_tools.tools.search.results import Shape, assemble
+from chorus_tools.tools.search.rg_errors import (SHOWN_FALLBACKS, PathError, fallback_note,
+                                                 path_errors, raise_failure,
+                                                 unread_directory, whole_failure)
+from chorus_tools.tools.search.rg_messages import messages
+from chorus_tools.tools.search.rg_reader import Reader
 from chorus_tools.tools.search.target import Target, open_target
 from chorus_tools.tools.walk.walk import RG_WALK_FLAGS
 
@@ -53,20 +55,16 @@ _SWAP_RETRIES = 3
 # reply is sorted at the end: measured 10-20% faster on the stdlib than --sort=path, which
 # is single-threaded but can stop early, far better when few results are wanted.
 UNSORTED_FROM = 100_000
-_PATTERN_ERRORS = ("regex parse error", "the literal", "PCRE2", "error parsing glob",
-                   "unclosed", "invalid")
-
-
-class NeedsPcre2(Exception):
-    """ripgrep's default engine refused a PCRE-only feature and it has no PCRE2."""
+Fallback = Callable[[list[str]], list[dict[str, Any]]]  # the python engine on some files
 
 
 def search(ctx: ToolContext, rel: str, shown: str, target: Target, pattern: str, *,
            literal: bool, needs_pcre2: bool, case_sensitive: bool, multiline: bool,
            globs: list[str], types: tuple[str, ...], include_hidden: bool,
-           include_ignored: bool, shape: Shape) -> dict[str, Any]:
+           include_ignored: bool, shape: Shape, fallback: Fallback) -> dict[str, Any]:
     """Run rg over `rel` (`target`, opened by the caller: a directory or a file) and shape
-    its output. A directory swapped away under rg is opened again, a few times."""
+    its output; a file rg could not search goes to `fallback` (tools.search.rg_errors).
+    A directory swapped away under rg is opened again, a few times."""
     rg = ctx.rg_path
     assert rg is not None, "the caller runs ripgrep only when it was found"
     for attempt in range(_SWAP_RETRIES):
@@ -76,7 +74,8 @@ def search(ctx: ToolContext, rel: str, shown: str, target: Target, pattern: str,
                                 needs_pcre2=needs_pcre2, case_sensitive=case_sensitive,
                                 multiline=multiline, globs=globs, types=types,
                                 include_hidden=include_hidden,
-                                include_ignored=include_ignored, shape=shape)
+                                include_ignored=include_ignored, shape=shape,
+                                fallback=fallback)
         except ToolError as err:
             if not _lost_root(err, rel):
                 raise
@@ -98,20 +97,22 @@ def _lost_root(err: ToolError, rel: str) -> bool:
 def _search_once(ctx: ToolContext, rg: str, rel: str, target: Target, pattern: str, *,
                  literal: bool, needs_pcre2: bool, case_sensitive: bool, multiline: bool,
                  globs: list[str], types: tuple[str, ...], include_hidden: bool,
-                 include_ignored: bool, shape: Shape) -> dict[str, Any]:
+                 include_ignored: bool, shape: Shape, fallback: Fallback) -> dict[str, Any]:
     walk = _walk_args(rel, globs=globs, types=types, include_hidden=include_hidden,
                       include_ignored=include_ignored, excludes=ctx.ws.deny.rg_excludes())
+    sort = _sorted(shape)
     argv = _argv(rg, pattern, literal=literal, pcre2=ctx.rg_has_pcre2,
                  case_sensitive=case_sensitive, multiline=multiline,
                  context=(shape.before, shape.after) if shape.wants_text else (0, 0),
-                 sort=_sorted(shape)) + walk
+                 sort=sort) + walk
     if not target.is_dir:
         argv[-1] = f"/proc/self/fd/{target.fd}"  # rg reads it through our descriptor
     ignore_files = _ignore_files_above(ctx, rel)
     try:
         ruleset = landlock.ruleset([target.fd, *ignore_files], rg)
         try:
-            found = _run(ctx, argv, rel, target.fd, ruleset, shape, needs_pcre2)
+            found = _run(ctx, argv, Reader(ctx, rel, target.fd, shape, sort), ruleset,
+                         needs_pcre2, fallback)
             if found["files_searched"] is None:
                 found["files_searched"] = _count_files(
                     ctx, [rg, "--files", "--no-config", *walk], target.fd,
@@ -178,30 +179,51 @@ def _ignore_files_above(ctx: ToolContext, rel: str) -> list[int]:
     return fds
 
 
-def _run(ctx: ToolContext, argv: list[str], rel: str, target_fd: int,
-         ruleset: int | None, shape: Shape, needs_pcre2: bool) -> dict[str, Any]:
+def _run(ctx: ToolContext, argv: list[str], reader: Reader, ruleset: int | None,
+         needs_pcre2: bool, fallback: Fallback) -> dict[str, Any]:
     # in memory: a worker under Landlock may create no file outside the workspace
     with os.fdopen(os.memfd_create("rg-stderr"), "w+b") as errors:
-        proc, output = _start(ctx, argv, target_fd, ruleset, errors)
-        reader = _Reader(ctx, rel, target_fd, shape)
+        proc, output = _start(ctx, argv, reader.target_fd, ruleset, errors)
         try:
-            for line in output:
-                if reader.feed(line):
+            for message in messages(output):
+                if reader.feed(message):
                     break
         finally:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
             output.close()
-        errors.seek(0)
-        stderr = errors.read().decode("utf-8", "replace")
         if not reader.finished and not reader.stopped:
             ctx.ws.ensure_present()  # rg cannot start in a deleted directory
-            _raise_failure(stderr, needs_pcre2)
-        lost = [ln for ln in stderr.splitlines() if ln.startswith(f"rg: {rel}: ")]
-        if lost:  # rg could not open its root, yet says it finished: not an empty result
-            _raise_failure(lost[0], needs_pcre2)
-    return assemble(reader.results(), shape, "ripgrep", reader.searches)
+            raise_failure(whole_failure(errors), needs_pcre2)
+        bound = reader.bound()  # what rg printed past it is not in the reply
+        failed = 0
+        named: list[PathError] = []
+        for error in path_errors(errors, reader.beneath, lambda p: _kind(ctx, p) != "gone"):
+            if reader.denied(error.path) or (bound is not None and error.path > bound):
+                continue
+            if _kind(ctx, error.path) == "dir":
+                raise unread_directory(error.path, error.reason)
+            reader.add(fallback([error.path]))
+            reader.prune()
+            failed += 1
+            if reader.searches is not None:  # rg counts the searches that succeeded
+                reader.searches += 1
+            named += [error][:SHOWN_FALLBACKS - len(named)]
+        if not failed and proc.returncode == 2 and not reader.stopped:
+            raise_failure("rg exited with status 2 without saying why", needs_pcre2)
+    found = assemble(reader.results(bound), reader.shape, "ripgrep", reader.searches)
+    if failed:
+        found["fallback"] = fallback_note(failed, named)
+    return found
+
+
+def _kind(ctx: ToolContext, rel: str) -> str:
+    """'gone', 'dir' or 'file' (any other entry, a denied one included)."""
+    try:
+        return "dir" if stat.S_ISDIR(ctx.ws.lstat(rel).st_mode) else "file"
+    except ToolError as err:
+        return "gone" if err.code == "file_not_found" else "file"
 
 
 def _count_files(ctx: ToolContext, argv: list[str], target_fd: int,
@@ -231,151 +253,3 @@ def _start(ctx: ToolContext, argv: list[str], target_fd: int, ruleset: int | Non
     finally:
         os.close(write_end)
     return proc, os.fdopen(read_end, "rb")
-
-
-def _raise_failure(stderr: str, needs_pcre2: bool) -> None:
-    reason = "\n".join(ln.removeprefix("rg: ") for ln in stderr.strip().splitlines())
-    if "--pcre2" in reason and not needs_pcre2:
-        raise NeedsPcre2(reason)
-    if any(key in reason for key in _PATTERN_ERRORS):
-        raise invalid_pattern(reason)
-    raise ToolError("internal_error", f"ripgrep failed: {reason or 'no reason given'}",
-                    reason=reason)
-
-
-class _Reader:
-    """Folds rg's JSON messages into file results; says when to stop reading."""
-
-    def __init__(self, ctx: ToolContext, rel: str, target_fd: int, shape: Shape) -> None:
-        self.ctx = ctx
-        self.shape = shape
-        self.wants_text = shape.wants_text
-        self.rel = rel
-        self.file_arg = f"/proc/self/fd/{target_fd}"
-        self.needed = shape.max_results + 1
-        self.sorted = _sorted(shape)
-        self.done: list[dict[str, Any]] = []
-        self.count = 0  # reply items in `done`
-        self.finished = self.stopped = False
-        self.searches: int | None = None  # files rg searched: its summary says
-        self._siblings: dict[str, list[str]] = {}
-        self._start_file()
-
-    def _start_file(self) -> None:
-        self.spans: list[tuple[int, int]] = []
-        self.lines: dict[int, str] = {}
-
-    def feed(self, raw: bytes) -> bool:
-        """Take one message; True when the reply can no longer change."""
-        if raw.startswith(b'{"type":"begin"'):
-            return False  # nothing to take from it: spare the parse
-        msg = orjson.loads(raw)
-        kind, data = msg["type"], msg["data"]
-        if kind == "match" or kind == "context":
-            self._lines(data, kind == "match")
-        elif kind == "end":
-            if data["binary_offset"] is None:
-                self._finish_file(_path(data["path"]))
-            self._start_file()
-            if not self.sorted:
-                if self.count > 2 * self.needed:
-                    self._keep_first()
-                return False
-            return self.count >= self.needed and self._settled()
-        elif kind == "summary":
-            self.finished = True
-            self.searches = data["stats"]["searches"]
-        return False
-
-    def _lines(self, data: dict[str, Any], is_match: bool) -> None:
-        first = data["line_number"]
-        texts = lines_without_endings(_text(data["lines"]))
-        spans = self.spans
-        if is_match:
-            spans.append((first, first + max(len(texts), 1) - 1))
-        if not self.wants_text or (len(spans) > self.needed and first > spans[
-                self.needed - 1][1] + self.shape.after):
-            return
-        if len(texts) == 1:  # the usual message: one line
-            self.lines[first] = texts[0]
-            return
-        for offset, text in enumerate(texts):
-            self.lines[first + offset] = text
-
-    def _finish_file(self, path: str) -> None:
-        if path == self.file_arg:
-            path = self.rel
-        elif path.startswith("./"):
-            path = path[2:]
-        if self.ctx.ws.deny.denies(path):
-            return  # --deny: whatever rg's own excludes missed never reaches the reply
-        found = file_result(path, self.spans, self.lines, self.shape, self.needed)
-        if found is not None:
-            self.done.append(found)
-            self.count += items(found, self.shape)
-
-    def _keep_first(self) -> None:
-        """Unsorted: drop the files past the first `needed` items in path order, which no
-        later file can bring back into the reply (memory stays bounded)."""
-        self.done.sort(key=lambda r: r["path"])
-        count = 0
-        for i, result in enumerate(self.done):
-            if count >= self.needed:
-                del self.done[i:]
-                break
-            count += items(result, self.shape)
-        self.count = count
-
-    def results(self) -> list[dict[str, Any]]:
-        """The files in the reply's order; after an early stop, only the settled ones."""
-        ordered = sorted(self.done, key=lambda r: r["path"])
-        if self.finished or not self.done:
-            return ordered
-        bound = self._bound()
-        return [r for r in ordered if r["path"] <= bound]
-
-    def _settled(self) -> bool:
-        bound = self._bound()
-        self.stopped = have([r for r in self.done if r["path"] <= bound],
-                            self.shape) >= self.needed
-        return self.stopped
-
-    def _bound(self) -> str:
-        """No file rg prints later sorts before this path (see the module doc)."""
-        last = self.done[-1]["path"]
-        root = "" if self.rel == ROOT else self.rel + "/"
-        parts = last[len(root):].split("/")[:-1]
-        for depth in range(1, len(parts) + 1):
-            directory = root + "/".join(parts[:depth])
-            parent, _, name = directory.rpartition("/")
-            if any(s.startswith(name) and len(s) > len(name) and s[len(name)] < "/"
-                   for s in self._names(parent or ROOT)):
-                return directory
-        return last
-
-    def _names(self, directory: str) -> list[str]:
-        if directory not in self._siblings:
-            try:
-                fd = self.ctx.ws.open_dir(directory)
-            except ToolError:
-                self._siblings[directory] = []
-            else:
-                try:
-                    self._siblings[directory] = os.listdir(fd)
-                finally:
-                    os.close(fd)
-        return self._siblings[directory]
-
-
-def _path(field: dict[str, str]) -> str:
-    """A path as the walker names it: bytes that are not UTF-8 kept as surrogates."""
-    if "text" in field:
-        return field["text"]
-    return os.fsdecode(base64.b64decode(field["bytes"]))
-
-
-def _text(field: dict[str, str]) -> str:
-    """rg's {"text": ...} or {"bytes": base64} as the client sees it."""
-    if "text" in field:
-        return field["text"]
-    return base64.b64decode(field["bytes"]).decode("utf-8", "replace")

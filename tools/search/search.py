@@ -21,6 +21,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut, shared
 from chorus_tools.tools.walk.globs import GlobError, SearchGlobs, invalid_pattern as invalid_glob
 from chorus_tools.tools.search import pyengine, ripgrep
+from chorus_tools.tools.search.rg_errors import NeedsPcre2
 from chorus_tools.tools.search.filetypes import FileTypes
 from chorus_tools.tools.search.results import Shape, assemble
 from chorus_tools.tools.search.syntax import Pattern, analyse, compile_python
@@ -67,8 +68,9 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                     needs_pcre2=pat.needs_pcre2, case_sensitive=case_sensitive,
                     multiline=multiline, globs=globs, types=types,
                     include_hidden=include_hidden, include_ignored=include_ignored,
-                    shape=shape)
-            except ripgrep.NeedsPcre2:
+                    shape=shape, fallback=lambda files: pyengine.search_part(
+                        ctx, files, pat, case_sensitive, multiline, shape)["results"])
+            except NeedsPcre2:
                 pass  # a PCRE-only feature the pattern reading missed: the python engine has it
     finally:
         os.close(target.fd)

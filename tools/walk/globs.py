@@ -25,6 +25,10 @@ NONE, IGNORE, WHITELIST = 0, 1, 2  # the verdict of a rule set on one path
 
 _FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
 _COMPONENT_FLAGS = wcglob.DOTGLOB  # braces are expanded before components are split
+# A glob's {a,b} groups are expanded into that many alternatives before matching (ten
+# groups of two make 1,024): past this, the glob is refused as invalid_pattern rather
+# than grow without bound (wcmatch's own default limit, named here so it is said).
+MAX_BRACE_EXPANSIONS = 1000
 
 
 class GlobError(ValueError):
@@ -63,6 +67,20 @@ def check_glob(pattern: str) -> None:
     if depth:
         raise GlobError(f"unclosed alternate group in glob {pattern!r}: missing '}}' "
                         "(escape '{' as '[{]')")
+    if "{" in pattern:
+        _check_expansions(pattern)
+
+
+def _check_expansions(pattern: str) -> None:
+    """Refuse a glob whose {..} groups expand to more than MAX_BRACE_EXPANSIONS
+    alternatives (counted lazily: it stops at the first one past the limit)."""
+    try:
+        for _ in bracex.iexpand(pattern, keep_escapes=True, limit=MAX_BRACE_EXPANSIONS):
+            pass
+    except bracex.ExpansionLimitException:
+        raise GlobError(f"glob {pattern!r} expands to more than {MAX_BRACE_EXPANSIONS:,} "
+                        "alternatives through its {..} groups; use fewer groups, or "
+                        "several shorter globs") from None
 
 
 def _class_end(pattern: str, start: int) -> int:

@@ -184,6 +184,9 @@ class Walker:
             suspects = ignores.suspects(names) if ignores else ()
         plain, hidden = self.overrides is None and self.types is None, self.include_hidden
         deny = bool(self.ctx.ws.deny)  # once per directory, not once per entry
+        # --deny judges where the directory really is: the start may be reached through
+        # a symlink ('seclink' -> 'secrets'), whose entries are named beneath the link
+        real = _resolved_prefix(self.ctx, fd, dir_rel) if deny else ""
         select, descend = self.select, self.descend
         may_descend = self.max_depth is None or depth + 1 < self.max_depth
         prefix = f"{dir_rel}/" if dir_rel else ""
@@ -197,7 +200,7 @@ class Walker:
             except OSError:
                 kind = OTHER
             path = prefix + name
-            if deny and denied_entry(self.ctx, path, kind):
+            if deny and denied_entry(self.ctx, path, kind, real + name):
                 continue
             if plain and name not in suspects:
                 if not hidden and name.startswith("."):
@@ -228,10 +231,18 @@ class Walker:
         return whitelisted or self.include_hidden or not name.startswith(".")
 
 
-def denied_entry(ctx: ToolContext, path: str, kind: str) -> bool:
-    """--deny: the entry matches (its directories did not: the walk never enters a
-    denied one), or it is a symlink that leads to a denied path."""
-    if ctx.ws.deny.matches(path):
+def _resolved_prefix(ctx: ToolContext, fd: int, dir_rel: str) -> str:
+    """The directory open as `fd` (named `dir_rel`) as the prefix of its entries' real
+    workspace-relative paths ('' for the root)."""
+    real = ctx.ws.where(fd, dir_rel) if dir_rel else ""
+    return f"{real}/" if real else ""
+
+
+def denied_entry(ctx: ToolContext, path: str, kind: str, real: str) -> bool:
+    """--deny: the entry matches as named or where it really is (`real`, beneath its
+    directory's resolved path; its directories did not: the walk never enters a denied
+    one), or it is a symlink that leads to a denied path."""
+    if ctx.ws.deny.matches(path) or (real != path and ctx.ws.deny.matches(real)):
         return True
     if kind != SYMLINK:
         return False

@@ -171,7 +171,7 @@ class Watcher:
         mode = st.st_mode
         kind = DIR if stat.S_ISDIR(mode) else FILE if stat.S_ISREG(mode) else (
             SYMLINK if stat.S_ISLNK(mode) else "other")
-        if kind == SYMLINK and denied_entry(self.ctx, rel, kind):
+        if kind == SYMLINK and denied_entry(self.ctx, rel, kind, rel):
             return None, _NO_SIGNATURE
         return kind, _signature(st)
 

@@ -41,6 +41,7 @@ from chorus_tools.rpc.mcp.face import McpFace
 from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.process.pool import Job, Pool
 from chorus_tools.rpc.mcp.progress import Progress
+from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions
 from chorus_tools.rpc.dispatch.validate import ParamsValidator
@@ -84,8 +85,10 @@ class Dispatcher:
     def __init__(self, pool: Pool, *, request_timeout: float,
                  records: Records | None = None,
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
-                 watches: Watches | None = None, roots: tuple[str, ...] = ()) -> None:
+                 watches: Watches | None = None, roots: tuple[str, ...] = (),
+                 history: HistoryCalls | None = None) -> None:
         self._pool = pool
+        self._history = history
         self._watches = watches
         self._timeout = request_timeout
         self._records = records
@@ -218,10 +221,17 @@ class Dispatcher:
             # read-before-write state is taken and left in the path's order, so a write
             # pipelined after a read of its file sees that read
             session = self._session
+            kwargs = params if session is None else session.prepare(method, params)
+            history = self._history
+            if history is not None:  # beside the records: see rpc/dispatch/history_calls.py
+                kwargs = await history.prepare(method, kwargs, lambda target, job: self._run(
+                    call, target, job, deadline, record=True, stoppable=False))
             ok, payload, audit = await self._run(
-                call, method.target, params if session is None else session.prepare(
-                    method, params), deadline,
-                record=self._records is not None and mutates, stoppable=method.stoppable)
+                call, method.target, kwargs, deadline,
+                record=_recording(self._records is not None, history is not None, mutates),
+                stoppable=method.stoppable)
+            if history is not None:
+                payload = await history.finish(method, params, ok, payload, audit)
             if ok and session is not None:
                 session.note(method, params, payload)
         finally:
@@ -232,7 +242,7 @@ class Dispatcher:
         return ok, payload, audit
 
     async def _run(self, call: Call, target: str, kwargs: dict[str, Any], deadline: float,
-                   *, record: bool = False, stoppable: bool = True,
+                   *, record: bool | str = False, stoppable: bool = True,
                    batchable: bool = True) -> tuple[bool, Any, Any]:
         if call.cancelled:
             raise _cancelled()
@@ -328,6 +338,14 @@ class Dispatcher:
         except ToolError:
             return None
         return payload if ok else None
+
+
+def _recording(records: bool, history: bool, mutates: bool) -> bool | str:
+    """What a job's worker fills in: audit hashes and the replaced content (True), the
+    replaced content only ("keep": no hashing for records that are off), or nothing."""
+    if not mutates or not (records or history):
+        return False
+    return True if records else "keep"
 
 
 def _styled(method: Method, error: BaseException) -> BaseException:

@@ -39,7 +39,7 @@ class Job:
     id: int
     target: str
     kwargs: dict[str, Any]
-    record: bool
+    record: bool | str  # see worker.run_job
     stoppable: bool
     batchable: bool  # small and read-only: may share a message with others like it
     future: asyncio.Future
@@ -101,7 +101,7 @@ class Pool:
         process.join()
         self._background.remove(process)
 
-    def submit(self, target: str, kwargs: dict[str, Any], *, record: bool = False,
+    def submit(self, target: str, kwargs: dict[str, Any], *, record: bool | str = False,
                stoppable: bool = True, batchable: bool = True) -> Job:
         """Queue a job and return it; its future resolves to (ok, payload, record)."""
         if not self._idle and (waiting := self._waiting()) >= self._max_pending:

@@ -41,8 +41,9 @@ def die_with_parent() -> None:
 
 
 def run_job(ctx: ToolContext, target: str, kwargs: dict[str, Any],
-            record: bool) -> tuple[bool, Any, dict[str, Any] | None]:
+            record: bool | str) -> tuple[bool, Any, dict[str, Any] | None]:
     ctx.record = {} if record else None
+    ctx.auditing = record is True  # "keep": the history's content only, no audit hashes
     try:
         guard(ctx, target, kwargs)  # --read-only and --deny, before the tool runs
         return True, resolve(target)(ctx, **kwargs), ctx.record

@@ -228,7 +228,8 @@ class Dispatcher:
                     call, target, job, deadline, record=True, stoppable=False))
             ok, payload, audit = await self._run(
                 call, method.target, kwargs, deadline,
-                record=_recording(self._records is not None, history is not None, mutates),
+                record=_recording(self._records is not None,
+                                  history is not None and history.on, mutates),
                 stoppable=method.stoppable)
             if history is not None:
                 payload = await history.finish(method, params, ok, payload, audit)

@@ -32,8 +32,13 @@ Run = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, Any, Any]]]
 
 
 class HistoryCalls:
-    def __init__(self, history: History, roots: tuple[str, ...], read_only: bool) -> None:
-        self.history = history
+    """With `history` None (--history 0) file.history lists nothing and the other three
+    methods are refused as invalid_params, saying so."""
+
+    def __init__(self, history: History | None, roots: tuple[str, ...],
+                 read_only: bool) -> None:
+        self._store = history
+        self.on = history is not None  # mutations hand back what they replace
         self._roots = roots
         self._read_only = read_only
 
@@ -42,6 +47,11 @@ class HistoryCalls:
         """The params the worker runs with."""
         if self._read_only and method.mutating:
             return params  # the worker refuses it before anything happens
+        if self._store is None:
+            if method.name in (RESTORE, CHECKPOINT, REWIND):
+                raise ToolError("invalid_params", "The history is off (--history 0): "
+                                "there is nothing to restore or rewind.", param="method")
+            return params
         if method.name == RESTORE:
             return {**params, **self._version(params)}
         if method.name == REWIND:
@@ -51,6 +61,9 @@ class HistoryCalls:
     async def finish(self, method: Method, params: dict[str, Any], ok: bool,
                      payload: Any, audit: dict[str, Any] | None) -> Any:
         """Keep what the call replaced; the result the client gets."""
+        if self._store is None:
+            return ({"versions": [], "total": 0, "truncated": False, "evicted": 0}
+                    if ok and method.name == HISTORY else payload)
         kept = (audit or {}).pop("kept", None)
         if kept:
             if ok:
@@ -68,6 +81,11 @@ class HistoryCalls:
             return {"checkpoint": checkpoint_id(self.history.checkpoint(
                 params.get("label", "")))}
         return payload
+
+    @property
+    def history(self) -> History:
+        assert self._store is not None  # only reached with the history on
+        return self._store
 
     def _version(self, params: dict[str, Any]) -> dict[str, Any]:
         """The content and mode of the version a restore names."""

@@ -139,9 +139,8 @@ class Server:
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
                                       records=self._records, toolsets=options.toolsets,
                                       read_only=options.read_only, watches=self._watches,
-                                      roots=ctx.ws.roots, history=None if self._history is None
-                                      else HistoryCalls(self._history, ctx.ws.roots,
-                                                        options.read_only))
+                                      roots=ctx.ws.roots, history=HistoryCalls(
+                                          self._history, ctx.ws.roots, options.read_only))
         self._stop = asyncio.Event()
 
     async def run(self) -> int:

@@ -252,7 +252,7 @@ def _same(dir_fd: int, name: str, st: os.stat_result, before: bytes | None, new:
 
 
 def _replace(dir_fd: int, name: str, st: os.stat_result | None, data: bytes,
-             shown: str, mode: int | None = None) -> os.stat_result:
+             shown: str, perm: int | None = None) -> os.stat_result:
     """Temp file, fsync, rename over `name`, fsync the directory. On failure the temp
     file is gone and the target untouched."""
     tmp = TEMP_PREFIX + secrets.token_hex(8)
@@ -267,8 +267,8 @@ def _replace(dir_fd: int, name: str, st: os.stat_result | None, data: bytes,
             _write_all(fd, data)
             if st is not None:
                 _keep_owner_and_mode(fd, st)
-            if mode is not None:
-                os.fchmod(fd, mode)
+            if perm is not None:
+                os.fchmod(fd, perm)
             os.fsync(fd)
             after = os.fstat(fd)
         finally:

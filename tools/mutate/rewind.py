@@ -46,7 +46,8 @@ def rewind(ctx: ToolContext, checkpoint: str, items: list[dict[str, Any]] | None
 
 
 def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
-    """'done' (already as planned), 'ours' (as this server left it) or 'conflict'."""
+    """'done' (already as planned: an earlier rewind, or one a crash cut short),
+    'ours' (as this server left it) or 'conflict'."""
     path = item["path"]
     try:
         rel = real_path(ctx, path)
@@ -57,12 +58,14 @@ def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
     st = current(ctx, rel, path)
     if st is not None and not stat.S_ISREG(st.st_mode):
         return "conflict"
-    if (None if st is None else version_of(st)) == item["expected"]:
-        return "ours"
-    if st is None or item["content"] is None:
-        return "done" if st is None and item["content"] is None else "conflict"
-    data = _read(ctx, rel)
-    return "done" if hashlib.sha256(data).hexdigest() == item["sha256"] else "conflict"
+    content = item["content"]
+    if content is None and st is None:
+        return "done"
+    if content is not None and st is not None and st.st_size == len(content) and \
+            hashlib.sha256(_read(ctx, rel)).hexdigest() == item["sha256"]:
+        return "done"
+    return "ours" if (None if st is None else version_of(st)) == item["expected"] \
+        else "conflict"
 
 
 def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:

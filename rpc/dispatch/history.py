@@ -3,8 +3,8 @@ directory outside the workspace that no tool call can reach (workers have no acc
 at all: tools/confine/workers.py).
 
 Layout of the directory:
-- `objects/<sha256>`: content, one file per distinct content (an unchanged file costs
-  nothing twice);
+- `packs/`: the content, appended to pack files, each found by its SHA-256 (an unchanged
+  file costs nothing twice; rpc/dispatch/history_packs.py);
 - `log.jsonl`: one line per change of a path (the content it held before, the method,
   the time, the path's version after) and one per checkpoint. A line's byte offset is its
   id: versions are `h-<offset>`, checkpoints `cp-<offset>`. Lines are appended under an
@@ -12,32 +12,29 @@ Layout of the directory:
 - `spool/<n>`: where workers stream large content (tools/mutate/keep.py);
 - `rewind.json`: the journal of a rewind in progress (rpc/dispatch/rewind.py).
 
-The byte budget (`--history-bytes`) counts the objects: past it, the least recently kept
-are removed first. Their log lines stay, so file.history still lists those versions and
-says they were evicted.
+The byte budget (`--history-bytes`) counts the packs: past it, the oldest are removed
+first. Their log lines stay, so file.history still lists those versions and says they
+were evicted.
 """
 
 from __future__ import annotations
 
-import asyncio
 import ctypes
 import fcntl
 import hashlib
 import os
-import secrets
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from chorus_tools.rpc.dispatch.history_packs import Packs, Where
 from chorus_tools.tools.timefmt import iso_utc
 
 _PUNCH_HOLE = 0x01 | 0x02  # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
-_COPY_CHUNK = 1 << 30
 
 
 def default_directory(workspace: str) -> str:
@@ -66,14 +63,11 @@ class Entry:
 
 class History:
     def __init__(self, directory: str, budget: int) -> None:
-        os.makedirs(os.path.join(directory, "objects"), mode=0o700, exist_ok=True)
         os.makedirs(os.path.join(directory, "spool"), mode=0o700, exist_ok=True)
-        self._budget = budget
         # every later access goes through these descriptors, so the directory stays
         # reachable after --user drops root (its path may lie beneath /root)
         self.dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        self._objects = os.open("objects", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC,
-                                dir_fd=self.dir_fd)
+        self._packs = Packs(self.dir_fd, budget)
         self._log = os.open("log.jsonl", os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
                             0o600, dir_fd=self.dir_fd)
         self._spools: tuple[int, ...] = ()
@@ -82,8 +76,7 @@ class History:
         self.entries: dict[int, Entry] = {}
         self.by_path: dict[str, list[int]] = {}
         self.checkpoints: dict[int, str] = {}
-        self._kept: OrderedDict[str, int] = OrderedDict()  # sha -> size, oldest first
-        self._total = 0
+        self._where: dict[str, Where] = {}  # sha -> where its content is kept
 
     def spools(self, count: int) -> tuple[int, ...]:
         """`count` empty spool files for the workers, opened before they are forked."""
@@ -110,14 +103,8 @@ class History:
             at += len(line)
         self._partial = data[end:]
         self._read_to = size
-        for sha in [sha for sha, n in self._kept.items() if n < 0]:
-            try:
-                self._kept[sha] = os.stat(sha, dir_fd=self._objects).st_size
-                self._total += self._kept[sha]
-            except FileNotFoundError:
-                del self._kept[sha]
 
-    def _add(self, offset: int, line: dict[str, Any], ours: bool = False) -> None:
+    def _add(self, offset: int, line: dict[str, Any]) -> None:
         if "cp" in line:
             self.checkpoints[offset] = line["cp"]
             return
@@ -125,9 +112,8 @@ class History:
                       line["mo"], line["a"], line.get("mv"))
         self.entries[offset] = entry
         self.by_path.setdefault(entry.path, []).append(offset)
-        if entry.sha256 is not None and not ours:  # its size is looked up once the lines are read
-            self._kept.setdefault(entry.sha256, -1)
-            self._kept.move_to_end(entry.sha256)
+        if line.get("at") is not None:
+            self._where[entry.sha256] = tuple(line["at"])  # type: ignore[index]
 
     def _append(self, lines: list[dict[str, Any]]) -> int:
         """Append lines under the log's lock; the offset of the first."""
@@ -138,7 +124,7 @@ class History:
             data = [orjson.dumps(line) + b"\n" for line in lines]
             os.write(self._log, b"".join(data))
             for line, raw in zip(lines, data):
-                self._add(self._read_to, line, ours=True)  # its content is stored already
+                self._add(self._read_to, line)
                 self._read_to += len(raw)
             return offset
         finally:
@@ -155,17 +141,16 @@ class History:
         now = time.time_ns()
         lines = []
         for item in kept:
-            sha = item["sha256"]
-            if sha is not None:
-                await self._store(item)
-            line = {"t": now, "m": method, "p": item["path"], "s": sha, "b": item["bytes"],
-                    "mo": item["mode"], "a": item["after"]}
+            line = {"t": now, "m": method, "p": item["path"], "s": item["sha256"],
+                    "b": item["bytes"], "mo": item["mode"], "a": item["after"]}
+            if item["sha256"] is not None:
+                line["at"] = await self._store(item)
             if item.get("moved_to") is not None:
                 line["mv"] = item["moved_to"]
             lines.append(line)
         if lines:
             self._append(lines)
-        self._evict()
+        self._packs.evict(self._dropped)
 
     def discard(self, kept: list[dict[str, Any]]) -> None:
         """A failed call's spooled content: nobody needs it."""
@@ -173,54 +158,18 @@ class History:
             if item.get("spool") is not None:
                 self._punch(item)
 
-    async def _store(self, item: dict[str, Any]) -> None:
-        sha, size = item["sha256"], item["bytes"]
-        if sha in self._kept:
-            self._kept.move_to_end(sha)
-            if item["spool"] is not None:
-                self._punch(item)
-            return
-        if size > self._budget:  # can never fit: logged, listed as evicted
-            if item["spool"] is not None:
-                self._punch(item)
-            return
-        if item["spool"] is not None:
-            await asyncio.to_thread(self._write_spooled, item)
-        else:
-            self._write_object(sha, lambda fd: _write_all(fd, item["data"]))
-        self._kept[sha] = size
-        self._total += size
-
-    def _write_spooled(self, item: dict[str, Any]) -> None:
-        index, offset = item["spool"]
-        spool = self._spools[index]
-
-        def copy(fd: int) -> None:
-            done = 0
-            while done < item["bytes"]:
-                n = os.copy_file_range(spool, fd, min(_COPY_CHUNK, item["bytes"] - done),
-                                       offset + done)
-                if n == 0:
-                    raise OSError("the spool ended early")
-                done += n
+    async def _store(self, item: dict[str, Any]) -> Where | None:
+        where = self._where.get(item["sha256"])
         try:
-            self._write_object(item["sha256"], copy)
+            if self._packs.kept(where):
+                return where
+            if item["spool"] is None:
+                return self._packs.put(item["data"])
+            index, offset = item["spool"]
+            return await self._packs.put_range(self._spools[index], offset, item["bytes"])
         finally:
-            self._punch(item)
-
-    def _write_object(self, sha: str, fill: Any) -> None:
-        tmp = f"tmp-{secrets.token_hex(8)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600,
-                     dir_fd=self._objects)
-        try:
-            try:
-                fill(fd)
-            finally:
-                os.close(fd)
-            os.rename(tmp, sha, src_dir_fd=self._objects, dst_dir_fd=self._objects)
-        except BaseException:
-            os.unlink(tmp, dir_fd=self._objects)
-            raise
+            if item["spool"] is not None:
+                self._punch(item)
 
     def _punch(self, item: dict[str, Any]) -> None:
         """Free the spool's blocks of a range already copied (the file keeps its size:
@@ -228,29 +177,21 @@ class History:
         index, offset = item["spool"]
         _libc.fallocate(self._spools[index], _PUNCH_HOLE, offset, item["bytes"])
 
-    def _evict(self) -> None:
-        while self._total > self._budget and self._kept:
-            sha, size = self._kept.popitem(last=False)
-            self._total -= size
-            try:
-                os.unlink(sha, dir_fd=self._objects)
-            except FileNotFoundError:
-                pass
+    def _dropped(self, pack: str) -> None:
+        for sha in [s for s, w in self._where.items() if w[0] == pack]:
+            del self._where[sha]
 
     # reading ------------------------------------------------------------------------
 
     def kept(self, sha: str | None) -> bool:
-        return sha is not None and self._kept.get(sha, -1) >= 0
+        return sha is not None and self._packs.kept(self._where.get(sha))
 
     def read(self, sha: str) -> bytes:
-        fd = os.open(sha, os.O_RDONLY | os.O_CLOEXEC, dir_fd=self._objects)
-        try:
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            os.close(fd)
+        return self._packs.read(self._where[sha])
+
+    def stored(self) -> int:
+        """Bytes of content kept (what the budget counts)."""
+        return self._packs.stored()
 
     def versions(self, path: str, limit: int) -> dict[str, Any]:
         """file.history's answer: the path's past contents, newest first."""
@@ -272,7 +213,8 @@ class History:
                 "evicted": evicted}
 
     def close(self) -> None:
-        for fd in (self._objects, self._log, self.dir_fd, *self._spools):
+        self._packs.close()
+        for fd in (self._log, self.dir_fd, *self._spools):
             os.close(fd)
 
 
@@ -300,7 +242,3 @@ def parse_id(text: str, prefix: str) -> int | None:
         return None
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]

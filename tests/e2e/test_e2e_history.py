@@ -333,7 +333,7 @@ def test_the_byte_budget_evicts_the_oldest_first_and_file_history_says_so(
         oldest = got["versions"][3]["version"]
         err = srv.error("file.restore", {"path": "a.txt", "version": oldest})
         assert err["data"]["error"] == "invalid_params" and err["data"]["evicted"] is True
-    stored = sum(p.stat().st_size for p in (hist / "objects").iterdir())
+    stored = sum(p.stat().st_size for p in (hist / "packs").iterdir())
     assert stored <= 25000
 
 
@@ -341,7 +341,7 @@ def test_unchanged_content_is_stored_once(root: Path, hist: Path) -> None:
     with serve(root, hist) as srv:
         for n in range(6):
             srv.result("file.write", {"path": "a.txt", "content": "ab"[n % 2] * 1000})
-    assert len(list((hist / "objects").iterdir())) == 2
+    assert sum(p.stat().st_size for p in (hist / "packs").iterdir()) == 2000
 
 
 # refusals -------------------------------------------------------------------------------

@@ -76,8 +76,7 @@ def throughput(root: Path, rounds: int, count: int) -> dict[str, dict[str, float
                     server.request("file.write", {"path": f"f{i}.txt", "content": _text(0)})
                 patch = _rate(server, _patch, count)
             finally:
-                server.proc.stdin.close()
-                server.proc.wait(60)
+                server.close(60)
             best["write"][label] = max(best["write"].get(label, 0.0), write)
             best["patch"][label] = max(best["patch"].get(label, 0.0), patch)
     return best
@@ -96,8 +95,7 @@ def big_write(root: Path, megabytes: int) -> dict[str, dict[str, int]]:
         ws.mkdir()
         with open(ws / "big.txt", "wb") as f:
             block = b"y" * (1 << 20)
-            for _ in range(megabytes):
-                f.write(block)
+            f.writelines(block for _ in range(megabytes))
         server = _server(ws, history, "--max-write-bytes", limit, "--max-message-bytes",
                          str(size * 2), "--request-timeout", "600")
         try:
@@ -108,8 +106,7 @@ def big_write(root: Path, megabytes: int) -> dict[str, dict[str, int]]:
                 got = server.request("file.history", {"path": "big.txt"})["result"]
                 assert got["versions"][0]["bytes"] == size and not got["versions"][0]["evicted"]
         finally:
-            server.proc.stdin.close()
-            server.proc.wait(120)
+            server.close(120)
         workers = sorted(peak.by_pid.items(), key=lambda kv: kv[1])
         out[label] = {"tree": peak.peak, "worker": workers[-1][1] if workers else 0,
                       "dispatcher": peak.by_pid.get(server.pid, 0)}
@@ -118,7 +115,7 @@ def big_write(root: Path, megabytes: int) -> dict[str, dict[str, int]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    args = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     args.add_argument("--quick", action="store_true", help="fewer calls and rounds")
     args.add_argument("--big-mb", type=int, default=1024, help="the big write's size (MiB)")
     opts = args.parse_args(argv)

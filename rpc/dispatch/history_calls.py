@@ -39,6 +39,7 @@ class HistoryCalls:
                  read_only: bool) -> None:
         self._store = history
         self.on = history is not None  # mutations hand back what they replace
+        self._journaled = False  # the running rewind wrote a journal (rewinds run alone)
         self._roots = roots
         self._read_only = read_only
 
@@ -70,9 +71,10 @@ class HistoryCalls:
                 await self.history.keep(method.name, kept)
             else:
                 self.history.discard(kept)
-        if method.name == REWIND and params.get("dry_run") is not True and (
-                ok or getattr(payload, "code", None) not in _UNFINISHED):
-            rewind.clear_journal(self.history)
+        if method.name == REWIND and self._journaled:
+            self._journaled = False
+            if ok or getattr(payload, "code", None) not in _UNFINISHED:
+                rewind.clear_journal(self.history)  # done, or undone by the worker
         if not ok:
             return payload
         if method.name == HISTORY:
@@ -124,6 +126,7 @@ class HistoryCalls:
         loaded = rewind.with_content(self.history, items, name)
         if not dry_run:
             rewind.write_journal(self.history, name, items, force)
+            self._journaled = True
         return {"checkpoint": name, "items": loaded, "force": force, "dry_run": dry_run}
 
     async def _complete(self, run: Run) -> None:

@@ -311,6 +311,10 @@ def test_a_server_killed_mid_rewind_leaves_no_torn_file_and_the_next_rewind_comp
     assert all(states), "a file is neither as before nor as restored"
     assert any((root / n).read_bytes() == after[n] for n in before), "killed too late"
     assert (hist / "rewind.json").exists()
+    with serve(root, hist, "--read-only") as srv:  # refused: the journal stays for later
+        assert error_code(srv.call("workspace.rewind", {"checkpoint": cp})) == \
+            "permission_denied"
+    assert (hist / "rewind.json").exists()
     with serve(root, hist) as srv:
         srv.result("workspace.rewind", {"checkpoint": cp})
     assert {n: (root / n).read_bytes() for n in before} == before

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from security.test_confinement import in_child
 
 from chorus_tools.rpc.dispatch.history import History
 from chorus_tools.tools.confine import landlock
@@ -15,7 +16,6 @@ from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.write import write
-from security.test_confinement import in_child
 
 pytestmark = pytest.mark.skipif(landlock.abi_version() == 0,
                                 reason="this kernel has no Landlock (the layer under test)")
@@ -38,11 +38,11 @@ def test_a_confined_worker_writes_its_spool_and_nothing_else_of_the_history(
         write(ctx, "big.bin", "new")
         seen = {"kept": repr(ctx.record["kept"][0]["spool"])}
         for name, attempt in [
-            ("read log", lambda: open(hist / "log.jsonl", "rb").read()),
-            ("append log", lambda: open(hist / "log.jsonl", "ab").write(b"x")),
+            ("read log", lambda: (hist / "log.jsonl").read_bytes()),
+            ("append log", lambda: os.open(hist / "log.jsonl", os.O_WRONLY | os.O_APPEND)),
             ("list packs", lambda: os.listdir(hist / "packs")),
-            ("new spool", lambda: open(hist / "spool" / "9", "wb").write(b"x")),
-            ("reopen spool", lambda: open(hist / "spool" / "0", "rb").read()),
+            ("new spool", lambda: (hist / "spool" / "9").write_bytes(b"x")),
+            ("reopen spool", lambda: (hist / "spool" / "0").read_bytes()),
         ]:
             try:
                 seen[name] = f"ok {attempt()!r}"

@@ -225,7 +225,8 @@ class Dispatcher:
             history = self._history
             if history is not None:  # beside the records: see rpc/dispatch/history_calls.py
                 kwargs = await history.prepare(method, kwargs, lambda target, job: self._run(
-                    call, target, job, deadline, record=True, stoppable=False))
+                    call, target, job, deadline, stoppable=False,
+                    record=_recording(self._records is not None, True, True)))
             ok, payload, audit = await self._run(
                 call, method.target, kwargs, deadline,
                 record=_recording(self._records is not None,

@@ -9,7 +9,8 @@ Layout of the directory:
   the time, the path's version after) and one per checkpoint. A line's byte offset is its
   id: versions are `h-<offset>`, checkpoints `cp-<offset>`. Lines are appended under an
   exclusive flock, so servers sharing the directory never interleave or reuse an id;
-- `spool/<n>`: where workers stream large content (tools/mutate/keep.py);
+- `spool/`: where the spool files workers stream large content into are made, and at
+  once unlinked (tools/mutate/keep.py);
 - `rewind.json`: the journal of a rewind in progress (rpc/dispatch/rewind.py).
 
 The byte budget (`--history-bytes`) counts the packs: past it, the oldest are removed
@@ -23,6 +24,7 @@ import ctypes
 import fcntl
 import hashlib
 import os
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -79,12 +81,15 @@ class History:
         self._where: dict[str, Where] = {}  # sha -> where its content is kept
 
     def spools(self, count: int) -> tuple[int, ...]:
-        """`count` empty spool files for the workers, opened before they are forked."""
+        """`count` spool files for the workers, opened before they are forked. Each is
+        unlinked at once: nothing to clean up after a crash, and servers sharing the
+        directory never share a spool."""
         fds = []
-        for n in range(count):
-            fd = os.open(f"spool/{n}", os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
-                         0o600, dir_fd=self.dir_fd)
-            fds.append(fd)
+        for _ in range(count):
+            name = f"spool/{os.getpid()}-{secrets.token_hex(8)}"
+            fds.append(os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                               0o600, dir_fd=self.dir_fd))
+            os.unlink(name, dir_fd=self.dir_fd)
         self._spools = tuple(fds)
         return self._spools
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +53,15 @@ def test_the_log_is_read_back_by_a_new_server(tmp_path: Path) -> None:
     (version,) = again.versions("d/x", 20)["versions"]
     assert version["method"] == "file.delete" and again.read(version["sha256"]) == b"gone"
     assert again.checkpoints == {cp: "before"}
+
+
+def test_spooled_content_is_copied_in_and_its_spool_blocks_freed(tmp_path: Path) -> None:
+    history = History(str(tmp_path / "h"), 1 << 30)
+    (spool,) = history.spools(1)
+    data = os.urandom(3 << 20)
+    os.pwrite(spool, b"\0" * 100 + data, 0)
+    item = {**_item("big", data), "data": None, "spool": (0, 100)}
+    asyncio.run(history.keep("file.write", [item]))
+    assert history.read(item["sha256"]) == data
+    assert os.fstat(spool).st_blocks * 512 < 1 << 20
+    assert os.listdir(tmp_path / "h" / "spool") == []

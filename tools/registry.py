@@ -233,8 +233,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["checkpoint"], checkpoint={"type": "string"}),
         mutating=True, title="Checkpoint",
         description=(
-            "Mark the workspace's state now; workspace_rewind with the returned "
-            "`checkpoint` later undoes every change this server made since.")),
+            "Mark the workspace's state now, before a risky series of changes; "
+            "workspace_rewind with the returned `checkpoint` later undoes every change "
+            "this server made since.")),
     Method(
         "workspace.rewind", "chorus_tools.tools.mutate.rewind:rewind",
         "Undo every change made since a checkpoint, all or nothing.",

@@ -34,7 +34,8 @@ class Packs:
         self._pack_size = min(max(budget // 16, _PACK_MIN), _PACK_MAX)
         self._sizes: OrderedDict[str, int] = OrderedDict()  # every pack, oldest first
         self._loaded = False
-        self._current: tuple[str, int] | None = None  # the pack we append to, its fd
+        self._current: str | None = None  # the pack we append to (opened per write, so
+        # a server holds no descriptor for it between calls)
         self._total = 0
 
     def _load(self) -> None:
@@ -57,39 +58,41 @@ class Packs:
                 return False
         return True
 
-    def reserve(self, size: int) -> tuple[Where, int] | None:
+    def reserve(self, size: int) -> Where | None:
         """Room for `size` bytes at the end of the current pack (a new one when it is
-        full): where they go and the pack's descriptor; None if they can never fit."""
+        full); None if they can never fit."""
         if size > self._budget:
             return None
         self._load()
-        if self._current is None or (self._sizes[self._current[0]] > 0 and
-                                     self._sizes[self._current[0]] + size > self._pack_size):
-            self._open_pack()
-        assert self._current is not None
-        name, fd = self._current
+        name = self._current
+        if name is None or (self._sizes[name] > 0 and
+                            self._sizes[name] + size > self._pack_size):
+            name = self._current = self._new_pack()
         offset = self._sizes[name]
         self._sizes[name] += size
         self._total += size
-        return (name, offset, size), fd
+        return name, offset, size
 
     def put(self, data: bytes) -> Where | None:
-        got = self.reserve(len(data))
-        if got is None:
+        where = self.reserve(len(data))
+        if where is None:
             return None
-        where, fd = got
-        view, at = memoryview(data), where[1]
-        while view:
-            written = os.pwrite(fd, view, at)
-            view, at = view[written:], at + written
+        fd = os.open(where[0], os.O_WRONLY | os.O_CLOEXEC, dir_fd=self._dir)
+        try:
+            view, at = memoryview(data), where[1]
+            while view:
+                written = os.pwrite(fd, view, at)
+                view, at = view[written:], at + written
+        finally:
+            os.close(fd)
         return where
 
     async def put_range(self, source: int, offset: int, size: int) -> Where | None:
         """Copy `size` bytes at `offset` of `source` in, in the kernel, off the loop."""
-        got = self.reserve(size)
-        if got is None:
+        where = self.reserve(size)
+        if where is None:
             return None
-        where, fd = got
+        fd = os.open(where[0], os.O_WRONLY | os.O_CLOEXEC, dir_fd=self._dir)
 
         def copy() -> None:
             done = 0
@@ -99,7 +102,10 @@ class Packs:
                 if n == 0:
                     raise OSError("the spool ended early")
                 done += n
-        await asyncio.to_thread(copy)
+        try:
+            await asyncio.to_thread(copy)
+        finally:
+            os.close(fd)
         return where
 
     def read(self, where: Where) -> bytes:
@@ -115,8 +121,7 @@ class Packs:
         while self._total > self._budget and self._sizes:
             name, size = self._sizes.popitem(last=False)
             self._total -= size
-            if self._current is not None and self._current[0] == name:
-                os.close(self._current[1])
+            if self._current == name:
                 self._current = None
             try:
                 os.unlink(name, dir_fd=self._dir)
@@ -128,16 +133,12 @@ class Packs:
         self._load()
         return self._total
 
-    def _open_pack(self) -> None:
-        if self._current is not None:
-            os.close(self._current[1])
+    def _new_pack(self) -> str:
         name = f"{time.time_ns():016x}-{secrets.token_hex(4)}"
-        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600,
-                     dir_fd=self._dir)
-        self._current = (name, fd)
+        os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600,
+                         dir_fd=self._dir))
         self._sizes[name] = 0
+        return name
 
     def close(self) -> None:
-        if self._current is not None:
-            os.close(self._current[1])
         os.close(self._dir)

@@ -44,10 +44,10 @@ def run_scenario(scenario: Scenario, env: Env) -> Row:
     for _ in range(1 if scenario.long_run else env.scale.rounds):
         if row.ours_problem is None:
             measure, row.ours_problem = _attempt(scenario.ours, env)
-            row.ours = None if row.ours_problem else _keep_best(row.ours, measure)
+            row.ours = None if measure is None else _keep_best(row.ours, measure)
         if scenario.baseline is not None and row.baseline_problem is None:
             measure, row.baseline_problem = _attempt(scenario.baseline, env)
-            row.baseline = None if row.baseline_problem else _keep_best(row.baseline, measure)
+            row.baseline = None if measure is None else _keep_best(row.baseline, measure)
     return row
 
 

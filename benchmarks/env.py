@@ -14,11 +14,13 @@ import sysconfig
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, overload
 
 from benchmarks import generate, mcp_reference
 from benchmarks.loadclient import McpSession, StdioServer
 from benchmarks.mcp_reference import Unavailable
+
+Client = TypeVar("Client", bound=StdioServer)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -146,11 +148,17 @@ class Env:
             last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
             raise Unavailable(f"python -m chorus_tools --help exited {probe.returncode}: {last}")
 
+    @overload
+    def ours(self, workspace: Path, *options: str) -> StdioServer: ...
+
+    @overload
+    def ours(self, workspace: Path, *options: str, client: type[Client]) -> Client: ...
+
     def ours(self, workspace: Path, *options: str,
              client: type[StdioServer] = StdioServer) -> StdioServer:
         """Our server on `workspace`, started as an orchestrator would, driven by
         `client`."""
-        self._ours_checked
+        self._ours_checked  # noqa: B018 (a probed property: raises Unavailable once)
         argv = [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *options]
         if self.workers:
             argv += ["--workers", str(self.workers)]

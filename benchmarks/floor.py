@@ -62,7 +62,7 @@ def serve(workspace: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--workspace", required=True)
     serve(parser.parse_args().workspace)
 

@@ -1,5 +1,5 @@
-"""`python -m benchmarks.history [--quick] [--big-mb N]`: what keeping the history (SPEC §10)
-costs, measured against `--history 0` in the same run.
+"""`python -m benchmarks.history [--quick] [--big-mb N]`: what keeping the history
+(docs/protocol.md, History) costs, measured against `--history 0` in the same run.
 
 - write and patch throughput on 4 KiB files (target: at least 0.8x of `--history 0`),
   one call at a time, rounds alternating between the two servers, best round kept;

@@ -15,7 +15,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, Self
 
 import orjson
 
@@ -63,12 +63,16 @@ class StdioServer:
     def __init__(self, argv: Sequence[str], cwd: Path | None = None,
                  stderr: Path | None = None, timeout: float = 120.0) -> None:
         self.timeout = timeout
-        self._err = open(stderr, "ab") if stderr else subprocess.DEVNULL
+        self._err = open(stderr, "ab") if stderr else None
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self._err, bufsize=0)
-        self._in = self.proc.stdin.fileno()
-        self._out = self.proc.stdout.fileno()
+                                     stdout=subprocess.PIPE, bufsize=0,
+                                     stderr=subprocess.DEVNULL if self._err is None else self._err)
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None  # both piped above
+        self._stdin = stdin
+        self._in = stdin.fileno()
+        self._out = stdout.fileno()
         self._partial = b""
         self._inbox: deque[dict[str, Any]] = deque()
         self._next_id = 0
@@ -176,7 +180,7 @@ class StdioServer:
     def close(self, timeout: float = 15.0) -> int | None:
         """End of stdin, as an orchestrator would; kill only if it does not exit."""
         try:
-            self.proc.stdin.close()
+            self._stdin.close()
         except OSError:
             pass
         try:
@@ -184,11 +188,11 @@ class StdioServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             code = self.proc.wait()
-        if self._err is not subprocess.DEVNULL:
+        if self._err is not None:
             self._err.close()
         return code
 
-    def __enter__(self) -> "StdioServer":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -103,7 +103,7 @@ class Row:
             base = self.baseline_problem or (self.baseline.text() if self.baseline else "—")
             base = f"{self.baseline_name}: {base}"
         ratio = f"{self.ratio:.2f}×" if self.ratio is not None else "—"
-        if self.results_agree is False:
+        if self.results_agree is False and self.ours and self.baseline:
             ratio += (f" (results differ: {self.ours.detail['results']} vs "
                       f"{self.baseline.detail['results']})")
         target = self.target.text() if self.target else "—"
@@ -118,7 +118,8 @@ class Row:
             "key": self.key, "scenario": self.scenario, "baseline_name": self.baseline_name,
             "ours": measure(self.ours), "baseline": measure(self.baseline),
             "ours_problem": self.ours_problem, "baseline_problem": self.baseline_problem,
-            "ratio": self.ratio, "results_agree": self.results_agree, "target": self.target.text() if self.target else None,
+            "ratio": self.ratio, "results_agree": self.results_agree,
+            "target": self.target.text() if self.target else None,
             "status": self.status}
 
 
@@ -126,7 +127,7 @@ HEADER = ["scenario", "ours", "baseline", "ratio", "target"]
 
 
 def table(rows: list[Row]) -> str:
-    """A Markdown table: readable in a terminal, pasteable into the README."""
+    """A Markdown table: readable in a terminal, pasteable into docs/benchmarks.md."""
     lines = [HEADER, *(row.cells() for row in rows)]
     widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
 

@@ -9,6 +9,7 @@ matches as the baseline), so a fast wrong answer cannot pass for a fast one.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import shutil
@@ -50,6 +51,7 @@ def _run(argv: list[str], cwd: Path) -> tuple[float, bytes, int]:
     """Run a command to completion: (seconds, stdout, peak RSS in bytes from wait4)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None  # piped above
     out = proc.stdout.read()
     proc.stdout.close()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -477,7 +479,78 @@ def soak_ours(env: Env) -> Measure:
     return Measure("throughput", result.requests / result.seconds, result.summary())
 
 
-# a dialect call costs one job like a native one (SPEC §7) ---------------------------------
+# the syntax guard: a looser-tier patch parsed before and after (docs/protocol.md, file.patch)
+
+GUARD_TS_BYTES = 200 * 1024
+_GUARD_NAMES = itertools.count()
+
+
+def _python_4k() -> str:
+    """About 4 KiB of Python, with a `counter` line inside a function to edit."""
+    parts = [f"def handler_{i}(request, limit={i}):\n    if request.size > limit:\n"
+             f"        return request.window({i})\n    return None\n\n\n" for i in range(40)]
+    parts.insert(20, "def tick():\n    counter = 0\n    return counter\n\n\n")
+    text = ""
+    for part in parts:
+        if len(text) + len(part) > 4096:
+            break
+        text += part
+    return text
+
+
+def _typescript(size: int) -> str:
+    """About `size` bytes of TypeScript classes, one of them holding `counter = 0;`."""
+    chunk = ("export class Handler{i} {{\n  private limit: number = {i};\n"
+             "  async handle(request: Request<string>): Promise<number> {{\n"
+             "    const items = request.items.filter((x) => x.size > this.limit);\n"
+             "    for (const item of items) {{\n      if (item.kind === \"a\") {{\n"
+             "        console.log(`item ${{item.name}}`);\n      }}\n    }}\n"
+             "    return items.length;\n  }}\n}}\n\n")
+    parts = [chunk.format(i=i) for i in range(size // len(chunk.format(i=0)))]
+    parts.insert(len(parts) // 2, "export function tick(): number {\n  let counter = 0;\n"
+                 "  return counter;\n}\n\n")
+    return "".join(parts)
+
+
+def _guarded_patches(env: Env, name: str, text: str, semicolon: str) -> Measure:
+    """`counter = N` edited through the indentation tier (find indented with a tab, the
+    file with spaces), one call at a time: with a parsed name the guard checks every call."""
+    prefix = "let " if semicolon else ""
+    (env.scratch / name).write_text(text)
+
+    def call(i: int) -> Call:
+        return "file.patch", {"path": name, "patches": [
+            {"find": f"\t{prefix}counter = {i}{semicolon}\n",
+             "replace": f"\t{prefix}counter = {i + 1}{semicolon}\n"}]}
+
+    def tiered(reply: dict[str, Any]) -> str | None:
+        wrong = is_success(reply)
+        if wrong is None and reply["result"]["matches"][0]["tier"] != "indentation":
+            return f"not an indentation-tier patch: {reply['result']['matches']}"
+        return wrong
+    with env.ours(env.scratch) as server:
+        return _sequential_rate(server, call, env.scale.mutations, tiered)
+
+
+def guard_py_ours(env: Env) -> Measure:
+    return _guarded_patches(env, f"guard-{next(_GUARD_NAMES)}.py", _python_4k(), "")
+
+
+def guard_py_unguarded(env: Env) -> Measure:
+    return _guarded_patches(env, f"guard-{next(_GUARD_NAMES)}.txt", _python_4k(), "")
+
+
+def guard_ts_ours(env: Env) -> Measure:
+    return _guarded_patches(env, f"guard-{next(_GUARD_NAMES)}.ts", _typescript(GUARD_TS_BYTES),
+                            ";")
+
+
+def guard_ts_unguarded(env: Env) -> Measure:
+    return _guarded_patches(env, f"guard-{next(_GUARD_NAMES)}.txt",
+                            _typescript(GUARD_TS_BYTES), ";")
+
+
+# a dialect call costs one job like a native one (`--tools` in docs/protocol.md) ------------
 
 CLAUDE = ("--tools", "claude")
 
@@ -569,6 +642,13 @@ SCENARIOS: list[Scenario] = [
     Scenario("edit_claude", "Edit one edit (--tools claude), one at a time",
              "file.patch, same server", Target("≥", 0.9), edit_claude,
              patch_native_with_claude),
+    Scenario("patch_guard_py", "file.patch, indentation tier, 4 KiB Python (syntax guard on)",
+             "the same patch on a .txt copy (no guard)", Target("≥", 0.8), guard_py_ours,
+             guard_py_unguarded),
+    Scenario("patch_guard_ts",
+             "file.patch, indentation tier, 200 KiB TypeScript (syntax guard on)",
+             "the same patch on a .txt copy (no guard)", Target("≥", 0.8), guard_ts_ours,
+             guard_ts_unguarded),
     Scenario("rss_huge", "read lines 1–50 of a 2 GB file: peak RSS, all processes", "—",
              Target("≤", 100e6, absolute=True), rss_huge_ours, None),
     Scenario("rss_search", "search of the whole tree: peak RSS, all processes", "rg -n",

@@ -22,8 +22,9 @@ settings.load_profile("chorus")
 
 @pytest.fixture(autouse=True, scope="session")
 def _state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Servers the tests spawn keep their default history (SPEC §10: the user's state
-    directory) in a temporary one, not in the home of whoever runs the suite."""
+    """Servers the tests spawn keep their default history (docs/protocol.md, History: the
+    user's state directory) in a temporary one, not in the home of whoever runs the
+    suite."""
     previous = os.environ.get("XDG_STATE_HOME")
     os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
     yield

@@ -1,8 +1,10 @@
-"""A tool's answer as the runtime would finish it: a FanOut's parts run in order, merged
-after each one until the merge has its answer (rpc/dispatch/dispatcher.py runs them in parallel)."""
+"""A tool's answer as the runtime would finish it: a FanOut's parts run in order, merged as
+each one ends until the merger has its answer (rpc/dispatch/dispatcher.py runs them in
+parallel)."""
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 from chorus_tools.rpc.process.worker import resolve
@@ -19,14 +21,13 @@ ENGINES = ["ripgrep", "python"]
 def settle(ctx: ToolContext, result: dict[str, Any] | FanOut) -> dict[str, Any]:
     if not isinstance(result, FanOut):
         return result
-    part, merge = resolve(result.part), resolve(result.merge)
-    done: list[dict[str, Any]] = []
+    part, merger = resolve(result.part), resolve(result.merge)(result.args)
+    shared = pickle.loads(result.shared) if result.shared else {}
     for kwargs in result.parts:
-        done.append(part(ctx, **kwargs))
-        final = merge(result.args, done, len(done) == len(result.parts))
+        final = merger.add(part(ctx, **shared, **kwargs))
         if final is not None:
             return final
-    raise AssertionError("merge returned nothing on the complete results")
+    return merger.finish()
 
 
 def run_search(ctx: ToolContext, engine: str, **params: Any) -> dict[str, Any]:

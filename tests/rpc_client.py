@@ -142,7 +142,8 @@ class RpcServer:
             message["params"] = params
         self.send(message)
 
-    def call_many(self, calls: list[tuple[str, Any]], timeout: float = 60.0) -> list[dict[str, Any]]:
+    def call_many(self, calls: list[tuple[str, Any]],
+                  timeout: float = 60.0) -> list[dict[str, Any]]:
         """Send every request before reading any answer (all in flight at once); return
         the responses in the order of `calls`."""
         ids = [self.request(method, params) for method, params in calls]

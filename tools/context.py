@@ -43,8 +43,8 @@ class ToolContext:
     # shared by every worker
     record: dict[str, Any] | None = None
     auditing: bool = True  # the call's audit record wants hashes (False: history only)
-    # history on (SPEC §10): the spool descriptors the dispatcher opened before the fork
-    # (tools/mutate/keep.py); None when --history 0
+    # history on (docs/protocol.md, History): the spool descriptors the dispatcher opened
+    # before the fork (tools/mutate/keep.py); None when --history 0
     history_spools: tuple[int, ...] | None = None
 
 

@@ -1,6 +1,6 @@
 """Tool failures as values: a stable code an agent can branch on, plus details.
 
-The codes are the `data.error` names of SPEC.md §2; the numeric JSON-RPC codes live in
+The codes are the `data.error` names of docs/protocol.md, Errors; the numeric JSON-RPC codes live in
 `rpc/`, which alone speaks the protocol.
 """
 
@@ -29,6 +29,7 @@ CODES = (
     "worker_crashed",
     "server_busy",
     "not_read",
+    "edit_breaks_syntax",
     "cancelled",
     "internal_error",
 )
@@ -74,7 +75,8 @@ _ERRNO_CODES = {
 
 def from_os_error(exc: OSError, path: str, fallback: str = "internal_error") -> ToolError:
     """Turn an OSError into the ToolError an agent can act on; `fallback` for the rest."""
-    code, template = _ERRNO_CODES.get(exc.errno, (fallback, "{path}: {reason}"))
+    known = None if exc.errno is None else _ERRNO_CODES.get(exc.errno)
+    code, template = known or (fallback, "{path}: {reason}")
     details: dict[str, Any] = {"path": path}
     if code == "invalid_params":
         details["param"] = "path"

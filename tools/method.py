@@ -6,7 +6,9 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any, Callable, TypedDict
+
+from chorus_tools.tools.read.text import ENCODINGS as TEXT_ENCODINGS
 
 PATH = {"type": "string", "description": "Workspace-relative path (or absolute inside it)"}
 VERSION = {"type": "string", "description": "Opaque; changes whenever the file changes"}
@@ -14,7 +16,8 @@ TIME = {"type": "string", "description": "ISO 8601 UTC, e.g. 2026-01-31T12:00:00
 POSITIVE = {"type": "integer", "minimum": 1}
 NON_NEGATIVE = {"type": "integer", "minimum": 0}
 NULLABLE_STR = {"type": ["string", "null"]}
-ENCODINGS = ["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1"]
+ENCODINGS = ["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1"]  # written
+READ_ENCODINGS = list(TEXT_ENCODINGS)  # read: those and the legacy ones a detector names
 
 
 def load(target: str) -> Callable[..., Any]:
@@ -26,6 +29,20 @@ def load(target: str) -> Callable[..., Any]:
 def obj(required: list[str], **props: Any) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required,
             "additionalProperties": False}
+
+
+class Options(TypedDict, total=False):
+    """How the runtime may treat a method (Method's fields after its schemas, less those
+    a dialect's table fills in for all its methods), for the dialects' tables."""
+
+    mutating: bool
+    stoppable: bool
+    idempotent: bool
+    destructive: bool
+    path_params: tuple[str, ...]
+    read_state: str
+    shown_as: str
+    mcp_tool: bool
 
 
 @dataclass(frozen=True)
@@ -45,7 +62,8 @@ class Method:
     # the params naming paths: a path's aliases (the first given is the file it is about)
     # or a move's two ends; ordering, records and --deny follow every one given
     path_params: tuple[str, ...] = ("path",)
-    read_state: str = ""  # claude's read-before-write (rpc/dispatch/session.py): shown|guarded|removed
+    # claude's read-before-write (rpc/dispatch/session.py): shown | guarded | removed
+    read_state: str = ""
     error_style: str = ""  # "module:function" giving a ToolError the set's own form
     shown_as: str = "json"  # MCP content for a model: "read", "search", "list" or "json"
     mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)
@@ -79,7 +97,7 @@ READ_RESULT = {
              "version"],
             content={"type": "string"}, total_lines=NON_NEGATIVE,
             truncated={"type": "boolean"}, start_line=POSITIVE,
-            end_line=NON_NEGATIVE, encoding={"enum": ENCODINGS}, version=VERSION),
+            end_line=NON_NEGATIVE, encoding={"enum": READ_ENCODINGS}, version=VERSION),
         obj(["image", "mime_type", "size", "version"], image={"type": "string"},
             mime_type={"type": "string"}, size=NON_NEGATIVE, version=VERSION),
     ],

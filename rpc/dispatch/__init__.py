@@ -1,1 +1,2 @@
-"""The dispatcher and what it owns: ids, order per path, records, sessions, validation, rpc.discover."""
+"""The dispatcher and what it owns: ids, cancels, the invoker (validation, order per path,
+records, sessions), split calls, rpc.discover."""

@@ -1,6 +1,6 @@
-"""The history store (SPEC §10): what every mutation replaced, kept by the dispatcher in a
-directory outside the workspace that no tool call can reach (workers have no access to it
-at all: tools/confine/workers.py).
+"""The history store (docs/protocol.md, History): what every mutation replaced, kept by the
+dispatcher in a directory outside the workspace that no tool call can reach (workers have
+no access to it at all: tools/confine/workers.py).
 
 Layout of the directory:
 - `packs/`: the content, appended to pack files, each found by its SHA-256 (an unchanged

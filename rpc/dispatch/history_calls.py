@@ -1,6 +1,7 @@
-"""The dispatcher's seam to the history (SPEC §10), beside the audit records: one call
-before a job runs (`prepare`) and one after it (`finish`), both inside the call's path
-order, so a rewind sees every change that arrived before it and a change after it waits.
+"""The invoker's seam to the history (docs/protocol.md, History), beside the audit records:
+one call before a job runs (`prepare`) and one after it (`finish`), both inside the call's
+path order (rpc/dispatch/invoker.py), so a rewind sees every change that arrived before
+it and a change after it waits.
 
 - every mutation: `finish` keeps what the worker handed back (tools/mutate/keep.py)
   before the call is answered;
@@ -22,13 +23,14 @@ from chorus_tools.rpc.dispatch.history import History, checkpoint_id, parse_id
 from chorus_tools.tools.confine.sandbox import normalize
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.method import Method
+from chorus_tools.tools.task import Task
 
 HISTORY, RESTORE = "file.history", "file.restore"
 CHECKPOINT, REWIND = "workspace.checkpoint", "workspace.rewind"
 REWIND_TARGET = "chorus_tools.tools.mutate.rewind:rewind"
 _UNFINISHED = ("worker_crashed", "timeout")  # the worker may have stopped half way
 
-Run = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, Any, Any]]]
+Run = Callable[[Task], Awaitable[tuple[bool, Any, Any]]]  # one more job of the call
 
 
 class HistoryCalls:
@@ -135,8 +137,9 @@ class HistoryCalls:
         if journal is None:
             return
         items = rewind.with_content(self.history, journal["items"], journal["checkpoint"])
-        ok, payload, audit = await run(REWIND_TARGET, {
-            "checkpoint": journal["checkpoint"], "items": items, "force": journal["force"]})
+        ok, payload, audit = await run(Task(REWIND_TARGET, {
+            "checkpoint": journal["checkpoint"], "items": items, "force": journal["force"]},
+            mutating=True, keep=True))
         kept = (audit or {}).pop("kept", None)
         if not ok:
             if kept:

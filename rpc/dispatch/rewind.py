@@ -1,4 +1,4 @@
-"""What a rewind must do, and its journal (SPEC §10).
+"""What a rewind must do, and its journal (docs/protocol.md, History).
 
 The plan: every path the history log shows changed after the checkpoint returns to what it
 held then (its first change since says what that was), provided it is still as this server

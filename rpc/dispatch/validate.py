@@ -47,12 +47,14 @@ def _explain(method: Method, params: dict[str, Any],
     """The schema's complaint in the parameter's own terms, at any depth: `path`,
     `patches[0].find`."""
     where: list[str | int] = []
-    obj, schema = params, method.params
-    for step in exc.path[1:]:  # the object the complaint is about, and its schema
+    obj: Any = params  # a dict, or a list below an array
+    schema = method.params
+    for named in exc.path[1:]:  # the object the complaint is about, and its schema
+        step: str | int
         if "items" in schema:  # fastjsonschema names an array index as a string
-            step, schema = int(step), schema["items"]
+            step, schema = int(named), schema["items"]
         else:
-            schema = schema["properties"][step]
+            step, schema = named, schema["properties"][named]
         obj = obj[step]
         where.append(step)
     if exc.rule == "additionalProperties":
@@ -67,7 +69,7 @@ def _explain(method: Method, params: dict[str, Any],
                          f"'{_name(where + [missing])}' for {method.name}.",
                          param=_name(where + [missing]))
     name = _name(where) or "params"
-    message = exc.message.replace(exc.name, f"'{name}'", 1)
+    message = exc.message.replace(exc.name, f"'{name}'", 1) if exc.name else exc.message
     if exc.rule == "oneOf":  # fastjsonschema's words name no type
         message = f"'{name}' must be " + " or ".join(map(_kind, schema["oneOf"]))
     if exc.rule == "not":  # its words name only "a disallowed definition"

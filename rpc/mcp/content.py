@@ -1,5 +1,5 @@
-"""What a model reads from an MCP tool result (SPEC §6): `content` blocks made from the
-method's result, which itself goes out unchanged as `structuredContent`.
+"""What a model reads from an MCP tool result (docs/protocol.md, MCP): `content` blocks made
+from the method's result, which itself goes out unchanged as `structuredContent`.
 
 The first block is the SPEC's text exactly (file text, `path:line:text` lines, one path a
 line, or the result as JSON); a second block is added only when the first alone would

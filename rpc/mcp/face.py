@@ -1,9 +1,10 @@
-"""The MCP face (SPEC §6): the same server, spoken as a Model Context Protocol server.
+"""The MCP face (docs/protocol.md, MCP): the same server, spoken as a Model Context Protocol server.
 
 A client that sends `initialize` is an MCP client; one that never does calls `file.*`
 directly, on the same connection. This module only translates: `tools/list` is the
-registry's listed methods, and `tools/call` runs a method through the dispatcher's
-`invoke` (the one validation and execution path), then turns its outcome into an MCP
+registry's listed methods, and `tools/call` runs a method through the invoker
+(rpc/dispatch/invoker.py, the one validation and execution path, which the dispatcher
+calls too: nothing here calls back into the dispatcher), then turns its outcome into an MCP
 result: `content` for the model, `structuredContent` the exact result, and a tool failure
 as `isError: true` carrying the error's message and data, so the model can recover.
 """
@@ -11,8 +12,9 @@ as `isError: true` carrying the error's message and data, so the model can recov
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
+from chorus_tools.rpc.dispatch.call import Call
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.wire.envelope import error_response, result_response
 from chorus_tools.rpc.wire.errors import CODES, INVALID_REQUEST, protocol_error, wire_error
@@ -21,14 +23,11 @@ from chorus_tools.rpc.mcp.progress import Progress
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.registry import Method, callable_methods, listed_methods
 
-if TYPE_CHECKING:
-    from chorus_tools.rpc.dispatch.dispatcher import Call
-
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # oldest first
 OUTPUT_SCHEMA_SINCE = "2025-06-18"  # the first version with outputSchema
-# An isError result's structuredContent is the error's data (SPEC §2). Clients check it
-# against outputSchema too (the TypeScript SDK, and so the Inspector, even when isError),
-# so a tool's outputSchema admits its result or that data.
+# An isError result's structuredContent is the error's data (docs/protocol.md, Errors).
+# Clients check it against outputSchema too (the TypeScript SDK, and so the Inspector, even
+# when isError), so a tool's outputSchema admits its result or that data.
 TOOL_ERROR = {"type": "object", "required": ["error", "message"], "properties": {
     "error": {"enum": [name for name in CODES if name != "cancelled"]},
     "message": {"type": "string"}}}
@@ -48,7 +47,8 @@ such as **/*.py. Hidden and .gitignored files are skipped unless asked for.
 - Every write is atomic. A failed call changes nothing; its message says what to do \
 instead."""
 
-InvokeFn = Callable[["Call", Method, Any], Awaitable[tuple[bool, Any]]]
+# the invoker's (rpc/dispatch/invoker.py): the one path every call takes, on both faces
+InvokeFn = Callable[[Call, Method, Any], Awaitable[tuple[bool, Any]]]
 
 
 class McpFace:

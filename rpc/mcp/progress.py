@@ -1,5 +1,5 @@
-"""MCP progress for one call that carried `_meta.progressToken` (SPEC §6): once the call
-has run 0.5 s, `notifications/progress` goes out at most every 0.5 s.
+"""MCP progress for one call that carried `_meta.progressToken` (docs/protocol.md, MCP):
+once the call has run 0.5 s, `notifications/progress` goes out at most every 0.5 s.
 
 The count is honest and cheap: the items of a split call's finished parts (files searched,
 directory trees listed), which the dispatcher learns as each part ends. MCP wants

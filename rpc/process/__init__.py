@@ -1,1 +1,2 @@
-"""Processes: the worker pool, its pipes, the worker loop, the privilege drop and the watcher process."""
+"""Processes: the worker pool, its pipes, the worker loop, the privilege drop and the
+watcher process."""

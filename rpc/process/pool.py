@@ -28,6 +28,7 @@ from chorus_tools.rpc.process.worker import run_once, worker_main
 from chorus_tools.tools.confine.workers import worker_ruleset
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.task import Task
 
 log = logging.getLogger("chorus.pool")
 _mp = multiprocessing.get_context("fork")
@@ -37,9 +38,7 @@ BATCH = 8  # most read-only jobs sent to one worker in one message
 @dataclass(eq=False)
 class Job:
     id: int
-    target: str
-    kwargs: dict[str, Any]
-    record: bool | str  # see worker.run_job
+    task: Task  # what the worker runs, decided once by the invoker
     stoppable: bool
     batchable: bool  # small and read-only: may share a message with others like it
     future: asyncio.Future
@@ -87,7 +86,7 @@ class Pool:
     def background(self, target: str) -> None:
         """Run `target(ctx)` once in a process of its own, beside the workers."""
         process = _mp.Process(target=run_once, daemon=True, name="chorus-background",
-                              args=(self._ctx, target, os.getpid(), self.inherited(),
+                              args=(self._ctx, Task(target, {}), os.getpid(), self.inherited(),
                                     self._ruleset))
         process.start()
         self._background.append(process)
@@ -101,8 +100,7 @@ class Pool:
         process.join()
         self._background.remove(process)
 
-    def submit(self, target: str, kwargs: dict[str, Any], *, record: bool | str = False,
-               stoppable: bool = True, batchable: bool = True) -> Job:
+    def submit(self, task: Task, *, stoppable: bool = True, batchable: bool = True) -> Job:
         """Queue a job and return it; its future resolves to (ok, payload, record)."""
         if not self._idle and (waiting := self._waiting()) >= self._max_pending:
             raise ToolError("server_busy",
@@ -110,8 +108,7 @@ class Pool:
                             "for a worker. Retry after some answers arrive.",
                             pending=waiting, limit=self._max_pending)
         assert self._loop is not None
-        job = Job(next(self._ids), target, kwargs, record, stoppable,
-                  stoppable and batchable,
+        job = Job(next(self._ids), task, stoppable, stoppable and batchable,
                   self._loop.create_future())
         self._queue.append(job)
         self._dispatch()
@@ -119,7 +116,7 @@ class Pool:
 
     def _waiting(self) -> int:
         """Jobs accepted but not running: the queue, and each batch behind its first job
-        (SPEC: --max-pending counts them wherever they wait)."""
+        (docs/protocol.md, Messages: --max-pending counts them wherever they wait)."""
         return len(self._queue) + sum(len(w.jobs) - 1 for w in self._workers if w.jobs)
 
     def stop(self, job: Job, error: ToolError, *, force: bool = False) -> bool:
@@ -210,7 +207,7 @@ class Pool:
             worker.jobs.extend(batch)
             try:  # one message: the worker reads it whole before it runs any of it
                 write_all(worker.to_worker, frame(
-                    [(j.id, j.target, j.kwargs, j.record) for j in batch]))
+                    [(j.id, tuple(j.task)) for j in batch]))  # see tools/task.py
             except OSError:  # the worker is gone and never got this batch
                 self._crashed(worker, took_batch=False)
 
@@ -244,9 +241,10 @@ class Pool:
         if took_batch is None:
             took_batch = _unread(worker.to_worker) == 0
         job = worker.jobs[0] if worker.jobs else None
-        again = job is not None and (not took_batch or (job.stoppable and not job.retried))
-        if again and took_batch:
-            job.retried = True
+        again = False
+        if job is not None:
+            again = not took_batch or (job.stoppable and not job.retried)
+            job.retried = job.retried or (again and took_batch)
         self._replace(worker, keep_first=again)
         code = worker.process.exitcode
         log.warning("worker %s died (exit code %s)", worker.process.pid, code)

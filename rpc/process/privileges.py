@@ -16,6 +16,7 @@ import pkgutil
 import pwd
 
 import chorus_tools
+from chorus_tools.tools.patch import syntax
 
 _PR_SET_DUMPABLE = 4
 # every encoding a tool decodes or writes: codecs are imported on first use
@@ -35,6 +36,7 @@ def preload() -> None:
         importlib.import_module(name)
     for encoding in _ENCODINGS:
         codecs.lookup(encoding)
+    syntax.preload()  # the patch guard's parsers: their grammars are shared libraries
 
 
 def drop_to(user: pwd.struct_passwd) -> None:

@@ -1,6 +1,6 @@
 """workspace.watch's plumbing: watch ids, the watcher process, and the notifications.
 
-The watcher (tools.watcher) runs in a process of its own, forked beside the worker pool
+The watcher (tools/watch/watcher.py) runs in a process of its own, forked beside the worker pool
 at the first watch and killed with the server, so no job ever waits behind it. Messages
 travel as the pool's do (channel.frame): to it `("add", id, spec)` and `("remove", id)`;
 from it `("ready", id)` once a watch is live and `("changes", id, changes)` per batch.

@@ -1,10 +1,10 @@
 """The loop each worker process runs: receive jobs, call the tools, send the outcomes.
 
 A worker is forked from the dispatcher with the workspace's pinned root descriptor already
-open. It never sees JSON-RPC: a message to it is a list of jobs (job id, "module:function",
-kwargs, record?), read whole before the first runs, so the dispatcher's write never waits
-on a running job; each outcome (job id, ok, result or ToolError, audit record or None) goes
-back as soon as its job ends.
+open. It never sees JSON-RPC: a message to it is a list of jobs (job id, Task: what to run,
+decided once by the invoker, see tools/task.py), read whole before the first runs, so the
+dispatcher's write never waits on a running job; each outcome (job id, ok, result or
+ToolError, audit record or None) goes back as soon as its job ends.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import pickle
 import select
 import signal
 from functools import cache
@@ -21,6 +22,7 @@ from chorus_tools.rpc.process.channel import frame, read_frame, write_all
 from chorus_tools.tools.confine.workers import enter
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.task import Task
 from chorus_tools.tools.method import load
 from chorus_tools.tools.confine.policy import guard
 from chorus_tools.tools.registry import ALL_METHODS
@@ -40,20 +42,23 @@ def die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def run_job(ctx: ToolContext, target: str, kwargs: dict[str, Any],
-            record: bool | str) -> tuple[bool, Any, dict[str, Any] | None]:
-    ctx.record = {} if record else None
-    ctx.auditing = record is True  # "keep": the history's content only, no audit hashes
+def run_job(ctx: ToolContext, task: Task) -> tuple[bool, Any, dict[str, Any] | None]:
+    ctx.record = {} if task.record or task.keep else None
+    ctx.auditing = task.record  # False: the history's content only, no audit hashes
+    ctx.ws.normalised = task.paths
     try:
-        guard(ctx, target, kwargs)  # --read-only and --deny, before the tool runs
-        return True, resolve(target)(ctx, **kwargs), ctx.record
+        guard(ctx, task)  # --read-only and --deny, before the tool runs
+        kwargs = {**pickle.loads(task.shared), **task.kwargs} if task.shared else task.kwargs
+        return True, resolve(task.target)(ctx, **kwargs), ctx.record
     except ToolError as exc:
         return False, exc, ctx.record
     except Exception as exc:  # a bug: report it, keep serving
-        log.exception("tool %s failed", target)
+        log.exception("tool %s failed", task.target)
         return False, ToolError(
             "internal_error", f"Internal error in chorus-tools (a bug, not your input): "
             f"{type(exc).__name__}: {exc}. Details are in the server's log."), ctx.record
+    finally:
+        ctx.ws.normalised = {}
 
 
 def become_child(parent_pid: int, close_fds: tuple[int, ...],
@@ -74,12 +79,12 @@ def become_child(parent_pid: int, close_fds: tuple[int, ...],
     return os.getppid() == parent_pid
 
 
-def run_once(ctx: ToolContext, target: str, parent_pid: int,
+def run_once(ctx: ToolContext, task: Task, parent_pid: int,
              close_fds: tuple[int, ...], ruleset: int | None) -> None:
     """A background task in a process of its own (the start-up sweep of temp files)."""
     if become_child(parent_pid, close_fds, ruleset):
-        ok, payload, _ = run_job(ctx, target, {}, False)
-        log.info("%s: %s", target, payload if ok else payload.message)
+        ok, payload, _ = run_job(ctx, task)
+        log.info("%s: %s", task.target, payload if ok else payload.message)
 
 
 def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
@@ -90,7 +95,8 @@ def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
         if select.select([jobs_fd], [], [], quiet)[0]:
             return
         try:
-            method.func
+            if method.target is not None:
+                resolve(method.target)
         except Exception:  # reported as internal_error when the tool is called
             log.exception("cannot import %s", method.target)
 
@@ -106,10 +112,10 @@ def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int
             batch = read_frame(jobs)
         except (EOFError, OSError):
             return
-        for job_id, target, kwargs, record in batch:
+        for job_id, fields in batch:
+            task = Task._make(fields)
             try:
-                write_all(results_fd, _outcome(job_id, target, run_job(ctx, target, kwargs,
-                                                                       record)))
+                write_all(results_fd, _outcome(job_id, task.target, run_job(ctx, task)))
             except OSError:
                 return
 

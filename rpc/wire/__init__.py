@@ -1,1 +1,2 @@
-"""The wire: bytes in and out (framing), strict JSON-RPC envelopes, the error model, the stdio wiring."""
+"""The wire: bytes in and out (framing), strict JSON-RPC envelopes, the error model, the
+stdio wiring."""

@@ -1,4 +1,4 @@
-"""The error model on the wire (SPEC.md §2), and the one place an exception becomes a
+"""The error model on the wire (docs/protocol.md, Errors), and the one place an exception becomes a
 JSON-RPC error object."""
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ CODES: dict[str, int] = {
     "worker_crashed": -32016,
     "server_busy": -32017,
     "not_read": -32018,
+    "edit_breaks_syntax": -32019,
     "cancelled": -32800,
     "internal_error": -32603,
 }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Literal
 
 _HEADER = b"content-length:"
 _MAX_HEADER_BYTES = 8192
@@ -44,6 +45,13 @@ class BadFrame:
 Event = Message | TooLarge | BadFrame
 
 
+class _Step(Enum):
+    CONTINUE = 0  # progress was made without an event: look again
+
+
+CONTINUE = Literal[_Step.CONTINUE]
+
+
 def encode(body: bytes, framing: Framing) -> bytes:
     if framing is Framing.LSP:
         return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
@@ -65,7 +73,7 @@ class Decoder:
         self._buf += data
         events: list[Event] = []
         while (event := self._next()) is not None:
-            if event is not _CONTINUE:
+            if event is not _Step.CONTINUE:
                 events.append(event)
         return events
 
@@ -77,13 +85,13 @@ class Decoder:
             return [Message(rest, Framing.LINE)]
         return []
 
-    def _next(self) -> Event | object | None:
-        """An event, _CONTINUE, or None when more bytes are needed."""
+    def _next(self) -> Event | CONTINUE | None:
+        """An event, _Step.CONTINUE, or None when more bytes are needed."""
         if self._skip_bytes:
             dropped = min(self._skip_bytes, len(self._buf))
             del self._buf[:dropped]
             self._skip_bytes -= dropped
-            return None if self._skip_bytes else _CONTINUE
+            return None if self._skip_bytes else _Step.CONTINUE
         if self._body_size is not None:
             return self._read_body()
         if self._skip_line:
@@ -106,7 +114,7 @@ class Decoder:
             del self._buf[:i]
             self._scanned = 0
 
-    def _read_line(self) -> Event | object | None:
+    def _read_line(self) -> Event | CONTINUE | None:
         end = self._buf.find(b"\n", self._scanned)
         if end < 0:
             self._scanned = len(self._buf)
@@ -123,16 +131,16 @@ class Decoder:
             return TooLarge(Framing.LINE)
         return Message(body, Framing.LINE)
 
-    def _skip_to_newline(self) -> object | None:
+    def _skip_to_newline(self) -> CONTINUE | None:
         end = self._buf.find(b"\n")
         if end < 0:
             self._buf.clear()
             return None
         del self._buf[:end + 1]
         self._skip_line = False
-        return _CONTINUE
+        return _Step.CONTINUE
 
-    def _read_header(self) -> Event | object | None:
+    def _read_header(self) -> Event | CONTINUE | None:
         end = self._buf.find(b"\r\n\r\n")
         if end < 0:
             if len(self._buf) > _MAX_HEADER_BYTES:
@@ -148,7 +156,7 @@ class Decoder:
             self._skip_bytes = size
             return TooLarge(Framing.LSP)
         self._body_size = size
-        return _CONTINUE
+        return _Step.CONTINUE
 
     def _read_body(self) -> Event | None:
         size = self._body_size
@@ -169,5 +177,3 @@ def _content_length(block: str) -> int | None:
             return int(value) if value.isdigit() else None
     return None
 
-
-_CONTINUE = object()  # progress was made without an event: look again

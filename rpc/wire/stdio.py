@@ -38,7 +38,7 @@ class ServerOptions:
     records_dir: str | None
     toolsets: tuple[str, ...] = ("native",)
     read_only: bool = False
-    history_dir: str | None = None  # SPEC §10; None: --history 0
+    history_dir: str | None = None  # docs/protocol.md, History; None: --history 0
     history_bytes: int = 256 * 1024 * 1024
 
 

@@ -20,6 +20,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.confine.policy import guard
 from chorus_tools.tools.registry import METHODS, listed_methods
 from chorus_tools.tools.confine.sandbox import Workspace
+from chorus_tools.tools.task import Task
 
 DENY = ("--deny", "**/.env", "--deny", "*.pem", "--deny", ".git/**", "--deny", "vault")
 SECRET = "TOKEN-SECRET"
@@ -185,14 +186,20 @@ def test_every_open_is_judged_where_it_really_led(tree: Path, use_openat2: bool)
             assert err.value.code == "permission_denied", rel
         os.close(ws.open("dirlink", os.O_PATH))  # the link's own directory is allowed
         with pytest.raises(ToolError) as err:
-            guard(ctx, METHODS["file.delete"].target, {"path": "link-env"})
+            guard(ctx, _task("file.delete", "link-env"))
         assert err.value.code == "permission_denied"
-        guard(ctx, METHODS["file.read"].target, {"path": "ok.txt"})
+        guard(ctx, _task("file.read", "ok.txt"))
         read_only = ToolContext(ws=ws, read_only=True)
         for name, method in METHODS.items():
             if method.mutating:
                 with pytest.raises(ToolError) as err:
-                    guard(read_only, method.target, {"path": "ok.txt"})
+                    guard(read_only, _task(name, "ok.txt"))
                 assert "read-only" in err.value.message, name
     finally:
         os.close(ws.root_fd)
+
+
+def _task(name: str, path: str) -> Task:
+    """The job the invoker sends for `name` called on `path` (normalised as given)."""
+    method = METHODS[name]
+    return Task(str(method.target), {"path": path}, {path: path}, method.mutating)

@@ -1,6 +1,6 @@
-"""The `claude` tool set (seed 001, SPEC §7) over the real server and plain JSON-RPC:
-every tool, parameter and output field the seed names, its errors, read-before-write
-sessions and notebooks; Grep on both search engines."""
+"""The `claude` tool set (seed 001; `--tools` in docs/protocol.md) over the real server and
+plain JSON-RPC: every tool, parameter and output field the seed names, its errors,
+read-before-write sessions and notebooks; Grep on both search engines."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The `scope` tool set (seed 002, SPEC §7) over the real server and plain JSON-RPC: every
-input and output field of the seed's tables, its three error codes, the 5,000 cap, the
-encodings; search_files on both engines."""
+"""The `scope` tool set (seed 002; `--tools` in docs/protocol.md) over the real server and
+plain JSON-RPC: every input and output field of the seed's tables, its three error codes,
+the 5,000 cap, the encodings; search_files on both engines."""
 
 from __future__ import annotations
 

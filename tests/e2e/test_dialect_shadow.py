@@ -1,6 +1,6 @@
-"""The `shadow` tool set (seed 003, SPEC §7) over the real server and plain JSON-RPC: every
-input, alias and output the seed names, integers as strings, overwrite, Edit's count and
-anchors, JavaScript RegExp queries; Grep on both engines."""
+"""The `shadow` tool set (seed 003; `--tools` in docs/protocol.md) over the real server and
+plain JSON-RPC: every input, alias and output the seed names, integers as strings,
+overwrite, Edit's count and anchors, JavaScript RegExp queries; Grep on both engines."""
 
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ def test_sigkill_server_mid_write_leaves_old_or_new(tmp_path: Path) -> None:
             workers = server.live_children()
             server.request("file.write", {"path": "d/big.txt", "content": CONTENTS[i % 2]})
             if i % 3:  # kill once the temp file exists (mid-write), unless already done
-                wait_for(lambda: temps(ws / "d") or server.has_reply())
+                wait_for(lambda: temps(ws / "d") or server.has_reply())  # noqa: B023 (now)
             else:
                 time.sleep(rng.uniform(0, 0.05))
             server.proc.send_signal(signal.SIGKILL)

@@ -1,6 +1,6 @@
-"""The error model on the wire (SPEC §2), table-driven: each failure an agent can provoke
-gets its numeric code and its data.error name, data repeats the message, and a path in
-data is the path as the client gave it."""
+"""The error model on the wire (docs/protocol.md, Errors), table-driven: each failure an
+agent can provoke gets its numeric code and its data.error name, data repeats the message,
+and a path in data is the path as the client gave it."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ SPEC_CODES = {
     "conflict": -32009, "permission_denied": -32010, "find_not_found": -32011,
     "find_not_unique": -32012, "invalid_pattern": -32013, "write_failed": -32014,
     "timeout": -32015, "worker_crashed": -32016, "server_busy": -32017, "not_read": -32018,
-    "cancelled": -32800, "internal_error": -32603,
+    "edit_breaks_syntax": -32019, "cancelled": -32800, "internal_error": -32603,
 }
 
 # Provoked elsewhere, where the situation they need is set up, or not provokable at all.
@@ -31,6 +31,7 @@ ELSEWHERE = {
     "write_failed": "needs an I/O error such as ENOSPC or EIO from the file system",
     "internal_error": "needs a bug",
     "not_read": "test_dialect_claude.py (a claude-set session)",
+    "edit_breaks_syntax": "test_patch_kinds_e2e.py (a parsed file, a looser-tier patch)",
 }
 
 CASES = [

@@ -1,7 +1,8 @@
-"""SPEC §10 over the real server: every mutation keeps what it replaced, file.history lists
-it, file.restore puts it back byte for byte, workspace.rewind undoes every change since a
-checkpoint (conflicts, force, dry run), under the byte budget, across restarts, and a
-server killed mid-rewind leaves no torn file and the next rewind completes it."""
+"""docs/protocol.md, History, over the real server: every mutation keeps what it replaced,
+file.history lists it, file.restore puts it back byte for byte, workspace.rewind undoes
+every change since a checkpoint (conflicts, force, dry run), under the byte budget,
+across restarts, and a server killed mid-rewind leaves no torn file and the next rewind
+completes it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Shutdown and cancellation end to end (SPEC §1): end of input and SIGTERM finish what is
-in flight and exit 0 with no worker left; a server killed with SIGKILL takes its workers
-with it; both cancel notifications stop queued and running requests."""
+"""Shutdown and cancellation end to end (docs/protocol.md, Cancellation and Shutdown): end
+of input and SIGTERM finish what is in flight and exit 0 with no worker left; a server
+killed with SIGKILL takes its workers with it; both cancel notifications stop queued and
+running requests."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The worker pool seen from the wire (SPEC §1, §2): server_busy past --max-pending,
-timeout past --request-timeout, worker_crashed for the request whose worker died, and a
-pool that replaces what it lost while every other request goes on."""
+"""The worker pool seen from the wire (docs/protocol.md, Messages and Errors): server_busy
+past --max-pending, timeout past --request-timeout, worker_crashed for the request whose
+worker died, and a pool that replaces what it lost while every other request goes on."""
 
 from __future__ import annotations
 

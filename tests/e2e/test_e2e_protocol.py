@@ -150,7 +150,7 @@ def test_batch_of_notifications_gets_nothing(server: E2EServer) -> None:
     server.fence()
 
 
-# -- strict request objects (SPEC §1) ------------------------------------------------------
+# -- strict request objects (docs/protocol.md, Messages) -----------------------------------
 
 @pytest.mark.parametrize("version", [None, "1.0", "2", 2.0, "2.0 ", ["2.0"]])
 def test_jsonrpc_member_must_be_exactly_2_0(server: E2EServer, version: object) -> None:

@@ -1,7 +1,7 @@
-"""Audit records over the real server (SPEC §5): one JSON line in DIR/records.jsonl per
-mutating call (write, patch not in dry-run, delete), failures and invalid_params
-included, none for read/list/search/info; each line on disk before its response arrives,
-with hashes that match the real bytes before and after the call.
+"""Audit records over the real server (docs/protocol.md, Audit records): one JSON line in
+DIR/records.jsonl per mutating call (write, patch not in dry-run, delete), failures and
+invalid_params included, none for read/list/search/info; each line on disk before its
+response arrives, with hashes that match the real bytes before and after the call.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""file.read with a negative offset over the wire (SPEC §8): the last lines of a 2 GB file
-of real lines, found from the end. What the workers read is counted in /proc/<pid>/io
-(rchar: bytes their read syscalls returned), not timed: the first tail reads the file
-once (the line count) and not twice; a repeat on the unchanged file, by whichever worker,
-reads only its window, because the count is remembered per version and shared."""
+"""file.read with a negative offset over the wire (docs/protocol.md, `file.read`): the last
+lines of a 2 GB file of real lines, found from the end. What the workers read is counted in
+/proc/<pid>/io (rchar: bytes their read syscalls returned), not timed: the first tail reads
+the file once (the line count) and not twice; a repeat on the unchanged file, by whichever
+worker, reads only its window, because the count is remembered per version and shared."""
 
 from __future__ import annotations
 

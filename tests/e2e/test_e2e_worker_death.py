@@ -1,4 +1,4 @@
-"""A worker's death fails only the request it was running (issue 14, SPEC §2
+"""A worker's death fails only the request it was running (issue 14, docs/protocol.md, Errors
 worker_crashed), over the real server: workers SIGKILLed at random points under pipelined
 reads, and a mutation whose worker is killed half-way."""
 

@@ -33,7 +33,8 @@ def _run(command: list[str], workspace: Path) -> None:
                             timeout=120)
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode() == EXPECTED
-    assert (workspace / "hello.py").read_text() == 'def greet(name):\n    return f"Hello, {name}!"\n'
+    assert (workspace / "hello.py").read_text() == (
+        'def greet(name):\n    return f"Hello, {name}!"\n')
     assert sorted(p.name for p in workspace.iterdir()) == ["hello.py"]
 
 

@@ -1,6 +1,6 @@
 """The MCP Inspector's CLI (@modelcontextprotocol/inspector, built on the TypeScript SDK,
 which checks structuredContent against outputSchema even on isError results) spawns the
-real server: tools/list, and tools/call for a result and for a tool error (SPEC §6).
+real server: tools/list, and tools/call for a result and for a tool error (docs/protocol.md, MCP).
 
 Needs node and npm; skipped with the reason without them. The Inspector is npm-installed
 once, pinned, into a cache outside the repository ($CHORUS_TEST_CACHE, default

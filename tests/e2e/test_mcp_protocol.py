@@ -1,6 +1,6 @@
-"""The MCP face over raw pipes (SPEC §6): version negotiation, the one initialize, ping,
-tools before initialize, plain file.* on the same connection, isError shapes, cancellation
-and progress. The official SDK's view is in test_mcp_sdk.py."""
+"""The MCP face over raw pipes (docs/protocol.md, MCP): version negotiation, the one
+initialize, ping, tools before initialize, plain file.* on the same connection, isError
+shapes, cancellation and progress. The official SDK's view is in test_mcp_sdk.py."""
 
 from __future__ import annotations
 
@@ -196,7 +196,11 @@ def test_a_split_search_reports_files_searched(tmp_path: Path) -> None:
             notes.append(message["params"])
         server.send(request("notifications/cancelled", {"requestId": "long"}))
         server.fence()
-    assert all(n["progressToken"] == 9 and n["total"] == files for n in notes)
+    assert all(n["progressToken"] == 9 for n in notes)
+    # a tick before the split has its parts reports 0 with no total (nothing to count yet);
+    # once a part is done, every notification states the total
+    assert all(n.get("total", files) == files for n in notes), notes
+    assert all("total" in n for n in notes if n["progress"] > 0), notes
     counts = [n["progress"] for n in notes]
     assert counts == sorted(set(counts)) and counts[-1] > 0, counts
     assert notes[-1]["message"] == f"{counts[-1]} of {files} files searched so far."

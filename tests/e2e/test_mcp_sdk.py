@@ -1,4 +1,4 @@
-"""The official MCP Python SDK as the client (SPEC §6): `stdio_client` spawns the real
+"""The official MCP Python SDK as the client (docs/protocol.md, MCP): `stdio_client` spawns the real
 server, `ClientSession` initializes, lists the tools and calls every one of them with valid
 and invalid arguments, with the SDK's output-schema validation on (it checks every
 successful result's structuredContent against the tool's outputSchema, and raises if not).

@@ -213,8 +213,8 @@ def test_a_killed_watcher_is_replaced_and_each_watch_resyncs(ws: Path) -> None:
             assert len(watchers) == 1, (watchers, workers)
             (watcher,) = watchers
             os.kill(watcher, signal.SIGKILL)
-            server.changes_until(lambda _: len(
-                [n for n in server.notes if n["params"].get("resync")]) == round_ + 1)
+            server.changes_until(lambda _, want=round_ + 1: len(
+                [n for n in server.notes if n["params"].get("resync")]) == want)
             resyncs = [n["params"] for n in server.notes if n["params"].get("resync")]
             assert resyncs[-1] == {"watch_id": wid, "changes": [], "resync": True}
             (ws / name).write_text("new")

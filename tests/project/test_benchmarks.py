@@ -114,7 +114,8 @@ def test_floor_answers_every_pipelined_id_once(tmp_path: Path) -> None:
 
 
 def test_peak_rss_sums_the_process_tree() -> None:
-    code = "import subprocess,sys; subprocess.run([sys.executable,'-c','import time; time.sleep(1.5)'])"
+    code = ("import subprocess,sys; "
+            "subprocess.run([sys.executable,'-c','import time; time.sleep(1.5)'])")
     proc = subprocess.Popen([sys.executable, "-c", code])
     try:
         with PeakRss(proc.pid) as peak:

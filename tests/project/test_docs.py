@@ -6,6 +6,7 @@ the generator), and no link in the project's documents points outside the projec
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -125,3 +126,71 @@ def _anchors(document: Path) -> set[str]:
         return set()
     headings = re.findall(r"^#+ (.+)$", document.read_text(), re.M)
     return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+
+def _layout_modules() -> set[str]:
+    """The modules of rpc/ and tools/ that CONTRIBUTING's layout names, as paths: each line
+    of its first code block is a name (a folder ends in `/`; `a, b` names two modules)
+    indented two spaces beneath its folder, then a few words."""
+    text = (REPO / "CONTRIBUTING.md").read_text()
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    named: set[str] = set()
+    folders: list[tuple[int, str]] = []
+    for line in block.splitlines():
+        names = re.match(r"( *)([\w./]+(?:, [\w.]+)*)(?: |$)", line)
+        if not names or "->" in line.split("  ")[0]:
+            continue
+        indent = len(names.group(1))
+        folders = [(i, f) for i, f in folders if i < indent]
+        for name in names.group(2).split(", "):
+            if name.endswith("/"):
+                folders.append((indent, name))
+            elif folders and folders[0][1] in ("rpc/", "tools/"):
+                named.add("".join(f for _, f in folders) + name + ".py")
+    return named
+
+
+def test_contributing_layout_names_every_module_where_it_lives() -> None:
+    modules = {str(p.relative_to(REPO)) for top in ("rpc", "tools")
+               for p in (REPO / top).rglob("*.py") if p.name != "__init__.py"}
+    named = _layout_modules()
+    assert sorted(modules - named) == [], "modules CONTRIBUTING's layout leaves out"
+    assert sorted(named - modules) == [], "modules CONTRIBUTING's layout names that do not exist"
+
+
+def test_readme_is_a_tour_whose_test_command_is_what_ci_runs() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 300
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert ci[-1] == "python -m pytest -n auto"
+    assert any("-e '.[test]'" in line for line in ci[:-1]), "CI installs the test extra first"
+    commands = readme.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert "pip install -e '.[test]' && python -m pytest -n auto\n" in commands
+
+
+def _table(section: str) -> list[list[str]]:
+    """The cells of the first Markdown table in section, header and rule left out."""
+    lines = section.split("\n|", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines]
+
+
+def test_benchmarks_page_shows_the_committed_run() -> None:
+    """docs/benchmarks.md's latest table and scale series are docs/bench/latest.json's,
+    row by row, so the page cannot show one run beside another run's pictures."""
+    run = json.loads((REPO / "docs" / "bench" / "latest.json").read_text())
+    page = (REPO / "docs" / "benchmarks.md").read_text()
+    latest = page.split("## The latest full run", 1)[1].split("\n## ", 1)[0]
+    assert f"at commit {run['versions']['chorus_tools_commit']}" in latest
+    assert "(bench/table.svg)" in latest and "(bench/scale.svg)" in latest
+    table = _table(latest)
+    assert [cells[0] for cells in table] == [row["scenario"] for row in run["rows"]]
+    for cells, row in zip(table, run["rows"]):
+        ratio = "—" if row["ratio"] is None else f"{row['ratio']:.2f}×"
+        assert cells[3] == ratio, row["key"]
+        assert cells[4].endswith({"ok": "✓", "missed": "✗ missed"}.get(row["status"], "")), row
+    scale = _table(latest.split("### Scale", 1)[1])
+    assert len(scale) == len(run["series"])
+    for cells, series in zip(scale, run["series"]):
+        assert cells[0].startswith(series["title"] + " vs "), series["key"]
+        assert cells[1] == ", ".join(f"{label} {row['ratio']:.2f}×" for label, row in
+                                     zip(series["labels"], series["rows"])), series["key"]

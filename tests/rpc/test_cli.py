@@ -1,5 +1,6 @@
-"""The command line (SPEC §1): start-up refusals exit 2 with one line on stderr, --version
-and --help, both entry points, and a stdout that carries protocol messages only."""
+"""The command line (docs/protocol.md, Starting the server): start-up refusals exit 2 with
+one line on stderr, --version and --help, both entry points, and a stdout that carries
+protocol messages only."""
 
 from __future__ import annotations
 
@@ -142,8 +143,8 @@ def test_console_script_runs_the_server(ws: Path) -> None:
 
 
 def test_python_m_rpc_serves_in_a_source_checkout(ws: Path) -> None:
-    """SPEC §1 names `python -m rpc`: from the repository's root the source folder serves
-    the same server as the installed package."""
+    """docs/protocol.md (Starting the server) names `python -m rpc`: from the repository's
+    root the source folder serves the same server as the installed package."""
     check_session(run([sys.executable, "-m", "rpc", "--workspace", str(ws), "--workers", "2"],
                       SESSION))
 

@@ -12,6 +12,7 @@ from chorus_tools.rpc.process.pool import Pool
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.confine.sandbox import Workspace
+from chorus_tools.tools.task import Task
 
 
 def run(coro):
@@ -34,7 +35,7 @@ async def started(ctx, size=2, max_pending=8):
 def test_jobs_run_in_worker_processes_in_parallel(tool_ctx):
     async def go():
         pool = await started(tool_ctx)
-        jobs = [pool.submit("pool_targets:sleep", {"seconds": 0.3}) for _ in range(2)]
+        jobs = [pool.submit(Task("pool_targets:sleep", {"seconds": 0.3})) for _ in range(2)]
         outcomes = [await j.future for j in jobs]
         await pool.close()
         return outcomes
@@ -47,10 +48,10 @@ def test_jobs_run_in_worker_processes_in_parallel(tool_ctx):
 def test_a_crashing_worker_fails_only_its_job_and_is_replaced(tool_ctx):
     async def go():
         pool = await started(tool_ctx)
-        slow = pool.submit("pool_targets:sleep", {"seconds": 0.3})
-        crash = pool.submit("pool_targets:segfault", {})
+        slow = pool.submit(Task("pool_targets:sleep", {"seconds": 0.3}))
+        crash = pool.submit(Task("pool_targets:segfault", {}))
         ok, err, _ = await crash.future
-        after = [pool.submit("pool_targets:echo", {"n": i}) for i in range(4)]
+        after = [pool.submit(Task("pool_targets:echo", {"n": i})) for i in range(4)]
         results = [await j.future for j in [slow, *after]]
         await pool.close()
         return ok, err, results
@@ -62,8 +63,8 @@ def test_a_crashing_worker_fails_only_its_job_and_is_replaced(tool_ctx):
 def test_a_bug_in_a_tool_is_an_internal_error_and_the_worker_lives(tool_ctx):
     async def go():
         pool = await started(tool_ctx, size=1)
-        first = await pool.submit("pool_targets:bug", {}).future
-        second = await pool.submit("pool_targets:echo", {}).future
+        first = await pool.submit(Task("pool_targets:bug", {})).future
+        second = await pool.submit(Task("pool_targets:echo", {})).future
         await pool.close()
         return first, second
     (ok, err, _), (ok2, payload, _) = run(go())
@@ -74,14 +75,14 @@ def test_a_bug_in_a_tool_is_an_internal_error_and_the_worker_lives(tool_ctx):
 def test_stop_drops_a_queued_job_and_kills_a_running_one(tool_ctx):
     async def go():
         pool = await started(tool_ctx, size=1)
-        running = pool.submit("pool_targets:sleep", {"seconds": 30})
-        queued = pool.submit("pool_targets:echo", {})
+        running = pool.submit(Task("pool_targets:sleep", {"seconds": 30}))
+        queued = pool.submit(Task("pool_targets:echo", {}))
         await asyncio.sleep(0.2)
         victim_pid = running.worker.process.pid
         assert pool.stop(queued, ToolError("cancelled", "x"))
         assert pool.stop(running, ToolError("timeout", "y"))
         outcomes = [await running.future, await queued.future]
-        fresh = await pool.submit("pool_targets:echo", {}).future
+        fresh = await pool.submit(Task("pool_targets:echo", {})).future
         await pool.close()
         return outcomes, victim_pid, fresh
     outcomes, victim_pid, fresh = run(go())
@@ -94,7 +95,7 @@ def test_stop_drops_a_queued_job_and_kills_a_running_one(tool_ctx):
 def test_a_running_unstoppable_job_is_left_to_finish(tool_ctx):
     async def go():
         pool = await started(tool_ctx, size=1)
-        job = pool.submit("pool_targets:sleep", {"seconds": 0.2}, stoppable=False)
+        job = pool.submit(Task("pool_targets:sleep", {"seconds": 0.2}), stoppable=False)
         await asyncio.sleep(0.05)
         stopped = pool.stop(job, ToolError("cancelled", "x"))
         outcome = await job.future
@@ -107,9 +108,9 @@ def test_a_running_unstoppable_job_is_left_to_finish(tool_ctx):
 def test_queue_beyond_max_pending_is_server_busy(tool_ctx):
     async def go():
         pool = await started(tool_ctx, size=1, max_pending=2)
-        jobs = [pool.submit("pool_targets:sleep", {"seconds": 0.2}) for _ in range(3)]
+        jobs = [pool.submit(Task("pool_targets:sleep", {"seconds": 0.2})) for _ in range(3)]
         with pytest.raises(ToolError) as err:
-            pool.submit("pool_targets:echo", {})
+            pool.submit(Task("pool_targets:echo", {}))
         await asyncio.gather(*(j.future for j in jobs))
         await pool.close()
         return err.value
@@ -120,8 +121,8 @@ def test_queue_beyond_max_pending_is_server_busy(tool_ctx):
 def test_close_answers_what_is_left_and_leaves_no_process(tool_ctx):
     async def go():
         pool = await started(tool_ctx, size=1)
-        running = pool.submit("pool_targets:sleep", {"seconds": 30})
-        queued = pool.submit("pool_targets:echo", {})
+        running = pool.submit(Task("pool_targets:sleep", {"seconds": 30}))
+        queued = pool.submit(Task("pool_targets:echo", {}))
         await asyncio.sleep(0.1)
         pid = running.worker.process.pid
         await pool.close(timeout=0.2)
@@ -151,9 +152,9 @@ def test_a_finished_background_process_is_reaped_not_left_a_zombie(tool_ctx):
 def test_queued_read_only_jobs_go_out_batched_and_a_mutation_alone(tool_ctx):
     async def go():
         pool = await started(tool_ctx, size=1)
-        first = pool.submit("pool_targets:sleep", {"seconds": 0.2})
-        reads = [pool.submit("pool_targets:echo", {"n": i}) for i in range(3)]
-        write = pool.submit("pool_targets:echo", {"w": 1}, stoppable=False)
+        first = pool.submit(Task("pool_targets:sleep", {"seconds": 0.2}))
+        reads = [pool.submit(Task("pool_targets:echo", {"n": i})) for i in range(3)]
+        write = pool.submit(Task("pool_targets:echo", {"w": 1}), stoppable=False)
         await first.future
         batch = list(first.worker.jobs) if first.worker else []
         outcomes = [await j.future for j in [*reads, write]]
@@ -166,9 +167,9 @@ def test_queued_read_only_jobs_go_out_batched_and_a_mutation_alone(tool_ctx):
 def test_stopping_the_running_job_of_a_batch_requeues_the_others(tool_ctx):
     async def go():
         pool = await started(tool_ctx, size=1)
-        first = pool.submit("pool_targets:sleep", {"seconds": 0.2})
-        stuck = pool.submit("pool_targets:sleep", {"seconds": 30})
-        behind = [pool.submit("pool_targets:echo", {"n": i}) for i in range(2)]
+        first = pool.submit(Task("pool_targets:sleep", {"seconds": 0.2}))
+        stuck = pool.submit(Task("pool_targets:sleep", {"seconds": 30}))
+        behind = [pool.submit(Task("pool_targets:echo", {"n": i})) for i in range(2)]
         await first.future
         await asyncio.sleep(0.1)
         assert stuck.worker is not None and stuck.worker.jobs[0] is stuck
@@ -184,9 +185,9 @@ def test_stopping_the_running_job_of_a_batch_requeues_the_others(tool_ctx):
 def test_stopping_a_job_waiting_in_a_batch_answers_it_and_spares_the_worker(tool_ctx):
     async def go():
         pool = await started(tool_ctx, size=1)
-        first = pool.submit("pool_targets:sleep", {"seconds": 0.2})
-        running = pool.submit("pool_targets:sleep", {"seconds": 0.3})
-        waiting = pool.submit("pool_targets:echo", {})
+        first = pool.submit(Task("pool_targets:sleep", {"seconds": 0.2}))
+        running = pool.submit(Task("pool_targets:sleep", {"seconds": 0.3}))
+        waiting = pool.submit(Task("pool_targets:echo", {}))
         await first.future
         worker_pid = running.worker.process.pid
         assert pool.stop(waiting, ToolError("cancelled", "x"))
@@ -204,8 +205,8 @@ def test_parts_of_a_split_job_are_never_batched_onto_one_worker(tool_ctx):
     one batch, so they ran one after another instead of side by side."""
     async def go():
         pool = await started(tool_ctx, size=1)
-        first = pool.submit("pool_targets:sleep", {"seconds": 0.2}, batchable=False)
-        parts = [pool.submit("pool_targets:echo", {"n": i}, batchable=False)
+        first = pool.submit(Task("pool_targets:sleep", {"seconds": 0.2}), batchable=False)
+        parts = [pool.submit(Task("pool_targets:echo", {"n": i}), batchable=False)
                  for i in range(3)]
         await first.future
         in_flight = list(parts[0].worker.jobs) if parts[0].worker else []
@@ -222,14 +223,14 @@ def test_regression_max_pending_ignored_jobs_waiting_in_a_busy_workers_batch(too
     counted against max_pending, so 3 waited where 2 may."""
     async def go():
         pool = await started(tool_ctx, size=1, max_pending=2)
-        first = pool.submit("pool_targets:sleep", {"seconds": 0.2})
-        long = pool.submit("pool_targets:sleep", {"seconds": 0.5})
-        behind = pool.submit("pool_targets:echo", {})
+        first = pool.submit(Task("pool_targets:sleep", {"seconds": 0.2}))
+        long = pool.submit(Task("pool_targets:sleep", {"seconds": 0.5}))
+        behind = pool.submit(Task("pool_targets:echo", {}))
         await first.future
         assert list(long.worker.jobs) == [long, behind]  # one batch, the queue is empty
-        second = pool.submit("pool_targets:echo", {})
+        second = pool.submit(Task("pool_targets:echo", {}))
         with pytest.raises(ToolError) as err:
-            pool.submit("pool_targets:echo", {})
+            pool.submit(Task("pool_targets:echo", {}))
         outcomes = [await j.future for j in (long, behind, second)]
         await pool.close()
         return err.value, outcomes
@@ -243,9 +244,9 @@ def test_a_poison_read_fails_after_exactly_two_worker_deaths(tool_ctx, root):
 
     async def go():
         pool = await started(tool_ctx, size=2)
-        poison = pool.submit("pool_targets:crash_logged", {"log": str(log)})
+        poison = pool.submit(Task("pool_targets:crash_logged", {"log": str(log)}))
         outcome = await poison.future
-        after = [pool.submit("pool_targets:echo", {"n": i}) for i in range(4)]
+        after = [pool.submit(Task("pool_targets:echo", {"n": i})) for i in range(4)]
         results = [await j.future for j in after]
         workers = [w.process for w in pool._workers]
         await pool.close()
@@ -263,9 +264,9 @@ def test_a_started_mutation_whose_worker_dies_is_never_run_again(tool_ctx, root)
 
     async def go():
         pool = await started(tool_ctx, size=1)
-        job = pool.submit("pool_targets:append_and_hang", {"path": str(target)},
+        job = pool.submit(Task("pool_targets:append_and_hang", {"path": str(target)}),
                           stoppable=False)
-        behind = pool.submit("pool_targets:echo", {})
+        behind = pool.submit(Task("pool_targets:echo", {}))
         while not target.exists():
             assert not job.future.done(), job.future.result()  # it failed before its change
             await asyncio.sleep(0.01)
@@ -285,12 +286,12 @@ def test_a_batch_its_dead_worker_never_took_runs_elsewhere(tool_ctx):
     started, whatever its kind."""
     async def go():
         pool = await started(tool_ctx, size=1)
-        await pool.submit("pool_targets:echo", {}).future  # the worker is idle, reading
+        await pool.submit(Task("pool_targets:echo", {})).future  # the worker is idle, reading
         worker = pool._workers[0]
         os.kill(worker.process.pid, signal.SIGSTOP)  # frozen: it cannot take what comes
         while _state(worker.process.pid) != "T":  # (a stop lands when the worker runs)
             await asyncio.sleep(0.005)
-        mutation = pool.submit("pool_targets:echo", {"w": 1}, stoppable=False)
+        mutation = pool.submit(Task("pool_targets:echo", {"w": 1}), stoppable=False)
         assert list(worker.jobs) == [mutation]
         os.kill(worker.process.pid, signal.SIGKILL)
         outcome = await mutation.future

@@ -177,8 +177,9 @@ CORPUS = [
 ]
 
 
-# The dialect tools that take a path (SPEC §7: the same confinement as the core): each
-# meets the corpus as the core method it is built on; `--tools` selects its set.
+# The dialect tools that take a path (`--tools` in docs/protocol.md: the same confinement as
+# the core): each meets the corpus as the core method it is built on; `--tools` selects its
+# set.
 DIALECT_TOOLS = {
     "claude": {
         "Read": ("file.read", lambda p: {"file_path": p}),

@@ -38,12 +38,13 @@ def test_swapped_directory_never_leads_outside(tmp_path: Path) -> None:
     links = {"d_abs": str(out), "d_rel": "../outside"}
     with RpcServer(ws, "--workers", "2") as server, Flipper(ws, links) as flipper:
         replies = []
-        for round_ in range(3):
+        for _ in range(3):
             replies += server.call_many(requests(30), timeout=120)
     try:
         outcomes = check_replies(replies)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}\nserver stderr:\n{server.stderr.decode()[-3000:]}")
+        raise AssertionError(
+            f"{exc}\nserver stderr:\n{server.stderr.decode()[-3000:]}") from None
     assert sum(outcomes.values()) == 3 * 30 * 7 and flipper.flips > 0
     assert snapshot(out) == world
     for name in links:

@@ -4,6 +4,7 @@ link leads outside or nowhere; plus the ISO time helper its `modified` uses."""
 from __future__ import annotations
 
 import codecs
+import functools
 import os
 import re
 from pathlib import Path
@@ -172,7 +173,7 @@ def test_errors(ctx: ToolContext, root: Path, outside: Path) -> None:
     assert error_of(lambda: info(ctx, str(outside))).code == "path_outside_workspace"
     assert error_of(lambda: info(ctx, "file/child")).code == "not_a_directory"
     for bad in ("", "a\0b"):
-        err = error_of(lambda: info(ctx, bad))
+        err = error_of(functools.partial(info, ctx, bad))
         assert (err.code, err.details["param"]) == ("invalid_params", "path")
 
 

@@ -40,7 +40,7 @@ def _count(path: Path, data: bytes) -> tuple[Lines, list[int | None]]:
 def _expected_starts(data: bytes) -> list[int]:
     """Reference: the byte offset of every line, from the decoded lines (BOM included)."""
     decoded, encoding = text.decode(data)
-    lines = text.split_lines(decoded)
+    lines = text.lines_with_endings(decoded)
     return [len(text.encode("".join(lines[:n]), encoding)) for n in range(len(lines))]
 
 

@@ -196,7 +196,8 @@ def test_indentation_tier_dedents(ctx: ToolContext, root: Path) -> None:
     f = root / "a.py"
     f.write_text("if a:\n  b()\n  c()\n")
     # find is 8 spaces deep in steps of 4 (replace's step), the file 2 deep in steps of 2:
-    # a line one level shallower than find's first lands one level above the file's
+    # a shift of 6 columns fits find but cannot write replace's line at 4 columns, and a
+    # change of unit (4 to 2, one level up) fits both
     res = patch(ctx, "a.py", edits(("        b()\n        c()", "        if b():\n"
                                     "            c(2)\n    d()")))
     assert res["matches"][0]["tier"] == "indentation"
@@ -234,8 +235,8 @@ def test_indentation_tier_in_crlf_file(ctx: ToolContext, root: Path) -> None:
     f.write_bytes(b"{\r\n    a();\r\n    b();\r\n}\r\n")
     res = patch(ctx, "a.cs", edits(("a();\nb();\n", "a();\n  c();\n")))
     assert res["matches"][0]["tier"] == "indentation"
-    # replace's 2-space step is one level: written as the file's 4 spaces
-    assert f.read_bytes() == b"{\r\n    a();\r\n        c();\r\n}\r\n"
+    # find's lines all fit one shift (4 spaces added): replace goes through the same shift
+    assert f.read_bytes() == b"{\r\n    a();\r\n      c();\r\n}\r\n"
 
 
 def test_indentation_tier_keeps_missing_final_newline(ctx: ToolContext, root: Path) -> None:
@@ -559,3 +560,30 @@ def test_edit_in_missing_directory(ctx: ToolContext, root: Path) -> None:
     err = fails("file_not_found", ctx, "no/such.txt", edits(("a", "b")))
     assert "parent directory does not exist" in err.message
     assert err.details == {"path": "no/such.txt"}
+
+
+def test_find_not_unique_listed_every_occurrence_of_a_short_find_in_a_huge_file(
+        ctx: ToolContext, root: Path) -> None:
+    """Issue 22 fault 3: a short find on a large single-line file made a reply holding every
+    occurrence (millions) and gigabytes of worker memory. Counting stops at 1000, the list
+    holds 100, and memory follows the file, not the number of occurrences."""
+    import tracemalloc
+    size = 4 << 20
+    (root / "one.txt").write_bytes(b"ab" * (size // 2))
+    tracemalloc.start()
+    try:
+        err = fails("find_not_unique", ctx, "one.txt", edits(("a", "c")))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert err.details["count"] == 1000 and err.details["count_exact"] is False
+    assert err.details["lines"] == [1] * 100 and err.details["more_lines"] == 900
+    assert "at least 1000 times" in err.message
+    assert peak <= 4 * size + (16 << 20), peak
+
+
+def test_find_not_unique_counts_exactly_below_the_cap(ctx: ToolContext, root: Path) -> None:
+    (root / "many.txt").write_text("x\n" * 150)
+    err = fails("find_not_unique", ctx, "many.txt", edits(("x\n", "y\n")))
+    assert err.details["count"] == 150 and "count_exact" not in err.details
+    assert err.details["lines"] == list(range(1, 101)) and err.details["more_lines"] == 50

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fuzzing import examples
 from chorus_tools.tools.patch.diff import _one_hunk, unified_diff
-from chorus_tools.tools.read.text import split_lines
+from chorus_tools.tools.read.text import lines_with_endings
 
 
 def difflib_hunks(old: list[str], new: list[str]) -> list[str]:
@@ -105,7 +105,7 @@ BODY = "".join(f"line {i}\n" for i in range(40))
 ])
 def test_whole_diff_is_difflibs(before: str, after: str, created: bool) -> None:
     expected = []
-    for line in difflib.unified_diff(split_lines(before), split_lines(after),
+    for line in difflib.unified_diff(lines_with_endings(before), lines_with_endings(after),
                                      "/dev/null" if created else "a/f.txt", "b/f.txt"):
         expected.append(line if line.endswith("\n") else line + "\n")
         if not line.endswith("\n"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import functools
 import os
 import re
 import tracemalloc
@@ -365,7 +366,7 @@ def test_symlinks(rctx: ToolContext, root: Path, outside: Path) -> None:
     (root / "abs").symlink_to(root / "real.txt")
     assert read(rctx, "rel")["content"] == "     1\treal"
     for link in ("out", "abs"):
-        err = code_of(lambda: read(rctx, link))
+        err = code_of(functools.partial(read, rctx, link))
         assert err.code == "path_outside_workspace"
         assert "CANARY" not in err.message
 
@@ -388,9 +389,10 @@ def test_offset_and_limit_must_be_positive(rctx: ToolContext, root: Path,
 
 def reference(data: bytes, offset: int, limit: int | None, raw: bool, cap: int,
               max_chars: int) -> dict[str, Any]:
-    """SPEC §4 file.read (and §8's negative offset), written as plainly as possible."""
+    """docs/protocol.md's `file.read` (its negative offset included), written as plainly as
+    possible."""
     decoded, _ = text.decode(data)
-    lines = text.split_lines(decoded)
+    lines = text.lines_with_endings(decoded)
     total = len(lines)
     if offset < 0:
         offset = max(1, total + offset + 1)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,8 +147,10 @@ def test_hidden_and_ignored_are_skipped_unless_asked(ctx: ToolContext, root: Pat
     write(root, "nested/.ignore", "secret.txt\n")
     write(root, "nested/secret.txt", "needle\n")
     write(root, "nested/plain.txt", "needle\n")
-    paths = lambda **kw: [m["path"] for m in run_search(ctx, engine, pattern="needle",
-                                                         **kw)["matches"]]
+
+    def paths(**kw: Any) -> list[str]:
+        return [m["path"] for m in run_search(ctx, engine, pattern="needle", **kw)["matches"]]
+
     assert paths() == ["nested/plain.txt"]
     assert paths(include_hidden=True) == [".hidden/h.txt", "nested/plain.txt"]
     assert paths(include_ignored=True) == ["build/out.txt", "nested/plain.txt",
@@ -286,10 +291,10 @@ def test_python_engine_fans_out_on_larger_trees(ctx: ToolContext, root: Path) ->
     assert [f for part in fan.parts for f in part["files"]] == [f"f{n:03}.txt"
                                                                for n in range(100)]
     merge = resolve(fan.merge)
-    first = resolve(fan.part)(ctx, **fan.parts[0])
-    assert merge({**fan.args, "shape": {**fan.args["shape"], "max_results": 1}},
-                 [first], False)["truncated"] is True
-    assert merge(fan.args, [first], False) is None
+    first = resolve(fan.part)(ctx, **pickle.loads(fan.shared), **fan.parts[0])
+    one = {**fan.args, "shape": dataclasses.replace(fan.args["shape"], max_results=1)}
+    assert merge(one).add(first)["truncated"] is True
+    assert merge(fan.args).add(first) is None
 
 
 def test_catastrophic_pattern_times_out_on_the_python_engine(ctx: ToolContext,

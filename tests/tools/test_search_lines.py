@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from fuzzing import examples
 from chorus_tools.tools.search.pyengine import _line_texts, _spans
-from chorus_tools.tools.search.results import Shape, file_result, shown, split_lines
+from chorus_tools.tools.search.results import Shape, file_result, shown, lines_without_endings
 
 _TEXT = st.lists(st.sampled_from(["a", "b", "ab", "\n", "\r\n", "\r", " ", "\udcff"]),
                  max_size=40).map("".join)
@@ -26,7 +26,7 @@ def test_line_texts_agree_with_a_whole_file_split(text: str, pattern: str, befor
     line_mode = not multiline
     spans = _spans(regex.compile(pattern, regex.MULTILINE), text, line_mode,
                    time.monotonic() + 5)
-    every = {n: shown(line) for n, line in enumerate(split_lines(text), 1)}
+    every = {n: shown(line) for n, line in enumerate(lines_without_endings(text), 1)}
     shape = Shape("content", before, after, multiline, 10**6, 2000)
     found = _line_texts(text, spans, before, after)
     assert all(every[n] == line for n, line in found.items())
@@ -36,8 +36,8 @@ def test_line_texts_agree_with_a_whole_file_split(text: str, pattern: str, befor
 
 
 @given(_TEXT)
-def test_split_lines_quick_path_for_one_line(text: str) -> None:
+def test_lines_without_endings_quick_path_for_one_line(text: str) -> None:
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    assert split_lines(text) == [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    assert lines_without_endings(text) == [ln[:-1] if ln.endswith("\r") else ln for ln in lines]

@@ -89,7 +89,7 @@ QUERIES: list[dict[str, Any]] = [
     {"pattern": "z{100}", "max_results": 2},
     {"pattern": r"\(paren\)|end\.", "max_results": 60},
     {"pattern": "", "path": "docs", "max_results": 10},
-    # the core additions the seed dialects need (SPEC §7)
+    # the core additions the seed dialects need (`--tools` in docs/protocol.md)
     {"pattern": "needle", "before_context": 2, "max_results": 30},
     {"pattern": "alpha", "after_context": 3, "context_lines": 1, "max_results": 30},
     {"pattern": "e", "type": "py", "max_results": 40},

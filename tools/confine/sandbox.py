@@ -185,9 +185,14 @@ class Workspace:
             use_openat2 = openat2_available()
         self._open: Callable[[int, str, int, int], int] = _openat2 if use_openat2 else _walk_open
         self.uses_openat2 = use_openat2
+        # the running call's paths as the invoker normalised them (tools/task.py), set by
+        # the worker around each job: `rel` answers from here instead of normalising again
+        self.normalised: dict[str, str] = {}
 
     def rel(self, path: object, *, param: str = "path", allow_empty: bool = False) -> str:
         """The client's path as a normalised workspace-relative path, or a ToolError."""
+        if path and isinstance(path, str) and (known := self.normalised.get(path)):
+            return known
         return normalize(path, param=param, allow_empty=allow_empty, roots=self.roots)
 
     def open(self, rel: str, flags: int, mode: int = 0o666, *, shown: str | None = None,

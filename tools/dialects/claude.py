@@ -1,5 +1,6 @@
-"""The `claude` tool set (seed 001, SPEC §7): Read, Write, Edit, MultiEdit, Delete, LS,
-Glob and Grep as thin adapters over the core tools.
+"""The `claude` tool set (seed 001; `--tools` in docs/protocol.md, Starting the server):
+Read, Write, Edit, MultiEdit, Delete, LS, Glob and Grep as thin adapters over the core
+tools.
 
 Read-before-write: the dispatcher remembers the version of every file the session was
 shown or wrote (rpc/dispatch/session.py) and passes it to Write, Edit and MultiEdit as
@@ -20,7 +21,8 @@ from chorus_tools.tools.dialects import notebook
 from chorus_tools.tools.dialects.common import speaking, then
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.walk.listing import list_files
+from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.walk.listing import list_entries, list_files
 from chorus_tools.tools.patch.patch import patch
 from chorus_tools.tools.read.read import read, window_text
 from chorus_tools.tools.confine.sandbox import names_directory, version_of
@@ -162,7 +164,7 @@ def delete_tool(ctx: ToolContext, file_path: str) -> dict[str, Any]:
 def ls_tool(ctx: ToolContext, path: str, ignore: list[str] | None = None) -> dict[str, Any]:
     """One directory's entries (hidden and ignored ones left out, as file.list does),
     each with is_binary for files (null for the rest)."""
-    listed = list_files(ctx, path, exclude=ignore or None)
+    listed = list_entries(ctx, path, exclude=ignore or None)
     entries = [{"name": f["path"].rpartition("/")[2], "path": f["path"], "type": f["type"],
                 "size": f["size"],
                 "is_binary": _is_binary(ctx, f["path"]) if f["type"] == "file" else None}
@@ -183,7 +185,7 @@ def _is_binary(ctx: ToolContext, rel: str) -> bool | None:
 
 
 @speaking(_CORE_NAMES)
-def glob_tool(ctx: ToolContext, pattern: str, path: str = ".") -> dict[str, Any]:
+def glob_tool(ctx: ToolContext, pattern: str, path: str = ".") -> dict[str, Any] | FanOut:
     """Files matching the glob beneath `path`, most recently modified first."""
     found = list_files(ctx, path, pattern=pattern, sort="modified", max_results=GLOB_SCAN)
     return then(found, "chorus_tools.tools.dialects.claude:glob_result")
@@ -199,13 +201,13 @@ def glob_result(listed: dict[str, Any]) -> dict[str, Any]:
 def grep_tool(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None,
               type: str | None = None, output_mode: str = "files_with_matches",
               multiline: bool = False, head_limit: int | None = None,
-              **flags: Any) -> dict[str, Any]:
+              **flags: Any) -> dict[str, Any] | FanOut:
     """file.search under ripgrep's option names: -A, -B, -C, -i, -n (default true)."""
+    limit: dict[str, Any] = {} if head_limit is None else {"max_results": head_limit}
     found = search(ctx, pattern, path=path, glob=glob, type=type, output_mode=output_mode,
                    multiline=multiline, case_sensitive=not flags.get("-i", False),
                    context_lines=flags.get("-C", 0), before_context=flags.get("-B"),
-                   after_context=flags.get("-A"),
-                   **({} if head_limit is None else {"max_results": head_limit}))
+                   after_context=flags.get("-A"), **limit)
     return then(found, "chorus_tools.tools.dialects.claude:grep_result",
                 numbered=flags.get("-n", True))
 

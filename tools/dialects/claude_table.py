@@ -1,11 +1,12 @@
-"""The `claude` tool set's methods (SPEC §7): names, schemas and descriptions as the seed
-(001) and the tools agents were trained on spell them; adapters in claude.py."""
+"""The `claude` tool set's methods (`--tools claude` in docs/protocol.md, Starting the
+server): names, schemas and descriptions as the seed (001) and the tools agents were trained
+on spell them; adapters in claude.py."""
 
 from __future__ import annotations
 
-from chorus_tools.tools.method import (ENCODINGS, ENTRY_TYPE, NON_NEGATIVE, PATCH_RESULT, PATH,
-                                      POSITIVE, SEARCH_RESULT, VERSION, WRITE_RESULT, Method,
-                                      obj)
+from chorus_tools.tools.method import (ENTRY_TYPE, NON_NEGATIVE, PATCH_RESULT, PATH, POSITIVE,
+                                      READ_ENCODINGS, SEARCH_RESULT, VERSION, WRITE_RESULT,
+                                      Method, obj)
 
 _ADAPTERS = "chorus_tools.tools.dialects.claude:"
 FILE_PATH = {**PATH, "description": "The file's path: workspace-relative, or absolute "
@@ -21,7 +22,7 @@ _READ_RESULT = {"type": "object", "oneOf": [
     obj(["content", "total_lines", "truncated", "start_line", "end_line", "encoding",
          "version"],
         content={"type": "string"}, total_lines=NON_NEGATIVE, truncated={"type": "boolean"},
-        start_line=POSITIVE, end_line=NON_NEGATIVE, encoding={"enum": ENCODINGS},
+        start_line=POSITIVE, end_line=NON_NEGATIVE, encoding={"enum": READ_ENCODINGS},
         version=VERSION, images={"type": "array", "items": _IMAGE}),
     obj(["image", "mime_type", "size", "version"], image={"type": "string"},
         mime_type={"type": "string"}, size=NON_NEGATIVE, version=VERSION),

@@ -4,12 +4,13 @@ given as strings, and a search window cut into context arrays."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from typing import Any, Callable, TypeVar
 
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.walk.fanout import FanOut, Merger
 from chorus_tools.tools.method import load
 from chorus_tools.tools.search.results import MATCH_PREFIX
 
@@ -19,18 +20,27 @@ def then(result: dict[str, Any] | FanOut, convert: str,
     """`convert(result, **extra)` now, or, when the core split its work across the pool,
     after the parts are merged (in the dispatcher: `convert` must be pure)."""
     if isinstance(result, FanOut):
-        return FanOut(part=result.part, parts=result.parts,
-                      merge="chorus_tools.tools.dialects.common:merge_then",
-                      args={"merge": result.merge, "args": result.args, "convert": convert,
-                            "extra": extra})
+        return dataclasses.replace(
+            result, merge="chorus_tools.tools.dialects.common:MergeThen",
+            args={"merge": result.merge, "args": result.args, "convert": convert,
+                  "extra": extra})
     return load(convert)(result, **extra)
 
 
-def merge_then(args: dict[str, Any], results: list[dict[str, Any]],
-               complete: bool) -> dict[str, Any] | None:
-    """FanOut merge: the core's merge, then the dialect's conversion."""
-    merged = load(args["merge"])(args["args"], results, complete)
-    return None if merged is None else load(args["convert"])(merged, **args["extra"])
+class MergeThen:
+    """FanOut merger: the core's merger, then the dialect's conversion."""
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self._core: Merger = load(args["merge"])(args["args"])
+        self._convert = load(args["convert"])
+        self._extra: dict[str, Any] = args["extra"]
+
+    def add(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        merged = self._core.add(result)
+        return None if merged is None else self._convert(merged, **self._extra)
+
+    def finish(self) -> dict[str, Any]:
+        return self._convert(self._core.finish(), **self._extra)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -82,9 +92,10 @@ def window(match: dict[str, Any], before: int,
     return lines[:at], lines[at], lines[at + 1:]
 
 
-def alias(params: dict[str, Any], *names: str, required: bool = True) -> Any:
-    """The value given under any of `names` (one parameter's aliases); invalid_params
-    when they disagree, or none is given for a required one."""
+def alias(params: dict[str, Any], name: str, *aliases: str, required: bool = True) -> Any:
+    """The value given under `name` or any of its `aliases`; invalid_params when they
+    disagree, or none is given for a required one."""
+    names = (name, *aliases)
     given = {n: params[n] for n in names if params.get(n) is not None}
     values = list(dict.fromkeys(map(repr, given.values())))
     if len(values) > 1:
@@ -92,9 +103,9 @@ def alias(params: dict[str, Any], *names: str, required: bool = True) -> Any:
                         "one parameter but were given different values; give one of them.",
                         param=next(iter(given)))
     if not given and required:
-        raise ToolError("invalid_params", f"Missing required parameter '{names[0]}' (or "
-                        f"its alias{'es' if len(names) > 2 else ''} "
-                        f"{', '.join(repr(n) for n in names[1:])}).", param=names[0])
+        raise ToolError("invalid_params", f"Missing required parameter '{name}' (or "
+                        f"its alias{'es' if len(aliases) > 1 else ''} "
+                        f"{', '.join(repr(n) for n in aliases)}).", param=name)
     return next(iter(given.values()), None)
 
 

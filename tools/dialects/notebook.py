@@ -58,7 +58,8 @@ def _output(cell: int, k: int, output: dict[str, Any],
         trace = _clean("\n".join(_text(line) for line in output.get("traceback") or []))
         head = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
         return [f"<output {k} error>", trace or head]
-    bundle = output.get("data") if isinstance(output.get("data"), dict) else {}
+    data = output.get("data")
+    bundle: dict[str, Any] = data if isinstance(data, dict) else {}
     for mime in IMAGE_TYPES:
         if mime in bundle:
             image = _image(bundle[mime])

@@ -1,6 +1,6 @@
-"""The `scope` tool set (seed 002, SPEC §7): read_file, write_file, list_directory,
-search_files and get_file_info as thin adapters over the core tools. Errors get their
-`data.code` in the dispatcher (scope_table.scope_error)."""
+"""The `scope` tool set (seed 002; `--tools` in docs/protocol.md, Starting the server):
+read_file, write_file, list_directory, search_files and get_file_info as thin adapters over
+the core tools. Errors get their `data.code` in the dispatcher (scope_table.scope_error)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from chorus_tools.tools.dialects.common import speaking, then, window
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.read.info import info
 from chorus_tools.tools.walk.listing import list_files
 from chorus_tools.tools.read.read import read
@@ -46,7 +47,8 @@ def write_file(ctx: ToolContext, path: str, content: str, encoding: str = "utf-8
 @speaking({"pattern": "glob", "file.list": "list_directory", "file.read": "read_file",
            "file.info": "get_file_info"})
 def list_directory(ctx: ToolContext, path: str, recursive: bool = False, depth: int | None = None,
-                   glob: str | None = None, includeHidden: bool = False) -> dict[str, Any]:
+                   glob: str | None = None,
+                   includeHidden: bool = False) -> dict[str, Any] | FanOut:
     """A glob without '/' or '**' filters names at every depth of a recursive listing."""
     if glob and (recursive or depth) and "/" not in glob:
         glob = f"**/{glob}"
@@ -65,7 +67,7 @@ def listing_result(listed: dict[str, Any]) -> dict[str, Any]:
 @speaking({"context_lines": "contextLines", "literal: true": "regex: false"})
 def search_files(ctx: ToolContext, pattern: str, path: str = ".", regex: bool = False,
                  caseSensitive: bool = True, contextLines: int = 0,
-                 glob: str | None = None) -> dict[str, Any]:
+                 glob: str | None = None) -> dict[str, Any] | FanOut:
     """A literal search unless `regex`; each match with its context as arrays."""
     found = search(ctx, pattern, path=path, glob=glob, literal=not regex,
                    case_sensitive=caseSensitive, context_lines=contextLines, max_results=CAP)

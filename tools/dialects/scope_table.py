@@ -1,13 +1,16 @@
-"""The `scope` tool set's methods (SPEC §7): the seed's (002) names and camelCase params;
-adapters in scope.py. Its errors carry `data.code` (SCOPE_VIOLATION, INVALID_INPUT,
-FILESYSTEM_ERROR) and a message starting with it: `scope_error`, applied by the
-dispatcher to every error of these methods (refused params included)."""
+"""The `scope` tool set's methods (`--tools scope` in docs/protocol.md, Starting the
+server): the seed's (002) names and camelCase params; adapters in scope.py. Its errors carry
+`data.code` (SCOPE_VIOLATION, INVALID_INPUT, FILESYSTEM_ERROR) and a message starting with
+it: `scope_error`, applied by the dispatcher to every error of these methods (refused params
+included)."""
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.method import (ENCODINGS, ENTRY_TYPE, NON_NEGATIVE, PATH, POSITIVE, TIME,
-                                      Method, obj)
+from chorus_tools.tools.method import (ENCODINGS, ENTRY_TYPE, NON_NEGATIVE, PATH, POSITIVE,
+                                      READ_ENCODINGS, TIME, Method, Options, obj)
 
 _ADAPTERS = "chorus_tools.tools.dialects.scope:"
 _STYLE = "chorus_tools.tools.dialects.scope_table:scope_error"
@@ -27,7 +30,7 @@ def scope_error(err: ToolError) -> ToolError:
 
 
 def _method(name: str, summary: str, params: dict, result: dict, description: str,
-            **kw: object) -> Method:
+            **kw: Unpack[Options]) -> Method:
     return Method(name, _ADAPTERS + name, summary, params, result, toolset="scope",
                   title=summary, description=description, error_style=_STYLE, **kw)
 
@@ -39,7 +42,7 @@ METHODS = (
                 endLine={**POSITIVE, "description": "Last line to read (1-based)"}),
             obj(["content", "lines", "truncated", "encoding"], content={"type": "string"},
                 lines=NON_NEGATIVE, truncated={"type": "boolean"},
-                encoding={"enum": ENCODINGS}),
+                encoding={"enum": READ_ENCODINGS}),
             "Read a text file, optionally lines startLine..endLine. content is their exact "
             "text; lines is the file's line count; truncated is true when the size limit cut "
             "the range short (continue from the next line). Binary files are "

@@ -1,7 +1,8 @@
-"""The `shadow` tool set (seed 003, SPEC §7): Read, Write, Edit, ListDir, Glob and Grep as
-thin adapters over the core tools, with the seed's aliases (file_path/filePath, old/
-old_string/oldString, new/new_string/newString, replace_all/replaceAll, root/path),
-integers that may come as decimal strings, and JavaScript RegExp queries.
+"""The `shadow` tool set (seed 003; `--tools` in docs/protocol.md, Starting the server):
+Read, Write, Edit, ListDir, Glob and Grep as thin adapters over the core tools, with the
+seed's aliases (file_path/filePath, old/ old_string/oldString, new/new_string/newString,
+replace_all/replaceAll, root/path), integers that may come as decimal strings, and
+JavaScript RegExp queries.
 
 Edit's `count` is the exact number of occurrences to replace (0: all, at least one): the
 core patch checks it (a patch's internal `count`). `before`/`after` anchors select the
@@ -21,8 +22,9 @@ from chorus_tools.tools.dialects import jsregex
 from chorus_tools.tools.dialects.common import alias, integer, speaking, then, window
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.walk.listing import list_files
-from chorus_tools.tools.patch.patch import patch
+from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.walk.listing import list_entries, list_files
+from chorus_tools.tools.patch.patch import LINES_SHOWN, patch
 from chorus_tools.tools.patch.hint import closest_region
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.confine.sandbox import ROOT, version_of
@@ -122,7 +124,9 @@ def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, afte
         raise ToolError("find_not_unique", f"patches[0].find occurs {len(found)} times in "
                         f"{path} between the anchors, not {count} (lines "
                         f"{', '.join(map(str, lines[:20]))}).", path=path, patch_index=0,
-                        count=len(found), lines=lines, tier="exact", expected=count)
+                        count=len(found), lines=lines[:LINES_SHOWN], tier="exact",
+                        expected=count, **({"more_lines": len(lines) - LINES_SHOWN}
+                                           if len(lines) > LINES_SHOWN else {}))
     regions: dict[str, int] = {}
     for m in found:
         regions[m.group(0)] = regions.get(m.group(0), 0) + 1
@@ -137,7 +141,7 @@ def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, afte
 @speaking({"file.list": "ListDir", "file.info": "ListDir"})
 def listdir_tool(ctx: ToolContext, path: str = ".") -> dict[str, Any]:
     """Direct entries; a symlink is typed by what it leads to inside the workspace."""
-    listed = list_files(ctx, path)
+    listed = list_entries(ctx, path)
     entries = [{"name": f["path"].rpartition("/")[2],
                 "type": "dir" if f["type"] == "dir" or (
                     f["type"] == "symlink" and _leads_to_dir(ctx, f["path"])) else "file"}
@@ -158,7 +162,7 @@ def _leads_to_dir(ctx: ToolContext, rel: str) -> bool:
 
 @speaking({"file.list": "Glob"}, {"path": "root"})
 def glob_tool(ctx: ToolContext, pattern: str, max_files: int | str | None = None,
-              **params: Any) -> dict[str, Any]:
+              **params: Any) -> dict[str, Any] | FanOut:
     root = alias(params, "root", "path", required=False) or ROOT
     cap = integer(max_files, "max_files") or CAP
     found = list_files(ctx, root, pattern=pattern, max_results=cap)
@@ -173,7 +177,7 @@ def glob_result(listed: dict[str, Any]) -> dict[str, Any]:
 @speaking({"pattern": "query", "glob": "file_glob"}, {"path": "root"})
 def grep_tool(ctx: ToolContext, query: str, file_glob: str = "**/*", case_sensitive: bool = True,
               mode: str = "content", before_context: int | str = 0,
-              after_context: int | str = 0, **params: Any) -> dict[str, Any]:
+              after_context: int | str = 0, **params: Any) -> dict[str, Any] | FanOut:
     root = alias(params, "root", "path", required=False) or ROOT
     before = integer(before_context, "before_context") or 0
     after = integer(after_context, "after_context") or 0

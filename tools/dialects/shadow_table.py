@@ -1,10 +1,13 @@
-"""The `shadow` tool set's methods (SPEC §7): the seed's (003) names, aliases and
-integers-as-strings; adapters in shadow.py, which settle the aliases (the schema lets
-either spelling through, the adapter refuses two that disagree or none at all)."""
+"""The `shadow` tool set's methods (`--tools shadow` in docs/protocol.md, Starting the
+server): the seed's (003) names, aliases and integers-as-strings; adapters in shadow.py,
+which settle the aliases (the schema lets either spelling through, the adapter refuses two
+that disagree or none at all)."""
 
 from __future__ import annotations
 
-from chorus_tools.tools.method import NON_NEGATIVE, PATH, Method, obj
+from typing import Unpack
+
+from chorus_tools.tools.method import NON_NEGATIVE, PATH, Method, Options, obj
 
 _ADAPTERS = "chorus_tools.tools.dialects.shadow:"
 _FILE = ("file_path", "filePath")
@@ -17,7 +20,7 @@ _STRINGS = {"type": "array", "items": {"type": "string"}}
 
 
 def _method(name: str, summary: str, params: dict, result: dict, description: str,
-            **kw: object) -> Method:
+            **kw: Unpack[Options]) -> Method:
     return Method(name, f"{_ADAPTERS}{name.lower()}_tool", summary, params, result,
                   toolset="shadow", title=summary, description=description, **kw)
 

@@ -62,7 +62,7 @@ def is_temp_name(name: str) -> bool:
 
 
 def refuse_reserved(name: str, shown: str, param: str = "path") -> None:
-    """invalid_params for a name our atomic writes reserve (SPEC §3)."""
+    """invalid_params for a name our atomic writes reserve (docs/protocol.md, Paths)."""
     if is_temp_name(name):
         raise ToolError("invalid_params", f"File names starting with {TEMP_PREFIX!r} are "
                         f"reserved for atomic writes: {shown}. Choose another name.",
@@ -164,7 +164,7 @@ def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
         return ctx.ws.open_dir(parent, shown=shown)
     except ToolError as err:
         if not create or err.code != "file_not_found":
-            raise _parent_error(err, shown)
+            raise _parent_error(err, shown) from None
     parts = parent.split("/")
     fd = ctx.ws.open_dir(ROOT, shown=shown)
     try:
@@ -174,7 +174,7 @@ def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
                 child = ctx.ws.open_dir(prefix, shown=shown)
             except ToolError as err:
                 if err.code != "file_not_found":
-                    raise _parent_error(err, shown)
+                    raise _parent_error(err, shown) from None
                 try:
                     os.mkdir(part, 0o777, dir_fd=fd)
                     os.fsync(fd)  # the new directory survives a crash with its file

@@ -1,5 +1,6 @@
-"""What a mutation hands back for the history (SPEC §10): the content it replaced, taken
-inside the tool's critical section, for the dispatcher to keep outside the workspace.
+"""What a mutation hands back for the history (docs/protocol.md, History): the content it
+replaced, taken inside the tool's critical section, for the dispatcher to keep outside
+the workspace.
 
 The worker cannot write there: its Landlock domain allows writing beneath the workspace
 only. So small content (up to INLINE_MAX) goes back inline with the result, and larger

@@ -1,6 +1,7 @@
-"""The worker's half of the history methods (SPEC §10): it checks the paths and changes
-the files; the dispatcher (rpc/dispatch/history_calls.py) owns the store and hands the
-content to put back in with the job, since workers cannot reach the store at all.
+"""The worker's half of the history methods (docs/protocol.md, History): it checks the paths
+and changes the files; the dispatcher (rpc/dispatch/history_calls.py) owns the store and
+hands the content to put back in with the job, since workers cannot reach the store at
+all.
 
 A path named by a history method must lead to its file without a symlink on the way:
 history is kept under the path a change really reached, and a symlink swapped in since

@@ -1,5 +1,5 @@
-"""workspace.rewind's worker half (SPEC §10): put every planned path back as it was at the
-checkpoint, all or nothing.
+"""workspace.rewind's worker half (docs/protocol.md, History): put every planned path back
+as it was at the checkpoint, all or nothing.
 
 Each item says what the path must hold (`content`, None: no file), with which mode, and
 at which version this server last left it (`expected`). A path still at that version is

@@ -37,6 +37,7 @@ def write(ctx: ToolContext, path: str, content: str, create_dirs: bool = True,
 
     out = mutate(ctx, rel, shown=path, compute=compute, create_dirs=create_dirs,
                  expected_version=expected_version, read_current=False)
+    assert out.stat is not None, "compute always leaves a file"
     return {"success": True, "bytes_written": len(data), "created": out.created,
             "version": version_of(out.stat)}
 

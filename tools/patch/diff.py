@@ -19,7 +19,7 @@ import difflib
 from itertools import compress, count
 from operator import ne
 
-from chorus_tools.tools.read.text import split_lines
+from chorus_tools.tools.read.text import lines_with_endings
 
 CONTEXT = 3  # difflib.unified_diff's default n
 _MARKER_ROOM = 100  # bytes kept free under the diff cap for the "truncated" line
@@ -29,7 +29,7 @@ _AUTOJUNK_MIN = 200  # difflib ignores "popular" lines of a new text this long o
 def unified_diff(before: str, after: str, rel: str, *, created: bool, limit: int) -> str:
     """A unified diff (a/ b/ headers; /dev/null for a new file), cut at a line boundary
     to at most `limit` bytes of UTF-8 plus a last line saying how much was cut."""
-    old, new = split_lines(before), split_lines(after)
+    old, new = lines_with_endings(before), lines_with_endings(after)
     source, target = "/dev/null" if created else f"a/{rel}", f"b/{rel}"
     hunk = _one_hunk(old, new)
     produced = (difflib.unified_diff(old, new, source, target) if hunk is None

@@ -21,7 +21,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from chorus_tools.tools.patch.match import content
-from chorus_tools.tools.read.text import split_lines
+from chorus_tools.tools.read.text import lines_with_endings
 
 MIN_SIMILARITY = 0.5
 _CANDIDATES = 12
@@ -54,7 +54,7 @@ def _closest(text: str, find: str) -> dict[str, Any] | None:
     wanted = [line.strip() for line in find.replace("\r\n", "\n").split("\n")]
     if len(wanted) > 1 and not wanted[-1]:
         wanted.pop()  # the break that ends find's last line
-    lines = split_lines(text)
+    lines = lines_with_endings(text)
     if not lines or not any(wanted):
         return None
     keys = [content(line).strip() for line in lines]

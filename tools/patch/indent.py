@@ -1,120 +1,34 @@
-"""The indentation tier's re-indentation: the replacement is written in the file's unit.
+"""The indentation tier's mapping (docs/protocol.md, `file.patch`): ONE rule that takes
+every line of `find` onto its file line, then writes `replace` through it.
 
-An agent often sends a `find` indented its own way (tabs for a 4-space file, 2 spaces for
-4, spaces for tabs). The tier matches it line by line ignoring indentation; writing the
-replacement with the agent's characters would then put tabs into a space-indented Python
-file (TabError) or the reverse. So each `replace` line's depth is measured in levels of
-`find`'s unit (a tab is one level, `find`'s own space step is one level) and written in
-the unit of the region matched (its tabs, or its spaces per level): SPEC §4 file.patch.
+An agent often sends a `find` indented its own way: shifted (it dropped the class around a
+method, or started at a continuation line), or in another unit (tabs for a 4-space file, 2
+spaces for 4). The tier matches lines ignoring their indentation, so which columns the
+replacement lands in is decided here, and nowhere is one line trusted alone:
 
-Continuation lines (inside an open `(` or `[`, or after a trailing backslash) align with
-something on the line above, not with a level: their indentation beyond their statement's
-is kept as spaces (tabs there still count as levels), so an aligned argument stays aligned.
-They are also left out when a step is measured, since their widths are not levels.
+- a uniform shift: the same whitespace added to (or taken from the front of) every line's
+  indentation;
+- else a change of unit: every indentation reads as whole levels of a unit (a tab, or N
+  spaces) plus a remainder of spaces (alignment, as under an open bracket); every line keeps
+  its remainder and its levels (all moved by the same number of levels, as when `find` also
+  left out enclosing blocks), `find`'s unit becoming the region's. The region's unit is its
+  own or the file's; `find`'s unit is never guessed from one line: it is what makes the
+  lines agree, measured on lines that hold whole levels.
+
+A mapping that does not fit every non-blank line of `find` is no mapping: the tier then
+refuses, naming the first line that disagrees. `replace` goes through the same mapping,
+blank lines written empty, and no line may come out mixing tabs into a space-indented
+region or spaces before a tab.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cached_property
-from math import gcd
+from itertools import chain, pairwise
 
-_OPEN, _CLOSE = "([", ")]"
-_STRING = re.compile(r"'(?:\\.|[^'\\])*'?|\"(?:\\.|[^\"\\])*\"?")
-_DEFAULT_STEP = 4
-
-
-@dataclass(frozen=True)
-class Unit:
-    """How one side indents: with tabs or spaces, and how many spaces make a level
-    (None when no line says)."""
-
-    tabs: bool
-    step: int | None
-
-    def measure(self, indent: str) -> tuple[int, int]:
-        """(levels, spaces left over) of an indentation: every tab is a level, spaces
-        count by the step; what does not fill a level is alignment."""
-        tabs = indent.count("\t")
-        spaces = len(indent) - tabs
-        if not self.step:
-            return tabs, spaces
-        return tabs + spaces // self.step, spaces % self.step
-
-    def write(self, levels: int, spaces: int = 0) -> str:
-        level = "\t" if self.tabs else " " * (self.step or _DEFAULT_STEP)
-        return level * max(levels, 0) + " " * spaces
-
-
-def find_unit(find_lines: list[str], replace_lines: list[str]) -> Unit:
-    """The unit `find` is written in; its step from `find` itself, else from `replace`
-    (the same agent wrote both), else from the widths they use."""
-    indents = _indents(find_lines)
-    step = (_step(find_lines) or _step(replace_lines)
-            or _gcd_width(find_lines + replace_lines))
-    return Unit(tabs=bool(indents) and indents[0].startswith("\t"), step=step)
-
-
-class FileUnits:
-    """The unit of each region matched in one file: the region's own, else the whole
-    file's (measured once, however many regions ask), else `find`'s where the file has
-    no indentation at all."""
-
-    def __init__(self, lines: list[str], src: Unit) -> None:
-        self.lines = lines
-        self.src = src
-
-    def of(self, region: list[str]) -> Unit:
-        indented = _indents(region)
-        tabs = indented[0].startswith("\t") if indented else self._tabs
-        if tabs:
-            return Unit(tabs=True, step=None)
-        return Unit(tabs=False, step=_step(region) or self._step or self.src.step
-                    or _DEFAULT_STEP)
-
-    @cached_property
-    def _tabs(self) -> bool:
-        firsts = Counter(ind[0] for ind in _indents(self.lines))
-        return firsts["\t"] > firsts[" "] if firsts else self.src.tabs
-
-    @cached_property
-    def _step(self) -> int | None:
-        return _step(self.lines)
-
-
-def reindent(replace: str, find_indent: str, file_indent: str, src: Unit,
-             dst: Unit) -> str:
-    """`replace` with each line's indentation moved from `find`'s unit, relative to
-    `find_indent`, to the file's, relative to `file_indent` (the indentation of the file
-    line that `find`'s first non-blank line matched). Blank lines become empty."""
-    lines = replace.replace("\r\n", "\n").split("\n")
-    base_levels = src.measure(find_indent)[0]
-    file_levels = dst.measure(file_indent)[0]
-
-    def shift(ind: str) -> str:
-        if ind.startswith(find_indent):
-            return file_indent + dst.write(*src.measure(ind[len(find_indent):]))
-        levels, spaces = src.measure(ind)
-        return dst.write(file_levels + levels - base_levels, spaces)
-
-    out = []
-    statement_in = statement_out = ""
-    for line, continued in zip(lines, _continuations(lines)):
-        if not line.strip():
-            out.append("")
-            continue
-        ind = indent(line)
-        if continued and ind.startswith(statement_in):
-            extra = ind[len(statement_in):]
-            new = statement_out + dst.write(extra.count("\t"), len(extra) - extra.count("\t"))
-        else:
-            new = shift(ind)
-        if not continued:
-            statement_in, statement_out = ind, new
-        out.append(new + line[len(ind):])
-    return "\n".join(out)
+TAB = "\t"
 
 
 def indent(line: str) -> str:
@@ -123,45 +37,221 @@ def indent(line: str) -> str:
     return body[:len(body) - len(body.lstrip())]
 
 
-def _indents(lines: list[str]) -> list[str]:
-    """The indentation of every indented line that is not blank."""
-    return [ind for line in lines if line.strip() and (ind := indent(line))]
+def levels(ind: str, unit: str) -> tuple[int, int] | None:
+    """(whole levels, remainder spaces) of an indentation in `unit` (a tab, or N spaces);
+    None when the indentation cannot be written in that unit (a tab in a space unit, a
+    space before a tab)."""
+    if unit == TAB:
+        tabs = len(ind) - len(ind.lstrip(TAB))
+        rest = ind[tabs:]
+        return (tabs, len(rest)) if rest.count(" ") == len(rest) else None
+    if TAB in ind:
+        return None
+    return divmod(len(ind), len(unit))
 
 
-def _step(lines: list[str]) -> int | None:
-    """The most common increase of space indentation from one statement line to the
-    next (the smallest on a tie); None when no line goes deeper than the one before."""
-    widths = [None if "\t" in indent(line) else len(indent(line))
-              for line, continued in zip(lines, _continuations(lines))
-              if line.strip() and not continued]
-    rises = Counter(b - a for a, b in zip(widths, widths[1:])
-                    if a is not None and b is not None and b > a)
+@dataclass(frozen=True)
+class Shift:
+    """The same whitespace added to the front of every indentation, or taken from it."""
+
+    add: str = ""
+    drop: str = ""
+
+    def map(self, ind: str) -> str | None:
+        if self.drop:
+            return ind[len(self.drop):] if ind.startswith(self.drop) else None
+        return self.add + ind
+
+    def agrees(self, ours: str, theirs: str) -> bool:
+        return self.map(ours) == theirs
+
+    def describe(self) -> str:
+        if self.drop:
+            return f"a shift removing {self.drop!r}"
+        return f"a shift adding {self.add!r}" if self.add else "no shift"
+
+
+@dataclass(frozen=True)
+class Regrid:
+    """`find`'s unit becomes the region's: every line keeps its remainder and its levels,
+    all moved by `offset` levels. An indentation `find` itself uses is written as the file
+    line it matched has it (so alignment after a tab stays as the file wrote it)."""
+
+    src: str
+    dst: str
+    offset: int = 0
+    known: tuple[tuple[str, str], ...] = ()
+    one_level: bool = False  # `src` read off lines of one depth: it writes no other width
+
+    def map(self, ind: str) -> str | None:
+        for ours, theirs in self.known:
+            if ours == ind:
+                return theirs
+        return self._measured(ind)
+
+    def _measured(self, ind: str) -> str | None:
+        measured = levels(ind, self.src)
+        if measured is None or measured[0] + self.offset < 0:
+            return None
+        return self.dst * (measured[0] + self.offset) + " " * measured[1]
+
+    def agrees(self, ours: str, theirs: str) -> bool:
+        """Does `find`'s line, read in `find`'s unit, come out as the file line; or the
+        file line, read in the region's unit, as `find`'s (alignment after a tab may be
+        wider than a level)?"""
+        if self._measured(ours) == theirs:
+            return True
+        target = levels(theirs, self.dst)
+        if target is None or target[0] - self.offset < 0 or self.src == TAB:
+            return False
+        return TAB not in ours and len(ours) == (
+            (target[0] - self.offset) * len(self.src) + target[1])
+
+    def describe(self) -> str:
+        moved = f", {self.offset:+d} levels" if self.offset else ""
+        return f"a change of unit from {self.src!r} to {self.dst!r}{moved}"
+
+
+Mapping = Shift | Regrid
+
+
+@dataclass(frozen=True)
+class Misfit:
+    """Why no mapping fits: the first line that disagrees (1-based within `find` or
+    `replace`, as `part` says) and a sentence an agent can act on."""
+
+    part: str
+    line: int
+    reason: str
+
+
+def fit(pairs: list[tuple[str, str]], replace_inds: list[str | None], units: Iterable[str],
+        agent_unit: str | None, spaces_only: bool) -> Mapping | Misfit:
+    """The one mapping that takes every `find` indentation onto its file line's (`pairs`:
+    (find's, file's) for each non-blank line of `find`) and writes every `replace`
+    indentation (None for a blank line) in the region. `units` are the region's candidate
+    units, asked for only when no shift fits; `agent_unit` the unit `find` and `replace`
+    show by their own nesting (a change of unit must agree with it); `spaces_only` says a
+    tab would be mixed into a space-indented region."""
+    shift = _shift(pairs)
+    candidates = chain([] if shift is None else [shift],
+                       (r for unit in units for r in _regrids(pairs, unit, agent_unit)))
+    misfit = _first_disagreement(pairs)
+    seen = {ours for ours, _ in pairs}
+    for mapping in candidates:
+        if not all(mapping.agrees(f, r) for f, r in pairs):
+            continue
+        bad = _first_unwritable(mapping, replace_inds, seen, agent_unit, spaces_only)
+        if bad is None:
+            return mapping
+        misfit = bad
+    return misfit
+
+
+def _shift(pairs: list[tuple[str, str]]) -> Shift | None:
+    ours, theirs = pairs[0]
+    if theirs.endswith(ours):
+        return Shift(add=theirs[:len(theirs) - len(ours)])
+    if ours.endswith(theirs):
+        return Shift(drop=ours[:len(ours) - len(theirs)])
+    return None
+
+
+def _regrids(pairs: list[tuple[str, str]], dst: str, agent_unit: str | None) -> list[Regrid]:
+    """The changes of unit into `dst` the lines allow. `find`'s unit is a tab when it
+    indents with tabs; else the agent's own unit (from its nesting), else the space width
+    that makes `find`'s whole-level lines agree with the region's: first with no offset
+    (as the spec reads), then with one. Never a width read off one line against another
+    unit the agent shows."""
+    theirs = [levels(r, dst) for _, r in pairs]
+    if any(t is None for t in theirs):
+        return []
+    known = tuple(dict(pairs).items())
+    finds = [f for f, _ in pairs]
+    if any(TAB in f for f in finds):
+        ours = levels(finds[0], TAB)
+        if ours is None or dst == TAB:
+            return []
+        return [Regrid(TAB, dst, theirs[0][0] - ours[0], known)]  # type: ignore[index]
+    whole = [(len(f), t[0]) for f, t in zip(finds, theirs) if t is not None and t[1] == 0]
+    steps: list[tuple[int, int, bool]] = []  # (width of find's unit, offset, one level)
+    if agent_unit and agent_unit != TAB and whole:
+        width, level = whole[0]
+        if width % len(agent_unit) == 0:
+            steps.append((len(agent_unit), level - width // len(agent_unit), False))
+    depths = {level for _, level in whole}
+    steps += [(width // level, 0, len(depths) == 1) for width, level in whole[:1]
+              if level and width and width % level == 0]
+    for (w1, l1), (w2, l2) in pairwise(whole):
+        if l1 != l2 and (w1 - w2) % (l1 - l2) == 0 and (w1 - w2) // (l1 - l2) > 0:
+            step = (w1 - w2) // (l1 - l2)
+            if w1 % step == 0:
+                steps.append((step, l1 - w1 // step, False))
+            break
+    found = [Regrid(" " * step, dst, offset, known, one)
+             for step, offset, one in dict.fromkeys(steps)
+             if agent_unit in (None, TAB) or " " * step == agent_unit]
+    return [r for r in found if (r.src, r.offset) != (dst, 0)]
+
+
+def _first_disagreement(pairs: list[tuple[str, str]]) -> Misfit:
+    """The first line of `find` whose indentation does not follow the shift its first line
+    implies (nor any change of unit, or the caller would have found one)."""
+    shift = _shift(pairs)
+    first_find, first_file = pairs[0]
+    for number, (ours, theirs) in enumerate(pairs[1:], 2):
+        if shift is None or shift.map(ours) != theirs:
+            return Misfit("find", number, (
+                f"find line {number} is indented {ours!r} where the file has {theirs!r}, "
+                f"but find line 1 is indented {first_find!r} where the file has "
+                f"{first_file!r}: no single shift or change of unit fits both"))
+    return Misfit("find", 1, f"find line 1 is indented {first_find!r} where the file has "
+                             f"{first_file!r}, which no shift or change of unit maps")
+
+
+def _first_unwritable(mapping: Mapping, replace_inds: list[str | None], seen: set[str],
+                      agent_unit: str | None, spaces_only: bool) -> Misfit | None:
+    """The first `replace` line the mapping cannot write in the region's characters: no
+    tab into a space-indented region, no space before a tab, and no whole level of the
+    agent's spaces after a tab (that is a level written in spaces, not alignment)."""
+    for number, ind in enumerate(replace_inds, 1):
+        if ind is None:
+            continue
+        out = mapping.map(ind)
+        if ind not in seen and isinstance(mapping, Regrid) and mapping.one_level:
+            out = None  # a width `find` does not show, in a unit it does not show either
+        if out is not None and ind not in seen:
+            measured = levels(out, TAB)
+            spaces_as_level = (measured is not None and TAB in out and agent_unit not in
+                               (None, TAB) and measured[1] >= len(agent_unit))
+            if measured is None or (spaces_only and TAB in out) or spaces_as_level:
+                out = None
+        if out is None:
+            return Misfit("replace", number, (
+                f"replace line {number} is indented {ind!r}, which {mapping.describe()} "
+                "(the mapping that fits find) cannot write in this region's indentation"))
+    return None
+
+
+def unit_of(*blocks: list[str]) -> str | None:
+    """The indentation unit the blocks of lines use: a tab when most indented lines start
+    with one, else the most common increase of space indentation from one line to the next
+    within a block (the smallest on a tie); None when no line says."""
+    return unit_from_indents(*([indent(line) for line in lines if line.strip()]
+                               for lines in blocks))
+
+
+def unit_from_indents(*blocks: list[str]) -> str | None:
+    """unit_of, given the indentation of each non-blank line of each block."""
+    firsts: Counter[str] = Counter()
+    rises: Counter[int] = Counter()
+    for inds in blocks:
+        firsts.update(ind[0] for ind in inds if ind)
+        widths = [None if TAB in ind else len(ind) for ind in inds]
+        rises.update(b - a for a, b in pairwise(widths)
+                     if a is not None and b is not None and b > a)
+    if firsts and firsts[TAB] > firsts[" "]:
+        return TAB
     if not rises:
         return None
-    return min(rises, key=lambda rise: (-rises[rise], rise))
-
-
-def _gcd_width(lines: list[str]) -> int | None:
-    """The widest step every space indentation of a statement line is a multiple of;
-    None without any."""
-    widths = [len(ind) for line, continued in zip(lines, _continuations(lines))
-              if line.strip() and not continued and (ind := indent(line))
-              and "\t" not in ind]
-    return (gcd(*widths) or None) if widths else None
-
-
-def _continuations(lines: list[str]) -> list[bool]:
-    """Per line: does it continue the statement above (open bracket or backslash)?
-    Brackets inside one-line string literals are not counted."""
-    flags = []
-    depth, backslash = 0, False
-    for line in lines:
-        flags.append(depth > 0 or backslash)
-        code = _STRING.sub("", line.rstrip("\r\n"))
-        for ch in code:
-            if ch in _OPEN:
-                depth += 1
-            elif ch in _CLOSE:
-                depth = max(depth - 1, 0)
-        backslash = code.endswith("\\")
-    return flags
+    return " " * min(rises, key=lambda rise: (-rises[rise], rise))

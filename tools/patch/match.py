@@ -1,11 +1,12 @@
-"""Where a patch's `find` lies in a text: the three tiers of SPEC §4 file.patch.
+"""Where a patch's `find` lies in a text: the three tiers of docs/protocol.md, `file.patch`.
 
 Tiers, tried in order, the first that finds anything wins (so an exact `find` that occurs
 twice is reported as not unique at once, and never loosened):
 - `exact`: the text as given;
 - `line_endings`: CRLF and LF treated alike on both sides;
 - `indentation`: whole lines, each compared without its leading and trailing whitespace;
-  the replacement is re-indented into the file's unit (tools.patch_indent).
+  accepted only through one indentation mapping that fits every line, the replacement
+  written through it (tools.patch.indent).
 Nothing looser is ever applied. The replacement's line breaks are written in the file's
 style, so an edit never mixes line endings into a file that had one style.
 """
@@ -14,16 +15,27 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
-from chorus_tools.tools.patch.indent import FileUnits, find_unit, indent, reindent
-from chorus_tools.tools.read.text import split_lines
+from chorus_tools.tools.patch.indent import (
+    TAB,
+    Mapping,
+    Misfit,
+    fit,
+    indent,
+    unit_from_indents,
+    unit_of,
+)
+from chorus_tools.tools.read.text import lines_with_endings
 
 EXACT = "exact"
 LINE_ENDINGS = "line_endings"
 INDENTATION = "indentation"
 
 _BREAK = re.compile(r"\r?\n")
+_LEADING = re.compile(r"^[ \t]*(?=\S)", re.MULTILINE)  # each non-blank line's indentation
 
 
 @dataclass(frozen=True)
@@ -38,22 +50,38 @@ class Edit:
 
 @dataclass(frozen=True)
 class Match:
+    """The occurrences one tier found; `truncated` when it stopped counting at the limit."""
+
     tier: str
     edits: list[Edit]
+    truncated: bool = False
 
     @property
     def lines(self) -> list[int]:
         return [e.line for e in self.edits]
 
 
-def locate(text: str, find: str, replace: str, replace_all: bool = False) -> Match | None:
+@dataclass(frozen=True)
+class Refusal:
+    """The indentation tier found `find`'s lines at `start_line`-`end_line` (1-based), but
+    no single mapping takes them from `find`'s indentation: nothing is applied."""
+
+    start_line: int
+    end_line: int
+    misfit: Misfit
+
+
+def locate(text: str, find: str, replace: str, replace_all: bool = False,
+           limit: int | None = None) -> Match | Refusal | None:
     """The occurrences of `find` in the first tier that has any, with their replacements;
     None when no tier finds it. `find` must not be empty.
 
     With `replace_all` the occurrences do not overlap (as str.replace); without it they
-    may, because a find that occurs twice, even overlapping itself, is ambiguous."""
+    may, because a find that occurs twice, even overlapping itself, is ambiguous. A tier
+    stops counting at `limit` occurrences (when more could only say "not unique"), so a
+    short find in a huge file costs no more than the limit."""
     for tier in (_exact, _line_endings, _indentation):
-        match = tier(text, find, replace, replace_all)
+        match = tier(text, find, replace, replace_all, limit)
         if match is not None:
             return match
     return None
@@ -71,27 +99,32 @@ def apply(text: str, match: Match) -> str:
     return "".join(pieces)
 
 
-def _exact(text: str, find: str, replace: str, disjoint: bool) -> Match | None:
-    spans = _occurrences(text, find, disjoint)
+def _exact(text: str, find: str, replace: str, disjoint: bool,
+           limit: int | None) -> Match | None:
+    spans = _occurrences(text, find, disjoint, limit)
     if not spans:
         return None
-    return Match(EXACT, _edits(text, spans, [replace] * len(spans), _line_numbers(text, spans)))
+    return Match(EXACT, _edits(text, spans, [replace] * len(spans), _line_numbers(text, spans)),
+                 truncated=limit is not None and len(spans) >= limit)
 
 
-def _line_endings(text: str, find: str, replace: str, disjoint: bool) -> Match | None:
+def _line_endings(text: str, find: str, replace: str, disjoint: bool,
+                  limit: int | None) -> Match | None:
     if "\r\n" not in text and "\r\n" not in find:
         return None  # the same search as the exact tier
     flat, crlf_at = _flatten(text)
-    spans = _occurrences(flat, find.replace("\r\n", "\n"), disjoint)
+    spans = _occurrences(flat, find.replace("\r\n", "\n"), disjoint, limit)
     if not spans:
         return None
     # A flat offset q lies after every CRLF whose '\n' sits before q; each lost its '\r'.
     spans = [(s + bisect_left(crlf_at, s), e + bisect_left(crlf_at, e)) for s, e in spans]
     return Match(LINE_ENDINGS,
-                 _edits(text, spans, [replace] * len(spans), _line_numbers(text, spans)))
+                 _edits(text, spans, [replace] * len(spans), _line_numbers(text, spans)),
+                 truncated=limit is not None and len(spans) >= limit)
 
 
-def _indentation(text: str, find: str, replace: str, disjoint: bool) -> Match | None:
+def _indentation(text: str, find: str, replace: str, disjoint: bool,
+                 limit: int | None) -> Match | Refusal | None:
     find_lines = find.replace("\r\n", "\n").split("\n")
     whole_last = find_lines[-1] == ""  # find ends with a line break: so does the match
     if whole_last:
@@ -99,37 +132,98 @@ def _indentation(text: str, find: str, replace: str, disjoint: bool) -> Match | 
     wanted = [line.strip() for line in find_lines]
     if not any(wanted):
         return None  # blank lines alone would match anywhere
-    lines = split_lines(text)
+    lines = lines_with_endings(text)
     stripped = [content(line).strip() for line in lines]
+    first = next(i for i, w in enumerate(wanted) if w)
+    rows = _regions(stripped, wanted, first, disjoint, limit)
+    if not rows:
+        return None
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
-    first = next(i for i, w in enumerate(wanted) if w)
-    find_indent = indent(find_lines[first])
-    src = find_unit(find_lines, replace.replace("\r\n", "\n").split("\n"))
-    units = FileUnits(lines, src)
-    spans, bodies, rows = [], [], []
-    i, n, m = 0, len(lines), len(wanted)
-    while i + m <= n:
-        if stripped[i + first] != wanted[first] or stripped[i:i + m] != wanted:
-            i += 1
-            continue
-        last = lines[i + m - 1]
-        body = reindent(replace, find_indent, indent(lines[i + first]), src,
-                        units.of(lines[i:i + m]))
+    if len(rows) > 1 and not disjoint:  # not unique: where they are is all that is asked
+        return Match(INDENTATION, [Edit(starts[i], starts[i], "", i + 1) for i in rows],
+                     truncated=limit is not None and len(rows) >= limit)
+    replace_lines = replace.replace("\r\n", "\n").split("\n")
+    file_unit = _FileUnit(text)
+    spans, bodies = [], []
+    for i in rows:
+        region = lines[i:i + len(wanted)]
+        mapping = _mapping(find_lines, region, replace_lines, file_unit)
+        if isinstance(mapping, Misfit):
+            return Refusal(i + 1, i + len(wanted), mapping)
+        body = "\n".join(_through(mapping, line) for line in replace_lines)
+        last = region[-1]
         if whole_last:
-            end = starts[i + m]
+            end = starts[i + len(wanted)]
             if content(last) == last and body.endswith("\n"):
                 body = body[:-1]  # the file's last line has no break: do not add one
         else:
-            end = starts[i + m - 1] + len(content(last))
+            end = starts[i + len(wanted) - 1] + len(content(last))
         spans.append((starts[i], end))
         bodies.append(body)
-        rows.append(i + 1)
-        i += m if disjoint else 1
-    if not spans:
-        return None
-    return Match(INDENTATION, _edits(text, spans, bodies, rows))
+    return Match(INDENTATION, _edits(text, spans, bodies, [i + 1 for i in rows]))
+
+
+def _regions(stripped: list[str], wanted: list[str], first: int, disjoint: bool,
+             limit: int | None) -> list[int]:
+    """The 0-based first lines of the regions whose lines equal `wanted` stripped (at most
+    `limit` of them)."""
+    rows: list[int] = []
+    i, n, m = 0, len(stripped), len(wanted)
+    while i + m <= n and (limit is None or len(rows) < limit):
+        if stripped[i + first] == wanted[first] and stripped[i:i + m] == wanted:
+            rows.append(i)
+            i += m if disjoint else 1
+        else:
+            i += 1
+    return rows
+
+
+class _FileUnit:
+    """The whole file's indentation unit, measured once however many regions ask (and only
+    when one does: a shift needs no unit)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def unit(self) -> str | None:
+        return unit_from_indents(_LEADING.findall(self.text))
+
+
+def _mapping(find_lines: list[str], region: list[str], replace_lines: list[str],
+             file_unit: _FileUnit) -> Mapping | Misfit:
+    """The mapping (docs/protocol.md, `file.patch`) that takes this region's lines from
+    `find`'s, or why none."""
+    pairs = [(indent(f), indent(r)) for f, r in zip(find_lines, region) if f.strip()]
+    replace_inds = [indent(line) if line.strip() else None for line in replace_lines]
+    region_inds = [r for _, r in pairs if r]
+    if region_inds:
+        spaces_only = not any(TAB in r for r in region_inds)
+    else:
+        spaces_only = file_unit.unit not in (None, TAB)
+    return fit(pairs, replace_inds, _units(region, file_unit),
+               unit_of(find_lines, replace_lines), spaces_only)
+
+
+def _units(region: list[str], file_unit: _FileUnit) -> Iterator[str]:
+    """The region's own unit, then the file's (measured only if asked for)."""
+    own = unit_of(region)
+    if own:
+        yield own
+    if file_unit.unit and file_unit.unit != own:
+        yield file_unit.unit
+
+
+def _through(mapping: Mapping, line: str) -> str:
+    """One replace line written through the mapping (blank lines empty)."""
+    if not line.strip():
+        return ""
+    ind = indent(line)
+    out = mapping.map(ind)
+    assert out is not None  # fit() checked every replace line
+    return out + line[len(ind):]
 
 
 def _line_numbers(text: str, spans: list[tuple[int, int]]) -> list[int]:
@@ -157,11 +251,12 @@ def _edits(text: str, spans: list[tuple[int, int]], bodies: list[str],
     return edits
 
 
-def _occurrences(text: str, find: str, disjoint: bool) -> list[tuple[int, int]]:
-    spans = []
+def _occurrences(text: str, find: str, disjoint: bool,
+                 limit: int | None) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
     step = len(find) if disjoint else 1
     pos = text.find(find)
-    while pos >= 0:
+    while pos >= 0 and (limit is None or len(spans) < limit):
         spans.append((pos, pos + len(find)))
         pos = text.find(find, pos + step)
     return spans
@@ -193,4 +288,4 @@ def content(line: str) -> str:
     """A line without its line break."""
     if line.endswith("\r\n"):
         return line[:-2]
-    return line[:-1] if line.endswith("\n") else line
+    return line.removesuffix("\n")

@@ -16,9 +16,14 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.diff import unified_diff
 from chorus_tools.tools.patch.hint import closest_region, escaped_newlines
-from chorus_tools.tools.patch.match import Match, apply, locate
+from chorus_tools.tools.patch.match import EXACT, Match, Refusal, apply, content, locate
+from chorus_tools.tools.patch.syntax import broken
 from chorus_tools.tools.confine.sandbox import version_of
-from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode, encode
+from chorus_tools.tools.read.reencode import encode_edit
+from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode, lines_with_endings
+
+COUNT_LIMIT = 1000  # occurrences counted for find_not_unique: more would say nothing new
+LINES_SHOWN = 100  # lines listed in find_not_unique's data
 
 
 def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: bool = False,
@@ -32,8 +37,9 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
     def compute(current: Current) -> bytes | None:
         done["reached"] = True
         before, encoding = _current_text(current, patches, path)
-        after, matches = _apply_all(before, patches, path, created=current.data is None)
-        new = _encode(after, encoding, patches, path)
+        guard = _Guard(ctx, path, rel, before)
+        after, matches = _apply_all(before, patches, path, guard, created=current.data is None)
+        new = _encode(after, encoding, patches, path, before, current.data)
         limit = ctx.limits.max_write_bytes
         if len(new) > limit:
             raise ToolError("file_too_large",
@@ -115,7 +121,33 @@ def _current_text(current: Current, patches: list[dict[str, Any]],
     return decode(current.data)
 
 
-def _apply_all(text: str, patches: list[dict[str, Any]], path: str, *,
+class _Guard:
+    """The syntax guard of one call: a patch applied by a looser tier than exact must not
+    leave a syntax error that the text before it did not have (docs/protocol.md, `file.patch`)."""
+
+    def __init__(self, ctx: ToolContext, path: str, rel: str, original: str) -> None:
+        self.ctx, self.path, self.rel, self.original = ctx, path, rel, original
+
+    def check(self, i: int, tier: str, before: str, after: str) -> None:
+        if tier == EXACT:
+            return  # the agent's own text: never second-guessed
+        found = broken(self.rel, before, after)
+        if found is None:
+            return
+        diff = unified_diff(self.original, after, self.rel, created=False,
+                            limit=self.ctx.limits.max_diff_bytes)
+        raise ToolError("edit_breaks_syntax",
+                        f"patches[{i}] matched by the {tier} tier would leave a syntax error "
+                        f"at line {found.line} of {self.path} ({found.language}: "
+                        f"{found.reason}), which the file did not have; nothing was "
+                        "written. data.diff shows the change it would have made. Resend "
+                        "the patch with find copied exactly from the file (an exact match "
+                        "is applied as given), or fix replace's indentation.",
+                        path=self.path, patch_index=i, tier=tier, line=found.line,
+                        reason=found.reason, diff=diff)
+
+
+def _apply_all(text: str, patches: list[dict[str, Any]], path: str, guard: _Guard, *,
                created: bool) -> tuple[str, list[dict[str, Any]]]:
     """Run the patches in order on `text`; the report of each, or the first error."""
     reports = []
@@ -126,33 +158,62 @@ def _apply_all(text: str, patches: list[dict[str, Any]], path: str, *,
             continue
         expected = p.get("count")  # an exact number of occurrences (the shadow set's)
         replace_all = p.get("replace_all", False) or (expected or 0) > 1
-        match = locate(text, p["find"], p["replace"], replace_all)
+        limit = None if replace_all else max(COUNT_LIMIT, (expected or 0) + 1)
+        match = locate(text, p["find"], p["replace"], replace_all, limit)
         if match is None:
             raise _not_found(text, p["find"], i, path)
+        if isinstance(match, Refusal):
+            raise _misfit(text, match, i, path)
         found = len(match.edits)
         if found != expected if expected else found > 1 and not replace_all:
             raise _not_unique(match, i, path, expected)
-        text = apply(text, match)
+        after = apply(text, match)
+        guard.check(i, match.tier, text, after)
+        text = after
         reports.append({"patch_index": i, "tier": match.tier, "count": len(match.edits),
                         "lines": match.lines})
     return text, reports
 
 
 def _not_unique(match: Match, i: int, path: str, expected: int | None) -> ToolError:
+    """find_not_unique with at most LINES_SHOWN lines; a count stopped at COUNT_LIMIT says
+    so (a short find in a huge file would otherwise list millions)."""
     lines = match.lines
+    count = f"at least {len(lines)}" if match.truncated else str(len(lines))
     shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
+    details: dict[str, Any] = {
+        "path": path, "patch_index": i, "count": len(lines), "lines": lines[:LINES_SHOWN],
+        "tier": match.tier}
+    if len(lines) > LINES_SHOWN:
+        details["more_lines"] = len(lines) - LINES_SHOWN
+    if match.truncated:
+        details["count_exact"] = False
     if expected:
         return ToolError("find_not_unique",
-                         f"patches[{i}].find occurs {len(lines)} times in {path}, not "
+                         f"patches[{i}].find occurs {count} times in {path}, not "
                          f"{expected} ({match.tier} match; lines {shown}). Give the number "
-                         "it occurs, or more surrounding text.", path=path, patch_index=i,
-                         count=len(lines), lines=lines, tier=match.tier, expected=expected)
+                         "it occurs, or more surrounding text.", expected=expected, **details)
     return ToolError("find_not_unique",
-                     f"patches[{i}].find occurs {len(lines)} times in {path} "
+                     f"patches[{i}].find occurs {count} times in {path} "
                      f"({match.tier} match; lines {shown}). Add surrounding lines "
                      "to make it unique, or set replace_all: true to replace every "
-                     "occurrence.", path=path, patch_index=i, count=len(lines),
-                     lines=lines, tier=match.tier)
+                     "occurrence.", **details)
+
+
+def _misfit(text: str, refusal: Refusal, i: int, path: str) -> ToolError:
+    """find_not_found for lines the indentation tier found but could not map: the hint is
+    that region, the reason the first line that disagrees."""
+    region = "".join(lines_with_endings(text)[refusal.start_line - 1:refusal.end_line])
+    hint = {"start_line": refusal.start_line, "end_line": refusal.end_line,
+            "text": content(region), "similarity": 0.999}
+    misfit = refusal.misfit
+    return ToolError("find_not_found",
+                     f"patches[{i}].find matches lines {refusal.start_line}-"
+                     f"{refusal.end_line} of {path} only when indentation is ignored, and "
+                     f"no single indentation mapping fits: {misfit.reason}. Nothing was "
+                     "applied. Copy find from data.hint.text (the file's own lines) and "
+                     "indent replace the same way.", path=path, patch_index=i, hint=hint,
+                     reason=misfit.reason, **{f"{misfit.part}_line": misfit.line})
 
 
 def _not_found(text: str, find: str, i: int, path: str) -> ToolError:
@@ -172,11 +233,12 @@ def _not_found(text: str, find: str, i: int, path: str) -> ToolError:
                      path=path, patch_index=i, hint=hint)
 
 
-def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str) -> bytes:
-    """The text in the file's own encoding; a character it cannot hold is the fault of
-    the first patch whose replace carries one."""
+def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str,
+            before: str, original: bytes | None) -> bytes:
+    """The text in the file's own encoding, every unchanged byte kept; a character it
+    cannot hold is the fault of the first patch whose replace carries one."""
     try:
-        return encode(text, encoding)
+        return encode_edit(text, encoding, before, original)
     except UnicodeEncodeError as exc:
         bad = text[exc.start:exc.end]
         index = next((i for i, p in enumerate(patches) if bad in p["replace"]), 0)

@@ -19,8 +19,8 @@ import struct
 
 from chorus_tools.tools.read import linecount
 from chorus_tools.tools.read.linecount import Lines
+from chorus_tools.tools.read.text import ENCODINGS as _ENCODINGS
 
-_ENCODINGS = ("utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1")
 _SLOT = struct.Struct("<QQqqQQBq")  # dev, ino, mtime_ns, size, newlines, total, enc, check
 
 

@@ -24,7 +24,8 @@ from typing import Any
 from chorus_tools.tools.read import text
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
-from chorus_tools.tools.confine.sandbox import file_type_name, names_directory, not_a_directory, version_of
+from chorus_tools.tools.confine.sandbox import (file_type_name, names_directory, not_a_directory,
+                                               version_of)
 from chorus_tools.tools.timefmt import iso_utc
 
 _TEXTUAL = ("application/json", "application/xml", "application/javascript",

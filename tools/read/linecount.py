@@ -11,10 +11,13 @@ the copy and numpy's loops release the GIL, so on two CPUs a 10 MB count repeate
 back takes 65% of one thread's time; after a pause, when the file has left the CPU
 caches, memory bandwidth bounds it and two threads save 10-20% (30% at 100 MB and up).
 
-A newline is the unit 0x0A: a byte in UTF-8 and latin-1 (where it never occurs inside
-another character), a 16-bit unit in UTF-16 (whose 0x0A bytes may be half of another
-character). The count settles UTF-8 against latin-1 on the way: only pieces with a byte
-over 0x7F (or a sequence pending from the last one) go through the UTF-8 decoder.
+A newline is the unit 0x0A: a byte in UTF-8, latin-1 and every legacy encoding named
+(GBK, Big5, Shift_JIS, EUC-*, where a byte below 0x40 is never part of another
+character), a 16-bit unit in UTF-16 (whose 0x0A bytes may be half of another character).
+The count checks UTF-8 on the way: only pieces with a byte over 0x7F (or a sequence
+pending from the last one) go through the UTF-8 decoder. A file that is not UTF-8 is then
+named from a bounded sample (tools/read/legacy.py) and, when a legacy encoding is named,
+checked by a second pass to decode in it; the rest is latin-1.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Callable, Iterator
 
-from chorus_tools.tools.read import text
+from chorus_tools.tools.read import legacy, text
 
 NEWLINE = 10
 
@@ -123,40 +126,69 @@ def count(fd: int, head: bytes, size: int) -> Lines:
                                        for begin, end in zip(bounds, bounds[1:])])
     newlines = sum(part.newlines for part in parts)
     ends_open = bool(parts) and parts[-1].ends_open
-    valid = all(part.valid for part in parts)
-    return Lines(newlines, newlines + ends_open, encoding if valid else "latin-1")
+    bad = min((part.bad for part in parts if part.bad is not None), default=None)
+    if bad is not None:
+        encoding = _not_utf8(fd, bad, size) if bom is None else "latin-1"
+    return Lines(newlines, newlines + ends_open, encoding)
+
+
+def _not_utf8(fd: int, bad: int, size: int) -> str:
+    """The encoding of a file that is not UTF-8 from byte `bad` on: the legacy one named
+    from a sample there (or its superset), if the whole file decodes in it; else latin-1."""
+    named = legacy.name_of(lambda pos, n: os.pread(fd, n, pos), bad, size)
+    return next((name for name in legacy.widening(named) if _decodes(fd, size, name)),
+                "latin-1")
+
+
+def _decodes(fd: int, size: int, name: str) -> bool:
+    """Do the file's first `size` bytes decode in legacy encoding `name`? One pass."""
+    check, pos = legacy.Decodes(name), 0
+    for chunk in text.chunks(fd):
+        piece = chunk[:max(0, size - pos)]
+        pos += len(piece)
+        if not check.feed(piece, final=pos >= size) or pos >= size:
+            break
+    return check.fits and pos >= size
 
 
 @dataclass(frozen=True)
 class _Part:
     newlines: int
     ends_open: bool  # its last unit is not a newline
-    valid: bool  # UTF-8 (always True when not checked)
+    bad: int | None  # where its first byte that is not UTF-8 is (None when not checked)
 
 
 def _count_part(fd: int, begin: int, end: int, encoding: str, validate: bool) -> _Part:
     """One part of a count. Parts start just after a newline, where no character is cut,
-    so each part's UTF-8 is checked on its own."""
+    so each part's UTF-8 is checked on its own, and the first part with a byte that is
+    not UTF-8 holds the file's first such byte."""
     np, (buf, scratch) = _np(), _buffers()
     validator = codecs.getincrementaldecoder("utf-8")() if validate else None
-    valid, newlines, ends_open = True, 0, False
-    for _, units in _pieces(fd, begin, end, encoding, buf):
+    bad: int | None = None
+    newlines, ends_open, pos = 0, False, begin
+    for pos, units in _pieces(fd, begin, end, encoding, buf):
         if not len(units):  # half a UTF-16 unit: an unfinished last line
-            return _Part(newlines, True, valid)
+            return _Part(newlines, True, bad)
         newlines += int(np.count_nonzero(_newline_marks(units, scratch)))
         ends_open = int(units[-1]) != NEWLINE
-        if valid and validator is not None and (validator.getstate()[0]
-                                                or int(units.max()) > 0x7F):
-            try:
-                validator.decode(units.data)
-            except UnicodeDecodeError:
-                valid = False
-    if valid and validator is not None:
-        try:
-            validator.decode(b"", final=True)
-        except UnicodeDecodeError:
-            valid = False
-    return _Part(newlines, ends_open, valid)
+        if bad is None and validator is not None and (validator.getstate()[0]
+                                                      or int(units.max()) > 0x7F):
+            bad = _first_bad(validator, units.data, pos)
+        pos += len(units)
+    if bad is None and validator is not None:
+        bad = _first_bad(validator, b"", pos, final=True)
+    return _Part(newlines, ends_open, bad)
+
+
+def _first_bad(validator: Any, data: Any, pos: int, final: bool = False) -> int | None:
+    """Where the first byte that is not UTF-8 is, when feeding `validator` the bytes at
+    `pos` finds one (its error counts from the bytes it was still holding)."""
+    held = len(validator.getstate()[0])
+    try:
+        validator.decode(data, final)
+    except UnicodeDecodeError as exc:
+        return pos - held + exc.start
+    return None
 
 
 def _part_bounds(fd: int, start: int, size: int, encoding: str) -> list[int]:

@@ -11,9 +11,9 @@ much as the window needs is decoded from there, keeping at most `max_line_chars`
 numbered line. So memory stays bounded by the window, never by the file, and a repeat
 read of an unchanged file reads only its window.
 
-A negative `offset` counts from the end (SPEC §8, like `tail -n`): -20 starts at line
-total_lines - 19, so the last 20 lines come back numbered as in the file; more lines than
-the file has start at line 1.
+A negative `offset` counts from the end (docs/protocol.md, `file.read`: like `tail -n`): -20
+starts at line total_lines - 19, so the last 20 lines come back numbered as in the file;
+more lines than the file has start at line 1.
 
 Decisions where SPEC.md is silent: the byte cap counts the UTF-8 bytes of `content`; an
 empty file (or any offset past the end) answers start_line = offset, end_line = offset - 1,

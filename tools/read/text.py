@@ -5,9 +5,13 @@ text, how it decodes and where its lines are. Only "\\n" ends a line (a "\\r" be
 part of the line ending); U+2028, form feeds, U+0085 and the like are ordinary characters,
 so nothing here uses str.splitlines().
 
-Encoding names (SPEC §4 file.read): "utf-8", "utf-8-sig" (UTF-8 behind a BOM), "utf-16-le"
-and "utf-16-be" (behind their BOM), and "latin-1" for any other text that is not valid
-UTF-8; latin-1 maps every byte to one character, so that decoding is lossless.
+Encoding names (docs/protocol.md, `file.read`): "utf-8", "utf-8-sig" (UTF-8 behind a
+BOM), "utf-16-le" and "utf-16-be" (behind their BOM), a legacy encoding the charset
+detector names with confidence for other text (tools/read/legacy.py: "gb18030",
+"shift_jis", "cp1251", ...), and "latin-1" for the rest; latin-1 maps every byte to one
+character, so that decoding is lossless. A legacy encoding is named only when the whole
+file decodes in it; an edit goes back to bytes through tools/read/reencode.py, which keeps
+every unchanged byte.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import codecs
 import errno
 import os
 from typing import Iterator
+
+from chorus_tools.tools.read import legacy
 
 SNIFF_BYTES = 8192  # a NUL within this many leading bytes makes a file binary
 CHUNK = 1 << 18  # streaming read size: bounds memory, amortises the syscalls, and
@@ -30,7 +36,8 @@ BOM_OF = {name: bom for bom, name in _BOMS}
 
 # The Python codec that decodes what follows the BOM, by SPEC encoding name.
 CODEC_OF = {"utf-8": "utf-8", "utf-8-sig": "utf-8", "utf-16-le": "utf-16-le",
-            "utf-16-be": "utf-16-be", "latin-1": "latin-1"}
+            "utf-16-be": "utf-16-be", "latin-1": "latin-1", **legacy.CODEC_OF}
+ENCODINGS = ("utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1", *legacy.NAMES)
 
 IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
@@ -94,8 +101,10 @@ def decode(data: bytes) -> tuple[str, str]:
     """Decode a whole text file to (text, encoding name); the BOM is not part of the text.
 
     UTF-16 that is not well formed decodes with U+FFFD replacements (the BOM settles the
-    encoding); every other byte string decodes losslessly, as latin-1 when not UTF-8, so
-    `encode(*decode(data)) == data` for all of them."""
+    encoding); every other byte string decodes losslessly, in the legacy encoding the
+    detector names when not UTF-8, else as latin-1; `encode(*decode(data)) == data` for
+    all of them but the few legacy files with a character of two byte forms (see
+    tools/read/reencode.py). Broken UTF-8 behind a UTF-8 BOM is latin-1, BOM and all."""
     bom = bom_encoding(data)
     if bom is not None and bom != "utf-8-sig":
         return data[2:].decode(bom, errors="replace"), bom
@@ -103,20 +112,22 @@ def decode(data: bytes) -> tuple[str, str]:
         if bom == "utf-8-sig":
             return data[3:].decode("utf-8"), bom
         return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        return data.decode("latin-1"), "latin-1"
+    except UnicodeDecodeError as exc:
+        found = None if bom else legacy.decode(data, exc.start)
+        return found or (data.decode("latin-1"), "latin-1")
 
 
 def encode(text: str, encoding: str) -> bytes:
     """Text back to file bytes in `encoding` (a name `decode` returned), BOM included.
 
     Raises UnicodeEncodeError when the text holds a character the encoding cannot carry
-    (anything above U+00FF in a latin-1 file, a lone surrogate anywhere): the caller
-    decides how to report it rather than the file silently changing encoding."""
+    (anything above U+00FF in a latin-1 file, a kana in a cp1251 one, a lone surrogate
+    anywhere): the caller decides how to report it rather than the file silently changing
+    encoding. gb18030 holds every character."""
     return BOM_OF.get(encoding, b"") + text.encode(CODEC_OF[encoding])
 
 
-def split_lines(text: str) -> list[str]:
+def lines_with_endings(text: str) -> list[str]:
     """The lines of `text`, each keeping its "\\n" or "\\r\\n" (the last may have none).
 
     Like str.splitlines(keepends=True) but breaking at "\\n" only."""
@@ -137,11 +148,12 @@ def chunks(fd: int, pos: int = 0, first: int | None = None,
            buf: bytearray | None = None) -> Iterator[bytes | bytearray]:
     """The file from byte `pos` to its end in pieces of at most CHUNK bytes, read into one
     reused buffer, `buf` when given (a fresh megabyte per read costs page faults that dwarf
-    the read): each piece is valid only until the next one is asked for. Holes of a sparse file come out
-    as zeros without being read, so a 2 GB sparse file does not fill the page cache
-    (a file with as many blocks as bytes has no holes: it is not asked where they are,
-    which cost a system call per piece). The first piece is at most `first` bytes, for a caller that likely needs only a few
-    lines (a window of 50 lines should not read and decode a megabyte)."""
+    the read): each piece is valid only until the next one is asked for. Holes of a sparse
+    file come out as zeros without being read, so a 2 GB sparse file does not fill the page
+    cache (a file with as many blocks as bytes has no holes: it is not asked where they are,
+    which cost a system call per piece). The first piece is at most `first` bytes, for a
+    caller that likely needs only a few lines (a window of 50 lines should not read and
+    decode a megabyte)."""
     size = CHUNK if first is None else min(first, CHUNK)
     if buf is None or len(buf) != size:
         buf = bytearray(size)

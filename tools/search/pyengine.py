@@ -19,7 +19,8 @@ import regex
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.search.results import Shape, assemble, file_result, have, items, shown
+from chorus_tools.tools.read import legacy
+from chorus_tools.tools.search.results import Shape, file_result, items, shown
 from chorus_tools.tools.search.syntax import Pattern, compile_python
 
 _READ_CHUNK = 1 << 20
@@ -27,31 +28,21 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def search_part(ctx: ToolContext, files: list[str], pattern: dict[str, Any],
-                case_sensitive: bool, multiline: bool, shape: dict[str, Any]) -> dict:
+def search_part(ctx: ToolContext, files: list[str], pattern: Pattern,
+                case_sensitive: bool, multiline: bool, shape: Shape) -> dict[str, Any]:
     """Search `files` in order; stop once they hold more items than the reply can show."""
-    rx = compile_python(Pattern(**pattern), case_sensitive=case_sensitive)
-    shp = Shape(**shape)
-    line_mode = not (multiline and pattern["may_match_newline"])
+    rx = compile_python(pattern, case_sensitive=case_sensitive)
+    line_mode = not (multiline and pattern.may_match_newline)
     results: list[dict[str, Any]] = []
-    left = shp.max_results + 1
+    left = shape.max_results + 1
     for rel in files:
-        found = _search_file(ctx, rel, rx, line_mode, shp, left)
+        found = _search_file(ctx, rel, rx, line_mode, shape, left)
         if found is not None:
             results.append(found)
-            left -= items(found, shp)
+            left -= items(found, shape)
             if left <= 0:
                 break
     return {"results": results}
-
-
-def merge(args: dict[str, Any], parts: list[dict[str, Any]], complete: bool) -> dict | None:
-    """FanOut merge: the parts' files in order; done once the finished prefix has enough."""
-    shape = Shape(**args["shape"])
-    results = [r for part in parts for r in part["results"]]
-    if complete or have(results, shape) > shape.max_results:
-        return assemble(results, shape, "python", args["files"])
-    return None
 
 
 def _search_file(ctx: ToolContext, rel: str, rx: regex.Pattern, line_mode: bool,
@@ -100,7 +91,8 @@ def _line_texts(text: str, spans: list[tuple[int, int, int]], before: int,
 
 
 def _read_text(ctx: ToolContext, rel: str) -> str | None:
-    """The file's text as ripgrep sees it, or None for a binary file."""
+    """The file's text as ripgrep sees it, or None for a binary file; a file in a legacy
+    encoding (tools/read/legacy.py) is its decoded text, where ripgrep sees bytes."""
     fd, _ = ctx.ws.open_regular(rel)
     try:
         chunks = []
@@ -115,8 +107,12 @@ def _read_text(ctx: ToolContext, rel: str) -> str | None:
     if b"\0" in data:
         return None
     if data.startswith(_UTF8_BOM):
-        data = data[len(_UTF8_BOM):]
-    return data.decode("utf-8", "surrogateescape")
+        return data[len(_UTF8_BOM):].decode("utf-8", "surrogateescape")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a legacy encoding's text, else as rg
+        found = legacy.decode(data, exc.start)
+        return found[0] if found else data.decode("utf-8", "surrogateescape")
 
 
 def _spans(rx: regex.Pattern, text: str, line_mode: bool,

@@ -105,7 +105,27 @@ def assemble(results: list[dict[str, Any]], shape: Shape, engine: str,
             "truncated": len(results) > cap, **tail}
 
 
-def split_lines(text: str) -> list[str]:
+class Merge:
+    """FanOut merger of the python engine's parts (tools/walk/fanout.py): their files in
+    order, done once the finished prefix holds more items than the reply shows."""
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self._shape: Shape = args["shape"]
+        self._files: int = args["files"]
+        self._results: list[dict[str, Any]] = []
+        self._have = 0
+
+    def add(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        found = result["results"]
+        self._results += found
+        self._have += have(found, self._shape)
+        return self.finish() if self._have > self._shape.max_results else None
+
+    def finish(self) -> dict[str, Any]:
+        return assemble(self._results, self._shape, "python", self._files)
+
+
+def lines_without_endings(text: str) -> list[str]:
     """Lines without their `\\n` or `\\r\\n`; a final line break starts no new line."""
     if text and text.find("\n") >= len(text) - 1:  # one line (rg's usual message): quick
         line = text[:-1] if text.endswith("\n") else text

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import base64
 import os
-import stat
 import subprocess
 from typing import Any, BinaryIO
 
@@ -42,8 +41,10 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.ignore import IGNORE_FILES
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.confine import landlock
-from chorus_tools.tools.search.results import Shape, assemble, file_result, have, items, split_lines
+from chorus_tools.tools.search.results import (Shape, assemble, file_result, have, items,
+                                               lines_without_endings)
 from chorus_tools.tools.search.syntax import invalid_pattern
+from chorus_tools.tools.search.target import Target, open_target
 from chorus_tools.tools.walk.walk import RG_WALK_FLAGS
 
 _WALK_FLAGS = tuple(f for f in RG_WALK_FLAGS if f != "--no-ignore-parent")
@@ -60,15 +61,18 @@ class NeedsPcre2(Exception):
     """ripgrep's default engine refused a PCRE-only feature and it has no PCRE2."""
 
 
-def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
-           needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
-           types: tuple[str, ...], include_hidden: bool, include_ignored: bool,
-           shape: Shape) -> dict[str, Any]:
-    """Run rg over `rel` (a directory or a file) and shape its output."""
-    assert ctx.rg_path is not None
-    for _ in range(_SWAP_RETRIES):
+def search(ctx: ToolContext, rel: str, shown: str, target: Target, pattern: str, *,
+           literal: bool, needs_pcre2: bool, case_sensitive: bool, multiline: bool,
+           globs: list[str], types: tuple[str, ...], include_hidden: bool,
+           include_ignored: bool, shape: Shape) -> dict[str, Any]:
+    """Run rg over `rel` (`target`, opened by the caller: a directory or a file) and shape
+    its output. A directory swapped away under rg is opened again, a few times."""
+    rg = ctx.rg_path
+    assert rg is not None, "the caller runs ripgrep only when it was found"
+    for attempt in range(_SWAP_RETRIES):
+        current = target if attempt == 0 else open_target(ctx, rel, shown)
         try:
-            return _search_once(ctx, rel, shown, pattern, literal=literal,
+            return _search_once(ctx, rg, rel, current, pattern, literal=literal,
                                 needs_pcre2=needs_pcre2, case_sensitive=case_sensitive,
                                 multiline=multiline, globs=globs, types=types,
                                 include_hidden=include_hidden,
@@ -76,7 +80,10 @@ def search(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: boo
         except ToolError as err:
             if not _lost_root(err, rel):
                 raise
-    ctx.ws.open(rel, os.O_PATH, shown=shown)  # still gone or leading out: that error
+        finally:
+            if current is not target:
+                os.close(current.fd)
+    os.close(open_target(ctx, rel, shown).fd)  # still gone or leading out: that error
     raise ToolError("file_not_found", f"The directory kept being moved or replaced while "
                     f"searching it: {shown}. Retry when it stays in place.", path=shown)
 
@@ -88,36 +95,33 @@ def _lost_root(err: ToolError, rel: str) -> bool:
         f"{rel}: ")
 
 
-def _search_once(ctx: ToolContext, rel: str, shown: str, pattern: str, *, literal: bool,
-                 needs_pcre2: bool, case_sensitive: bool, multiline: bool, globs: list[str],
-                 types: tuple[str, ...], include_hidden: bool, include_ignored: bool,
-                 shape: Shape) -> dict[str, Any]:
+def _search_once(ctx: ToolContext, rg: str, rel: str, target: Target, pattern: str, *,
+                 literal: bool, needs_pcre2: bool, case_sensitive: bool, multiline: bool,
+                 globs: list[str], types: tuple[str, ...], include_hidden: bool,
+                 include_ignored: bool, shape: Shape) -> dict[str, Any]:
     walk = _walk_args(rel, globs=globs, types=types, include_hidden=include_hidden,
                       include_ignored=include_ignored, excludes=ctx.ws.deny.rg_excludes())
-    argv = _argv(ctx.rg_path, pattern, literal=literal, pcre2=ctx.rg_has_pcre2,
+    argv = _argv(rg, pattern, literal=literal, pcre2=ctx.rg_has_pcre2,
                  case_sensitive=case_sensitive, multiline=multiline,
                  context=(shape.before, shape.after) if shape.wants_text else (0, 0),
                  sort=_sorted(shape)) + walk
-    target_fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
-    allowed = [target_fd]
+    if not target.is_dir:
+        argv[-1] = f"/proc/self/fd/{target.fd}"  # rg reads it through our descriptor
+    ignore_files = _ignore_files_above(ctx, rel)
     try:
-        is_dir = stat.S_ISDIR(os.fstat(target_fd).st_mode)
-        if not is_dir:
-            argv[-1] = f"/proc/self/fd/{target_fd}"  # rg reads it through our descriptor
-        allowed += _ignore_files_above(ctx, rel)
-        ruleset = landlock.ruleset(allowed, ctx.rg_path)
+        ruleset = landlock.ruleset([target.fd, *ignore_files], rg)
         try:
-            found = _run(ctx, argv, rel, target_fd, ruleset, shape, needs_pcre2)
+            found = _run(ctx, argv, rel, target.fd, ruleset, shape, needs_pcre2)
             if found["files_searched"] is None:
                 found["files_searched"] = _count_files(
-                    ctx, [ctx.rg_path, "--files", "--no-config", *walk], target_fd,
-                    ruleset) if is_dir else 1
+                    ctx, [rg, "--files", "--no-config", *walk], target.fd,
+                    ruleset) if target.is_dir else 1
             return found
         finally:
             if ruleset is not None:
                 os.close(ruleset)
     finally:
-        for fd in allowed:
+        for fd in ignore_files:
             os.close(fd)
 
 
@@ -285,7 +289,7 @@ class _Reader:
 
     def _lines(self, data: dict[str, Any], is_match: bool) -> None:
         first = data["line_number"]
-        texts = split_lines(_text(data["lines"]))
+        texts = lines_without_endings(_text(data["lines"]))
         spans = self.spans
         if is_match:
             spans.append((first, first + max(len(texts), 1) - 1))

@@ -12,20 +12,19 @@ engine searches small trees inline and splits larger ones across the pool (a Fan
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
-import stat
 from typing import Any
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.walk.fanout import FanOut, shared
 from chorus_tools.tools.walk.globs import GlobError, SearchGlobs, invalid_pattern as invalid_glob
 from chorus_tools.tools.search import pyengine, ripgrep
 from chorus_tools.tools.search.filetypes import FileTypes
 from chorus_tools.tools.search.results import Shape, assemble
 from chorus_tools.tools.search.syntax import Pattern, analyse, compile_python
+from chorus_tools.tools.search.target import open_target
 from chorus_tools.tools.walk.walk import walk_files
 
 INLINE_FILES = 32  # up to this many files the python engine runs in the calling worker
@@ -55,25 +54,28 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                         "multiline: true to match across lines, or remove the \\n.",
                         param="pattern", reason="the literal \"\\n\" is not allowed in a "
                         "regex without multiline")
-    is_dir = _is_dir(ctx, rel, path)
     shape = Shape(output_mode, context_lines if before_context is None else before_context,
                   context_lines if after_context is None else after_context,
                   multiline and pat.may_match_newline, max_results, ctx.limits.max_line_chars)
-    if ctx.search_engine != "python" and ctx.rg_path is not None and _argv_safe(
-            pattern, *globs) and not (
-            pat.needs_pcre2 and not ctx.rg_has_pcre2):
-        try:
-            return ripgrep.search(
-                ctx, rel, path, pattern, literal=literal, needs_pcre2=pat.needs_pcre2,
-                case_sensitive=case_sensitive, multiline=multiline, globs=globs,
-                types=types, include_hidden=include_hidden,
-                include_ignored=include_ignored, shape=shape)
-        except ripgrep.NeedsPcre2:
-            pass  # a PCRE-only feature the pattern reading missed: the python engine has it
+    target = open_target(ctx, rel, path)
+    try:
+        if ctx.search_engine != "python" and ctx.rg_path is not None and _argv_safe(
+                pattern, *globs) and not (pat.needs_pcre2 and not ctx.rg_has_pcre2):
+            try:
+                return ripgrep.search(
+                    ctx, rel, path, target, pattern, literal=literal,
+                    needs_pcre2=pat.needs_pcre2, case_sensitive=case_sensitive,
+                    multiline=multiline, globs=globs, types=types,
+                    include_hidden=include_hidden, include_ignored=include_ignored,
+                    shape=shape)
+            except ripgrep.NeedsPcre2:
+                pass  # a PCRE-only feature the pattern reading missed: the python engine has it
+    finally:
+        os.close(target.fd)
     compile_python(pat, case_sensitive=case_sensitive)  # refuse a bad pattern before walking
     files = [p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
                                       include_ignored=include_ignored, globs=globs,
-                                      types=file_types)] if is_dir else [rel]
+                                      types=file_types)] if target.is_dir else [rel]
     return _python(files, pat, case_sensitive, multiline, shape, ctx)
 
 
@@ -89,31 +91,17 @@ def _argv_safe(*texts: str) -> bool:
     return not any("\0" in text for text in texts)
 
 
-def _is_dir(ctx: ToolContext, rel: str, shown: str) -> bool:
-    """True for a directory, False for a regular file; other kinds are refused."""
-    fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
-    try:
-        mode = os.fstat(fd).st_mode
-    finally:
-        os.close(fd)
-    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
-        return stat.S_ISDIR(mode)
-    raise ToolError("not_a_regular_file",
-                    f"Cannot search {shown}: it is a FIFO, socket or device. Search a "
-                    "directory or a regular file.", path=shown)
-
-
 def _python(files: list[str], pat: Pattern, case_sensitive: bool, multiline: bool,
             shape: Shape, ctx: ToolContext) -> dict[str, Any] | FanOut:
-    query = {"pattern": dataclasses.asdict(pat), "case_sensitive": case_sensitive,
-             "multiline": multiline, "shape": dataclasses.asdict(shape)}
     if len(files) <= INLINE_FILES:
-        part = pyengine.search_part(ctx, files, **query)
+        part = pyengine.search_part(ctx, files, pat, case_sensitive, multiline, shape)
         return assemble(part["results"], shape, "python", len(files))
     chunks = CHUNKS_PER_WORKER * ctx.workers
     size = max(INLINE_FILES // 2, math.ceil(len(files) / chunks))
-    parts = [{"files": files[i:i + size], **query} for i in range(0, len(files), size)]
+    parts = [{"files": files[i:i + size]} for i in range(0, len(files), size)]
     return FanOut(part="chorus_tools.tools.search.pyengine:search_part", parts=parts,
-                  merge="chorus_tools.tools.search.pyengine:merge",
-                  args={"shape": query["shape"], "files": len(files)},
+                  merge="chorus_tools.tools.search.results:Merge",
+                  args={"shape": shape, "files": len(files)},
+                  shared=shared(pattern=pat, case_sensitive=case_sensitive,
+                                multiline=multiline, shape=shape),
                   sizes=[len(p["files"]) for p in parts], unit="files searched")

@@ -70,9 +70,9 @@ def compile_python(pat: Pattern, *, case_sensitive: bool) -> regex.Pattern:
     try:
         return regex.compile(_SIMPLE_FOLDING + pat.python, flags)
     except regex.error as exc:  # positions in the reason count from the client's pattern
-        pos = getattr(exc, "pos", None)
+        pos, msg = getattr(exc, "pos", None), getattr(exc, "msg", str(exc))  # not in the stubs
         raise invalid_pattern(str(exc) if pos is None else
-                              f"{exc.msg} at position {pos - len(_SIMPLE_FOLDING)}") from None
+                              f"{msg} at position {pos - len(_SIMPLE_FOLDING)}") from None
     except (OverflowError, ValueError) as exc:
         raise invalid_pattern(str(exc)) from None
 

@@ -1,11 +1,17 @@
 """A tool's way to ask the runtime to split its work across the worker pool.
 
 A tool that returns a FanOut instead of a dict has its `parts` run by `part` in the pool's
-workers, in parallel. After each part finishes, the runtime calls `merge(args, results,
-complete)` with the results of the longest finished prefix of `parts` (in order); merge
-returns the final result (a dict) once it has enough, which stops the remaining parts, or
-None to wait for more. With `complete=True` it must return the result. merge is pure: it
-runs in the dispatcher, which never touches files.
+workers, in parallel: part i is called as `part(ctx, **shared, **parts[i])`. `shared` (the
+query every part needs) is pickled once here, in the worker that split the call, and the
+dispatcher passes it on unread, so neither it nor the part's own work list is ever turned
+into something else on the way.
+
+The runtime merges as parts finish, in order: `merge` names a class built once as
+`Merge(args)`; `add(result)` takes the next part's result (the longest finished prefix
+grows by one) and returns the final result once it has enough, which stops the remaining
+parts, or None to wait for more; `finish()` returns the result when every part is in.
+A merger keeps its running state, so each part is looked at once. It runs in the
+dispatcher, which never touches files: it must be pure.
 
 `sizes` and `unit` are the honest progress of a split call (MCP's notifications/progress):
 part i covers `sizes[i]` items of `unit` ("files searched"), counted as each part finishes.
@@ -13,15 +19,28 @@ part i covers `sizes[i]` items of `unit` ("files searched"), counted as each par
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+
+class Merger(Protocol):
+    def add(self, result: dict[str, Any]) -> dict[str, Any] | None: ...
+
+    def finish(self) -> dict[str, Any]: ...
 
 
 @dataclass
 class FanOut:
-    part: str  # "module:function" called in a worker as f(ctx, **part_kwargs) -> dict
-    parts: list[dict[str, Any]]
-    merge: str  # "module:function": merge(args, results, complete) -> dict | None
+    part: str  # "module:function" called in a worker as f(ctx, **shared, **part_kwargs)
+    parts: list[dict[str, Any]]  # each part's own share of the work list
+    merge: str  # "module:Class": Class(args) is a Merger
     args: dict[str, Any] = field(default_factory=dict)
+    shared: bytes = b""  # pickled kwargs every part takes (see `shared`)
     sizes: list[int] = field(default_factory=list)  # items each part covers, for progress
     unit: str = ""  # what the items are, e.g. "files searched"
+
+
+def shared(**kwargs: Any) -> bytes:
+    """The kwargs every part of a FanOut takes, pickled once."""
+    return pickle.dumps(kwargs, protocol=pickle.HIGHEST_PROTOCOL)

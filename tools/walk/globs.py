@@ -243,7 +243,7 @@ def _alternatives(pattern: str) -> list[str]:
         return ["**"]
 
 
-def _component_prefix(pattern: str) -> list[re.Pattern[str]] | None:
+def _component_prefix(pattern: str) -> list[re.Pattern[str] | None]:
     """Compiled components before the first `**` (None in the list marks `**`)."""
     out: list[re.Pattern[str] | None] = []
     for comp in pattern.split("/"):

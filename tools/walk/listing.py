@@ -24,13 +24,14 @@ from __future__ import annotations
 import heapq
 import pickle
 import sys
+from contextlib import contextmanager
 from functools import lru_cache
 from itertools import islice
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.walk.fanout import FanOut, shared
 from chorus_tools.tools.walk.globs import (IGNORE, GlobError, ListPattern, RuleSet, gitignore_rule,
                                       invalid_pattern)
 from chorus_tools.tools.confine.sandbox import ROOT
@@ -55,48 +56,81 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
     """List `path` (the root when "" or "."): its direct entries, or with `pattern` every
     entry beneath it whose path relative to it matches the glob (`recursive`: every
     entry), at most `depth` levels down."""
-    rel = ctx.ws.rel(path, allow_empty=True)
-    start = "" if rel == ROOT else rel
     if not pattern and (recursive or depth is not None):
         pattern = "**"
-    # more than any tree holds, yet a machine-size int as islice needs (found by fuzzing:
-    # max_results 2**63 was internal_error)
-    max_results = min(max_results, sys.maxsize - 1)
-    matcher = _compile(pattern) if pattern else None
-    excludes = (exclude,) if isinstance(exclude, str) else tuple(exclude or ())
+    if not pattern:
+        return list_entries(ctx, path, exclude, include_hidden, include_ignored, sort,
+                            max_results)
+    start = _start(ctx, path)
+    max_results = _capped(max_results)
+    matcher = _compile(pattern)
+    excludes = _globs(exclude)
     excluded = _excluded(excludes, len(start) + 1 if start else 0)
-    try:
-        if matcher is None:
-            return _reply(walk_entries(ctx, start or ROOT, include_hidden=include_hidden,
-                                       include_ignored=include_ignored, max_depth=1,
-                                       select=lambda p, kind: not excluded(p, kind == "dir"),
-                                       shown=path), sort, max_results)
+    runs = ctx.workers
+    with _listing(path):
         walker = _walker(ctx, matcher, start, include_hidden, include_ignored, depth,
                          excluded)
-        runs = ctx.workers
         front = expand(walker, start or ROOT, shown=path, min_dirs=DIRS_PER_RUN * runs,
                        max_listed=MAX_LISTED)
+    if runs < 2 or front.dirs < DIRS_PER_RUN * runs:
+        return _reply(walk_frontier(walker, front.start, front.identity, front.items),
+                      sort, max_results)
+    # the runs pickled here: the dispatcher passes them on without loading the walker's types
+    split = cut(front.items, runs)
+    return FanOut(part="chorus_tools.tools.walk.listing:list_part",
+                  parts=[{"items": pickle.dumps(run)} for run in split],
+                  merge="chorus_tools.tools.walk.listing:Merge",
+                  args={"sort": sort, "max_results": max_results},
+                  shared=shared(start=front.start, identity=front.identity, pattern=pattern,
+                                depth=depth, exclude=excludes,
+                                include_hidden=include_hidden,
+                                include_ignored=include_ignored, sort=sort,
+                                max_results=max_results),
+                  sizes=[sum(type(item) is Pending for item in run) for run in split],
+                  unit="directory trees listed")
+
+
+def list_entries(ctx: ToolContext, path: str = ".", exclude: str | list[str] | None = None,
+                 include_hidden: bool = False, include_ignored: bool = False,
+                 sort: str = "path", max_results: int = 5000) -> dict[str, Any]:
+    """The direct entries of directory `path` (file.list without a pattern): never split,
+    so always the reply itself."""
+    start = _start(ctx, path)
+    excluded = _excluded(_globs(exclude), len(start) + 1 if start else 0)
+    with _listing(path):
+        return _reply(walk_entries(ctx, start or ROOT, include_hidden=include_hidden,
+                                   include_ignored=include_ignored, max_depth=1,
+                                   select=lambda p, kind: not excluded(p, kind == "dir"),
+                                   shown=path), sort, _capped(max_results))
+
+
+def _start(ctx: ToolContext, path: str) -> str:
+    """The listed directory, workspace-relative: '' for the root."""
+    rel = ctx.ws.rel(path, allow_empty=True)
+    return "" if rel == ROOT else rel
+
+
+def _capped(max_results: int) -> int:
+    """More than any tree holds, yet a machine-size int as islice needs (found by
+    fuzzing: max_results 2**63 was internal_error)."""
+    return min(max_results, sys.maxsize - 1)
+
+
+def _globs(exclude: str | list[str] | None) -> tuple[str, ...]:
+    return (exclude,) if isinstance(exclude, str) else tuple(exclude or ())
+
+
+@contextmanager
+def _listing(path: str) -> Iterator[None]:
+    """A listing of a file is refused with the error that says what to use instead."""
+    try:
+        yield
     except ToolError as err:
         if err.code == "not_a_directory":
             raise ToolError("not_a_directory",
                             f"Not a directory: {path}. file.list lists a directory; use "
                             "file.info or file.read for a file.", path=path) from None
         raise
-    if runs < 2 or front.dirs < DIRS_PER_RUN * runs:
-        return _reply(walk_frontier(walker, front.start, front.identity, front.items),
-                      sort, max_results)
-    query = {"start": front.start, "identity": front.identity, "pattern": pattern,
-             "depth": depth, "exclude": excludes, "include_hidden": include_hidden,
-             "include_ignored": include_ignored,
-             "sort": sort, "max_results": max_results}
-    # pickled here: the dispatcher passes the runs on without loading the walker's types
-    split = cut(front.items, runs)
-    return FanOut(part="chorus_tools.tools.walk.listing:list_part",
-                  parts=[{**query, "items": pickle.dumps(run)} for run in split],
-                  merge="chorus_tools.tools.walk.listing:merge",
-                  args={"sort": sort, "max_results": max_results},
-                  sizes=[sum(type(item) is Pending for item in run) for run in split],
-                  unit="directory trees listed")
 
 
 def list_part(ctx: ToolContext, start: str, identity: tuple[int, int], items: bytes,
@@ -114,22 +148,33 @@ def list_part(ctx: ToolContext, start: str, identity: tuple[int, int], items: by
             "numbers": [numbers(e) for e in chosen] if numbers else []}
 
 
-def merge(args: dict[str, Any], parts: list[dict[str, Any]],
-          complete: bool) -> dict[str, Any] | None:
-    """FanOut merge: by path, the runs concatenated (done once the finished prefix holds
-    more than max_results); by a number, the runs' bests merged once all are in."""
-    sort, limit = args["sort"], args["max_results"]
-    if sort == "path":
-        files = [f for part in parts for f in part["files"]]
-        if not complete and len(files) <= limit:
+class Merge:
+    """FanOut merger (tools/walk/fanout.py): by path, the runs concatenated (done once the
+    finished prefix holds more than max_results); by a number, the runs' bests merged
+    once all are in."""
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self._sort: str = args["sort"]
+        self._limit: int = args["max_results"]
+        self._parts: list[dict[str, Any]] = []
+        self._files: list[dict[str, Any]] = []
+
+    def add(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        if self._sort != "path":
+            self._parts.append(result)
             return None
-    elif not complete:
-        return None
-    else:
-        ordered = heapq.merge(*(zip(part["numbers"], part["files"]) for part in parts),
+        self._files += result["files"]
+        return self._reply(self._files) if len(self._files) > self._limit else None
+
+    def finish(self) -> dict[str, Any]:
+        if self._sort == "path":
+            return self._reply(self._files)
+        ordered = heapq.merge(*(zip(part["numbers"], part["files"]) for part in self._parts),
                               key=lambda pair: (-pair[0], pair[1]["path"]))
-        files = [f for _, f in islice(ordered, limit + 1)]
-    return {"files": files[:limit], "truncated": len(files) > limit}
+        return self._reply([f for _, f in islice(ordered, self._limit + 1)])
+
+    def _reply(self, files: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"files": files[:self._limit], "truncated": len(files) > self._limit}
 
 
 @lru_cache(maxsize=64)

@@ -16,7 +16,7 @@ followed, and a start replaced since yields nothing.
 from __future__ import annotations
 
 import os
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, final
 
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.ignore import IgnoreStack, stack_above
@@ -24,6 +24,7 @@ from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.walk.walk import CHILD_FLAGS, DESCEND, Entry, Walker
 
 
+@final  # so `type(item) is Listed` tells a Listed from a Pending, for readers and pyright
 class Listed(NamedTuple):
     """An entry seen in its directory's listing, still to be stat'ed."""
 
@@ -31,6 +32,7 @@ class Listed(NamedTuple):
     kind: str
 
 
+@final
 class Pending(NamedTuple):
     """A directory still to be listed, with the ignore rules in force in its parent."""
 

@@ -36,7 +36,8 @@ from typing import Callable, Collection, Iterator, NamedTuple
 from chorus_tools.tools.mutate.atomic import is_temp_name
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.walk.globs import IGNORE, NONE, WHITELIST, GlobError, SearchGlobs, invalid_pattern
+from chorus_tools.tools.walk.globs import (IGNORE, NONE, WHITELIST, GlobError, SearchGlobs,
+                                          invalid_pattern)
 from chorus_tools.tools.walk.ignore import IgnoreStack, load_dir_rules, stack_above
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.search.filetypes import FileTypes

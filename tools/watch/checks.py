@@ -1,6 +1,6 @@
 """workspace.watch: what a watch is, checked in a worker before the watcher takes it.
 
-The watcher itself (tools.watcher) runs in a process of its own beside the pool; this is
+The watcher itself (tools/watch/watcher.py) runs in a process of its own beside the pool; this is
 the part of a watch request that touches the file system like any other call: the path
 must be a directory inside the workspace (its real path, symlinks resolved, is what the
 watcher filters on) and the pattern must compile.

@@ -1,6 +1,6 @@
 """The watcher: one watchfiles watch over the workspace, its batches turned into each
-watch's changes. It runs in a process of its own beside the worker pool (rpc.watch), so
-a burst of changes never delays a request.
+watch's changes. It runs in a process of its own beside the worker pool
+(rpc/process/watch_service.py), so a burst of changes never delays a request.
 
 watchfiles (inotify underneath) says which paths changed; what a change *is* comes from
 the tree itself. The watcher remembers the entries beneath every watched directory (read
@@ -72,7 +72,7 @@ class Watcher:
         self._ready = threading.Event()
 
     def add(self, watch_id: str, spec: dict[str, Any]) -> None:
-        """Start reporting to `watch_id` (spec from tools.watch.prepare); returns once the
+        """Start reporting to `watch_id` (spec from tools/watch/checks.py:prepare); returns once the
         watch is live, so a change made after the client's reply is never missed."""
         pattern = spec["pattern"]
         watch = _Watch(spec["path"], ListPattern(pattern.removeprefix("./")) if pattern

@@ -1,0 +1,167 @@
+"""The syntax guard (docs/protocol.md, `file.patch`): an edit applied by a looser tier than
+exact must not leave a syntax error the file did not have.
+
+Each language is parsed by a real parser: Python's own compiler (on the top-level
+statements the change touched: tools.patch.pychunk), json, tomllib, PyYAML
+(events only, so custom tags cost nothing), tree-sitter grammars (tools.patch.grammars)
+for JavaScript, TypeScript, Go, Rust, Java, C and C++, and Makefiles by the recipe-tab
+rule. Parsers that stop at the first error (Python, JSON, TOML, YAML) judge "did not
+have" as "the text before parsed"; the others compare how many errors each text has. A
+file in no known language is not judged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from chorus_tools.tools.patch.pychunk import new_error
+
+_SUFFIXES = {
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    ".json": "json",
+    ".toml": "toml",
+    ".yaml": "yaml", ".yml": "yaml",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+    ".go": "go", ".rs": "rust", ".java": "java", ".c": "c",
+    ".h": "cpp", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hh": "cpp", ".hpp": "cpp",
+    ".hxx": "cpp", ".mk": "make",
+}
+_NAMES = {"makefile": "make", "gnumakefile": "make"}
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A syntax error the edit brought: 1-based line in the new text, and what is wrong."""
+
+    language: str
+    line: int
+    reason: str
+
+
+def language_of(path: str) -> str | None:
+    """The language the guard parses `path` as, by its name; None when it has no parser."""
+    name = PurePosixPath(path).name
+    return _NAMES.get(name.lower()) or _SUFFIXES.get(PurePosixPath(name).suffix.lower())
+
+
+def broken(path: str, before: str, after: str) -> Broken | None:
+    """The syntax error `after` has that `before` did not, or None."""
+    language = language_of(path)
+    if language is None:
+        return None
+    if language == "python":
+        error = new_error(before, after)
+        return None if error is None else Broken(language, *error)
+    first_error = _FIRST_ERROR.get(language)
+    if first_error is not None:
+        error = first_error(after)
+        if error is None or first_error(before) is not None:
+            return None
+        return Broken(language, *error)
+    if language == "make":
+        new, old = _make_errors(after), _make_errors(before)
+        return Broken(language, *new[0]) if len(new) > len(old) else None
+    return _tree_sitter(language, path, before, after)
+
+
+def preload() -> None:
+    """Load every parser now: a server started as root imports everything it will need
+    before dropping privileges, and a worker's Landlock domain reads only what Python
+    needs."""
+    from chorus_tools.tools.patch import grammars
+    grammars.preload()
+    _yaml_loader()
+
+
+def _tree_sitter(language: str, path: str, before: str, after: str) -> Broken | None:
+    """Errors counted in both texts, `before` parsed only when `after` has any."""
+    from chorus_tools.tools.patch import grammars
+    old, new = before.encode("utf-8", "surrogatepass"), after.encode("utf-8", "surrogatepass")
+    now = grammars.errors(language, new, path, grammars.common_prefix(old, new))
+    if now.first is None or now.count <= grammars.errors(language, old, path).count:
+        return None
+    return Broken(language, *now.first)
+
+
+def _json(text: str) -> tuple[int, str] | None:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc.lineno, exc.msg
+    except RecursionError:
+        return 1, "nested too deeply"
+    return None
+
+
+_TOML_AT = re.compile(r"\(at line (\d+)")
+
+
+def _toml(text: str) -> tuple[int, str] | None:
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = _TOML_AT.search(str(exc))
+        return (int(found.group(1)) if found else 1), str(exc)
+    return None
+
+
+def _yaml_loader() -> type:
+    import yaml
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _yaml(text: str) -> tuple[int, str] | None:
+    import yaml
+    try:
+        for _ in yaml.parse(text, Loader=_yaml_loader()):
+            pass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        return (mark.line + 1 if mark else 1), " ".join(
+            str(part) for part in (exc.context, exc.problem) if part)
+    except yaml.YAMLError as exc:
+        return 1, str(exc)
+    return None
+
+
+_FIRST_ERROR: dict[str, Callable[[str], tuple[int, str] | None]] = {
+    "json": _json, "toml": _toml, "yaml": _yaml,
+}
+
+_RULE = re.compile(r"^[^\s#=:][^=]*?:(?![=:]?=)")
+_DIRECTIVE = re.compile(r"^\s*(?:-?include|sinclude|ifn?eq|ifn?def|else|endif|define|endef|"
+                        r"export|unexport|override|private|vpath)\b")
+_ASSIGNMENT = re.compile(r"^\s*[^\s=:#]+\s*(?:[:+?!]|::)?=")
+
+
+_SPACES_IN_RECIPE = "missing separator: a recipe line must start with a tab, not spaces"
+
+
+def _make_errors(text: str) -> list[tuple[int, str]]:
+    """The lines make would refuse by the recipe-tab rule: a line in a rule's recipe that
+    is indented with spaces instead of a tab (make's 'missing separator'), and a line a tab
+    starts before any rule ('recipe commences before first target')."""
+    errors = []
+    in_rule = continued = False
+    for number, line in enumerate(text.splitlines(), 1):
+        was_continued, continued = continued, line.endswith("\\")
+        if was_continued or not line.strip():
+            continue
+        if line.startswith("\t"):
+            if not in_rule and not line.strip().startswith("#"):
+                errors.append((number, "recipe commences before first target"))
+            continue
+        body = line.strip()
+        if body.startswith("#") or _DIRECTIVE.match(line) or _ASSIGNMENT.match(line):
+            continue
+        if line[0] == " " and in_rule and not _RULE.match(body):
+            errors.append((number, _SPACES_IN_RECIPE))
+            continue
+        in_rule = bool(_RULE.match(body))
+    return errors

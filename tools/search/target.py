@@ -1,0 +1,29 @@
+"""What a search runs over: the path opened once, as a descriptor, and whether it is a
+directory or one regular file; both engines take it from here, so the kind is looked at
+once and the engine searches the very object that was looked at."""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import NamedTuple
+
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+
+
+class Target(NamedTuple):
+    fd: int  # O_PATH descriptor of the searched path; the opener closes it
+    is_dir: bool  # a directory; otherwise a regular file
+
+
+def open_target(ctx: ToolContext, rel: str, shown: str) -> Target:
+    """Open `rel` for a search: a directory or a regular file; other kinds are refused."""
+    fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return Target(fd, stat.S_ISDIR(mode))
+    os.close(fd)
+    raise ToolError("not_a_regular_file",
+                    f"Cannot search {shown}: it is a FIFO, socket or device. Search a "
+                    "directory or a regular file.", path=shown)

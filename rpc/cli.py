@@ -14,6 +14,7 @@ from typing import NoReturn
 
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.process.privileges import drop_to, preload
+from chorus_tools.rpc.dispatch.history import default_directory, give_history
 from chorus_tools.rpc.dispatch.records import inside
 from chorus_tools.rpc.wire.stdio import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
@@ -51,6 +52,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--records", metavar="DIR",
                    help="append an audit record of every mutating call to DIR/records.jsonl "
                         "(DIR must lie outside the workspace)")
+    p.add_argument("--history", metavar="DIR",
+                   help="keep what every mutation replaces in DIR (outside the workspace) "
+                        "for file.history, file.restore and workspace.rewind (default: the "
+                        "user's state directory, one per workspace; 0 turns it off)")
+    p.add_argument("--history-bytes", type=_positive, default=256 * 1024 * 1024, metavar="N",
+                   help="the history's size budget; the oldest content goes first "
+                        "(default: 268435456, 256 MiB)")
     p.add_argument("--user", metavar="NAME",
                    help="when started as root: open the workspace and records, then drop "
                         "to this user (its groups, gid and uid) before serving")
@@ -119,6 +127,17 @@ def _seconds(text: str) -> float:
 def _fail(message: str) -> NoReturn:
     print(f"chorus-tools: {message}", file=sys.stderr)
     sys.exit(2)
+
+
+def _history_dir(args: argparse.Namespace) -> str | None:
+    """Where the history lives (None: off); never inside the workspace (exit 2)."""
+    if args.history == "0":
+        return None
+    directory = args.history or default_directory(args.workspace)
+    if inside(directory, args.workspace):
+        _fail(f"--history {directory!r} lies inside the workspace; the history must be out "
+              "of the agent's reach (choose another directory, or --history 0)")
+    return directory
 
 
 def _tool_context(args: argparse.Namespace) -> ToolContext:
@@ -190,6 +209,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.records and inside(args.records, args.workspace):
         _fail(f"--records {args.records!r} lies inside the workspace; audit records must be "
               "out of the agent's reach")
+    history = _history_dir(args)
     clash = clashes(args.tools)
     if clash:
         sets = next(iter(clash.values()))
@@ -200,10 +220,16 @@ def main(argv: list[str] | None = None) -> None:
                             request_timeout=args.request_timeout,
                             shutdown_timeout=args.shutdown_timeout,
                             max_pending=args.max_pending, records_dir=args.records,
-                            toolsets=args.tools, read_only=args.read_only)
+                            toolsets=args.tools, read_only=args.read_only,
+                            history_dir=history, history_bytes=args.history_bytes)
     wire_in, wire_out = _take_the_wire()
-    server = Server(ctx, options, wire_in, wire_out)  # opens the records as root
+    try:
+        server = Server(ctx, options, wire_in, wire_out)  # opens records and history as root
+    except OSError as exc:
+        _fail(f"--history {history!r}: {exc.strerror}")
     if user is not None:
+        if history is not None:
+            give_history(history, user)
         _drop_privileges(args, user, ctx)
     elif os.geteuid() == 0 and not args.allow_root:
         logging.getLogger("chorus.cli").warning(

@@ -20,6 +20,20 @@ settings.register_profile("chorus", max_examples=examples(100), deadline=None)
 settings.load_profile("chorus")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Servers the tests spawn keep their default history (docs/protocol.md, History: the
+    user's state directory) in a temporary one, not in the home of whoever runs the
+    suite."""
+    previous = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
+    yield
+    if previous is None:
+        del os.environ["XDG_STATE_HOME"]
+    else:
+        os.environ["XDG_STATE_HOME"] = previous
+
+
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """A directory next to the workspace, holding a canary that must never leak."""

@@ -42,6 +42,10 @@ class ToolContext:
     line_counts: CountCache = field(default_factory=CountCache)  # made before the fork:
     # shared by every worker
     record: dict[str, Any] | None = None
+    auditing: bool = True  # the call's audit record wants hashes (False: history only)
+    # history on (docs/protocol.md, History): the spool descriptors the dispatcher opened
+    # before the fork (tools/mutate/keep.py); None when --history 0
+    history_spools: tuple[int, ...] | None = None
 
 
 def sha256_hex(data: bytes | None) -> str | None:
@@ -54,7 +58,7 @@ def note_hashes(ctx: ToolContext, *, before: bytes | None = None,
     """Fill the audit slot (a no-op unless records are on). `*_known` says the bytes
     were looked at, so None means 'no file' rather than 'not looked'."""
     rec = ctx.record
-    if rec is None:
+    if rec is None or not ctx.auditing:
         return
     if before is not None or before_known:
         rec["sha256_before"] = sha256_hex(before)

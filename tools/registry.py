@@ -18,7 +18,7 @@ from __future__ import annotations
 from chorus_tools.tools.dialects import (anthropic_table, claude_table, codex_table,
                                          gemini_table, scope_table, shadow_table)
 from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_RESULT, PATH,
-                                      POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT,
+                                      POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT, TIME,
                                       VERSION, WRITE_RESULT, Method, obj as _obj)
 
 OFFSET = {"type": "integer", "not": {"const": 0},
@@ -198,6 +198,61 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "root itself is refused). `removed` counts the entries deleted. Errors: "
             "not_a_directory (a file: use file_delete), file_not_found, invalid_params "
             "(not empty without recursive, or the root), permission_denied.")),
+    Method(
+        "file.history", "chorus_tools.tools.mutate.restore:locate",
+        "List a file's earlier contents kept by the history, newest first.",
+        _obj(["path"], path=PATH, limit=POSITIVE),
+        _obj(["versions", "total", "truncated", "evicted"],
+             versions={"type": "array", "items": _obj(
+                 ["version", "time", "method", "bytes", "sha256", "exists", "evicted"],
+                 version={"type": "string"}, time=TIME, method={"type": "string"},
+                 bytes=NON_NEGATIVE, sha256=NULLABLE_STR, exists={"type": "boolean"},
+                 evicted={"type": "boolean"}, moved_to={"type": "string"})},
+             total=NON_NEGATIVE, truncated={"type": "boolean"}, evicted=NON_NEGATIVE),
+        title="File history", idempotent=True,
+        description=(
+            "List what a file held before each change this server made to it (write, "
+            "patch, delete, move, restore, rewind), newest first, up to `limit` (20). "
+            "`exists: false`: there was no file then. `evicted: true`: dropped by the "
+            "history's size budget. Pass a `version` to file_restore.")),
+    Method(
+        "file.restore", "chorus_tools.tools.mutate.restore:restore",
+        "Put back a file's content from file.history (atomic, undoable).",
+        _obj(["path", "version"], path=PATH, version={"type": "string"},
+             expected_version=VERSION),
+        _obj(["success", "version"], success=_SUCCESS,
+             version={**VERSION, "type": ["string", "null"]}),
+        mutating=True, destructive=True, title="Restore file",
+        description=(
+            "Put a file back as it was at a `version` from file_history, atomically (a "
+            "deleted file reappears; `exists: false` removes it). The restore is itself "
+            "kept, so it can be undone. Errors: invalid_params (unknown or evicted "
+            "version), conflict (expected_version is stale).")),
+    Method(
+        "workspace.checkpoint", "chorus_tools.tools.mutate.restore:mark",
+        "Mark this moment, to rewind every later change with workspace.rewind.",
+        _obj([], label={"type": "string"}),
+        _obj(["checkpoint"], checkpoint={"type": "string"}),
+        mutating=True, title="Checkpoint",
+        description=(
+            "Mark the workspace's state now, before a risky series of changes; "
+            "workspace_rewind with the returned `checkpoint` later undoes every change "
+            "this server made since.")),
+    Method(
+        "workspace.rewind", "chorus_tools.tools.mutate.rewind:rewind",
+        "Undo every change made since a checkpoint, all or nothing.",
+        _obj(["checkpoint"], checkpoint={"type": "string"}, dry_run={"type": "boolean"},
+             force={"type": "boolean"}),
+        _obj(["restored", "deleted", "diff", "conflicts"],
+             restored={"type": "array", "items": {"type": "string"}},
+             deleted={"type": "array", "items": {"type": "string"}}, diff={"type": "string"},
+             conflicts={"type": "array", "items": {"type": "string"}}),
+        mutating=True, destructive=True, title="Rewind to checkpoint",
+        description=(
+            "Return every file this server changed since `checkpoint` to its content then "
+            "(files created since are deleted), all or nothing; `dry_run: true` only shows "
+            "the diff. A file someone else changed since is listed in `conflicts` and left "
+            "alone unless force: true.")),
     Method(
         "workspace.watch", "chorus_tools.tools.watch.checks:prepare",
         "Watch a directory: workspace/didChange notifications carry its changes.",

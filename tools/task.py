@@ -1,6 +1,6 @@
 """What a worker runs for one job: the invoker decides everything once (the function, its
 arguments, the paths as normalised, whether it changes files, whether to keep its audit
-hashes) and the worker runs it without looking the method up again.
+hashes and what it replaces) and the worker runs it without looking the method up again.
 
 It crosses the pipe as a plain tuple of its fields (the pool sends `tuple(task)`, the worker
 rebuilds it with `Task._make`): pickling the NamedTuple itself goes through copyreg and
@@ -20,6 +20,9 @@ class Task(NamedTuple):
     paths: dict[str, str] = {}
     mutating: bool = False  # --read-only refuses it
     record: bool = False  # fill ctx.record with the audit hashes
+    # hand back what the mutation replaces, for the history (tools/mutate/keep.py: inline,
+    # or streamed into a spool the worker inherited at fork)
+    keep: bool = False
     # a split call's part: the arguments every part shares, pickled once by the tool
     # (tools/walk/fanout.py) and passed through the dispatcher unread
     shared: bytes = b""

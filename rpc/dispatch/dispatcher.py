@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 from chorus_tools.rpc.dispatch.call import Call
 from chorus_tools.rpc.dispatch.discover import openrpc_document
+from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
 from chorus_tools.rpc.dispatch.invoker import Invoker, Jobs
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions
@@ -61,11 +62,13 @@ class Dispatcher:
     def __init__(self, pool: Jobs, *, request_timeout: float,
                  records: Records | None = None,
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
-                 watches: Watches | None = None, roots: tuple[str, ...] = ()) -> None:
+                 watches: Watches | None = None, roots: tuple[str, ...] = (),
+                 history: HistoryCalls | None = None) -> None:
         self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
         self._invoker = Invoker(pool, self._methods, request_timeout=request_timeout,
                                 records=records, watches=watches, roots=roots,
+                                history=history,
                                 session=ReadVersions() if "claude" in toolsets else None,
                                 undo=UndoEdits() if "anthropic" in toolsets else None)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}

@@ -1,14 +1,17 @@
 """The invoker: the one path every tool call takes, whichever face asked for it (plain
 JSON-RPC from the dispatcher, `tools/call` from the MCP face).
 
-validate → normalise once → order → run → record:
+validate → normalise once → order → (history) run (history) → record:
 - the params are checked against the method's schema (rpc/dispatch/validate.py);
 - its path params are normalised lexically once; the same result keys the path order,
   the claude session's read-before-write state, and travels in the job (tools/task.py)
   for the worker's --deny guard and the tool itself;
 - the call waits for the earlier calls on its paths (rpc/dispatch/ordering.py), then one
-  job runs in the pool; a tool that splits its work (a FanOut) has its parts run across
-  the pool and merged as they finish (rpc/dispatch/split.py);
+  job runs in the pool, between the history's `prepare` and `finish`
+  (rpc/dispatch/history_calls.py), still in the path's order: what a mutation replaced is
+  kept before its record is written and its response sent; a tool that splits its work
+  (a FanOut) has its parts run across the pool and merged as they finish
+  (rpc/dispatch/split.py);
 - a mutating call is recorded (when records are on) before its outcome is handed back.
 
 `workspace.watch` is checked by a worker like any call, then made live by
@@ -22,6 +25,7 @@ import logging
 from typing import Any, Iterable, Protocol
 
 from chorus_tools.rpc.dispatch.call import Call, cancelled
+from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
 from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions
@@ -59,8 +63,9 @@ class Invoker:
     def __init__(self, pool: Jobs, methods: dict[str, Method], *, request_timeout: float,
                  records: Records | None = None, session: ReadVersions | None = None,
                  undo: UndoEdits | None = None, watches: Watches | None = None,
-                 roots: tuple[str, ...] = ()) -> None:
+                 roots: tuple[str, ...] = (), history: HistoryCalls | None = None) -> None:
         self._pool = pool
+        self._history = history
         self._validator = ParamsValidator(methods)
         self._timeout = request_timeout
         self._records = records
@@ -120,11 +125,21 @@ class Invoker:
                 kwargs = session.prepare(method, kwargs, seen)
             if undo is not None:
                 kwargs = undo.prepare(method, kwargs, seen)
+            history = self._history
+            if history is not None:  # beside the records: rpc/dispatch/history_calls.py
+                kwargs = await history.prepare(method, kwargs, lambda job: self.run(
+                    call, job, deadline, stoppable=False))
             task = Task(method.target, kwargs, paths,
                         method.mutating and not method.only_reads(params),
-                        self._records is not None and mutates)
-            ok, payload, audit = await self.run(call, task, deadline,
-                                                stoppable=method.stoppable)
+                        self._records is not None and mutates,
+                        history is not None and history.on and mutates)
+            try:
+                ok, payload, audit = await self.run(call, task, deadline,
+                                                    stoppable=method.stoppable)
+            except ToolError as exc:  # never ran (cancelled, server_busy): the history
+                ok, payload, audit = False, exc, None  # must hear of it too
+            if history is not None:
+                payload = await history.finish(method, params, ok, payload, audit)
             if ok and session is not None:
                 session.note(method, params, payload, seen)
             if ok and undo is not None:

@@ -43,7 +43,8 @@ def die_with_parent() -> None:
 
 
 def run_job(ctx: ToolContext, task: Task) -> tuple[bool, Any, dict[str, Any] | None]:
-    ctx.record = {} if task.record else None
+    ctx.record = {} if task.record or task.keep else None
+    ctx.auditing = task.record  # False: the history's content only, no audit hashes
     ctx.ws.normalised = task.paths
     try:
         guard(ctx, task)  # --read-only and --deny, before the tool runs

@@ -17,6 +17,8 @@ from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
 from chorus_tools.rpc.process.pool import Pool
+from chorus_tools.rpc.dispatch.history import History
+from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.tools import pipes
@@ -36,6 +38,8 @@ class ServerOptions:
     records_dir: str | None
     toolsets: tuple[str, ...] = ("native",)
     read_only: bool = False
+    history_dir: str | None = None  # docs/protocol.md, History; None: --history 0
+    history_bytes: int = 256 * 1024 * 1024
 
 
 def pollable(fd: int) -> bool:
@@ -125,13 +129,18 @@ class Server:
         self._decoder = Decoder(options.max_message_bytes)
         self._output = Output(wire_out, self._output_lost)
         self._records = Records(options.records_dir) if options.records_dir else None
+        self._history = (History(options.history_dir, options.history_bytes)
+                         if options.history_dir else None)
+        if self._history is not None:  # the workers inherit them at fork: tools/mutate/keep.py
+            ctx.history_spools = self._history.spools(2 * options.workers + 2)
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out))
         self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
                                       records=self._records, toolsets=options.toolsets,
                                       read_only=options.read_only, watches=self._watches,
-                                      roots=ctx.ws.roots)
+                                      roots=ctx.ws.roots, history=HistoryCalls(
+                                          self._history, ctx.ws.roots, options.read_only))
         self._stop = asyncio.Event()
 
     async def run(self) -> int:
@@ -212,3 +221,5 @@ class Server:
         await self._output.flush()
         if self._records is not None:
             self._records.close()
+        if self._history is not None:
+            self._history.close()

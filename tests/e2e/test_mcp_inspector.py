@@ -67,7 +67,9 @@ def test_inspector_lists_the_tools(inspector: list[str], ws: Path) -> None:
     assert done.returncode == 0, done.stderr + done.stdout
     tools = {t["name"]: t for t in json.loads(done.stdout)["tools"]}
     assert {"file_read", "file_write", "file_patch", "file_delete", "file_list",
-            "file_search", "file_info", "file_move", "dir_create", "dir_delete"} == set(tools)
+            "file_search", "file_info", "file_move", "dir_create", "dir_delete",
+            "file_history", "file_restore", "workspace_checkpoint",
+            "workspace_rewind"} == set(tools)
     assert tools["file_patch"]["annotations"]["destructiveHint"] is True
     assert tools["file_read"]["outputSchema"]["type"] == "object"
 

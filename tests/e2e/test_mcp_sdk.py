@@ -25,6 +25,7 @@ from rpc_client import REPO
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
 
+LATEST = "the id the call before returned"  # file_restore's version, the rewind's checkpoint
 # Each native tool: a valid call, what its structured result must hold, and invalid calls
 # (a §2 error as an isError result: the data.error it must carry).
 VALID: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
@@ -44,6 +45,10 @@ VALID: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
                   lambda r: r["success"] is True),
     "dir_create": ({"path": "made/deep"}, lambda r: r["created"] is True),
     "dir_delete": ({"path": "empty"}, lambda r: r["removed"] >= 1),
+    "file_history": ({"path": "junk.txt"}, lambda r: r["versions"][0]["method"] == "file.delete"),
+    "file_restore": ({"path": "junk.txt", "version": LATEST}, lambda r: r["success"] is True),
+    "workspace_checkpoint": ({"label": "end"}, lambda r: r["checkpoint"].startswith("cp-")),
+    "workspace_rewind": ({"checkpoint": LATEST}, lambda r: r["restored"] == r["deleted"] == []),
 }
 INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {  # each ends as data.error
     "file_read": [({}, "invalid_params"), ({"path": "missing.txt"}, "file_not_found"),
@@ -67,6 +72,10 @@ INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {  # each ends as data.er
                    ({"path": "x", "parents": "yes"}, "invalid_params")],
     "dir_delete": [({"path": "src"}, "invalid_params"), ({"path": "junk.txt"},
                                                          "not_a_directory")],
+    "file_history": [({"path": "../x"}, "path_outside_workspace"), ({}, "invalid_params")],
+    "file_restore": [({"path": "src/app.py", "version": "h-zz"}, "invalid_params")],
+    "workspace_checkpoint": [({"label": 3}, "invalid_params")],
+    "workspace_rewind": [({"checkpoint": "cp-0"}, "invalid_params")],
 }
 
 
@@ -122,11 +131,16 @@ def test_every_tool_with_valid_arguments(ws: Path) -> None:
     outputSchema would raise inside call_tool."""
     async def body(session: ClientSession, _: Any) -> None:
         await session.list_tools()
+        latest = None
         for name, (arguments, holds) in VALID.items():
+            arguments = {k: latest if v == LATEST else v for k, v in arguments.items()}
             result = await session.call_tool(name, arguments)
             assert result.isError is False, (name, result.content)
             assert holds(result.structuredContent), (name, result.structuredContent)
             assert result.content and result.content[0].type == "text"
+            structured = result.structuredContent or {}
+            latest = structured.get("checkpoint") or next(iter(
+                structured.get("versions", [])), {}).get("version")
         image = await session.call_tool("file_read", {"path": "dot.png"})
         assert image.isError is False
         assert image.content[0].type == "image" and image.content[0].mimeType == "image/png"
@@ -134,7 +148,8 @@ def test_every_tool_with_valid_arguments(ws: Path) -> None:
     in_session(ws, body)
     assert (ws / "new" / "out.txt").read_text() == "written\n"
     assert "return 2" in (ws / "src" / "app.py").read_text()
-    assert not (ws / "junk.txt").exists() and not (ws / "empty").exists()
+    assert (ws / "junk.txt").read_text() == "junk\n"  # deleted, then restored
+    assert not (ws / "empty").exists()
     assert (ws / "moved" / "here.txt").read_text() == "moving\n"
     assert (ws / "made" / "deep").is_dir()
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from chorus_tools.tools.context import ToolContext, note_hashes
+from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.sandbox import ROOT, check_regular, names_directory, version_of
 
@@ -76,12 +77,14 @@ def split_parent(rel: str) -> tuple[str, str]:
 
 def mutate(ctx: ToolContext, rel: str, *, shown: str,
            compute: Callable[[Current], bytes | None], create_dirs: bool = False,
-           expected_version: str | None = None, read_current: bool = True) -> Outcome:
+           expected_version: str | None = None, read_current: bool = True,
+           mode: int | None = None) -> Outcome:
     """Replace the file at `rel` with compute(current), atomically and serialized.
 
     `rel` is a normalised workspace path (ctx.ws.rel); `shown` is the client's path for
     messages. compute may raise ToolError (nothing is written) or return None to leave
-    the file as it is. Bytes equal to the current content are not written."""
+    the file as it is. Bytes equal to the current content are not written. `mode` sets
+    the permission bits (a restore); otherwise an existing file keeps its own."""
     if names_directory(shown):
         raise ToolError("is_directory", f"The path ends with '/' (or '/.', '/..'), so it "
                         f"names a directory: {shown}. Give a file path without it.",
@@ -101,7 +104,7 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
                     check_regular(st, shown)
                 return _mutate_locked(ctx, dir_fd, name, target, st, shown=shown,
                                       compute=compute, expected_version=expected_version,
-                                      read_current=read_current)
+                                      read_current=read_current, mode=mode)
         target = ctx.ws.resolve_symlinks(rel, shown=shown)  # write to what the link names
     raise ToolError("write_failed", f"The path kept changing while writing: {shown}. "
                     "Retry when nothing else is replacing it.", path=shown)
@@ -110,25 +113,31 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
 def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
                    st: os.stat_result | None, *, shown: str,
                    compute: Callable[[Current], bytes | None],
-                   expected_version: str | None, read_current: bool) -> Outcome:
-    auditing = ctx.record is not None
+                   expected_version: str | None, read_current: bool,
+                   mode: int | None) -> Outcome:
+    auditing = ctx.record is not None and ctx.auditing
+    keeping = keep.keeping(ctx)  # the history streams what a write replaces, never holds it
     before = None
-    if st is not None and (read_current or auditing):
+    if st is not None and (read_current or (auditing and not keeping)):
         before = read_entry(dir_fd, name, st, shown)
-    if auditing:  # until a write succeeds the file is as it was, whatever fails next
+    snap = keep.snapshot(ctx, dir_fd, name, st, target, shown, before) if keeping else None
+    if auditing and not keep.note_before(ctx, snap):
+        # until a write succeeds the file is as it was, whatever fails next
         note_hashes(ctx, before=before, after=before, before_known=True, after_known=True)
     if expected_version is not None:
         current_version = None if st is None else version_of(st)
         if current_version != expected_version:
             raise _conflict(shown, expected_version, current_version)
     new = compute(Current(rel=target, data=before, stat=st))
-    if new is None or (st is not None and _same(dir_fd, name, st, before, new, shown)):
+    if new is None or (st is not None and (mode is None or stat.S_IMODE(st.st_mode) == mode)
+                       and _same(dir_fd, name, st, before, new, shown)):
         kept = before if new is None else new
-        if auditing:
+        if auditing and (kept is not None or snap is None):
             note_hashes(ctx, after=kept, after_known=True,
                         nbytes=0 if kept is None else len(kept))
         return Outcome(created=False, written=False, stat=st, before=before, after=kept)
-    after_st = _replace(dir_fd, name, st, new, shown)
+    after_st = _replace(dir_fd, name, st, new, shown, mode)
+    keep.commit(ctx, snap, version_of(after_st))
     if auditing:
         note_hashes(ctx, after=new, after_known=True, nbytes=len(new))
     return Outcome(created=st is None, written=True, stat=after_st, before=before, after=new)
@@ -243,7 +252,7 @@ def _same(dir_fd: int, name: str, st: os.stat_result, before: bytes | None, new:
 
 
 def _replace(dir_fd: int, name: str, st: os.stat_result | None, data: bytes,
-             shown: str) -> os.stat_result:
+             shown: str, perm: int | None = None) -> os.stat_result:
     """Temp file, fsync, rename over `name`, fsync the directory. On failure the temp
     file is gone and the target untouched."""
     tmp = TEMP_PREFIX + secrets.token_hex(8)
@@ -258,6 +267,8 @@ def _replace(dir_fd: int, name: str, st: os.stat_result | None, data: bytes,
             _write_all(fd, data)
             if st is not None:
                 _keep_owner_and_mode(fd, st)
+            if perm is not None:
+                os.fchmod(fd, perm)
             os.fsync(fd)
             after = os.fstat(fd)
         finally:

@@ -8,6 +8,7 @@ from typing import Any
 
 from chorus_tools.tools.mutate.atomic import locked_dir, read_entry, split_parent
 from chorus_tools.tools.context import ToolContext, note_hashes
+from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.sandbox import ROOT, check_regular, names_directory
 
@@ -31,20 +32,29 @@ def delete(ctx: ToolContext, path: str) -> dict[str, Any]:
                             "symlinks only.", path=path)
         if not stat.S_ISLNK(st.st_mode):
             check_regular(st, path)
-        if ctx.record is not None:
-            removed = _removed_bytes(dir_fd, name, st, path)
+        snap = keep.snapshot(ctx, dir_fd, name, st, rel, path)
+        if ctx.record is not None and ctx.auditing:
+            removed = _removed_bytes(dir_fd, name, st, path, snap)
             note_hashes(ctx, before=removed, before_known=True, after_known=True,
-                        nbytes=len(removed))
+                        nbytes=st.st_size if removed is None else len(removed))
+            if removed is None:
+                keep.note_before(ctx, snap)
+                ctx.record["sha256_after"] = None
         try:
             os.unlink(name, dir_fd=dir_fd)
             os.fsync(dir_fd)
         except OSError as exc:
             raise from_os_error(exc, path, "write_failed") from None
+        keep.commit(ctx, snap, None)
     return {"success": True}
 
 
-def _removed_bytes(dir_fd: int, name: str, st: os.stat_result, path: str) -> bytes:
-    """What the audit record hashes: a file's content, or a symlink's target text."""
+def _removed_bytes(dir_fd: int, name: str, st: os.stat_result, path: str,
+                   snap: keep.Snapshot | None) -> bytes | None:
+    """What the audit record hashes: a file's content, or a symlink's target text; None
+    when the history's snapshot hashed the file already."""
     if stat.S_ISLNK(st.st_mode):
         return os.fsencode(os.readlink(name, dir_fd=dir_fd))
+    if snap is not None and snap.sha256 is not None:
+        return None
     return read_entry(dir_fd, name, st, path)

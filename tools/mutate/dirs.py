@@ -23,6 +23,7 @@ from typing import Any, Iterator
 
 from chorus_tools.tools.mutate.atomic import locked_dir, open_parent, refuse_reserved, split_parent
 from chorus_tools.tools.context import ToolContext, note_hashes
+from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.confine.deny import denied
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.policy import denied_beneath
@@ -91,6 +92,7 @@ def delete(ctx: ToolContext, path: str, recursive: bool = False) -> dict[str, An
             inside = denied_beneath(ctx, top, rel)
             if inside is not None:
                 raise denied(f"{path} (it holds {inside})")
+            kept = keep.snapshot_tree(ctx, top, rel, path) if recursive else []
             removed, nbytes = _empty(top, path) if recursive else (0, 0)
         finally:
             os.close(top)
@@ -99,6 +101,8 @@ def delete(ctx: ToolContext, path: str, recursive: bool = False) -> dict[str, An
             os.fsync(parent_fd)
         except OSError as exc:
             raise _rmdir_error(exc, path, recursive) from None
+    for snap, _ in kept:
+        keep.commit(ctx, snap, None)
     note_hashes(ctx, nbytes=nbytes)
     return {"success": True, "removed": removed + 1}
 

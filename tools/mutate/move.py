@@ -25,6 +25,7 @@ from typing import Any
 
 from chorus_tools.tools.mutate.atomic import open_parent, read_entry, refuse_reserved, split_parent
 from chorus_tools.tools.context import ToolContext, note_hashes
+from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.confine.deny import denied
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.policy import denied_beneath
@@ -58,6 +59,8 @@ def move(ctx: ToolContext, source: str, destination: str, overwrite: bool = Fals
         _lock_both(src_fd, dst_fd)
         st = _source_stat(src_fd, src_name, source)
         _note_audit(ctx, src_fd, src_name, st, source)
+        moved, replaced = _keep(ctx, src_fd, src_name, st, src, source, dst_fd, dst_name,
+                                dst, destination)
         try:
             renameat2(src_fd, src_name, dst_fd, dst_name,
                       0 if overwrite else _RENAME_NOREPLACE)
@@ -67,7 +70,38 @@ def move(ctx: ToolContext, source: str, destination: str, overwrite: bool = Fals
             after = os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
         except OSError as exc:
             raise _move_error(exc, source, destination, overwrite) from None
-    return {"success": True, "version": version_of(after)}
+    version = version_of(after)
+    for snap, was in moved:  # every file left its old path for a new one
+        new = dst + snap.path[len(src):]
+        keep.commit(ctx, snap, None, moved_to=new)
+        if was is not None:
+            keep.commit(ctx, keep.absent(new), was)
+    keep.commit(ctx, replaced, version)
+    return {"success": True, "version": version}
+
+
+def _keep(ctx: ToolContext, src_fd: int, src_name: str, st: os.stat_result, src: str,
+          source: str, dst_fd: int, dst_name: str, dst: str, destination: str
+          ) -> tuple[list[tuple[keep.Snapshot, str | None]], keep.Snapshot | None]:
+    """The history of a move: the files it takes from their paths (each with its
+    version, for a tree), and what it replaces at the destination (for a file)."""
+    if not keep.keeping(ctx):
+        return [], None
+    if stat.S_ISDIR(st.st_mode):
+        fd = os.open(src_name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     dir_fd=src_fd)
+        try:
+            return keep.snapshot_tree(ctx, fd, src, source), None
+        finally:
+            os.close(fd)
+    snap = keep.snapshot(ctx, src_fd, src_name, st, src, source)
+    try:
+        dst_st: os.stat_result | None = os.stat(dst_name, dir_fd=dst_fd,
+                                                follow_symlinks=False)
+    except FileNotFoundError:
+        dst_st = None
+    return ([(snap, None)] if snap is not None else []), keep.snapshot(
+        ctx, dst_fd, dst_name, dst_st, dst, destination)
 
 
 def _endpoint(ctx: ToolContext, path: str, param: str) -> str:
@@ -158,7 +192,7 @@ def _note_audit(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result,
                 shown: str) -> None:
     """What the record hashes: a file's content, a symlink's text, nothing for a tree;
     the same before and after, since a move changes where, not what."""
-    if ctx.record is None:
+    if ctx.record is None or not ctx.auditing:
         return
     if stat.S_ISREG(st.st_mode):
         data: bytes | None = read_entry(dir_fd, name, st, shown)

@@ -1,0 +1,194 @@
+"""What a mutation hands back for the history (docs/protocol.md, History): the content it
+replaced, taken inside the tool's critical section, for the dispatcher to keep outside
+the workspace.
+
+The worker cannot write there: its Landlock domain allows writing beneath the workspace
+only. So small content (up to INLINE_MAX) goes back inline with the result, and larger
+content is streamed, 1 MiB at a time, into a spool file the dispatcher opened in the
+history directory before the workers were forked: an inherited descriptor needs no
+access check, and neither side ever holds the whole file (a 1 GB overwrite costs the
+worker 1 MiB of buffer, not 1 GB). Each worker claims one spool with a POSIX record
+lock (per process, released when it dies, so a replacement worker takes it over), and
+always appends: the dispatcher copies the range it is told about into its store and
+punches it out of the spool, so the two never coordinate beyond the range itself.
+
+A snapshot is taken before the change and committed after it: only committed snapshots
+reach the result (`ctx.record["kept"]`), so a call that fails hands back nothing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+from chorus_tools.tools.confine.sandbox import version_of
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError, from_os_error
+
+INLINE_MAX = 1 << 20  # larger content is streamed through the spool
+INLINE_TOTAL = 8 << 20  # and so is whatever passes this in one call (a deleted tree)
+_CHUNK = 1 << 20
+_spool: int | None = None  # this process's claimed spool descriptor
+
+
+@dataclass
+class Snapshot:
+    """A path's state before a change: `sha256` None when no regular file was there."""
+
+    path: str
+    sha256: str | None = None
+    size: int = 0
+    mode: int = 0
+    data: bytes | None = None  # inline content
+    spool: tuple[int, int] | None = None  # (spool index, offset) of streamed content
+
+
+def keeping(ctx: ToolContext) -> bool:
+    """Whether this call hands back what it replaces (history on, a recorded mutation)."""
+    return ctx.record is not None and ctx.history_spools is not None
+
+
+def absent(path: str) -> Snapshot:
+    """The state of a path that held no file: undone by removing what is there."""
+    return Snapshot(path)
+
+
+def snapshot(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result | None,
+             path: str, shown: str, data: bytes | None = None) -> Snapshot | None:
+    """The content of regular file `name` (stat'ed as `st`) in `dir_fd`, hashed and kept
+    inline or spooled; `data` is its content when the caller read it already. None when
+    history is off; a symlink or special file is not kept (workers cannot recreate it)."""
+    if not keeping(ctx):
+        return None
+    if st is None:
+        return absent(path)
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    snap = Snapshot(path, mode=stat.S_IMODE(st.st_mode))
+    if data is None and _room(ctx, st.st_size):
+        data = _read_small(dir_fd, name, st, shown)
+    if data is not None and _room(ctx, len(data)):
+        snap.sha256, snap.size, snap.data = hashlib.sha256(data).hexdigest(), len(data), data
+        ctx.record["inline"] = ctx.record.get("inline", 0) + len(data)  # type: ignore[index]
+        return snap
+    _stream(ctx, dir_fd, name, st, snap, shown)
+    return snap
+
+
+def snapshot_tree(ctx: ToolContext, dir_fd: int, path: str,
+                  shown: str) -> list[tuple[Snapshot, str | None]]:
+    """A snapshot of every regular file beneath the directory open as `dir_fd` (at
+    `path`), each with its version; the walk never follows a symlink."""
+    if not keeping(ctx):
+        return []
+    snaps: list[tuple[Snapshot, str | None]] = []
+    for top, _, files, top_fd in os.fwalk(".", dir_fd=dir_fd):
+        base = path if top == "." else f"{path}/{top[2:]}"
+        for name in files:
+            try:
+                st = os.stat(name, dir_fd=top_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            snap = snapshot(ctx, top_fd, name, st, f"{base}/{name}", shown)
+            if snap is not None:
+                snaps.append((snap, version_of(st)))
+    return snaps
+
+
+def commit(ctx: ToolContext, snap: Snapshot | None, after: str | None,
+           moved_to: str | None = None) -> None:
+    """Hand `snap` back with the call's result: the change happened, and the path is now
+    at version `after` (None: no file there any more)."""
+    if snap is None or ctx.record is None:
+        return
+    entry: dict[str, Any] = {"path": snap.path, "sha256": snap.sha256, "bytes": snap.size,
+                             "mode": snap.mode, "data": snap.data, "spool": snap.spool,
+                             "after": after}
+    if moved_to is not None:
+        entry["moved_to"] = moved_to
+    ctx.record.setdefault("kept", []).append(entry)
+
+
+def note_before(ctx: ToolContext, snap: Snapshot | None) -> bool:
+    """Fill the audit record's hashes from a snapshot (so a write need not read the old
+    file a second time); False when there is none to take them from."""
+    if snap is None or snap.sha256 is None or ctx.record is None:
+        return False
+    ctx.record["sha256_before"] = ctx.record["sha256_after"] = snap.sha256
+    return True
+
+
+def _room(ctx: ToolContext, size: int) -> bool:
+    """Whether `size` more bytes may go back inline with this call's result."""
+    inline = ctx.record.get("inline", 0) if ctx.record is not None else 0
+    return size <= INLINE_MAX and inline + size <= INLINE_TOTAL
+
+
+def _read_small(dir_fd: int, name: str, st: os.stat_result, shown: str) -> bytes:
+    fd = _open(dir_fd, name, st, shown)
+    try:
+        chunks = []
+        while chunk := os.read(fd, _CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise from_os_error(exc, shown) from None
+    finally:
+        os.close(fd)
+
+
+def _stream(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result, snap: Snapshot,
+            shown: str) -> None:
+    """Copy the file into this worker's spool, hashing on the way, 1 MiB at a time."""
+    index, spool = _claim(ctx)
+    offset = os.lseek(spool, 0, os.SEEK_END)
+    digest = hashlib.sha256()
+    fd = _open(dir_fd, name, st, shown)
+    try:
+        while chunk := os.read(fd, _CHUNK):
+            digest.update(chunk)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(spool, view):]
+            snap.size += len(chunk)
+    except OSError as exc:
+        raise from_os_error(exc, shown, "write_failed") from None
+    finally:
+        os.close(fd)
+    snap.sha256, snap.spool = digest.hexdigest(), (index, offset)
+
+
+def _claim(ctx: ToolContext) -> tuple[int, int]:
+    """This process's spool: the first one no live worker holds a lock on."""
+    global _spool
+    spools = ctx.history_spools or ()
+    if _spool is not None:
+        return spools.index(_spool), _spool
+    for index, fd in enumerate(spools):
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0, os.SEEK_SET)
+        except OSError:
+            continue
+        _spool = fd
+        return index, fd
+    raise ToolError("write_failed", "Every history spool is taken, so the replaced content "
+                    "cannot be kept; nothing was changed. Retry in a moment.")
+
+
+def _open(dir_fd: int, name: str, st: os.stat_result, shown: str) -> int:
+    """The inode stat'ed as `st`, never one swapped in meanwhile."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError as exc:
+        raise from_os_error(exc, shown) from None
+    now = os.fstat(fd)
+    if (now.st_ino, now.st_dev) != (st.st_ino, st.st_dev):
+        os.close(fd)
+        raise ToolError("write_failed", f"The file was replaced while keeping its history: "
+                        f"{shown}. Retry.", path=shown)
+    return fd

@@ -1,0 +1,91 @@
+"""The worker's half of the history methods (docs/protocol.md, History): it checks the paths
+and changes the files; the dispatcher (rpc/dispatch/history_calls.py) owns the store and
+hands the content to put back in with the job, since workers cannot reach the store at
+all.
+
+A path named by a history method must lead to its file without a symlink on the way:
+history is kept under the path a change really reached, and a symlink swapped in since
+could point a restore somewhere else. Such a path is `invalid_params`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from chorus_tools.tools.confine.sandbox import ROOT, version_of
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.mutate.atomic import mutate, split_parent
+from chorus_tools.tools.mutate.delete import delete
+
+
+def locate(ctx: ToolContext, path: str, limit: int = 20) -> dict[str, Any]:
+    """file.history: the path the history keys, checked like any other path."""
+    return {"path": real_path(ctx, path)}
+
+
+def mark(ctx: ToolContext, label: str = "") -> dict[str, Any]:
+    """workspace.checkpoint: nothing to do in the workspace (the options are checked)."""
+    return {}
+
+
+def restore(ctx: ToolContext, path: str, version: str, content: bytes | None = None,
+            mode: int = 0o644, expected_version: str | None = None) -> dict[str, Any]:
+    """Put `content` back at `path` atomically, with its mode; None: the version is the
+    path holding no file, so what is there is removed."""
+    rel = real_path(ctx, path)
+    if content is not None:
+        out = mutate(ctx, rel, shown=path, compute=lambda _: content, create_dirs=True,
+                     expected_version=expected_version, read_current=False, mode=mode)
+        assert out.stat is not None  # a file is there once content is written
+        return {"success": True, "version": version_of(out.stat)}
+    st = current(ctx, rel, path)
+    now = None if st is None else version_of(st)
+    if expected_version is not None and now != expected_version:
+        raise ToolError("conflict", f"The file changed since you read it: {path}. Read "
+                        "it again and redo the restore.", path=path,
+                        expected_version=expected_version, current_version=now)
+    if st is not None:
+        delete(ctx, rel)
+    return {"success": True, "version": None}
+
+
+def real_path(ctx: ToolContext, path: str) -> str:
+    """`path` normalised, refused if a symlink is on its way (the nearest existing
+    directory above it must be where its name says, the entry itself no link)."""
+    rel = ctx.ws.rel(path)
+    if rel == ROOT:
+        raise ToolError("is_directory", f"The workspace root is a directory: {path}. Name "
+                        "a file.", path=path)
+    parent = split_parent(rel)[0]
+    while True:
+        try:
+            fd = ctx.ws.open(parent, os.O_PATH | os.O_DIRECTORY, shown=path)
+            break
+        except ToolError as err:
+            if err.code != "file_not_found" or parent == ROOT:
+                raise
+            parent = split_parent(parent)[0]
+    try:
+        reached = ctx.ws.where(fd, "" if parent == ROOT else parent)
+    finally:
+        os.close(fd)
+    st = current(ctx, rel, path)
+    if reached != ("" if parent == ROOT else parent) or (
+            st is not None and stat.S_ISLNK(st.st_mode)):
+        raise ToolError("invalid_params", f"The path goes through a symlink: {path}. "
+                        "History is kept under a file's real path; name it without the "
+                        "link.", param="path", path=path)
+    return rel
+
+
+def current(ctx: ToolContext, rel: str, shown: str) -> os.stat_result | None:
+    """The entry at `rel` itself (None if there is none)."""
+    try:
+        return ctx.ws.lstat(rel, shown=shown)
+    except ToolError as err:
+        if err.code in ("file_not_found", "not_a_directory"):
+            return None
+        raise

@@ -1,0 +1,127 @@
+"""workspace.rewind's worker half (docs/protocol.md, History): put every planned path back
+as it was at the checkpoint, all or nothing.
+
+Each item says what the path must hold (`content`, None: no file), with which mode, and
+at which version this server last left it (`expected`). A path still at that version is
+rewound; one already holding the content is left (a rewind completed after a crash); any
+other state is someone else's change: a conflict, left alone unless `force`. If a change
+fails, those already made are put back before the error is raised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from typing import Any
+
+from chorus_tools.tools.confine.sandbox import version_of
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.mutate.atomic import mutate
+from chorus_tools.tools.mutate.delete import delete
+from chorus_tools.tools.mutate.restore import current, real_path
+from chorus_tools.tools.patch.diff import unified_diff
+
+_BINARY_SNIFF = 8192
+
+
+def rewind(ctx: ToolContext, checkpoint: str, items: list[dict[str, Any]] | None = None,
+           force: bool = False, dry_run: bool = False) -> dict[str, Any]:
+    todo, conflicts = [], []
+    for item in items or []:
+        state = _state(ctx, item)
+        if state == "done":
+            continue
+        if state == "conflict" and not force:
+            conflicts.append(item["path"])
+            continue
+        todo.append(item)
+    restored = [i["path"] for i in todo if i["content"] is not None]
+    deleted = [i["path"] for i in todo if i["content"] is None]
+    diff = _diff(ctx, todo)
+    if not dry_run:
+        _apply(ctx, todo)
+    return {"restored": restored, "deleted": deleted, "diff": diff, "conflicts": conflicts}
+
+
+def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
+    """'done' (already as planned: an earlier rewind, or one a crash cut short),
+    'ours' (as this server left it) or 'conflict'."""
+    path = item["path"]
+    try:
+        rel = real_path(ctx, path)
+    except ToolError as err:
+        if err.code == "permission_denied":
+            raise
+        return "conflict"
+    st = current(ctx, rel, path)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return "conflict"
+    content = item["content"]
+    if content is None and st is None:
+        return "done"
+    if content is not None and st is not None and st.st_size == len(content) and \
+            hashlib.sha256(_read(ctx, rel)).hexdigest() == item["sha256"]:
+        return "done"
+    return "ours" if (None if st is None else version_of(st)) == item["expected"] \
+        else "conflict"
+
+
+def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
+    done: list[tuple[str, bytes | None, int]] = []
+    try:
+        for item in todo:
+            path, content = item["path"], item["content"]
+            st = current(ctx, path, path)
+            before = None if st is None else _read(ctx, path)
+            if content is None:
+                if st is not None:
+                    delete(ctx, path)
+            else:
+                mutate(ctx, path, shown=path, compute=lambda _, c=content: c,
+                       create_dirs=True, read_current=False, mode=item["mode"])
+            done.append((path, before, 0 if st is None else stat.S_IMODE(st.st_mode)))
+    except ToolError:
+        for path, before, mode in reversed(done):  # all or nothing
+            if before is None:
+                if current(ctx, path, path) is not None:
+                    delete(ctx, path)
+            else:
+                mutate(ctx, path, shown=path, compute=lambda _, c=before: c,
+                       create_dirs=True, read_current=False, mode=mode)
+        raise
+
+
+def _diff(ctx: ToolContext, todo: list[dict[str, Any]]) -> str:
+    """One unified diff of every change, cut at --max-diff-bytes."""
+    limit = ctx.limits.max_diff_bytes
+    parts: list[str] = []
+    size = 0
+    for n, item in enumerate(todo):
+        path = item["path"]
+        st = current(ctx, path, path)
+        now = b"" if st is None else _read(ctx, path)
+        then = item["content"] or b""
+        if b"\0" in now[:_BINARY_SNIFF] or b"\0" in then[:_BINARY_SNIFF]:
+            part = f"Binary files a/{path} and b/{path} differ\n"
+        else:
+            part = unified_diff(now.decode("utf-8", "replace"), then.decode("utf-8", "replace"),
+                                path, created=st is None, limit=limit)
+        if size + len(part.encode()) > limit:
+            parts.append(f"... diff truncated: {len(todo) - n} more files not shown\n")
+            break
+        parts.append(part)
+        size += len(part.encode())
+    return "".join(parts)
+
+
+def _read(ctx: ToolContext, rel: str) -> bytes:
+    fd, _ = ctx.ws.open_regular(rel, shown=rel)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

@@ -14,6 +14,7 @@ from typing import NoReturn
 
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.process.privileges import drop_to, preload
+from chorus_tools.rpc.dispatch.read_store import ReadStore, state_root, store_dir
 from chorus_tools.rpc.dispatch.records import inside
 from chorus_tools.rpc.wire.stdio import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
@@ -51,6 +52,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--records", metavar="DIR",
                    help="append an audit record of every mutating call to DIR/records.jsonl "
                         "(DIR must lie outside the workspace)")
+    p.add_argument("--state", metavar="DIR",
+                   help="where the claude set remembers, per workspace, the files read, so "
+                        "an Edit in a later server process knows them (DIR must lie outside "
+                        "the workspace; default: $XDG_STATE_HOME/chorus-tools, else "
+                        "~/.local/state/chorus-tools)")
     p.add_argument("--user", metavar="NAME",
                    help="when started as root: open the workspace and records, then drop "
                         "to this user (its groups, gid and uid) before serving")
@@ -152,6 +158,33 @@ def _user(args: argparse.Namespace) -> pwd.struct_passwd | None:
         _fail(f"--user {args.user!r}: no such user")
 
 
+def _read_store(args: argparse.Namespace, user: pwd.struct_passwd | None) -> ReadStore | None:
+    """The claude set's reads on disk, opened (and handed to --user) before any drop. A
+    --state the server cannot use is an error; when the default place cannot be used, or
+    lies inside the workspace (a workspace that holds the home directory), reads are kept
+    in memory for this process only, with a warning."""
+    if "claude" not in args.tools:
+        return None
+    directory = store_dir(state_root(args.state), args.workspace)
+    if inside(directory, args.workspace):
+        if args.state:
+            _fail(f"--state {args.state!r} lies inside the workspace; the files read must be "
+                  "remembered out of the agent's reach")
+        logging.getLogger("chorus.cli").warning(
+            "the state directory %s lies inside the workspace: the claude set remembers "
+            "reads for this process only (give --state DIR outside it)", directory)
+        return None
+    try:
+        return ReadStore(directory, (user.pw_uid, user.pw_gid) if user else None)
+    except OSError as exc:
+        if args.state:
+            _fail(f"--state {args.state!r}: {exc.strerror} ({exc.filename or directory})")
+        logging.getLogger("chorus.cli").warning(
+            "cannot keep reads in %s (%s): the claude set remembers reads for this process "
+            "only", directory, exc.strerror)
+        return None
+
+
 def _drop_privileges(args: argparse.Namespace, user: pwd.struct_passwd,
                      ctx: ToolContext) -> None:
     """Become `user` (the workspace and records are already open). A ripgrep the user
@@ -200,7 +233,8 @@ def main(argv: list[str] | None = None) -> None:
                             request_timeout=args.request_timeout,
                             shutdown_timeout=args.shutdown_timeout,
                             max_pending=args.max_pending, records_dir=args.records,
-                            toolsets=args.tools, read_only=args.read_only)
+                            toolsets=args.tools, read_only=args.read_only,
+                            reads=_read_store(args, user))
     wire_in, wire_out = _take_the_wire()
     server = Server(ctx, options, wire_in, wire_out)  # opens the records as root
     if user is not None:

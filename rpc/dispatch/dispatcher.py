@@ -33,7 +33,7 @@ from chorus_tools.rpc.dispatch.call import Call
 from chorus_tools.rpc.dispatch.discover import openrpc_document
 from chorus_tools.rpc.dispatch.invoker import Invoker, Jobs
 from chorus_tools.rpc.dispatch.records import Records
-from chorus_tools.rpc.dispatch.session import ReadVersions
+from chorus_tools.rpc.dispatch.session import ReadVersions, Seen
 from chorus_tools.rpc.mcp.face import McpFace
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.rpc.wire.envelope import (Invalid, Request, error_response, parse,
@@ -59,12 +59,13 @@ class Dispatcher:
     def __init__(self, pool: Jobs, *, request_timeout: float,
                  records: Records | None = None,
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
-                 watches: Watches | None = None, roots: tuple[str, ...] = ()) -> None:
+                 watches: Watches | None = None, roots: tuple[str, ...] = (),
+                 reads: Seen | None = None) -> None:
         self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
         self._invoker = Invoker(pool, self._methods, request_timeout=request_timeout,
                                 records=records, watches=watches, roots=roots,
-                                session=ReadVersions() if "claude" in toolsets else None)
+                                session=ReadVersions(reads) if "claude" in toolsets else None)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._mcp = McpFace(toolsets, self._invoker.invoke, read_only)
         self.tasks: set[asyncio.Task] = set()

@@ -17,6 +17,7 @@ from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
 from chorus_tools.rpc.process.pool import Pool
+from chorus_tools.rpc.dispatch.read_store import ReadStore
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.tools import pipes
@@ -36,6 +37,7 @@ class ServerOptions:
     records_dir: str | None
     toolsets: tuple[str, ...] = ("native",)
     read_only: bool = False
+    reads: ReadStore | None = None  # the claude set's reads on disk (opened by the cli)
 
 
 def pollable(fd: int) -> bool:
@@ -126,12 +128,13 @@ class Server:
         self._output = Output(wire_out, self._output_lost)
         self._records = Records(options.records_dir) if options.records_dir else None
         self._pool = Pool(ctx, options.workers, options.max_pending,
-                          close_fds=(wire_in, wire_out))
+                          close_fds=(wire_in, wire_out,
+                                     *([options.reads.fd] if options.reads else [])))
         self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
                                       records=self._records, toolsets=options.toolsets,
                                       read_only=options.read_only, watches=self._watches,
-                                      roots=ctx.ws.roots)
+                                      roots=ctx.ws.roots, reads=options.reads)
         self._stop = asyncio.Event()
 
     async def run(self) -> int:

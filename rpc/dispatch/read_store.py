@@ -8,11 +8,15 @@ $XDG_STATE_HOME/chorus-tools, else ~/.local/state/chorus-tools; the key is a dig
 workspace's real path. It always lies outside the workspace (the command line refuses one
 inside), so no tool call can read or forge it.
 
-How: one small file per remembered path, named by a digest of the path, holding the
-version and the path. Every update is a whole-file replace (write a temporary file,
-rename it over the entry), so concurrent server processes on one workspace never see a
-half-written entry and need no lock: the last write wins, as between two calls of one
-process. Every access goes through a directory descriptor opened at start, before a
+How: one entry per remembered path, named by a digest of the path: a symlink whose target
+is the version and the path (never followed, only read with readlink). Every update makes
+a new symlink and renames it over the entry, so concurrent server processes on one
+workspace never see a half-written entry and need no lock: the last write wins, as between
+two calls of one process. A symlink, not a small file: renaming a regular file over
+another makes ext4 flush its data first (auto_da_alloc), about 1 ms an update here against
+35 µs for a symlink; a reread of an unchanged file writes nothing.
+
+Every access goes through a directory descriptor opened at start, before a
 `--user` drop (the directory is handed to that user then), so the store keeps working
 where the dropped user could not walk the path.
 
@@ -22,6 +26,7 @@ Bounded: at most MAX_ENTRIES paths; past that, the least recently written are fo
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import itertools
 import os
@@ -74,22 +79,23 @@ class ReadStore:
 
     def get(self, key: str, default: str | None = None) -> str | None:
         try:
-            fd = os.open(_entry_name(key), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW,
-                         dir_fd=self._fd)
-        except FileNotFoundError:
+            held = os.readlink(_entry_name(key), dir_fd=self._fd)
+        except (FileNotFoundError, OSError):  # none, or not an entry (EINVAL)
             return default
-        with os.fdopen(fd, "rb") as entry:
-            version, _, path = entry.read().decode("utf-8", "surrogatepass").partition("\n")
+        version, _, path = held.partition("\n")
         return version if path == key and version else default
 
     def __setitem__(self, key: str, version: str) -> None:
+        if self.get(key) == version:  # a file read again unchanged: nothing to write
+            return
         temp = f"{_TEMP}{os.getpid()}-{next(self._temps)}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600,
-                     dir_fd=self._fd)
         try:
-            os.write(fd, f"{version}\n{key}".encode("utf-8", "surrogatepass"))
-        finally:
-            os.close(fd)
+            os.symlink(f"{version}\n{key}", temp, dir_fd=self._fd)
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            self.pop(key, None)  # a path too long to hold: it must be read again
+            return
         os.rename(temp, _entry_name(key), src_dir_fd=self._fd, dst_dir_fd=self._fd)
         self._writes += 1
         if self._writes % _PRUNE_EVERY == 0:

@@ -37,7 +37,11 @@ def test_an_entry_for_another_path_is_not_taken(tmp_path: Path) -> None:
     store = ReadStore(str(tmp_path / "s"))
     store["a.txt"] = "v1"
     entry = next(p for p in (tmp_path / "s").iterdir())
-    entry.write_text("v1\nb.txt")
+    entry.unlink()
+    entry.symlink_to("v1\nb.txt")
+    assert store.get("a.txt") is None
+    entry.unlink()
+    entry.write_text("v1\na.txt")  # a regular file is no entry either
     assert store.get("a.txt") is None
 
 
@@ -48,16 +52,24 @@ def test_bounded_forgetting_the_least_recently_written(tmp_path: Path,
     store = ReadStore(str(tmp_path / "s"))
     for i in range(40):
         store[f"f{i}"] = f"v{i}"
-        os.utime(tmp_path / "s" / read_store._entry_name(f"f{i}"), (i, i))
+        os.utime(tmp_path / "s" / read_store._entry_name(f"f{i}"), (i, i),
+                 follow_symlinks=False)
     assert len(list((tmp_path / "s").iterdir())) <= 8
     assert store.get("f39") == "v39" and store.get("f0") is None
+
+
+def test_a_path_too_long_to_hold_is_forgotten_not_kept_stale(tmp_path: Path) -> None:
+    store = ReadStore(str(tmp_path / "s"))
+    key = "d/" * 2100 + "f.txt"
+    store[key] = "v1"
+    assert store.get(key) is None
 
 
 def test_a_killed_writer_s_temporary_file_is_cleared(tmp_path: Path) -> None:
     (tmp_path / "s").mkdir()
     left = tmp_path / "s" / ".tmp-999-0"
-    left.write_text("half")
-    os.utime(left, (0, 0))
+    left.symlink_to("v1\nhalf")
+    os.utime(left, (0, 0), follow_symlinks=False)
     ReadStore(str(tmp_path / "s"))
     assert not left.exists()
 

@@ -115,3 +115,14 @@ def test_tools_are_listed_in_the_same_order_by_every_process(ws: Path) -> None:
         assert first == again
         orders.append([tool["name"] for tool in first])
     assert orders[0] == orders[1]
+
+
+def test_initialize_negotiates_only_the_handshake_versions(ws: Path) -> None:
+    """2026-07-28 has no handshake: a client initializing with it is answered in the
+    newest version that has one, and its session goes on as before."""
+    with RpcServer(ws, "--workers", "1") as server:
+        init = server.result("initialize", {"protocolVersion": MODERN, "capabilities": {},
+                                            "clientInfo": {"name": "t", "version": "1"}})
+        listed = server.result("tools/list")
+    assert init["protocolVersion"] == LEGACY[-1]
+    assert "resultType" not in listed

@@ -20,8 +20,10 @@ Every access goes through a directory descriptor opened at start, before a
 `--user` drop (the directory is handed to that user then), so the store keeps working
 where the dropped user could not walk the path.
 
-Bounded: at most MAX_ENTRIES paths; past that, the least recently written are forgotten
-(a forgotten file must be read again: `not_read`, never a wrong success).
+Bounded: at most MAX_ENTRIES paths a workspace; past that, the least recently written are
+forgotten (a forgotten file must be read again: `not_read`, never a wrong success). The
+store of a workspace nobody served for STALE_DAYS is removed when another one opens, so
+the workspaces of finished jobs (temporary directories, CI) do not pile up.
 """
 
 from __future__ import annotations
@@ -30,9 +32,12 @@ import errno
 import hashlib
 import itertools
 import os
+import shutil
 import time
 
 MAX_ENTRIES = 2048
+STALE_DAYS = 30
+_PREFIX = "reads-"
 _PRUNE_EVERY = 256  # writes between two checks of the bound
 _STALE_TEMP_SECONDS = 60.0  # a temporary file this old was left by a killed process
 _TEMP = ".tmp-"
@@ -49,7 +54,19 @@ def state_root(explicit: str | None) -> str:
 def store_dir(root: str, workspace: str) -> str:
     """The store of one workspace under `root`."""
     digest = hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()
-    return os.path.join(root, f"reads-{digest[:24]}")
+    return os.path.join(root, f"{_PREFIX}{digest[:24]}")
+
+
+def _forget_stale_stores(root: str) -> None:
+    """Remove the stores under `root` untouched for STALE_DAYS (another process may be
+    doing the same: whatever is already gone is skipped)."""
+    cutoff = time.time() - STALE_DAYS * 86400
+    with os.scandir(root) as entries:
+        stale = [e.path for e in entries if e.name.startswith(_PREFIX)
+                 and e.is_dir(follow_symlinks=False)
+                 and e.stat(follow_symlinks=False).st_mtime < cutoff]
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _entry_name(key: str) -> str:
@@ -62,6 +79,7 @@ class ReadStore:
 
     def __init__(self, directory: str, owner: tuple[int, int] | None = None) -> None:
         os.makedirs(directory, mode=0o700, exist_ok=True)
+        _forget_stale_stores(os.path.dirname(directory))
         self._fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         if owner is not None:  # opened as root for the --user the server becomes
             os.fchown(self._fd, *owner)

@@ -53,8 +53,11 @@ def inspector() -> list[str]:
 
 def run(inspector: list[str], ws: Path, *args: str) -> subprocess.CompletedProcess:
     server = [sys.executable, "-m", "chorus_tools", "--workspace", str(ws), "--workers", "1"]
-    return subprocess.run([*inspector, *server, *args], capture_output=True, text=True,
-                          cwd=REPO, timeout=60)
+    # the Inspector gives the server a minimal environment: keep the claude set's reads in
+    # this run's state directory (tests/conftest.py), not the user's
+    state = ["-e", f"XDG_STATE_HOME={os.environ['XDG_STATE_HOME']}"]
+    return subprocess.run([*inspector, *state, *server, *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=60)
 
 
 @pytest.fixture

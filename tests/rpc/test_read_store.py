@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,18 @@ def test_where_the_state_lives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     (tmp_path / "alias").symlink_to(tmp_path / "ws")
     assert store_dir("/r", str(tmp_path / "ws")) == store_dir("/r", str(tmp_path / "alias"))
     assert store_dir("/r", str(tmp_path / "ws")) != store_dir("/r", str(tmp_path))
+
+
+def test_a_workspace_unserved_for_long_is_forgotten(tmp_path: Path) -> None:
+    old, recent = (store_dir(str(tmp_path), str(tmp_path / n)) for n in ("old", "recent"))
+    for directory in (old, recent):
+        ReadStore(directory)["a.txt"] = "v1"
+    long_ago = time.time() - (read_store.STALE_DAYS + 1) * 86400
+    os.utime(old, (long_ago, long_ago))
+    os.utime(recent, (long_ago + 2 * 86400, long_ago + 2 * 86400))
+    (tmp_path / "history").mkdir()  # beside other state, which is never touched
+    os.utime(tmp_path / "history", (long_ago, long_ago))
+    ReadStore(store_dir(str(tmp_path), str(tmp_path / "now")))
+    assert not os.path.exists(old)
+    assert ReadStore(recent).get("a.txt") == "v1"
+    assert (tmp_path / "history").is_dir()

@@ -19,7 +19,11 @@ from benchmarks.mcp_reference import Unavailable
 from benchmarks.report import Measure, Row, table, write_json
 from benchmarks.scale import PLANS, run_series
 from benchmarks.scale import text as series_text
-from benchmarks.scenarios import SCENARIOS, Scenario
+from benchmarks import context
+from benchmarks.scenarios import SCENARIOS as TABLE, Scenario
+
+
+SCENARIOS = [*TABLE, *context.SCENARIOS]
 
 
 def _attempt(measure: Callable[[Env], Measure], env: Env) -> tuple[Measure | None, str | None]:
@@ -79,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
                              "JSON (needs matplotlib: pip install -e '.[bench]')")
     args = parser.parse_args(argv)
     install = not args.quick if args.install is None else args.install
+    # the servers measured keep the claude set's reads beside the corpora, not in the
+    # user's state directory
+    os.environ["XDG_STATE_HOME"] = str(args.cache / "state")
     env = Env(args.cache, args.quick, install, args.workers)
     chosen = [s for s in SCENARIOS if s.key in args.only] if args.only else \
         [s for s in SCENARIOS if not s.long_run]

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HIGHER_IS_BETTER = {"throughput": True, "time": False, "memory": False}
+HIGHER_IS_BETTER = {"throughput": True, "time": False, "memory": False, "bytes": False}
 
 
 @dataclass
 class Measure:
-    kind: str  # throughput (requests/s), time (s), memory (bytes)
+    kind: str  # throughput (requests/s), time (s), memory (bytes), bytes (of context)
     value: float
     detail: dict[str, Any] = field(default_factory=dict)
 
@@ -28,6 +28,8 @@ class Measure:
             main = f"{self.value:,.0f} req/s"
         elif self.kind == "memory":
             main = f"{self.value / 1e6:,.1f} MB"
+        elif self.kind == "bytes":
+            main = f"{self.value:,.0f} bytes"
         else:
             main = _seconds(self.value)
         if "p99" in self.detail:

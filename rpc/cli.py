@@ -15,6 +15,7 @@ from typing import NoReturn
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.process.privileges import drop_to, preload
 from chorus_tools.rpc.dispatch.history import default_directory, give_history
+from chorus_tools.rpc.dispatch.read_store import ReadStore, state_root, store_dir
 from chorus_tools.rpc.dispatch.records import inside
 from chorus_tools.rpc.wire.stdio import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
@@ -59,6 +60,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--history-bytes", type=_positive, default=256 * 1024 * 1024, metavar="N",
                    help="the history's size budget; the oldest content goes first "
                         "(default: 268435456, 256 MiB)")
+    p.add_argument("--state", metavar="DIR",
+                   help="where the claude set remembers, per workspace, the files read, so "
+                        "an Edit in a later server process knows them (DIR must lie outside "
+                        "the workspace; default: $XDG_STATE_HOME/chorus-tools, else "
+                        "~/.local/state/chorus-tools)")
     p.add_argument("--user", metavar="NAME",
                    help="when started as root: open the workspace and records, then drop "
                         "to this user (its groups, gid and uid) before serving")
@@ -171,6 +177,33 @@ def _user(args: argparse.Namespace) -> pwd.struct_passwd | None:
         _fail(f"--user {args.user!r}: no such user")
 
 
+def _read_store(args: argparse.Namespace, user: pwd.struct_passwd | None) -> ReadStore | None:
+    """The claude set's reads on disk, opened (and handed to --user) before any drop. A
+    --state the server cannot use is an error; when the default place cannot be used, or
+    lies inside the workspace (a workspace that holds the home directory), reads are kept
+    in memory for this process only, with a warning."""
+    if "claude" not in args.tools:
+        return None
+    directory = store_dir(state_root(args.state), args.workspace)
+    if inside(directory, args.workspace):
+        if args.state:
+            _fail(f"--state {args.state!r} lies inside the workspace; the files read must be "
+                  "remembered out of the agent's reach")
+        logging.getLogger("chorus.cli").warning(
+            "the state directory %s lies inside the workspace: the claude set remembers "
+            "reads for this process only (give --state DIR outside it)", directory)
+        return None
+    try:
+        return ReadStore(directory, (user.pw_uid, user.pw_gid) if user else None)
+    except OSError as exc:
+        if args.state:
+            _fail(f"--state {args.state!r}: {exc.strerror} ({exc.filename or directory})")
+        logging.getLogger("chorus.cli").warning(
+            "cannot keep reads in %s (%s): the claude set remembers reads for this process "
+            "only", directory, exc.strerror)
+        return None
+
+
 def _drop_privileges(args: argparse.Namespace, user: pwd.struct_passwd,
                      ctx: ToolContext) -> None:
     """Become `user` (the workspace and records are already open). A ripgrep the user
@@ -221,7 +254,8 @@ def main(argv: list[str] | None = None) -> None:
                             shutdown_timeout=args.shutdown_timeout,
                             max_pending=args.max_pending, records_dir=args.records,
                             toolsets=args.tools, read_only=args.read_only,
-                            history_dir=history, history_bytes=args.history_bytes)
+                            history_dir=history, history_bytes=args.history_bytes,
+                            reads=_read_store(args, user))
     wire_in, wire_out = _take_the_wire()
     try:
         server = Server(ctx, options, wire_in, wire_out)  # opens records and history as root

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
+import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -18,6 +21,11 @@ from fuzzing import examples
 # no deadline: timing is never asserted in tests (a loaded machine made it fail at random).
 settings.register_profile("chorus", max_examples=examples(100), deadline=None)
 settings.load_profile("chorus")
+
+# The servers tests spawn keep the claude set's reads (--state's default) under this run's
+# own directory, never in the user's state directory.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="chorus-tests-state-")
+atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], True)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -15,7 +15,16 @@ VERSION = {"type": "string", "description": "Opaque; changes whenever the file c
 TIME = {"type": "string", "description": "ISO 8601 UTC, e.g. 2026-01-31T12:00:00.000000Z"}
 POSITIVE = {"type": "integer", "minimum": 1}
 NON_NEGATIVE = {"type": "integer", "minimum": 0}
-NULLABLE_STR = {"type": ["string", "null"]}
+
+
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` or null, spelled as anyOf: one `type` per schema, which clients that map
+    tool schemas onto a single-type dialect (Gemini's OpenAPI subset) accept, and which
+    the Inspector's --strict passes (a type array draws its portability warning)."""
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+NULLABLE_STR = nullable({"type": "string"})
 ENCODINGS = ["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1"]  # written
 READ_ENCODINGS = list(TEXT_ENCODINGS)  # read: those and the legacy ones a detector names
 
@@ -140,7 +149,7 @@ PATCH_RESULT = obj(["success", "patches_applied", "replacements", "matches", "di
                     success={"type": "boolean"}, patches_applied=NON_NEGATIVE,
                     replacements=NON_NEGATIVE, matches={"type": "array", "items": MATCH_REPORT},
                     diff={"type": "string"},
-                    version={**VERSION, "type": ["string", "null"]})
+                    version=nullable(VERSION))
 
 SEARCH_RESULT = {"type": "object", "required": ["truncated", "files_searched", "engine"],
                  "properties": {

@@ -19,7 +19,7 @@ from chorus_tools.tools.dialects import (anthropic_table, claude_table, codex_ta
                                          gemini_table, scope_table, shadow_table)
 from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_RESULT, PATH,
                                       POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT, TIME,
-                                      VERSION, WRITE_RESULT, Method, obj as _obj)
+                                      VERSION, WRITE_RESULT, Method, nullable, obj as _obj)
 
 OFFSET = {"type": "integer", "not": {"const": 0},
           "description": "First line, 1-based; negative counts from the end (-20: the last "
@@ -36,16 +36,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         READ_RESULT, stoppable=True, read_state="shown", shown_as="read", title="Read file",
         idempotent=True,
         description=(
-            "Read a text file from the workspace. Returns its lines numbered like `cat -n` "
-            "(line number, tab, text); the numbers are not part of the file, so never copy "
-            "them into file_patch's `find`. Large files come in windows: `offset` is the "
-            "first line (1-based), `limit` the number of lines; when the answer says more "
-            "lines follow, call again with offset = end_line + 1. `raw: true` returns the "
-            "exact text without numbers. PNG, JPEG, GIF and WebP files come back as an "
-            "image. Paths are relative to the workspace root. Errors: file_not_found (check "
-            "the path with file_list or file_search), is_directory (use file_list), "
-            "binary_file (not text: use file_info), file_too_large, "
-            "path_outside_workspace (stay inside the workspace).")),
+            "Read a text file as lines numbered like `cat -n` (the numbers are not part of "
+            "the file: never copy them into a find). Long files come in windows: `offset` "
+            "is the first line, `limit` the count; continue from end_line + 1. `raw: true` "
+            "gives the exact text. Images come back as images.")),
     Method(
         "file.write", "chorus_tools.tools.mutate.write:write",
         "Create or replace a file atomically with UTF-8 content.",
@@ -55,14 +49,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         WRITE_RESULT, mutating=True, read_state="shown", title="Write file", idempotent=True,
         destructive=True,
         description=(
-            "Create a file, or replace a whole file, with the given UTF-8 `content` "
-            "(atomic: readers see the old file or the new one, never a mix). Missing parent "
-            "directories are created. To change part of an existing file prefer "
-            "file_patch, which needs only the changed text. `overwrite: false` refuses an "
-            "existing file (already_exists); `expected_version` (from an earlier read or "
-            "write) refuses if the file changed since (conflict: read it again, then "
-            "redo the change). Errors: is_directory, not_a_directory (a parent is a file), "
-            "file_too_large, permission_denied, path_outside_workspace.")),
+            "Create a file or replace a whole file with `content` (atomic; parent "
+            "directories are created). To change part of a file use file_patch. `overwrite:"
+            " false` refuses an existing file; `expected_version` refuses one changed since"
+            " (conflict: read it again).")),
     Method(
         "file.patch", "chorus_tools.tools.patch.patch:patch",
         "Apply ordered search-and-replace edits, all or nothing.",
@@ -74,17 +64,12 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         PATCH_RESULT, mutating=True, read_state="shown", title="Edit file (find and replace)",
         destructive=True,
         description=(
-            "Edit a file by exact search and replace: each of `patches` replaces its `find` "
-            "text with `replace`, in order, all or nothing. Read the file first and copy "
-            "`find` from it exactly (without the line numbers), with enough surrounding "
-            "lines to be unique; `replace_all: true` replaces every occurrence. Differences "
-            "in line endings and indentation are tolerated; anything else must match. "
-            "Returns a unified diff of the change; `dry_run: true` only shows it. A missing "
-            "file with one patch whose `find` is \"\" is created. Errors: find_not_found "
-            "(data.hint shows the closest text in the file: fix `find` from it, no "
-            "re-read needed), find_not_unique (data.lines lists where it occurs: add "
-            "context or use replace_all), conflict (expected_version is stale: read "
-            "again), file_not_found, binary_file, invalid_params (names the parameter).")),
+            "Edit a file by exact find and replace: each of `patches` replaces `find` with "
+            "`replace`, in order, all or nothing. Copy `find` from the file (no line "
+            "numbers) with enough context to be unique, or set replace_all. Line endings "
+            "and indentation may differ. Returns a diff; `dry_run` only shows it. On "
+            "find_not_found, data.hint is the closest text: fix `find` from it without "
+            "re-reading.")),
     Method(
         "file.delete", "chorus_tools.tools.mutate.delete:delete",
         "Delete a regular file or a symlink (never its target, never a directory).",
@@ -92,10 +77,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["success"], success={"type": "boolean"}), mutating=True, read_state="removed",
         title="Delete file", idempotent=True, destructive=True,
         description=(
-            "Delete one file, or a symlink (the link itself, never what it points to). "
-            "Directories are refused (is_directory). Errors: file_not_found (already "
-            "gone: nothing to do), is_directory, permission_denied, "
-            "path_outside_workspace.")),
+            "Delete one file, or a symlink itself (never its target). Not a directory.")),
     Method(
         "file.list", "chorus_tools.tools.walk.listing:list_files",
         "List a directory's entries, or the paths matching a glob beneath it.",
@@ -107,15 +89,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              truncated={"type": "boolean"}),
         stoppable=True, title="List files", idempotent=True, shown_as="list",
         description=(
-            "List the workspace's files. Without `pattern`: the entries directly in `path` "
-            "(default: the root). With `pattern`: every path beneath `path` matching the "
-            "glob (`**/*.py`, `src/*.{ts,tsx}`; `*.py` matches only directly in `path`). "
-            "Hidden entries and paths ignored by .gitignore/.ignore are left out unless "
-            "include_hidden / include_ignored. `sort`: path (default), modified (newest "
-            "first) or size. Results stop at `max_results` with truncated: true. Use it to "
-            "find files by name; use file_search to find text inside files. Errors: "
-            "file_not_found, not_a_directory (a file: use file_info or file_read), "
-            "invalid_pattern (fix the glob).")),
+            "List files. Without `pattern`: the entries directly in `path` (default the "
+            "root). With `pattern`: every path beneath `path` matching the glob "
+            "(`**/*.py`). Hidden and .gitignored paths are skipped unless include_hidden / "
+            "include_ignored. `sort`: path, modified (newest first) or size.")),
     Method(
         "file.search", "chorus_tools.tools.search.search:search",
         "Search file contents with a regex (ripgrep syntax) or a fixed string.",
@@ -129,16 +106,11 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         SEARCH_RESULT,
         stoppable=True, title="Search file contents", idempotent=True, shown_as="search",
         description=(
-            "Search the text of files beneath `path` (default: the whole workspace) for a "
-            "regular expression in ripgrep syntax, or a fixed string with `literal: true`. "
-            "Answers `path:line:text` lines, in path then line order. `glob` limits the "
-            "files (`*.py`, `!tests/**`); `case_sensitive: false` ignores case; "
-            "`context_lines` adds surrounding lines (matching lines marked `-->`); "
-            "`output_mode`: content (default), files_with_matches (paths only) or count. "
-            "At most `max_results` (default 100) results, with truncated: true when more "
-            "exist. Hidden and ignored files are skipped unless include_hidden / "
-            "include_ignored. Errors: invalid_pattern (data.reason says why: escape "
-            "special characters or use literal), timeout (narrow path or glob).")),
+            "Search file contents beneath `path` for a ripgrep regex (or a fixed string "
+            "with `literal: true`); answers `path:line:text` lines. `glob` limits the files"
+            " (`*.py`, `!tests/**`); `output_mode`: content, files_with_matches or count. "
+            "At most `max_results` (default 100). Hidden and .gitignored files are skipped "
+            "unless asked for.")),
     Method(
         "file.info", "chorus_tools.tools.read.info:info",
         "Describe a path: type, size, times, mode, symlink, encoding, lines, version.",
@@ -146,19 +118,16 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["path", "type", "size", "modified", "mode", "is_symlink", "symlink_target",
               "mime_type", "is_binary", "encoding", "lines", "version"],
              path={"type": "string"}, type={"enum": ["file", "dir", "symlink", "other"]},
-             size={"type": ["integer", "null"]}, modified={"type": ["string", "null"]},
+             size=nullable({"type": "integer"}), modified=NULLABLE_STR,
              mode=NULLABLE_STR, is_symlink={"type": "boolean"},
              symlink_target=NULLABLE_STR, mime_type=NULLABLE_STR,
-             is_binary={"type": ["boolean", "null"]}, encoding=NULLABLE_STR,
-             lines={"type": ["integer", "null"]}, version=NULLABLE_STR),
+             is_binary=nullable({"type": "boolean"}), encoding=NULLABLE_STR,
+             lines=nullable({"type": "integer"}), version=NULLABLE_STR),
         stoppable=True, title="File information", idempotent=True,
         description=(
-            "Describe one path without reading it whole: type (file, dir, symlink, other), "
-            "size, modification time, permission mode, symlink target, MIME type, whether "
-            "it is binary, its text encoding and line count, and its version (pass it as "
-            "expected_version to file_write or file_patch to refuse a stale edit). Use it "
-            "to check a path exists or to size a file before reading. Errors: "
-            "file_not_found, path_outside_workspace.")),
+            "Describe a path without reading it: type, size, modified time, mode, symlink "
+            "target, MIME type, binary or not, encoding, line count, and its version (for "
+            "expected_version).")),
     Method(
         "file.move", "chorus_tools.tools.mutate.move:move",
         "Move or rename a file or directory (one atomic rename inside the workspace).",
@@ -168,12 +137,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         mutating=True, destructive=True, path_params=("source", "destination"),
         title="Move or rename",
         description=(
-            "Move or rename a file or a directory inside the workspace, in one atomic step "
-            "(nothing is copied). Missing parent directories of `destination` are created "
-            "unless create_dirs: false. An existing destination is refused "
-            "(already_exists) unless overwrite: true. Errors: file_not_found (the source "
-            "is missing: check it with file_list), already_exists, not_a_directory (a "
-            "parent is a file), permission_denied, path_outside_workspace.")),
+            "Move or rename a file or directory inside the workspace (one atomic rename). "
+            "An existing destination is refused unless `overwrite: true`.")),
     Method(
         "dir.create", "chorus_tools.tools.mutate.dirs:create",
         "Create a directory (and its missing parents, like mkdir -p).",
@@ -181,11 +146,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["success", "created"], success=_SUCCESS, created={"type": "boolean"}),
         mutating=True, idempotent=True, title="Create directory",
         description=(
-            "Create a directory, with its missing parents (like mkdir -p; parents: false "
-            "to refuse a missing parent). An existing directory is a success with "
-            "created: false. Writing a file creates its directories already, so this is "
-            "only needed for an empty one. Errors: not_a_directory (a file is in the "
-            "way), permission_denied, path_outside_workspace.")),
+            "Create a directory and its missing parents (like mkdir -p). Writing a file "
+            "creates its directories already.")),
     Method(
         "dir.delete", "chorus_tools.tools.mutate.dirs:delete",
         "Delete an empty directory, or with recursive: true a whole tree (never the root).",
@@ -193,11 +155,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["success", "removed"], success=_SUCCESS, removed=NON_NEGATIVE),
         mutating=True, destructive=True, title="Delete directory",
         description=(
-            "Delete an empty directory, or with recursive: true the directory and "
-            "everything in it (symlinks inside are removed, never followed; the workspace "
-            "root itself is refused). `removed` counts the entries deleted. Errors: "
-            "not_a_directory (a file: use file_delete), file_not_found, invalid_params "
-            "(not empty without recursive, or the root), permission_denied.")),
+            "Delete an empty directory, or with `recursive: true` the whole tree (symlinks "
+            "inside are removed, never followed; never the root).")),
     Method(
         "file.history", "chorus_tools.tools.mutate.restore:locate",
         "List a file's earlier contents kept by the history, newest first.",
@@ -211,23 +170,19 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              total=NON_NEGATIVE, truncated={"type": "boolean"}, evicted=NON_NEGATIVE),
         title="File history", idempotent=True,
         description=(
-            "List what a file held before each change this server made to it (write, "
-            "patch, delete, move, restore, rewind), newest first, up to `limit` (20). "
-            "`exists: false`: there was no file then. `evicted: true`: dropped by the "
-            "history's size budget. Pass a `version` to file_restore.")),
+            "What a file held before each change this server made, newest first "
+            "(`limit`: 20). Pass a `version` to file_restore.")),
     Method(
         "file.restore", "chorus_tools.tools.mutate.restore:restore",
         "Put back a file's content from file.history (atomic, undoable).",
         _obj(["path", "version"], path=PATH, version={"type": "string"},
              expected_version=VERSION),
         _obj(["success", "version"], success=_SUCCESS,
-             version={**VERSION, "type": ["string", "null"]}),
+             version=nullable(VERSION)),
         mutating=True, destructive=True, title="Restore file",
         description=(
-            "Put a file back as it was at a `version` from file_history, atomically (a "
-            "deleted file reappears; `exists: false` removes it). The restore is itself "
-            "kept, so it can be undone. Errors: invalid_params (unknown or evicted "
-            "version), conflict (expected_version is stale).")),
+            "Put a file back as it was at a file_history `version`, atomically (a deleted "
+            "file reappears). The restore can itself be undone.")),
     Method(
         "workspace.checkpoint", "chorus_tools.tools.mutate.restore:mark",
         "Mark this moment, to rewind every later change with workspace.rewind.",
@@ -235,9 +190,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["checkpoint"], checkpoint={"type": "string"}),
         mutating=True, title="Checkpoint",
         description=(
-            "Mark the workspace's state now, before a risky series of changes; "
-            "workspace_rewind with the returned `checkpoint` later undoes every change "
-            "this server made since.")),
+            "Mark this moment; workspace_rewind to the returned `checkpoint` undoes every "
+            "change this server made since.")),
     Method(
         "workspace.rewind", "chorus_tools.tools.mutate.rewind:rewind",
         "Undo every change made since a checkpoint, all or nothing.",
@@ -249,10 +203,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              conflicts={"type": "array", "items": {"type": "string"}}),
         mutating=True, destructive=True, title="Rewind to checkpoint",
         description=(
-            "Return every file this server changed since `checkpoint` to its content then "
-            "(files created since are deleted), all or nothing; `dry_run: true` only shows "
-            "the diff. A file someone else changed since is listed in `conflicts` and left "
-            "alone unless force: true.")),
+            "Undo every change this server made since `checkpoint`, all or nothing "
+            "(`dry_run`: the diff only). Files others changed since are listed in "
+            "`conflicts` and kept unless `force`.")),
     Method(
         "workspace.watch", "chorus_tools.tools.watch.checks:prepare",
         "Watch a directory: workspace/didChange notifications carry its changes.",

@@ -35,7 +35,7 @@ from chorus_tools.rpc.dispatch.discover import openrpc_document
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
 from chorus_tools.rpc.dispatch.invoker import Invoker, Jobs
 from chorus_tools.rpc.dispatch.records import Records
-from chorus_tools.rpc.dispatch.session import ReadVersions
+from chorus_tools.rpc.dispatch.session import ReadVersions, Seen
 from chorus_tools.rpc.mcp.face import McpFace
 from chorus_tools.rpc.dispatch.undo import UndoEdits
 from chorus_tools.rpc.process.watch_service import Watches
@@ -63,13 +63,13 @@ class Dispatcher:
                  records: Records | None = None,
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
                  watches: Watches | None = None, roots: tuple[str, ...] = (),
-                 history: HistoryCalls | None = None) -> None:
+                 history: HistoryCalls | None = None, reads: Seen | None = None) -> None:
         self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
         self._invoker = Invoker(pool, self._methods, request_timeout=request_timeout,
                                 records=records, watches=watches, roots=roots,
                                 history=history,
-                                session=ReadVersions() if "claude" in toolsets else None,
+                                session=ReadVersions(reads) if "claude" in toolsets else None,
                                 undo=UndoEdits() if "anthropic" in toolsets else None)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._mcp = McpFace(toolsets, self._invoker.invoke, read_only)

@@ -1,7 +1,8 @@
 """The `claude` set's read-before-write state (`not_read` in docs/protocol.md, Errors): per
 session, the version of every file a result showed the client or wrote, kept by the
-dispatcher (workers are shared and never see a session), so it lives as long as the
-server's one client.
+dispatcher (workers are shared and never see a session): in memory for the server's
+life, or on disk per workspace (rpc/dispatch/read_store.py, the default when the claude set
+is served), so it outlives the process for clients that spawn a server per call.
 
 Calls that show or write a file (`read_state` "shown": file.read, file.write,
 file.patch and the claude tools built on them) leave their result's `version`; the
@@ -12,17 +13,27 @@ once per call).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from chorus_tools.tools.method import Method
+
+
+class Seen(Protocol):
+    """Where the versions are kept: a dict, or a ReadStore on disk."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+    def __setitem__(self, key: str, version: str, /) -> None: ...
+
+    def pop(self, key: str, default: None, /) -> str | None: ...
 
 
 class ReadVersions:
     """The versions seen, by path as the invoker normalised it (`key`: None when the
     path has no normal form, and the tool refuses it)."""
 
-    def __init__(self) -> None:
-        self._seen: dict[str, str] = {}
+    def __init__(self, seen: Seen | None = None) -> None:
+        self._seen: Seen = {} if seen is None else seen
 
     def prepare(self, method: Method, params: dict[str, Any],
                 key: str | None) -> dict[str, Any]:

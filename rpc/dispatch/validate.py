@@ -70,8 +70,8 @@ def _explain(method: Method, params: dict[str, Any],
                          param=_name(where + [missing]))
     name = _name(where) or "params"
     message = exc.message.replace(exc.name, f"'{name}'", 1) if exc.name else exc.message
-    if exc.rule == "oneOf":  # fastjsonschema's words name no type
-        message = f"'{name}' must be " + " or ".join(map(_kind, schema["oneOf"]))
+    if exc.rule in ("oneOf", "anyOf"):  # fastjsonschema's words name no type
+        message = f"'{name}' must be " + " or ".join(map(_kind, schema[exc.rule]))
     if exc.rule == "not":  # its words name only "a disallowed definition"
         message = f"'{name}' must not be {schema['not']['const']!r}: {schema['description']}"
     return ToolError("invalid_params", f"Invalid parameter for {method.name}: {message}.",
@@ -86,4 +86,8 @@ def _name(steps: list[str | int]) -> str:
 def _kind(schema: dict[str, Any]) -> str:
     if schema.get("type") == "array":
         return f"a list of {schema['items']['type']}s"
+    if schema.get("type") == "integer":
+        return "a non-negative integer" if schema.get("minimum") == 0 else "an integer"
+    if schema.get("type") == "string" and "pattern" in schema:
+        return "the same as a decimal string"  # shadow's integers-as-strings
     return f"a {schema['type']}"

@@ -7,6 +7,10 @@ registry's listed methods, and `tools/call` runs a method through the invoker
 calls too: nothing here calls back into the dispatcher), then turns its outcome into an MCP
 result: `content` for the model, `structuredContent` the exact result, and a tool failure
 as `isError: true` carrying the error's message and data, so the model can recover.
+
+Two eras on one connection (rpc/mcp/revision.py): `initialize` picks a handshake version
+for the connection; a request naming 2026-07-28 in its `_meta` is served statelessly,
+initialized or not, and `server/discover` is answered whenever it comes.
 """
 
 from __future__ import annotations
@@ -20,10 +24,14 @@ from chorus_tools.rpc.wire.envelope import error_response, result_response
 from chorus_tools.rpc.wire.errors import CODES, INVALID_REQUEST, protocol_error, wire_error
 from chorus_tools.rpc.mcp.content import content
 from chorus_tools.rpc.mcp.progress import Progress
+from chorus_tools.rpc.mcp.revision import (HANDSHAKE_VERSIONS, SUPPORTED, Unsupported,
+                                           complete, is_stateless, requested_version)
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.registry import Method, callable_methods, listed_methods
 
-VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # oldest first
+VERSIONS = HANDSHAKE_VERSIONS  # what initialize negotiates, oldest first
+CAPABILITIES = {"tools": {"listChanged": False}}
+CACHEABLE = frozenset({"server/discover", "tools/list"})
 OUTPUT_SCHEMA_SINCE = "2025-06-18"  # the first version with outputSchema
 # An isError result's structuredContent is the error's data (docs/protocol.md, Errors).
 # Clients check it against outputSchema too (the TypeScript SDK, and so the Inspector, even
@@ -33,19 +41,10 @@ TOOL_ERROR = {"type": "object", "required": ["error", "message"], "properties": 
     "message": {"type": "string"}}}
 
 INSTRUCTIONS = """\
-File tools confined to one workspace directory. Paths are relative to the workspace root \
-(an absolute path must lie inside it); nothing outside it can be read or changed, whatever \
-the path or symlink.
-- Read a file before you edit it. Reads show numbered lines (the numbers are not part of \
-the file); long files come in windows: continue from the line after the last one shown.
-- Edits are exact find-and-replace: copy the text to find from the file, with enough \
-context to be unique. A find that fails returns a hint, the closest text in the file: \
-correct the find from it instead of reading the file again. Write a whole file only to \
-create or replace it.
-- Searches take ripgrep regexes and answer path:line:text; listings take globs \
-such as **/*.py. Hidden and .gitignored files are skipped unless asked for.
-- Every write is atomic. A failed call changes nothing; its message says what to do \
-instead."""
+File tools confined to one workspace: paths are relative to its root. Read a file before \
+editing it; edits are exact find-and-replace, and a failed find returns the closest text \
+as a hint. Write whole files only to create or replace them. Searches take ripgrep \
+regexes, listings globs. A failed call changes nothing and says what to do instead."""
 
 # the invoker's (rpc/dispatch/invoker.py): the one path every call takes, on both faces
 InvokeFn = Callable[[Call, Method, Any], Awaitable[tuple[bool, Any]]]
@@ -53,7 +52,7 @@ InvokeFn = Callable[[Call, Method, Any], Awaitable[tuple[bool, Any]]]
 
 class McpFace:
     METHODS = frozenset({"initialize", "notifications/initialized", "ping", "tools/list",
-                         "tools/call"})
+                         "tools/call", "server/discover"})
 
     def __init__(self, toolsets: tuple[str, ...], invoke: InvokeFn,
                  read_only: bool = False) -> None:
@@ -70,11 +69,29 @@ class McpFace:
         if not isinstance(params, dict):
             return _invalid_params(request.id, f"{request.method} takes its parameters as "
                                    "an object.", "params")
+        try:
+            version = requested_version(params) or self._version or VERSIONS[-1]
+        except Unsupported as unsupported:
+            return error_response(request.id, unsupported.error())
+        response = await self._respond(call, params, version)
+        if "result" in response and (is_stateless(version)
+                                     or request.method == "server/discover"):
+            response["result"] = complete(response["result"], _server_info(),
+                                          request.method in CACHEABLE)
+        return response
+
+    async def _respond(self, call: Call, params: dict[str, Any],
+                       version: str) -> dict[str, Any]:
+        request = call.request
         if request.method == "initialize":
             return self._initialize(request.id, params)
+        if request.method == "server/discover":
+            return result_response(request.id, {
+                "supportedVersions": list(SUPPORTED), "capabilities": CAPABILITIES,
+                "serverInfo": _server_info(), "instructions": INSTRUCTIONS})
         if request.method == "tools/list":
             return result_response(request.id, {"tools": _tools(
-                self._toolsets, self._read_only, self._version or VERSIONS[-1])})
+                self._toolsets, self._read_only, version)})
         if request.method == "tools/call":
             return await self._call_tool(call, params)
         return result_response(request.id, {})  # ping; notifications/initialized
@@ -88,8 +105,7 @@ class McpFace:
         self._version = asked if asked in VERSIONS else VERSIONS[-1]
         return result_response(rid, {
             "protocolVersion": self._version,
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": "chorus-tools", "version": server_version()},
+            "capabilities": CAPABILITIES, "serverInfo": _server_info(),
             "instructions": INSTRUCTIONS})
 
     async def _call_tool(self, call: Call, params: dict[str, Any]) -> dict[str, Any]:
@@ -119,6 +135,11 @@ class McpFace:
 
 
 
+@cache
+def _server_info() -> dict[str, str]:
+    return {"name": "chorus-tools", "version": server_version()}
+
+
 def _progress(call: Call, meta: Any) -> Progress | None:
     """Progress reporting for a call whose `_meta` carries a progressToken."""
     token = meta.get("progressToken") if isinstance(meta, dict) else None
@@ -137,7 +158,9 @@ def _invalid_params(rid: Any, message: str, param: str) -> dict[str, Any]:
 @cache
 def _tools(toolsets: tuple[str, ...], read_only: bool,
            version: str) -> list[dict[str, Any]]:
-    """tools/list: every listed method of the selected sets, in one page."""
+    """tools/list: every listed method of the selected sets, in one page, in the
+    registry's order (the same on every call and in every process: clients and model
+    prompt caches can keep it)."""
     return [_tool(m, version >= OUTPUT_SCHEMA_SINCE)
             for m in listed_methods(toolsets, read_only)]
 

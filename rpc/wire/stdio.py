@@ -19,6 +19,7 @@ from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, T
 from chorus_tools.rpc.process.pool import Pool
 from chorus_tools.rpc.dispatch.history import History
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
+from chorus_tools.rpc.dispatch.read_store import ReadStore
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.tools import pipes
@@ -40,6 +41,7 @@ class ServerOptions:
     read_only: bool = False
     history_dir: str | None = None  # docs/protocol.md, History; None: --history 0
     history_bytes: int = 256 * 1024 * 1024
+    reads: ReadStore | None = None  # the claude set's reads on disk (opened by the cli)
 
 
 def pollable(fd: int) -> bool:
@@ -134,13 +136,15 @@ class Server:
         if self._history is not None:  # the workers inherit them at fork: tools/mutate/keep.py
             ctx.history_spools = self._history.spools(2 * options.workers + 2)
         self._pool = Pool(ctx, options.workers, options.max_pending,
-                          close_fds=(wire_in, wire_out))
+                          close_fds=(wire_in, wire_out,
+                                     *([options.reads.fd] if options.reads else [])))
         self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
         self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
                                       records=self._records, toolsets=options.toolsets,
                                       read_only=options.read_only, watches=self._watches,
                                       roots=ctx.ws.roots, history=HistoryCalls(
-                                          self._history, ctx.ws.roots, options.read_only))
+                                          self._history, ctx.ws.roots, options.read_only),
+                                      reads=options.reads)
         self._stop = asyncio.Event()
 
     async def run(self) -> int:

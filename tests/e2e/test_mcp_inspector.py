@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from chorus_tools.tools.registry import TOOLSETS
 from rpc_client import REPO
 
 PACKAGE, VERSION = "@modelcontextprotocol/inspector", "2.12.0"
@@ -52,8 +53,11 @@ def inspector() -> list[str]:
 
 def run(inspector: list[str], ws: Path, *args: str) -> subprocess.CompletedProcess:
     server = [sys.executable, "-m", "chorus_tools", "--workspace", str(ws), "--workers", "1"]
-    return subprocess.run([*inspector, *server, *args], capture_output=True, text=True,
-                          cwd=REPO, timeout=60)
+    # the Inspector gives the server a minimal environment: keep the claude set's reads in
+    # this run's state directory (tests/conftest.py), not the user's
+    state = ["-e", f"XDG_STATE_HOME={os.environ['XDG_STATE_HOME']}"]
+    return subprocess.run([*inspector, *state, *server, *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=60)
 
 
 @pytest.fixture
@@ -72,6 +76,18 @@ def test_inspector_lists_the_tools(inspector: list[str], ws: Path) -> None:
             "workspace_rewind"} == set(tools)
     assert tools["file_patch"]["annotations"]["destructiveHint"] is True
     assert tools["file_read"]["outputSchema"]["type"] == "object"
+
+
+@pytest.mark.parametrize("toolset", TOOLSETS)
+def test_inspector_strict_finds_nothing_to_warn_about(inspector: list[str], ws: Path,
+                                                      toolset: str) -> None:
+    """--strict lints every tool's input and output schema for portability (a `type`
+    array, an untyped or boolean schema, a remote $ref) and prints each finding."""
+    done = run(inspector, ws, "--tools", toolset, "--method", "tools/list", "--strict")
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert json.loads(done.stdout)["tools"]
+    assert "Warning" not in done.stderr and "Error" not in done.stderr, done.stderr
+    assert "Schema portability" not in done.stderr, done.stderr
 
 
 def test_inspector_calls_a_tool(inspector: list[str], ws: Path) -> None:

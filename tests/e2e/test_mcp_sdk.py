@@ -7,6 +7,7 @@ successful result's structuredContent against the tool's outputSchema, and raise
 from __future__ import annotations
 
 import base64
+import os
 import sys
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -96,7 +97,10 @@ def in_session(ws: Path, body: Callable[[ClientSession, Any], Awaitable[None]],
     """Spawn the real server with the SDK's stdio client, initialize, run `body`."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "chorus_tools", "--workspace", str(ws),
-                                      "--workers", "2", *options], cwd=str(REPO))
+                                      "--workers", "2", *options], cwd=str(REPO),
+        # the SDK gives the server a minimal environment: keep the claude set's reads in
+        # this run's state directory (tests/conftest.py), not the user's
+        env={"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]})
 
     async def main() -> None:
         with open(ws.parent / "server.stderr", "w") as errlog:

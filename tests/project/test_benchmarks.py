@@ -16,7 +16,7 @@ from benchmarks.loadclient import ProtocolError, StdioServer
 from benchmarks.report import Measure, Row, Target
 from benchmarks.rss import PeakRss
 from benchmarks.scale import PLANS, Series
-from benchmarks.scenarios import SCENARIOS
+from benchmarks.__main__ import SCENARIOS  # the table and the context rows
 
 REPO = Path(__file__).resolve().parents[2]
 

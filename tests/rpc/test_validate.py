@@ -76,6 +76,21 @@ def test_a_value_of_neither_allowed_type_says_which_types_are():
     assert "a string or a list of strings" in err.message
 
 
+@pytest.mark.parametrize("value", ["-1", "two", -1, True, 1.5, None])
+def test_an_int_or_string_param_refused_says_both_forms(value) -> None:
+    """shadow's integers-as-strings are an anyOf of two single-type schemas (no type
+    array): either form passes, anything else is named with both."""
+    read = next(m for m in ALL_METHODS if m.toolset == "shadow" and m.name == "Read")
+    validator = ParamsValidator({"Read": read})
+    for good in (3, "3", " 3 "):
+        assert validator.check(read, {"file_path": "a", "offset": good})["offset"] == good
+    with pytest.raises(ToolError) as err:
+        validator.check(read, {"file_path": "a", "offset": value})
+    assert err.value.details["param"] == "offset"
+    assert ("must be a non-negative integer or the same as a decimal string"
+            in err.value.message), err.value.message
+
+
 def test_no_schema_carries_a_default() -> None:
     """fastjsonschema writes a schema's `default` into the params it checks: a default
     there would reach the tool as if the client had sent it (and clash with an alias).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chorus_tools.tools.method import NON_NEGATIVE, PATH, POSITIVE, Method, obj
+from chorus_tools.tools.method import NON_NEGATIVE, NULLABLE_STR, PATH, POSITIVE, Method, obj
 
 UNDO_KEY = "undo_state"  # an edit's result: the bytes it replaced (stripped, never sent)
 UNDO_PARAM = "undo_to"  # an undo_edit's params: the state to restore (never from a client)
@@ -30,7 +30,7 @@ _COMMON: dict[str, Any] = {
                     "top)"},
 }
 _RESULT = obj(["output", "path"], output=_TEXT, path=_TEXT,
-              version={"type": ["string", "null"]})
+              version=NULLABLE_STR)
 
 
 def _method(name: str, target: str, commands: list[str], title: str, description: str,

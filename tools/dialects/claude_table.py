@@ -4,9 +4,9 @@ on spell them; adapters in claude.py."""
 
 from __future__ import annotations
 
-from chorus_tools.tools.method import (ENTRY_TYPE, NON_NEGATIVE, PATCH_RESULT, PATH, POSITIVE,
-                                      READ_ENCODINGS, SEARCH_RESULT, VERSION, WRITE_RESULT,
-                                      Method, obj)
+from chorus_tools.tools.method import (ENTRY_TYPE, NON_NEGATIVE, PATCH_RESULT, PATH,
+                                      POSITIVE, READ_ENCODINGS, SEARCH_RESULT, VERSION,
+                                      WRITE_RESULT, Method, nullable, obj)
 
 _ADAPTERS = "chorus_tools.tools.dialects.claude:"
 FILE_PATH = {**PATH, "description": "The file's path: workspace-relative, or absolute "
@@ -29,7 +29,7 @@ _READ_RESULT = {"type": "object", "oneOf": [
 ]}
 _LS_ENTRY = obj(["name", "path", "type", "size", "is_binary"], name={"type": "string"},
                 path={"type": "string"}, type=ENTRY_TYPE, size=NON_NEGATIVE,
-                is_binary={"type": ["boolean", "null"]})
+                is_binary=nullable({"type": "boolean"}))
 _GREP_RESULT = {**SEARCH_RESULT, "properties": {
     **SEARCH_RESULT["properties"],
     "matches": {"type": "array", "items": {

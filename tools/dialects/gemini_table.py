@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chorus_tools.tools.method import NON_NEGATIVE, POSITIVE, Method, obj
+from chorus_tools.tools.method import NON_NEGATIVE, NULLABLE_STR, POSITIVE, Method, obj
 
 _ADAPTERS = "chorus_tools.tools.dialects.gemini:"
 _SEARCH = "chorus_tools.tools.dialects.gemini_search:"
@@ -17,7 +17,7 @@ _STRINGS = {"type": "array", "items": _TEXT}
 _FILE = {**_TEXT, "description": "The file (workspace-relative, or absolute inside it)"}
 _DIR = {**_TEXT, "description": "Directory (default: the workspace root)"}
 _FILTERING = obj([], respect_git_ignore=_BOOL, respect_gemini_ignore=_BOOL)
-_VERSION = {"type": ["string", "null"]}
+_VERSION = NULLABLE_STR
 
 
 def _result(*required: str, **props: Any) -> dict[str, Any]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Unpack
 
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.method import (ENCODINGS, ENTRY_TYPE, NON_NEGATIVE, PATH, POSITIVE,
-                                      READ_ENCODINGS, TIME, Method, Options, obj)
+from chorus_tools.tools.method import (ENCODINGS, ENTRY_TYPE, NON_NEGATIVE, NULLABLE_STR, PATH,
+                                      POSITIVE, READ_ENCODINGS, TIME, Method, Options, nullable,
+                                      obj)
 
 _ADAPTERS = "chorus_tools.tools.dialects.scope:"
 _STYLE = "chorus_tools.tools.dialects.scope_table:scope_error"
@@ -95,10 +96,10 @@ METHODS = (
             obj(["path"], path=_PATH),
             obj(["name", "path", "type", "size", "modified", "mime", "lines", "isSymlink",
                  "symlinkTarget"], name={"type": "string"}, path={"type": "string"},
-                type=ENTRY_TYPE, size={"type": ["integer", "null"]},
-                modified={**TIME, "type": ["string", "null"]},
-                mime={"type": ["string", "null"]}, lines={"type": ["integer", "null"]},
-                isSymlink={"type": "boolean"}, symlinkTarget={"type": ["string", "null"]}),
+                type=ENTRY_TYPE, size=nullable({"type": "integer"}),
+                modified=nullable(TIME),
+                mime=NULLABLE_STR, lines=nullable({"type": "integer"}),
+                isSymlink={"type": "boolean"}, symlinkTarget=NULLABLE_STR),
             "Return a path's metadata: type, size, modification time, mime type, line "
             "count (text files), and whether it is a symlink and to what.",
             stoppable=True, idempotent=True),

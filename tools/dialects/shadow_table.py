@@ -13,8 +13,10 @@ _ADAPTERS = "chorus_tools.tools.dialects.shadow:"
 _FILE = ("file_path", "filePath")
 _PATH = {**PATH, "description": "Workspace-relative path"}
 _ALIAS = {**_PATH, "description": "Alias of file_path"}
-INT_STR = {"type": ["integer", "string"], "minimum": 0, "pattern": r"^\s*[0-9]+\s*$",
-           "description": "An integer, or the same as a decimal string"}
+# an integer, or the same as a decimal string: two schemas of one type each (a type array
+# draws the Inspector's --strict portability warning and Gemini's schema subset refuses it)
+INT_STR = {"anyOf": [{"type": "integer", "minimum": 0},
+                     {"type": "string", "pattern": r"^\s*[0-9]+\s*$"}]}
 _TEXT = {"type": "string"}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 

@@ -1,0 +1,58 @@
+"""What a model pays to know the tools (SPEC §6a), for every tool set the registry has, so
+a set added later is held to it too: `tools/list`'s names, descriptions and input schemas
+together smaller than the reference filesystem server's, short `instructions`, and one
+`type` per schema (a type array draws the Inspector's --strict warning and some model
+APIs refuse it)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import pytest
+
+from chorus_tools.rpc.mcp.face import INSTRUCTIONS, _tools
+from chorus_tools.rpc.mcp.revision import SUPPORTED
+from chorus_tools.tools.registry import TOOLSETS
+
+# @modelcontextprotocol/server-filesystem's 14 tools: names, descriptions and input
+# schemas as compact JSON (benchmarks/ measures it beside ours: `context` rows)
+REFERENCE_BYTES = 7987
+INSTRUCTIONS_MAX = 400
+
+
+def core_bytes(tools: list[dict[str, Any]]) -> int:
+    core = [{"name": t["name"], "description": t["description"],
+             "inputSchema": t["inputSchema"]} for t in tools]
+    return len(json.dumps(core, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def type_arrays(schema: Any, where: str = "") -> Iterator[str]:
+    """Every place below `schema` whose `type` is a list."""
+    if isinstance(schema, dict):
+        if isinstance(schema.get("type"), list):
+            yield where or "(root)"
+        for key, value in schema.items():
+            yield from type_arrays(value, f"{where}.{key}")
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            yield from type_arrays(value, f"{where}[{i}]")
+
+
+@pytest.mark.parametrize("toolset", TOOLSETS)
+def test_tools_list_costs_less_than_the_reference_server(toolset: str) -> None:
+    tools = _tools((toolset,), False, SUPPORTED[0])
+    assert tools, f"the {toolset} set lists no tool"
+    assert core_bytes(tools) < REFERENCE_BYTES, (toolset, core_bytes(tools))
+
+
+def test_instructions_are_short() -> None:
+    assert len(INSTRUCTIONS.encode()) <= INSTRUCTIONS_MAX
+
+
+@pytest.mark.parametrize("toolset", TOOLSETS)
+def test_no_schema_has_a_type_array(toolset: str) -> None:
+    found = [f"{t['name']}.{part}{at}" for t in _tools((toolset,), False, SUPPORTED[0])
+             for part in ("inputSchema", "outputSchema")
+             for at in type_arrays(t.get(part, {}))]
+    assert not found

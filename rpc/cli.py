@@ -15,6 +15,7 @@ from typing import NoReturn
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.process.privileges import drop_to, preload
 from chorus_tools.rpc.dispatch.records import inside
+from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback
 from chorus_tools.rpc.wire.stdio import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
 from chorus_tools.tools.confine.deny import DenyRules
@@ -59,6 +60,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default="warning",
                    choices=("debug", "info", "warning", "error", "critical"),
                    help="what goes to stderr (default: warning); stdout is protocol only")
+    http = p.add_argument_group("HTTP (MCP Streamable HTTP at /mcp, JSON-RPC at /rpc)")
+    http.add_argument("--http", type=_http_address, metavar="[HOST:]PORT",
+                      help="also serve HTTP on HOST (default 127.0.0.1) and PORT (0: any "
+                           "free port; the bound address is printed on stderr); stdio "
+                           "is served beside it only when stdin is a pipe or socket")
+    http.add_argument("--http-token-file", metavar="FILE",
+                      help="every HTTP request must carry 'Authorization: Bearer TOKEN', "
+                           "TOKEN being FILE's content (required off loopback)")
     limits = p.add_argument_group("limits (each answered with a structured error when hit)")
     for flag, default, what in [
         ("--max-message-bytes", 64 * MIB, "largest JSON-RPC message read; larger: -32600"),
@@ -107,6 +116,35 @@ def _toolsets(text: str) -> tuple[str, ...]:
             f"unknown tool set {unknown[0] if unknown else text!r}; "
             f"choose from {', '.join(TOOLSETS)}")
     return sets
+
+
+def _http_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError("expected [HOST:]PORT, PORT from 0 to 65535")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _http_options(args: argparse.Namespace) -> HttpOptions | None:
+    """--http's settings: off loopback only with a token, read once at start."""
+    if args.http is None:
+        if args.http_token_file:
+            _fail("--http-token-file needs --http")
+        return None
+    host, port = args.http
+    token = None
+    if args.http_token_file:
+        try:
+            with open(args.http_token_file, "rb") as f:
+                token = f.read().strip()
+        except OSError as exc:
+            _fail(f"--http-token-file {args.http_token_file!r}: {exc.strerror}")
+        if not token:
+            _fail(f"--http-token-file {args.http_token_file!r} is empty")
+    elif not is_loopback(host):
+        _fail(f"--http {host}:{port} listens beyond this machine: give --http-token-file "
+              "FILE so every request must carry its token")
+    return HttpOptions(host, port, token, args.max_message_bytes)
 
 
 def _seconds(text: str) -> float:
@@ -195,12 +233,13 @@ def main(argv: list[str] | None = None) -> None:
         sets = next(iter(clash.values()))
         _fail(f"--tools {','.join(args.tools)}: the sets {' and '.join(sets)} both define "
               f"{', '.join(n for n, s in clash.items() if s == sets)}; choose one of them")
+    http = _http_options(args)
     ctx = _tool_context(args)
     options = ServerOptions(workers=args.workers, max_message_bytes=args.max_message_bytes,
                             request_timeout=args.request_timeout,
                             shutdown_timeout=args.shutdown_timeout,
                             max_pending=args.max_pending, records_dir=args.records,
-                            toolsets=args.tools, read_only=args.read_only)
+                            toolsets=args.tools, read_only=args.read_only, http=http)
     wire_in, wire_out = _take_the_wire()
     server = Server(ctx, options, wire_in, wire_out)  # opens the records as root
     if user is not None:

@@ -1,26 +1,39 @@
 """The stdio wiring: private copies of stdin/stdout, the framing codec, the dispatcher, and
-an orderly shutdown on end of input or SIGTERM. Nothing else here knows the protocol."""
+an orderly shutdown on end of input or SIGTERM. Nothing else here knows the protocol.
+
+With --http the same server also listens for HTTP (rpc/wire/http.py, imported only then),
+its sessions on the same pool, watcher and path order. stdio is served beside it when stdin
+is a pipe or a socket (a client may be there, and its end stops the server as without
+--http); from a terminal, /dev/null or a file the server is HTTP-only and runs until
+SIGTERM or SIGINT."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import signal
 import stat
+import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from chorus_tools.rpc.process.channel import write_all
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
+from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
+from chorus_tools.rpc.wire.http_options import HttpOptions
 from chorus_tools.rpc.process.pool import Pool
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.tools import pipes
 from chorus_tools.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from chorus_tools.rpc.wire.http import HttpFront
 
 log = logging.getLogger("chorus.server")
 _CHUNK = 1 << 16
@@ -36,6 +49,7 @@ class ServerOptions:
     records_dir: str | None
     toolsets: tuple[str, ...] = ("native",)
     read_only: bool = False
+    http: HttpOptions | None = None
 
 
 def pollable(fd: int) -> bool:
@@ -128,10 +142,13 @@ class Server:
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out))
         self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
-        self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
-                                      records=self._records, toolsets=options.toolsets,
-                                      read_only=options.read_only, watches=self._watches,
-                                      roots=ctx.ws.roots)
+        # one client's dispatcher: stdio's, and one per HTTP session; all on one path order
+        self._new_dispatcher = functools.partial(
+            Dispatcher, self._pool, request_timeout=options.request_timeout,
+            records=self._records, toolsets=options.toolsets, read_only=options.read_only,
+            roots=ctx.ws.roots, order=PathOrder())
+        self._dispatcher = self._new_dispatcher(watches=self._watches)
+        self._http: HttpFront | None = None
         self._stop = asyncio.Event()
 
     async def run(self) -> int:
@@ -141,12 +158,28 @@ class Server:
         self._pool.start()
         self._pool.background("chorus_tools.tools.mutate.atomic:sweep_temp_files")
         await self._output.open()
-        reader = await self._start_reading()
+        if self._options.http is not None:
+            await self._serve_http(self._options.http)
+        reader = await self._start_reading() if self._serves_stdio() else None
         await self._stop.wait()
         if reader is not None:
             reader.close()
         await self._finish()
         return 0
+
+    async def _serve_http(self, options: HttpOptions) -> None:
+        from chorus_tools.rpc.wire.http import HttpFront  # h11 only when asked for
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._stop.set)
+        self._http = HttpFront(options, self._new_dispatcher, self._watches)
+        address = await self._http.start()
+        # the one line a launcher reads to learn the port (with --http 127.0.0.1:0)
+        print(f"chorus-tools: serving HTTP on http://{address}/mcp (MCP) and "
+              f"http://{address}/rpc (JSON-RPC)", file=sys.stderr, flush=True)
+
+    def _serves_stdio(self) -> bool:
+        """Without --http, always; with it, when stdin is a pipe or socket."""
+        mode = os.fstat(self._wire_in).st_mode
+        return self._options.http is None or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
     async def _start_reading(self) -> asyncio.BaseTransport | None:
         if not pollable(self._wire_in):
@@ -200,15 +233,21 @@ class Server:
     async def _finish(self) -> None:
         """Finish what is in flight (bounded), stop the workers, flush, close."""
         self._watches.close()
-        tasks = set(self._dispatcher.tasks)
+        if self._http is not None:
+            self._http.stop_listening()
+        tasks = self._tasks()
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=self._options.shutdown_timeout)
             if pending:
                 log.warning("%d requests still running at shutdown: stopping them",
                             len(pending))
         await self._pool.close()
-        if self._dispatcher.tasks:  # stopped jobs now resolve; let their answers out
-            await asyncio.wait(set(self._dispatcher.tasks), timeout=1.0)
+        if tasks := self._tasks():  # stopped jobs now resolve; let their answers out
+            await asyncio.wait(tasks, timeout=1.0)
         await self._output.flush()
         if self._records is not None:
             self._records.close()
+
+    def _tasks(self) -> set[asyncio.Task]:
+        http = self._http.tasks if self._http is not None else set()
+        return set(self._dispatcher.tasks) | http

@@ -1,0 +1,28 @@
+"""--http's settings, apart from the transport (rpc/wire/http.py) so that the command line
+and a stdio-only server never import the HTTP library."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+LOOPBACK_NAMES = ("localhost", "ip6-localhost")
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    host: str
+    port: int
+    token: bytes | None  # --http-token-file's content; required off loopback
+    max_message_bytes: int
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a name or an address, IPv6 with or without brackets) is this
+    machine's loopback."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

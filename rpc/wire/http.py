@@ -3,7 +3,8 @@ the server's one dispatcher code, pool and sandbox. HTTP itself is h11's (http_c
 
 - Every request is checked from its head before its body is read: the bearer token
   (constant-time compare) when one is set, else 401 and nothing runs; an `Origin` that is
-  not a loopback origin nor the server's own is 403 (DNS rebinding); unknown paths 404.
+  not a loopback origin nor the bound address is 403, and so is, on a loopback bind, a
+  `Host` that is not a loopback name (DNS rebinding); unknown paths 404.
 - POST /mcp: one message (or a batch). Only notifications or responses: 202. A request:
   its response as `application/json`, or, when it asked for progress and the client
   accepts `text/event-stream`, an SSE stream carrying the progress and then the response.
@@ -114,8 +115,11 @@ class HttpFront:
                               "content of --http-token-file).",
                               [("www-authenticate", 'Bearer realm="chorus-tools"')])
         origin = head.headers.get("origin")
-        if origin is not None and not self._origin_allowed(origin, head):
+        if origin is not None and not self._origin_allowed(origin):
             return _plain(403, f"Forbidden: Origin {origin!r} is not this server's.")
+        host = head.headers.get("host", "")
+        if is_loopback(self._options.host) and not is_loopback(_hostname(host)):
+            return _plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
         if head.path not in ("/mcp", "/rpc"):
             return _plain(404, "Not found: the endpoints are /mcp (MCP) and /rpc "
                           "(JSON-RPC).")
@@ -123,9 +127,10 @@ class HttpFront:
             return _plain(405, "Method not allowed.", [("allow", "GET, POST, DELETE")])
         return None
 
-    def _origin_allowed(self, origin: str, head: Head) -> bool:
-        """A browser's Origin must be a loopback one or the server's own host (what the
-        client dialled): a page of another site that resolves to us is refused."""
+    def _origin_allowed(self, origin: str) -> bool:
+        """A browser's Origin must be a loopback one, or the address the server is bound
+        to: a page of another site is refused, even one whose name resolves to us (DNS
+        rebinding: its Host header names that site too, so neither can be trusted)."""
         try:
             parts = urlsplit(origin)
             host = parts.hostname or ""
@@ -133,7 +138,7 @@ class HttpFront:
             return False
         if parts.scheme not in ("http", "https"):
             return False
-        return is_loopback(host) or parts.netloc.lower() == head.headers.get("host", "").lower()
+        return is_loopback(host) or host == self._options.host.lower()
 
     async def handle(self, head: Head, out: Response) -> None:
         version = head.headers.get(PROTOCOL_VERSION)
@@ -211,6 +216,14 @@ class HttpFront:
             out.chunk(sse(answered.result()))
         else:
             out.whole(Reply(200, dumps(answered.result()), [*JSON, *headers]))
+
+
+def _hostname(host: str) -> str:
+    """The name in a Host header: without its port, an IPv6 address without brackets."""
+    try:
+        return urlsplit("//" + host).hostname or ""
+    except ValueError:
+        return ""
 
 
 def _requests(message: Any) -> list[dict[str, Any]]:

@@ -60,7 +60,7 @@ def test_off_loopback_needs_a_token_file(ws: Path) -> None:
     assert "--http-token-file" in done.stderr and done.stderr.count("\n") == 1
 
 
-def test_a_foreign_origin_is_403_and_loopback_origins_are_served(ws: Path) -> None:
+def test_a_foreign_origin_or_host_is_403_and_loopback_origins_are_served(ws: Path) -> None:
     with HttpServer(ws, "--workers", "1") as server:
         port = urlsplit(server.base).port
         for origin in ("http://evil.example", f"http://evil.example:{port}", "null",
@@ -68,6 +68,8 @@ def test_a_foreign_origin_is_403_and_loopback_origins_are_served(ws: Path) -> No
             reply = server.post("/rpc", WRITE, origin=origin)
             assert reply.status_code == 403, origin
             assert server.post("/mcp", WRITE, origin=origin).status_code == 403
+        rebound = server.post("/rpc", WRITE, host=f"evil.example:{port}")
+        assert rebound.status_code == 403  # a page of evil.example resolving to us
         assert not (ws / "made.txt").exists()
         for origin in (f"http://127.0.0.1:{port}", "http://localhost:6274", "http://[::1]"):
             reply = server.post("/rpc", {**WRITE, "method": "file.info",

@@ -19,9 +19,10 @@ the server's one dispatcher code, pool and sandbox. HTTP itself is h11's (http_c
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import secrets
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
 import orjson
@@ -66,6 +67,7 @@ class HttpFront:
         self._connections: set[Connection] = set()
         self._handlers: set[asyncio.Task] = set()
         self._closing = False
+        self._loopback_bind = is_loopback(options.host)
         self.address = ""
 
     def _session(self, session_id: str | None) -> Session:
@@ -118,7 +120,7 @@ class HttpFront:
         if origin is not None and not self._origin_allowed(origin):
             return _plain(403, f"Forbidden: Origin {origin!r} is not this server's.")
         host = head.headers.get("host", "")
-        if is_loopback(self._options.host) and not is_loopback(_hostname(host)):
+        if self._loopback_bind and not _loopback_host(host):
             return _plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
         if head.path not in ("/mcp", "/rpc"):
             return _plain(404, "Not found: the endpoints are /mcp (MCP) and /rpc "
@@ -140,12 +142,12 @@ class HttpFront:
             return False
         return is_loopback(host) or host == self._options.host.lower()
 
-    async def handle(self, head: Head, out: Response) -> None:
+    def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
         version = head.headers.get(PROTOCOL_VERSION)
         if head.path == "/mcp" and version is not None and version not in VERSIONS:
             out.whole(_error(400, f"Bad Request: unsupported MCP-Protocol-Version "
                               f"{version!r}; this server speaks {', '.join(VERSIONS)}."))
-            return
+            return None
         session_id = head.headers.get(SESSION) if head.path == "/mcp" else None
         session = self._sessionless
         if session_id is not None:
@@ -153,14 +155,15 @@ class HttpFront:
             if found is None:
                 out.whole(_error(404, "Not Found: no session has this Mcp-Session-Id (it "
                                  "ended, or the server restarted); initialize again."))
-                return
+                return None
             session = found
         if head.method == "GET":
-            await self._listen(head, session, out)
-        elif head.method == "DELETE":
+            return self._listen(head, session, out)
+        if head.method == "DELETE":
             self._delete(head, session, out)
         else:
-            await self._post(head, session, out)
+            self._post(head, session, out)
+        return None
 
     async def _listen(self, head: Head, session: Session, out: Response) -> None:
         if "text/event-stream" not in head.headers.get("accept", ""):
@@ -179,65 +182,68 @@ class HttpFront:
         session.end()
         out.whole(Reply(200))
 
-    async def _post(self, head: Head, session: Session, out: Response) -> None:
-        try:
-            message = orjson.loads(head.body)
-        except orjson.JSONDecodeError:
-            message = None  # the dispatcher answers it: -32700
-        mcp = head.path == "/mcp"
+    def _post(self, head: Head, session: Session, out: Response) -> None:
+        """Hand the message to the session's dispatcher; its reply is written as it comes
+        (no task of our own per request). Only a message that may open a session or ask
+        for progress is parsed here; the dispatcher parses every one."""
+        body, mcp = head.body, head.path == "/mcp"
+        message = _loads(body) if mcp and (b'"initialize"' in body or
+                                           b'"progressToken"' in body) else None
         if mcp and session.id is None and _is_initialize(message):
             session = self._session(secrets.token_urlsafe(24))
             self._sessions[str(session.id)] = session
         headers = [(SESSION, session.id)] if mcp and session.id is not None else []
-        if message is not None and not _has_request(message):
-            session.dispatcher.submit(head.body, session.notify)
-            out.whole(Reply(202 if mcp else 204, b"", headers))
-            return
         streamed = mcp and _wants_progress(message) and \
             "text/event-stream" in head.headers.get("accept", "")
-        answered: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        answered: list[Any] = []
 
         def reply(sent: Any) -> None:
             if isinstance(sent, dict) and "method" in sent:  # a notification
-                if streamed and not answered.done() and out.open:
+                if streamed and not answered and out.open:
                     out.chunk(sse(sent))
                 else:
                     session.notify(sent)
-            elif not answered.done():
-                answered.set_result(sent)
+            elif not answered:
+                answered.append(sent)
+                if streamed:
+                    out.chunk(sse(sent))
+                    out.end()
+                else:
+                    out.whole(Reply(200, dumps(sent), [*JSON, *headers]))
+
+        def done(_: asyncio.Task) -> None:
+            """Nothing to answer (notifications only, or cancelled by
+            notifications/cancelled): 202 on /mcp as MCP wants, 204 on /rpc."""
+            if not answered:
+                if out.started:
+                    out.end()
+                else:
+                    out.whole(Reply(202 if mcp else 204, b"", headers))
 
         if streamed:
             out.stream(200, [*SSE, *headers])
-        await session.dispatcher.submit(head.body, reply)
-        if not answered.done():  # cancelled by notifications/cancelled: no response
-            if not streamed:
-                out.whole(Reply(202, b"", headers))
-        elif streamed:
-            out.chunk(sse(answered.result()))
-        else:
-            out.whole(Reply(200, dumps(answered.result()), [*JSON, *headers]))
+        session.dispatcher.submit(body, reply).add_done_callback(done)
 
 
-def _hostname(host: str) -> str:
-    """The name in a Host header: without its port, an IPv6 address without brackets."""
+def _loads(body: bytes) -> Any:
     try:
-        return urlsplit("//" + host).hostname or ""
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None  # the dispatcher answers it: -32700
+
+
+@functools.lru_cache(maxsize=256)  # asked per request, of the few Host values clients send
+def _loopback_host(host: str) -> bool:
+    """Whether a Host header names this machine's loopback (its port aside)."""
+    try:
+        return is_loopback(urlsplit("//" + host).hostname or "")
     except ValueError:
-        return ""
+        return False
 
 
 def _requests(message: Any) -> list[dict[str, Any]]:
     items = message if isinstance(message, list) else [message]
     return [m for m in items if isinstance(m, dict) and "method" in m and "id" in m]
-
-
-def _has_request(message: Any) -> bool:
-    """Whether anything will answer: a request, or something invalid (answered as an
-    error); notifications and responses alone get 202."""
-    items = message if isinstance(message, list) else [message]
-    return not items or any(not isinstance(m, dict) or "id" in m and "method" in m
-                            or "method" not in m and "result" not in m and "error" not in m
-                            for m in items)
 
 
 def _is_initialize(message: Any) -> bool:

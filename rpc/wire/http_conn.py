@@ -6,7 +6,9 @@ token, a bad Origin, an unknown path, a declared length over the limit are answe
 before a byte of the body is read, and the connection is closed so the body is never
 read), then whole (`Endpoint.handle`) once its body, counted as it arrives, is complete.
 A body that grows past the limit is answered 413 at that byte and the connection closed:
-nothing bigger than the limit is ever held. Reading pauses while a request is handled.
+nothing bigger than the limit is ever held. One request is handled at a time; what a
+client sends ahead (pipelining) waits in h11's buffer, and reading pauses when that holds
+more than a body and a head.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Callable, Protocol
+from typing import Awaitable, Callable, Protocol
 
 import h11
 
 log = logging.getLogger("chorus.http")
+HEAD_BYTES = 1 << 16  # what a pipelining client may send beyond one body before we pause
 DRAIN_SECONDS = 1.0  # how long the rest of a refused request is dropped before closing
 Headers = list[tuple[str, str]]
 
@@ -48,8 +51,9 @@ class Endpoint(Protocol):
         """The answer to a request that must not run, from its head alone."""
         ...
 
-    async def handle(self, head: Head, out: Response) -> None:
-        """Answer a request whose body was read whole, through `out`."""
+    def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
+        """Answer a request whose body was read whole, through `out`: at once, from
+        callbacks later, or by the awaitable returned (a stream), which runs as a task."""
         ...
 
 
@@ -68,10 +72,13 @@ class Response:
         return self.started and not self.ended and not self._conn.lost
 
     def whole(self, reply: Reply) -> None:
-        self._start(reply.status, [*reply.headers, ("content-length", str(len(reply.body)))])
-        if reply.body:
-            self._conn.send(h11.Data(data=reply.body))
-        self.end()
+        """The reply in one write (head, body and end: one send on the socket)."""
+        assert not self.started
+        self.started = self.ended = True
+        self._conn.send(_head(reply.status, [*reply.headers,
+                                             ("content-length", str(len(reply.body)))]),
+                        h11.Data(data=reply.body), h11.EndOfMessage())
+        self._conn.finished()
 
     def stream(self, status: int, headers: Headers) -> None:
         self._start(status, headers)
@@ -119,6 +126,9 @@ class Connection(asyncio.Protocol):
             return  # the rest of a refused request: dropped unread
         self._h11.receive_data(data)
         self._advance()
+        if self._busy and len(self._h11.trailing_data[0]) > self._max_body + HEAD_BYTES \
+                and self._transport is not None:
+            self._transport.pause_reading()  # a client sending ahead: stop taking more
 
     def eof_received(self) -> bool:
         self._h11.receive_data(b"")
@@ -131,13 +141,13 @@ class Connection(asyncio.Protocol):
         if self.response is not None and not self.response.ended and self.response.on_lost:
             self.response.on_lost()
 
-    def send(self, event: h11.Event) -> None:
+    def send(self, *events: h11.Event) -> None:
         if self.lost or self._transport is None:
             return
         try:
-            data = self._h11.send(event)
+            data = b"".join(self._h11.send(event) or b"" for event in events)
         except h11.LocalProtocolError:
-            log.exception("cannot send %r", event)
+            log.exception("cannot send %r", events)
             self._close()
             return
         if data:
@@ -152,7 +162,7 @@ class Connection(asyncio.Protocol):
         elif self._h11.their_state is h11.DONE and self._h11.our_state is h11.DONE:
             self._h11.start_next_cycle()
             self._head, self._body, self._size = None, [], 0
-            if self._transport is not None:
+            if self._transport is not None and not self._transport.is_reading():
                 self._transport.resume_reading()
             self._advance()
 
@@ -200,22 +210,30 @@ class Connection(asyncio.Protocol):
         assert head is not None
         head.body, self._body = b"".join(self._body), []
         self._busy = True
-        if self._transport is not None:
-            self._transport.pause_reading()
         self.response = response = Response(self)
-        task = asyncio.get_running_loop().create_task(self._handle(head, response))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _handle(self, head: Head, response: Response) -> None:
         try:
-            await self._endpoint.handle(head, response)
+            pending = self._endpoint.handle(head, response)
         except Exception:
-            log.exception("handling %s %s", head.method, head.path)
-            if not response.started:
-                response.whole(Reply(500, b"Internal server error.\n"))
+            self._failed(head, response)
+            return
+        if pending is not None:
+            task = asyncio.get_running_loop().create_task(self._await(head, response, pending))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _await(self, head: Head, response: Response, pending: Awaitable[None]) -> None:
+        try:
+            await pending
+        except Exception:
+            self._failed(head, response)
         finally:
             response.end()
+
+    def _failed(self, head: Head, response: Response) -> None:
+        log.exception("handling %s %s", head.method, head.path)
+        if not response.started:
+            response.whole(Reply(500, b"Internal server error.\n"))
+        response.end()
 
     def _refuse(self, reply: Reply) -> None:
         """Answer now and end the connection: the rest of the request is never parsed.
@@ -231,10 +249,9 @@ class Connection(asyncio.Protocol):
             asyncio.get_running_loop().call_later(DRAIN_SECONDS, self._close)
 
     def _send_now(self, reply: Reply) -> None:
-        for event in (_head(reply.status, [*reply.headers,
-                                           ("content-length", str(len(reply.body)))]),
-                      h11.Data(data=reply.body), h11.EndOfMessage()):
-            self.send(event)
+        self.send(_head(reply.status, [*reply.headers,
+                                       ("content-length", str(len(reply.body)))]),
+                  h11.Data(data=reply.body), h11.EndOfMessage())
 
     def _close(self) -> None:
         self._busy = True

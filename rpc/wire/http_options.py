@@ -3,6 +3,7 @@ and a stdio-only server never import the HTTP library."""
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ class HttpOptions:
     max_message_bytes: int
 
 
+@functools.lru_cache(maxsize=256)  # asked per request, of the few Host values clients send
 def is_loopback(host: str) -> bool:
     """Whether `host` (a name or an address, IPv6 with or without brackets) is this
     machine's loopback."""

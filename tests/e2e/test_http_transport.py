@@ -88,7 +88,7 @@ def test_an_oversized_body_is_413_before_it_is_sent(ws: Path) -> None:
     """A declared length over --max-message-bytes is refused from the head alone: the
     client has sent none of its 1 GiB body when the 413 comes."""
     with HttpServer(ws, "--workers", "1", "--max-message-bytes", "4096") as server:
-        sock, answer = _raw(server, b"POST /rpc HTTP/1.1\r\nHost: x\r\n"
+        sock, answer = _raw(server, b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                             b"Content-Type: application/json\r\n"
                             b"Content-Length: 1073741824\r\n\r\n", b"[" * 100)
         assert answer.startswith(b"HTTP/1.1 413 "), answer
@@ -101,7 +101,7 @@ def test_an_oversized_chunked_body_is_413_at_the_limit(ws: Path) -> None:
     with HttpServer(ws, "--workers", "1", "--max-message-bytes", "4096") as server:
         url = urlsplit(server.base)
         sock = socket.create_connection((url.hostname, url.port), timeout=15)
-        sock.sendall(b"POST /rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        sock.sendall(b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
         chunk = b"%x\r\n%s\r\n" % (1024, b" " * 1024)
         sent = 0
         sock.settimeout(0.05)
@@ -261,7 +261,7 @@ def test_sigterm_finishes_in_flight_requests_and_leaves_no_process(ws: Path) -> 
         url = urlsplit(server.base)
         sock = socket.create_connection((url.hostname, url.port), timeout=30)
         before = _cpu_seconds(children)
-        sock.sendall(b"POST /rpc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        sock.sendall(b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         wait_for(lambda: _cpu_seconds(children) > before + 0.3)
         assert server.stop() == 0

@@ -9,7 +9,8 @@ the server's one dispatcher code, pool and sandbox. HTTP itself is h11's (http_c
   its response as `application/json`, or, when it asked for progress and the client
   accepts `text/event-stream`, an SSE stream carrying the progress and then the response.
   `initialize` opens a session, named by the `Mcp-Session-Id` response header, that the
-  client sends back; an unknown or ended one is 404. A message without a session header is
+  client sends back; an unknown or ended one is 404. Past MAX_SESSIONS, the least
+  recently used session ends. A message without a session header is
   served by the sessionless client (stateless requests, /rpc).
 - GET /mcp (or /rpc): the session's notification stream (http_session.py). One at a time.
 - DELETE /mcp: the session ends (its watches stop, its stream closes).
@@ -39,6 +40,7 @@ from chorus_tools.rpc.wire.http_session import Session, sse
 SESSION = "mcp-session-id"
 PROTOCOL_VERSION = "mcp-protocol-version"
 JSON = [("content-type", "application/json")]
+MAX_SESSIONS = 1000
 SSE = [("content-type", "text/event-stream"), ("cache-control", "no-store")]
 
 
@@ -151,12 +153,12 @@ class HttpFront:
         session_id = head.headers.get(SESSION) if head.path == "/mcp" else None
         session = self._sessionless
         if session_id is not None:
-            found = self._sessions.get(session_id)
+            found = self._sessions.pop(session_id, None)
             if found is None:
                 out.whole(_error(404, "Not Found: no session has this Mcp-Session-Id (it "
                                  "ended, or the server restarted); initialize again."))
                 return None
-            session = found
+            session = self._sessions[session_id] = found  # now the most recently used
         if head.method == "GET":
             return self._listen(head, session, out)
         if head.method == "DELETE":
@@ -172,6 +174,15 @@ class HttpFront:
             out.whole(_plain(409, "Conflict: this session's stream is already open."))
         else:
             await session.listen(out, list(SSE))
+
+    def _open_session(self) -> Session:
+        """A new session; past MAX_SESSIONS the least recently used one ends (clients that
+        never send DELETE would otherwise hold their sessions for the server's life)."""
+        while len(self._sessions) >= MAX_SESSIONS:
+            self._sessions.pop(next(iter(self._sessions))).end()
+        session = self._session(secrets.token_urlsafe(24))
+        self._sessions[str(session.id)] = session
+        return session
 
     def _delete(self, head: Head, session: Session, out: Response) -> None:
         if head.path != "/mcp" or session.id is None:
@@ -190,8 +201,7 @@ class HttpFront:
         message = _loads(body) if mcp and (b'"initialize"' in body or
                                            b'"progressToken"' in body) else None
         if mcp and session.id is None and _is_initialize(message):
-            session = self._session(secrets.token_urlsafe(24))
-            self._sessions[str(session.id)] = session
+            session = self._open_session()
         headers = [(SESSION, session.id)] if mcp and session.id is not None else []
         streamed = mcp and _wants_progress(message) and \
             "text/event-stream" in head.headers.get("accept", "")

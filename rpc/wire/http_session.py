@@ -20,6 +20,7 @@ from chorus_tools.rpc.wire.envelope import dumps
 from chorus_tools.rpc.wire.http_conn import Response
 
 BACKLOG = 1000
+KEEP_ALIVE = 15.0  # seconds between comment lines on a quiet stream
 
 
 def sse(message: Any) -> bytes:
@@ -57,7 +58,9 @@ class Session:
         ended = asyncio.ensure_future(self._ended.wait())
         gone = asyncio.ensure_future(left.wait())
         try:
-            await asyncio.wait({ended, gone}, return_when=asyncio.FIRST_COMPLETED)
+            while not (await asyncio.wait({ended, gone}, timeout=KEEP_ALIVE,
+                                          return_when=asyncio.FIRST_COMPLETED))[0]:
+                out.chunk(b": keep-alive\n\n")  # quiet streams survive proxies' timeouts
         finally:
             ended.cancel()
             gone.cancel()

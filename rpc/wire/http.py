@@ -5,14 +5,16 @@ the server's one dispatcher code, pool and sandbox. HTTP itself is h11's (http_c
   (constant-time compare) when one is set, else 401 and nothing runs; an `Origin` that is
   not a loopback origin nor the bound address is 403, and so is, on a loopback bind, a
   `Host` that is not a loopback name (DNS rebinding); unknown paths 404.
-- POST /mcp: one message (or a batch). Only notifications or responses: 202. A request:
-  its response as `application/json`, or, when it asked for progress and the client
-  accepts `text/event-stream`, an SSE stream carrying the progress and then the response.
-  `initialize` opens a session, named by the `Mcp-Session-Id` response header, that the
-  client sends back; an unknown or ended one is 404. Past MAX_SESSIONS, the least
-  recently used session ends. A message without a session header is
-  served by the sessionless client (stateless requests, /rpc).
-- GET /mcp (or /rpc): the session's notification stream (http_session.py). One at a time.
+- POST /mcp: one message (or a batch). A request: its response as `application/json`,
+  or, when it asked for progress and the client accepts `text/event-stream`, an SSE stream
+  carrying the progress and then the response; nothing to answer (notifications only, or a
+  request cancelled by notifications/cancelled): 202 once handled. `initialize` opens a
+  session, named by the `Mcp-Session-Id` response header, that the client sends back; an
+  unknown or ended one is 404. Past MAX_SESSIONS, the least recently used session ends.
+  A message without a session header is served by the sessionless client (stateless
+  requests, and /rpc).
+- GET /mcp (or /rpc): the session's notification stream (http_session.py), the
+  sessionless client's without a session header. One at a time.
 - DELETE /mcp: the session ends (its watches stop, its stream closes).
 - POST /rpc: a JSON-RPC message or batch → its reply as JSON (204 for notifications only).
 """

@@ -159,7 +159,14 @@ class Server:
         self._pool.background("chorus_tools.tools.mutate.atomic:sweep_temp_files")
         await self._output.open()
         if self._options.http is not None:
-            await self._serve_http(self._options.http)
+            try:
+                await self._serve_http(self._options.http)
+            except OSError as exc:  # the port is taken, or the address is not ours
+                print(f"chorus-tools: --http {self._options.http.host}:"
+                      f"{self._options.http.port}: "
+                      f"{os.strerror(exc.errno) if exc.errno else exc}", file=sys.stderr)
+                await self._pool.close()
+                return 2
         reader = await self._start_reading() if self._serves_stdio() else None
         await self._stop.wait()
         if reader is not None:

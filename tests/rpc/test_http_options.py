@@ -4,6 +4,7 @@ library (start-up does not pay for --http)."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,13 @@ def test_stdio_only_start_up_never_imports_the_http_library() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=REPO, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_a_port_already_taken_exits_2(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run("--workspace", str(tmp_path), "--allow-root", "--http", str(port))
+    assert done.returncode == 2
+    assert f"--http 127.0.0.1:{port}: Address already in use" in done.stderr

@@ -9,13 +9,14 @@ import logging
 import os
 import pwd
 import signal
+import socket
 import sys
 from typing import NoReturn
 
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.process.privileges import drop_to, preload
 from chorus_tools.rpc.dispatch.records import inside
-from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback
+from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback, listen
 from chorus_tools.rpc.wire.stdio import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
 from chorus_tools.tools.confine.deny import DenyRules
@@ -147,6 +148,13 @@ def _http_options(args: argparse.Namespace) -> HttpOptions | None:
     return HttpOptions(host, port, token, args.max_message_bytes)
 
 
+def _listen(http: HttpOptions) -> socket.socket:
+    try:
+        return listen(http)
+    except OSError as exc:  # the port is taken, or the address is not this machine's
+        _fail(f"--http {http.host}:{http.port}: {exc.strerror or exc}")
+
+
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -241,7 +249,8 @@ def main(argv: list[str] | None = None) -> None:
                             max_pending=args.max_pending, records_dir=args.records,
                             toolsets=args.tools, read_only=args.read_only, http=http)
     wire_in, wire_out = _take_the_wire()
-    server = Server(ctx, options, wire_in, wire_out)  # opens the records as root
+    listening = _listen(http) if http is not None else None  # before --user drops root
+    server = Server(ctx, options, wire_in, wire_out, listening)  # opens the records as root
     if user is not None:
         _drop_privileges(args, user, ctx)
     elif os.geteuid() == 0 and not args.allow_root:

@@ -25,6 +25,7 @@ import asyncio
 import functools
 import hmac
 import secrets
+import socket
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
@@ -85,10 +86,10 @@ class HttpFront:
         return {t for s in sessions for t in s.dispatcher.tasks} | {
             t for t in self._handlers}
 
-    async def start(self) -> str:
+    async def start(self, sock: socket.socket) -> str:
+        """Serve on `sock`, already bound and listening (http_options.listen)."""
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self._connection, self._options.host,
-                                                self._options.port)
+        self._server = await loop.create_server(self._connection, sock=sock)
         host, port = self._server.sockets[0].getsockname()[:2]
         self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         return self.address
@@ -98,6 +99,10 @@ class HttpFront:
                           lambda: self._closing, self._connections.discard)
         self._connections.add(conn)
         return conn
+
+    def connection_fds(self) -> tuple[int, ...]:
+        """The open connections' sockets: a process forked now must not keep them."""
+        return tuple(c.fd for c in self._connections if c.fd >= 0)
 
     def stop_listening(self) -> None:
         """Shutdown, first step: no new connection or request; sessions end."""

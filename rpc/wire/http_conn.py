@@ -115,11 +115,13 @@ class Connection(asyncio.Protocol):
         self._busy = False
         self._draining = False
         self.lost = False
+        self.fd = -1
         self.response: Response | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
+        self.fd = transport.get_extra_info("socket").fileno()
 
     def data_received(self, data: bytes) -> None:
         if self._draining:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import socket
 from dataclasses import dataclass
 
 LOOPBACK_NAMES = ("localhost", "ip6-localhost")
@@ -28,3 +29,10 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def listen(options: HttpOptions) -> socket.socket:
+    """The listening socket, bound at start, before privileges are dropped (--user), so
+    a port below 1024 works and a taken one fails at once, like every start-up error."""
+    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
+    return socket.create_server((options.host, options.port), family=family, backlog=1024)

@@ -14,6 +14,7 @@ import functools
 import logging
 import os
 import signal
+import socket
 import stat
 import sys
 from dataclasses import dataclass
@@ -133,14 +134,15 @@ class _InputProtocol(asyncio.Protocol):
 
 class Server:
     def __init__(self, ctx: ToolContext, options: ServerOptions, wire_in: int,
-                 wire_out: int) -> None:
+                 wire_out: int, listening: socket.socket | None = None) -> None:
         self._options = options
         self._wire_in = wire_in
         self._decoder = Decoder(options.max_message_bytes)
         self._output = Output(wire_out, self._output_lost)
         self._records = Records(options.records_dir) if options.records_dir else None
         self._pool = Pool(ctx, options.workers, options.max_pending,
-                          close_fds=(wire_in, wire_out))
+                          close_fds=(wire_in, wire_out, *(
+                              [listening.fileno()] if listening is not None else [])))
         self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
         # one client's dispatcher: stdio's, and one per HTTP session; all on one path order
         self._new_dispatcher = functools.partial(
@@ -149,6 +151,7 @@ class Server:
             roots=ctx.ws.roots, order=PathOrder())
         self._dispatcher = self._new_dispatcher(watches=self._watches)
         self._http: HttpFront | None = None
+        self._listening = listening  # --http's socket, bound before --user dropped root
         self._stop = asyncio.Event()
 
     async def run(self) -> int:
@@ -158,15 +161,8 @@ class Server:
         self._pool.start()
         self._pool.background("chorus_tools.tools.mutate.atomic:sweep_temp_files")
         await self._output.open()
-        if self._options.http is not None:
-            try:
-                await self._serve_http(self._options.http)
-            except OSError as exc:  # the port is taken, or the address is not ours
-                print(f"chorus-tools: --http {self._options.http.host}:"
-                      f"{self._options.http.port}: "
-                      f"{os.strerror(exc.errno) if exc.errno else exc}", file=sys.stderr)
-                await self._pool.close()
-                return 2
+        if self._listening is not None:
+            await self._serve_http(self._listening)
         reader = await self._start_reading() if self._serves_stdio() else None
         await self._stop.wait()
         if reader is not None:
@@ -174,11 +170,13 @@ class Server:
         await self._finish()
         return 0
 
-    async def _serve_http(self, options: HttpOptions) -> None:
+    async def _serve_http(self, sock: socket.socket) -> None:
         from chorus_tools.rpc.wire.http import HttpFront  # h11 only when asked for
+        assert self._options.http is not None
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._stop.set)
-        self._http = HttpFront(options, self._new_dispatcher, self._watches)
-        address = await self._http.start()
+        self._http = HttpFront(self._options.http, self._new_dispatcher, self._watches)
+        address = await self._http.start(sock)
+        self._pool.more_fds = self._http.connection_fds
         # the one line a launcher reads to learn the port (with --http 127.0.0.1:0)
         print(f"chorus-tools: serving HTTP on http://{address}/mcp (MCP) and "
               f"http://{address}/rpc (JSON-RPC)", file=sys.stderr, flush=True)

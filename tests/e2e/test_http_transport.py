@@ -269,3 +269,71 @@ def test_sigterm_finishes_in_flight_requests_and_leaves_no_process(ws: Path) -> 
         assert answer.startswith(b"HTTP/1.1 200 "), answer
         assert b'"id":5' in answer
         wait_gone(children)
+
+
+def _tcp_sockets(pid: int) -> list[str]:
+    """The TCP sockets `pid` holds (asyncio's own socketpair, which every child of the
+    event loop's process inherits, is not TCP)."""
+    tcp = {line.split()[9] for name in ("tcp", "tcp6")
+           for line in Path(f"/proc/{pid}/net/{name}").read_text().splitlines()[1:]}
+    found = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in tcp:
+            found.append(target)
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def test_no_child_process_holds_a_socket_of_the_server(ws: Path) -> None:
+    """The listening socket and open connections stay the dispatcher's: a worker forked
+    at start, a worker respawned after a SIGKILL and the watcher started by a watch while
+    a connection is open hold none (a copy would keep a closed connection open)."""
+    with HttpServer(ws, "--workers", "1") as server:
+        with httpx.Client(headers=server.headers()) as client:  # one keep-alive connection
+            assert client.post(server.rpc, json={**WRITE, "method": "file.info", "params": {
+                "path": "a.txt"}}).status_code == 200
+            first = _children(server.proc.pid)
+            os.kill(first[0], 9)
+            wait_for(lambda: bool(set(_children(server.proc.pid)) - set(first)))
+            made = client.post(server.rpc, json={**WRITE, "method": "workspace.watch",
+                                                 "params": {"path": "."}})
+            assert "watch_id" in made.json()["result"]
+            children = _children(server.proc.pid)
+            assert len(children) >= 2  # the respawned worker and the watcher
+            assert len(_tcp_sockets(server.proc.pid)) >= 2  # listening, and the client's
+            for child in children:
+                assert _tcp_sockets(child) == [], (child, _tcp_sockets(child))
+
+
+def _free_privileged_port() -> int:
+    for port in range(1023, 900, -1):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.skip("no free port below 1024")
+
+
+def test_a_port_below_1024_is_bound_before_user_drops_root(ws: Path) -> None:
+    """The socket is bound at start, with the records, before --user: a server that
+    serves as nobody still listens on a privileged port."""
+    if os.geteuid() != 0:
+        pytest.skip("binding a port below 1024 needs root; this run is not root")
+    port = _free_privileged_port()
+    os.chmod(ws, 0o777)
+    with HttpServer(ws, "--workers", "1", "--user", "nobody",
+                    address=f"127.0.0.1:{port}") as server:
+        assert server.base == f"http://127.0.0.1:{port}"
+        reply = server.post("/rpc", {**WRITE, "params": {"path": "by-nobody.txt",
+                                                          "content": "x"}})
+        assert reply.json()["result"]["created"] is True
+    assert (ws / "by-nobody.txt").stat().st_uid != 0

@@ -158,11 +158,16 @@ class Env:
              client: type[StdioServer] = StdioServer) -> StdioServer:
         """Our server on `workspace`, started as an orchestrator would, driven by
         `client`."""
+        return client(self.ours_argv(workspace, *options), cwd=REPO,
+                      stderr=self.logs / "ours.stderr")
+
+    def ours_argv(self, workspace: Path, *options: str) -> list[str]:
+        """The command line that starts our server on `workspace`."""
         self._ours_checked  # noqa: B018 (a probed property: raises Unavailable once)
         argv = [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *options]
         if self.workers:
             argv += ["--workers", str(self.workers)]
-        return client(argv, cwd=REPO, stderr=self.logs / "ours.stderr")
+        return argv
 
     def floor(self, workspace: Path) -> StdioServer:
         return StdioServer([sys.executable, "-m", "benchmarks.floor",

@@ -15,7 +15,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence, Self
+from typing import Any, Callable, Protocol, Sequence, Self
 
 import orjson
 
@@ -46,6 +46,22 @@ class Throughput:
     requests: int
     in_flight: int
     seconds: float
+
+
+class Measured(Protocol):
+    """What a scenario drives: StdioServer here, httpload.HttpServer over --http."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def request(self, method: str, params: dict[str, Any],
+                check: Check = ...) -> dict: ...
+
+    def latency(self, calls: Callable[[int], Call], count: int,
+                check: Check = ...) -> Latency: ...
+
+    def throughput(self, calls: Callable[[int], Call], count: int, in_flight: int = ...,
+                   check: Check = ...) -> Throughput: ...
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchmarks import soak
-from benchmarks.env import Env
-from benchmarks.loadclient import Call, Check, McpSession, ProtocolError, StdioServer, is_success
+from benchmarks.env import REPO, Env
+from benchmarks.httpload import HttpServer
+from benchmarks.loadclient import (Call, Check, McpSession, Measured, ProtocolError,
+                                   StdioServer, is_success)
 from benchmarks.report import Measure, Target
 from benchmarks.rss import PeakRss, cpu_seconds
 
@@ -106,14 +108,14 @@ def _started_reference(env: Env, workspace: Path) -> McpSession:
     return _initialized(env.reference(workspace))
 
 
-def _warm(server: StdioServer, calls: Callable[[int], Call], check: Check = is_success) -> None:
+def _warm(server: Measured, calls: Callable[[int], Call], check: Check = is_success) -> None:
     for i in range(WARMUP):
         server.request(*calls(i), check)
 
 
 # file.read 4 KiB -------------------------------------------------------------------------
 
-def _pipelined(server: StdioServer, env: Env, calls: Callable[[int], Call],
+def _pipelined(server: Measured, env: Env, calls: Callable[[int], Call],
                check: Check = is_success) -> Measure:
     """Requests per second; the JSON also holds the CPU each request cost the server's
     process tree and this client (steadier than the rate on a busy machine)."""
@@ -142,7 +144,7 @@ def read_pipelined_floor(env: Env) -> Measure:
         return _pipelined(server, env, READ_4K)
 
 
-def _latency(server: StdioServer, env: Env, calls: Callable[[int], Call],
+def _latency(server: Measured, env: Env, calls: Callable[[int], Call],
              check: Check = is_success) -> Measure:
     _warm(server, calls, check)
     lat = server.latency(calls, env.scale.sequential, check)
@@ -172,6 +174,28 @@ def mcp_read_pipelined_ours(env: Env) -> Measure:
 def mcp_read_latency_ours(env: Env) -> Measure:
     with _initialized(env.ours(env.scratch, client=McpSession)) as server:
         return _latency(server, env, MCP_READ_4K, McpSession.tool_ok)
+
+
+# the same reads over --http (POST /rpc, and /mcp without a session) ----------------------
+
+def _http(env: Env, path: str = "/rpc") -> HttpServer:
+    return HttpServer(env.ours_argv(env.scratch), cwd=REPO, stderr=env.logs / "ours.stderr",
+                      path=path)
+
+
+def http_read_pipelined_ours(env: Env) -> Measure:
+    with _http(env) as server:
+        return _pipelined(server, env, READ_4K)
+
+
+def http_read_latency_ours(env: Env) -> Measure:
+    with _http(env) as server:
+        return _latency(server, env, READ_4K)
+
+
+def http_mcp_read_pipelined_ours(env: Env) -> Measure:
+    with _http(env, "/mcp") as server:
+        return _pipelined(server, env, MCP_READ_4K, McpSession.tool_ok)
 
 
 # spawn to first answer -------------------------------------------------------------------
@@ -699,6 +723,16 @@ SCENARIOS: list[Scenario] = [
     Scenario("mcp_read_latency", "MCP tools/call file_read 4 KiB, one at a time (p50)",
              f"{REFERENCE} read_text_file", Target("≤", 0.5),
              mcp_read_latency_ours, read_latency_reference),
+    Scenario("http_read_pipelined", "file.read 4 KiB over --http /rpc, 64 in flight",
+             "the same over stdio", Target("≥", 0.5),
+             http_read_pipelined_ours, read_pipelined_ours),
+    Scenario("http_read_latency", "file.read 4 KiB over --http /rpc, one at a time (p50)",
+             "the same over stdio", Target("≤", 2.0),
+             http_read_latency_ours, read_latency_ours),
+    Scenario("http_mcp_read_pipelined",
+             "MCP tools/call file_read 4 KiB over --http /mcp, 64 in flight",
+             "the same over stdio", Target("≥", 0.5),
+             http_mcp_read_pipelined_ours, mcp_read_pipelined_ours),
     Scenario("mcp_spawn", "MCP spawn to initialize answered", REFERENCE, Target("≤", 0.5),
              mcp_spawn_ours, mcp_spawn_reference),
     Scenario("mcp_overhead", "MCP tools/call file_read 4 KiB, 64 in flight",

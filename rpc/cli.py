@@ -9,6 +9,7 @@ import logging
 import os
 import pwd
 import signal
+import socket
 import sys
 from typing import NoReturn
 
@@ -17,6 +18,7 @@ from chorus_tools.rpc.process.privileges import drop_to, preload
 from chorus_tools.rpc.dispatch.history import default_directory, give_history
 from chorus_tools.rpc.dispatch.read_store import ReadStore, state_root, store_dir
 from chorus_tools.rpc.dispatch.records import inside
+from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback, listen
 from chorus_tools.rpc.wire.stdio import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
 from chorus_tools.tools.confine.deny import DenyRules
@@ -73,6 +75,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default="warning",
                    choices=("debug", "info", "warning", "error", "critical"),
                    help="what goes to stderr (default: warning); stdout is protocol only")
+    http = p.add_argument_group("HTTP (MCP Streamable HTTP at /mcp, JSON-RPC at /rpc)")
+    http.add_argument("--http", type=_http_address, metavar="[HOST:]PORT",
+                      help="also serve HTTP on HOST (default 127.0.0.1) and PORT (0: any "
+                           "free port; the bound address is printed on stderr); stdio "
+                           "is served beside it only when stdin is a pipe or socket")
+    http.add_argument("--http-token-file", metavar="FILE",
+                      help="every HTTP request must carry 'Authorization: Bearer TOKEN', "
+                           "TOKEN being FILE's content (required off loopback)")
     limits = p.add_argument_group("limits (each answered with a structured error when hit)")
     for flag, default, what in [
         ("--max-message-bytes", 64 * MIB, "largest JSON-RPC message read; larger: -32600"),
@@ -121,6 +131,42 @@ def _toolsets(text: str) -> tuple[str, ...]:
             f"unknown tool set {unknown[0] if unknown else text!r}; "
             f"choose from {', '.join(TOOLSETS)}")
     return sets
+
+
+def _http_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError("expected [HOST:]PORT, PORT from 0 to 65535")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _http_options(args: argparse.Namespace) -> HttpOptions | None:
+    """--http's settings: off loopback only with a token, read once at start."""
+    if args.http is None:
+        if args.http_token_file:
+            _fail("--http-token-file needs --http")
+        return None
+    host, port = args.http
+    token = None
+    if args.http_token_file:
+        try:
+            with open(args.http_token_file, "rb") as f:
+                token = f.read().strip()
+        except OSError as exc:
+            _fail(f"--http-token-file {args.http_token_file!r}: {exc.strerror}")
+        if not token:
+            _fail(f"--http-token-file {args.http_token_file!r} is empty")
+    elif not is_loopback(host):
+        _fail(f"--http {host}:{port} listens beyond this machine: give --http-token-file "
+              "FILE so every request must carry its token")
+    return HttpOptions(host, port, token, args.max_message_bytes)
+
+
+def _listen(http: HttpOptions) -> socket.socket:
+    try:
+        return listen(http)
+    except OSError as exc:  # the port is taken, or the address is not this machine's
+        _fail(f"--http {http.host}:{http.port}: {exc.strerror or exc}")
 
 
 def _seconds(text: str) -> float:
@@ -248,6 +294,7 @@ def main(argv: list[str] | None = None) -> None:
         sets = next(iter(clash.values()))
         _fail(f"--tools {','.join(args.tools)}: the sets {' and '.join(sets)} both define "
               f"{', '.join(n for n, s in clash.items() if s == sets)}; choose one of them")
+    http = _http_options(args)
     ctx = _tool_context(args)
     options = ServerOptions(workers=args.workers, max_message_bytes=args.max_message_bytes,
                             request_timeout=args.request_timeout,
@@ -255,10 +302,11 @@ def main(argv: list[str] | None = None) -> None:
                             max_pending=args.max_pending, records_dir=args.records,
                             toolsets=args.tools, read_only=args.read_only,
                             history_dir=history, history_bytes=args.history_bytes,
-                            reads=_read_store(args, user))
+                            reads=_read_store(args, user), http=http)
     wire_in, wire_out = _take_the_wire()
-    try:
-        server = Server(ctx, options, wire_in, wire_out)  # opens records and history as root
+    listening = _listen(http) if http is not None else None  # before --user drops root
+    try:  # opens the records and the history as root
+        server = Server(ctx, options, wire_in, wire_out, listening)
     except OSError as exc:
         _fail(f"--history {history!r}: {exc.strerror}")
     if user is not None:

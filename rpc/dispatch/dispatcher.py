@@ -37,8 +37,9 @@ from chorus_tools.rpc.dispatch.invoker import Invoker, Jobs
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions, Seen
 from chorus_tools.rpc.mcp.face import McpFace
+from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.dispatch.undo import UndoEdits
-from chorus_tools.rpc.process.watch_service import Watches
+from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.wire.envelope import (Invalid, Request, error_response, parse,
                                             result_response, valid_id)
 from chorus_tools.rpc.wire.errors import METHOD_NOT_FOUND, protocol_error, wire_error
@@ -62,20 +63,22 @@ class Dispatcher:
     def __init__(self, pool: Jobs, *, request_timeout: float,
                  records: Records | None = None,
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
-                 watches: Watches | None = None, roots: tuple[str, ...] = (),
-                 history: HistoryCalls | None = None, reads: Seen | None = None) -> None:
+                 watches: Watches | OwnWatches | None = None, roots: tuple[str, ...] = (),
+                 history: HistoryCalls | None = None, reads: Seen | None = None,
+                 order: PathOrder | None = None) -> None:
         self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
         self._invoker = Invoker(pool, self._methods, request_timeout=request_timeout,
                                 records=records, watches=watches, roots=roots,
                                 history=history,
                                 session=ReadVersions(reads) if "claude" in toolsets else None,
-                                undo=UndoEdits() if "anthropic" in toolsets else None)
+                                undo=UndoEdits() if "anthropic" in toolsets else None,
+                                order=order)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._mcp = McpFace(toolsets, self._invoker.invoke, read_only)
         self.tasks: set[asyncio.Task] = set()
 
-    def submit(self, body: bytes, reply: Callable[[Any], None]) -> None:
+    def submit(self, body: bytes, reply: Callable[[Any], None]) -> asyncio.Task:
         """Handle one framed message in the background; `reply` gets its response.
         Its requests are registered and its cancels applied now, in message order, so a
         cancel finds every request read before it, even one whose task has not run yet."""
@@ -85,6 +88,7 @@ class Dispatcher:
             self._answer(envelope.batch, admitted, reply))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+        return task  # done once the message is answered (HTTP waits on it)
 
     def _admit(self, item: Request | Invalid, reply: Callable[[Any], None]) -> Call | Invalid:
         if isinstance(item, Invalid):

@@ -33,7 +33,7 @@ from chorus_tools.rpc.dispatch.undo import UndoEdits
 from chorus_tools.rpc.dispatch.split import run_parts
 from chorus_tools.rpc.dispatch.validate import ParamsValidator
 from chorus_tools.rpc.process.pool import Job
-from chorus_tools.rpc.process.watch_service import Watches
+from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.process.worker import resolve
 from chorus_tools.tools.confine.sandbox import ROOT, normalize
 from chorus_tools.tools.errors import ToolError
@@ -62,8 +62,9 @@ class Jobs(Protocol):
 class Invoker:
     def __init__(self, pool: Jobs, methods: dict[str, Method], *, request_timeout: float,
                  records: Records | None = None, session: ReadVersions | None = None,
-                 undo: UndoEdits | None = None, watches: Watches | None = None,
-                 roots: tuple[str, ...] = (), history: HistoryCalls | None = None) -> None:
+                 undo: UndoEdits | None = None,
+                 watches: Watches | OwnWatches | None = None, roots: tuple[str, ...] = (),
+                 history: HistoryCalls | None = None, order: PathOrder | None = None) -> None:
         self._pool = pool
         self._history = history
         self._validator = ParamsValidator(methods)
@@ -73,7 +74,7 @@ class Invoker:
         self._undo = undo
         self._watches = watches
         self._roots = roots
-        self._order = PathOrder()
+        self._order = order or PathOrder()  # shared by the HTTP sessions of one server
 
     async def invoke(self, call: Call, method: Method, params: Any) -> tuple[bool, Any]:
         """Validate, run and record one call of `method`: (True, result) or (False, the

@@ -21,7 +21,7 @@ import struct
 import termios
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from chorus_tools.rpc.process.channel import FrameReader, Undecodable, frame, write_all
 from chorus_tools.rpc.process.jobqueue import JobQueue
@@ -66,6 +66,9 @@ class Pool:
         self._size = size
         self._max_pending = max_pending
         self._close_fds = close_fds
+        # descriptors opened after start that a new child must close too (--http's
+        # connections: a copy in a worker would keep a closed connection open)
+        self.more_fds: Callable[[], tuple[int, ...]] = tuple
         self._workers: list[Worker] = []
         self._idle: deque[Worker] = deque()
         self._queue = JobQueue()
@@ -193,7 +196,7 @@ class Pool:
         hide a worker's end-of-pipe)."""
         ends = [*fds, *(fd for w in self._workers if not w.closed
                         for fd in (w.to_worker, w.from_worker))]
-        return self._close_fds + tuple(ends)
+        return self._close_fds + self.more_fds() + tuple(ends)
 
     def _dispatch(self) -> None:
         """Hand queued jobs to idle workers. Under load, consecutive small read-only jobs

@@ -173,6 +173,31 @@ class Watches:
                 return  # this one died already: its end of file brings us back here
 
 
+class OwnWatches:
+    """One HTTP session's share of the server's watches: it ends only the watches it
+    made, and they all end with it."""
+
+    def __init__(self, watches: Watches) -> None:
+        self._watches = watches
+        self._ids: set[str] = set()
+
+    async def add(self, spec: dict[str, Any], send: Send) -> str:
+        watch_id = await self._watches.add(spec, send)
+        self._ids.add(watch_id)
+        return watch_id
+
+    def remove(self, watch_id: str) -> bool:
+        if watch_id not in self._ids:
+            return False
+        self._ids.discard(watch_id)
+        return self._watches.remove(watch_id)
+
+    def close(self) -> None:
+        for watch_id in self._ids:
+            self._watches.remove(watch_id)
+        self._ids.clear()
+
+
 def watcher_process(ctx: ToolContext, commands_fd: int, events_fd: int, parent_pid: int,
                     close_fds: tuple[int, ...], ruleset: int | None) -> None:
     """The watcher's process: commands read on a thread, changes watched on the main one.

@@ -1,21 +1,32 @@
 """The stdio wiring: private copies of stdin/stdout, the framing codec, the dispatcher, and
-an orderly shutdown on end of input or SIGTERM. Nothing else here knows the protocol."""
+an orderly shutdown on end of input or SIGTERM. Nothing else here knows the protocol.
+
+With --http the same server also listens for HTTP (rpc/wire/http.py, imported only then),
+its sessions on the same pool, watcher and path order. stdio is served beside it when stdin
+is a pipe or a socket (a client may be there, and its end stops the server as without
+--http); from a terminal, /dev/null or a file the server is HTTP-only and runs until
+SIGTERM or SIGINT."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import signal
+import socket
 import stat
+import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from chorus_tools.rpc.process.channel import write_all
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
+from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
+from chorus_tools.rpc.wire.http_options import HttpOptions
 from chorus_tools.rpc.process.pool import Pool
 from chorus_tools.rpc.dispatch.history import History
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
@@ -24,6 +35,9 @@ from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.tools import pipes
 from chorus_tools.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from chorus_tools.rpc.wire.http import HttpFront
 
 log = logging.getLogger("chorus.server")
 _CHUNK = 1 << 16
@@ -42,6 +56,7 @@ class ServerOptions:
     history_dir: str | None = None  # docs/protocol.md, History; None: --history 0
     history_bytes: int = 256 * 1024 * 1024
     reads: ReadStore | None = None  # the claude set's reads on disk (opened by the cli)
+    http: HttpOptions | None = None
 
 
 def pollable(fd: int) -> bool:
@@ -125,7 +140,7 @@ class _InputProtocol(asyncio.Protocol):
 
 class Server:
     def __init__(self, ctx: ToolContext, options: ServerOptions, wire_in: int,
-                 wire_out: int) -> None:
+                 wire_out: int, listening: socket.socket | None = None) -> None:
         self._options = options
         self._wire_in = wire_in
         self._decoder = Decoder(options.max_message_bytes)
@@ -137,14 +152,20 @@ class Server:
             ctx.history_spools = self._history.spools(2 * options.workers + 2)
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out,
-                                     *([options.reads.fd] if options.reads else [])))
+                                     *([options.reads.fd] if options.reads else []),
+                                     *([listening.fileno()] if listening is not None else [])))
         self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
-        self._dispatcher = Dispatcher(self._pool, request_timeout=options.request_timeout,
-                                      records=self._records, toolsets=options.toolsets,
-                                      read_only=options.read_only, watches=self._watches,
-                                      roots=ctx.ws.roots, history=HistoryCalls(
-                                          self._history, ctx.ws.roots, options.read_only),
-                                      reads=options.reads)
+        # one client's dispatcher: stdio's, and one per HTTP session; all on one path order
+        # and one history; the claude reads on disk are stdio's (an HTTP session keeps its
+        # own, as it keeps its initialize state and its watches)
+        self._new_dispatcher = functools.partial(
+            Dispatcher, self._pool, request_timeout=options.request_timeout,
+            records=self._records, toolsets=options.toolsets, read_only=options.read_only,
+            roots=ctx.ws.roots, order=PathOrder(),
+            history=HistoryCalls(self._history, ctx.ws.roots, options.read_only))
+        self._dispatcher = self._new_dispatcher(watches=self._watches, reads=options.reads)
+        self._http: HttpFront | None = None
+        self._listening = listening  # --http's socket, bound before --user dropped root
         self._stop = asyncio.Event()
 
     async def run(self) -> int:
@@ -154,12 +175,30 @@ class Server:
         self._pool.start()
         self._pool.background("chorus_tools.tools.mutate.atomic:sweep_temp_files")
         await self._output.open()
-        reader = await self._start_reading()
+        if self._listening is not None:
+            await self._serve_http(self._listening)
+        reader = await self._start_reading() if self._serves_stdio() else None
         await self._stop.wait()
         if reader is not None:
             reader.close()
         await self._finish()
         return 0
+
+    async def _serve_http(self, sock: socket.socket) -> None:
+        from chorus_tools.rpc.wire.http import HttpFront  # h11 only when asked for
+        assert self._options.http is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._stop.set)
+        self._http = HttpFront(self._options.http, self._new_dispatcher, self._watches)
+        address = await self._http.start(sock)
+        self._pool.more_fds = self._http.connection_fds
+        # the one line a launcher reads to learn the port (with --http 127.0.0.1:0)
+        print(f"chorus-tools: serving HTTP on http://{address}/mcp (MCP) and "
+              f"http://{address}/rpc (JSON-RPC)", file=sys.stderr, flush=True)
+
+    def _serves_stdio(self) -> bool:
+        """Without --http, always; with it, when stdin is a pipe or socket."""
+        mode = os.fstat(self._wire_in).st_mode
+        return self._options.http is None or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
     async def _start_reading(self) -> asyncio.BaseTransport | None:
         if not pollable(self._wire_in):
@@ -213,17 +252,23 @@ class Server:
     async def _finish(self) -> None:
         """Finish what is in flight (bounded), stop the workers, flush, close."""
         self._watches.close()
-        tasks = set(self._dispatcher.tasks)
+        if self._http is not None:
+            self._http.stop_listening()
+        tasks = self._tasks()
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=self._options.shutdown_timeout)
             if pending:
                 log.warning("%d requests still running at shutdown: stopping them",
                             len(pending))
         await self._pool.close()
-        if self._dispatcher.tasks:  # stopped jobs now resolve; let their answers out
-            await asyncio.wait(set(self._dispatcher.tasks), timeout=1.0)
+        if tasks := self._tasks():  # stopped jobs now resolve; let their answers out
+            await asyncio.wait(tasks, timeout=1.0)
         await self._output.flush()
         if self._records is not None:
             self._records.close()
         if self._history is not None:
             self._history.close()
+
+    def _tasks(self) -> set[asyncio.Task]:
+        http = self._http.tasks if self._http is not None else set()
+        return set(self._dispatcher.tasks) | http

@@ -27,6 +27,20 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
 
 LATEST = "the id the call before returned"  # file_restore's version, the rewind's checkpoint
+
+
+def with_latest(arguments: dict[str, Any], latest: str | None) -> dict[str, Any]:
+    """`arguments` with LATEST replaced by the id the call before returned."""
+    return {k: latest if v == LATEST else v for k, v in arguments.items()}
+
+
+def latest_of(structured: dict[str, Any] | None) -> str | None:
+    """The id a later call may name: a checkpoint, or the newest version in a history."""
+    structured = structured or {}
+    return structured.get("checkpoint") or next(iter(structured.get("versions", [])),
+                                                {}).get("version")
+
+
 # Each native tool: a valid call, what its structured result must hold, and invalid calls
 # (a §2 error as an isError result: the data.error it must carry).
 VALID: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
@@ -137,14 +151,11 @@ def test_every_tool_with_valid_arguments(ws: Path) -> None:
         await session.list_tools()
         latest = None
         for name, (arguments, holds) in VALID.items():
-            arguments = {k: latest if v == LATEST else v for k, v in arguments.items()}
-            result = await session.call_tool(name, arguments)
+            result = await session.call_tool(name, with_latest(arguments, latest))
             assert result.isError is False, (name, result.content)
             assert holds(result.structuredContent), (name, result.structuredContent)
             assert result.content and result.content[0].type == "text"
-            structured = result.structuredContent or {}
-            latest = structured.get("checkpoint") or next(iter(
-                structured.get("versions", [])), {}).get("version")
+            latest = latest_of(result.structuredContent)
         image = await session.call_tool("file_read", {"path": "dot.png"})
         assert image.isError is False
         assert image.content[0].type == "image" and image.content[0].mimeType == "image/png"

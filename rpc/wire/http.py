@@ -1,0 +1,276 @@
+"""Streamable HTTP (docs/protocol.md, HTTP): MCP at `/mcp`, plain JSON-RPC at `/rpc`, on
+the server's one dispatcher code, pool and sandbox. HTTP itself is h11's (http_conn.py).
+
+- Every request is checked from its head before its body is read: the bearer token
+  (constant-time compare) when one is set, else 401 and nothing runs; an `Origin` that is
+  not a loopback origin nor the bound address is 403, and so is, on a loopback bind, a
+  `Host` that is not a loopback name (DNS rebinding); unknown paths 404.
+- POST /mcp: one message (or a batch). A request: its response as `application/json`,
+  or, when it asked for progress and the client accepts `text/event-stream`, an SSE stream
+  carrying the progress and then the response; nothing to answer (notifications only, or a
+  request cancelled by notifications/cancelled): 202 once handled. `initialize` opens a
+  session, named by the `Mcp-Session-Id` response header, that the client sends back; an
+  unknown or ended one is 404. Past MAX_SESSIONS, the least recently used session ends.
+  A message without a session header is served by the sessionless client (stateless
+  requests, and /rpc).
+- GET /mcp (or /rpc): the session's notification stream (http_session.py), the
+  sessionless client's without a session header. One at a time.
+- DELETE /mcp: the session ends (its watches stop, its stream closes).
+- POST /rpc: a JSON-RPC message or batch → its reply as JSON (204 for notifications only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hmac
+import secrets
+import socket
+from typing import Any, Awaitable, Callable
+from urllib.parse import urlsplit
+
+import orjson
+
+from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
+from chorus_tools.rpc.mcp.face import VERSIONS
+from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
+from chorus_tools.rpc.wire.envelope import dumps, error_response
+from chorus_tools.rpc.wire.errors import INVALID_REQUEST, protocol_error
+from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback
+from chorus_tools.rpc.wire.http_conn import Connection, Head, Reply, Response
+from chorus_tools.rpc.wire.http_session import Session, sse
+
+SESSION = "mcp-session-id"
+PROTOCOL_VERSION = "mcp-protocol-version"
+JSON = [("content-type", "application/json")]
+MAX_SESSIONS = 1000
+SSE = [("content-type", "text/event-stream"), ("cache-control", "no-store")]
+
+
+def _plain(status: int, text: str, headers: list[tuple[str, str]] | None = None) -> Reply:
+    return Reply(status, text.encode() + b"\n",
+                 [("content-type", "text/plain; charset=utf-8"), *(headers or [])])
+
+
+def _error(status: int, message: str) -> Reply:
+    """A refusal a JSON-RPC client can read: an error response with id null."""
+    return Reply(status, dumps(error_response(None, protocol_error(INVALID_REQUEST,
+                                                                   message))), list(JSON))
+
+
+class HttpFront:
+    """The listening socket, its connections, and the sessions."""
+
+    def __init__(self, options: HttpOptions, dispatcher: Callable[..., Dispatcher],
+                 watches: Watches) -> None:
+        self._options = options
+        self._dispatcher = dispatcher  # a new Dispatcher(watches=...) on the shared pool
+        self._watches = watches
+        self._sessions: dict[str, Session] = {}
+        self._sessionless = self._session(None)
+        self._server: asyncio.Server | None = None
+        self._connections: set[Connection] = set()
+        self._handlers: set[asyncio.Task] = set()
+        self._closing = False
+        self._loopback_bind = is_loopback(options.host)
+        self.address = ""
+
+    def _session(self, session_id: str | None) -> Session:
+        own = OwnWatches(self._watches)
+        return Session(session_id, self._dispatcher(watches=own), own)
+
+    @property
+    def tasks(self) -> set[asyncio.Task]:
+        """Every request running on any session, and the handlers waiting on them."""
+        sessions = [self._sessionless, *self._sessions.values()]
+        return {t for s in sessions for t in s.dispatcher.tasks} | {
+            t for t in self._handlers}
+
+    async def start(self, sock: socket.socket) -> str:
+        """Serve on `sock`, already bound and listening (http_options.listen)."""
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self._connection, sock=sock)
+        host, port = self._server.sockets[0].getsockname()[:2]
+        self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        return self.address
+
+    def _connection(self) -> Connection:
+        conn = Connection(self, self._options.max_message_bytes, self._handlers,
+                          lambda: self._closing, self._connections.discard)
+        self._connections.add(conn)
+        return conn
+
+    def connection_fds(self) -> tuple[int, ...]:
+        """The open connections' sockets: a process forked now must not keep them."""
+        return tuple(c.fd for c in self._connections if c.fd >= 0)
+
+    def stop_listening(self) -> None:
+        """Shutdown, first step: no new connection or request; sessions end."""
+        self._closing = True
+        if self._server is not None:
+            self._server.close()
+        for session in [self._sessionless, *self._sessions.values()]:
+            session.end()
+        for conn in list(self._connections):
+            conn.shutdown()
+
+    # the checks made on a request's head, before its body is read
+    def refuse(self, head: Head) -> Reply | None:
+        if self._closing:
+            return _plain(503, "The server is shutting down.")
+        token = self._options.token
+        if token is not None:
+            given = head.headers.get("authorization", "").encode("latin-1")
+            if not hmac.compare_digest(given, b"Bearer " + token):
+                return _plain(401, "Unauthorized: send Authorization: Bearer <token> (the "
+                              "content of --http-token-file).",
+                              [("www-authenticate", 'Bearer realm="chorus-tools"')])
+        origin = head.headers.get("origin")
+        if origin is not None and not self._origin_allowed(origin):
+            return _plain(403, f"Forbidden: Origin {origin!r} is not this server's.")
+        host = head.headers.get("host", "")
+        if self._loopback_bind and not _loopback_host(host):
+            return _plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
+        if head.path not in ("/mcp", "/rpc"):
+            return _plain(404, "Not found: the endpoints are /mcp (MCP) and /rpc "
+                          "(JSON-RPC).")
+        if head.method not in ("POST", "GET", "DELETE"):
+            return _plain(405, "Method not allowed.", [("allow", "GET, POST, DELETE")])
+        return None
+
+    def _origin_allowed(self, origin: str) -> bool:
+        """A browser's Origin must be a loopback one, or the address the server is bound
+        to: a page of another site is refused, even one whose name resolves to us (DNS
+        rebinding: its Host header names that site too, so neither can be trusted)."""
+        try:
+            parts = urlsplit(origin)
+            host = parts.hostname or ""
+        except ValueError:
+            return False
+        if parts.scheme not in ("http", "https"):
+            return False
+        return is_loopback(host) or host == self._options.host.lower()
+
+    def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
+        version = head.headers.get(PROTOCOL_VERSION)
+        if head.path == "/mcp" and version is not None and version not in VERSIONS:
+            out.whole(_error(400, f"Bad Request: unsupported MCP-Protocol-Version "
+                              f"{version!r}; this server speaks {', '.join(VERSIONS)}."))
+            return None
+        session_id = head.headers.get(SESSION) if head.path == "/mcp" else None
+        session = self._sessionless
+        if session_id is not None:
+            found = self._sessions.pop(session_id, None)
+            if found is None:
+                out.whole(_error(404, "Not Found: no session has this Mcp-Session-Id (it "
+                                 "ended, or the server restarted); initialize again."))
+                return None
+            session = self._sessions[session_id] = found  # now the most recently used
+        if head.method == "GET":
+            return self._listen(head, session, out)
+        if head.method == "DELETE":
+            self._delete(head, session, out)
+        else:
+            self._post(head, session, out)
+        return None
+
+    async def _listen(self, head: Head, session: Session, out: Response) -> None:
+        if "text/event-stream" not in head.headers.get("accept", ""):
+            out.whole(_plain(406, "Not Acceptable: the stream is text/event-stream."))
+        elif session.stream is not None and session.stream.open:
+            out.whole(_plain(409, "Conflict: this session's stream is already open."))
+        else:
+            await session.listen(out, list(SSE))
+
+    def _open_session(self) -> Session:
+        """A new session; past MAX_SESSIONS the least recently used one ends (clients that
+        never send DELETE would otherwise hold their sessions for the server's life)."""
+        while len(self._sessions) >= MAX_SESSIONS:
+            self._sessions.pop(next(iter(self._sessions))).end()
+        session = self._session(secrets.token_urlsafe(24))
+        self._sessions[str(session.id)] = session
+        return session
+
+    def _delete(self, head: Head, session: Session, out: Response) -> None:
+        if head.path != "/mcp" or session.id is None:
+            out.whole(_plain(405 if head.path != "/mcp" else 400,
+                             "DELETE ends an MCP session: send its Mcp-Session-Id."))
+            return
+        del self._sessions[session.id]
+        session.end()
+        out.whole(Reply(200))
+
+    def _post(self, head: Head, session: Session, out: Response) -> None:
+        """Hand the message to the session's dispatcher; its reply is written as it comes
+        (no task of our own per request). Only a message that may open a session or ask
+        for progress is parsed here; the dispatcher parses every one."""
+        body, mcp = head.body, head.path == "/mcp"
+        message = _loads(body) if mcp and (b'"initialize"' in body or
+                                           b'"progressToken"' in body) else None
+        if mcp and session.id is None and _is_initialize(message):
+            session = self._open_session()
+        headers = [(SESSION, session.id)] if mcp and session.id is not None else []
+        streamed = mcp and _wants_progress(message) and \
+            "text/event-stream" in head.headers.get("accept", "")
+        answered: list[Any] = []
+
+        def reply(sent: Any) -> None:
+            if isinstance(sent, dict) and "method" in sent:  # a notification
+                if streamed and not answered and out.open:
+                    out.chunk(sse(sent))
+                else:
+                    session.notify(sent)
+            elif not answered:
+                answered.append(sent)
+                if streamed:
+                    out.chunk(sse(sent))
+                    out.end()
+                else:
+                    out.whole(Reply(200, dumps(sent), [*JSON, *headers]))
+
+        def done(_: asyncio.Task) -> None:
+            """Nothing to answer (notifications only, or cancelled by
+            notifications/cancelled): 202 on /mcp as MCP wants, 204 on /rpc."""
+            if not answered:
+                if out.started:
+                    out.end()
+                else:
+                    out.whole(Reply(202 if mcp else 204, b"", headers))
+
+        if streamed:
+            out.stream(200, [*SSE, *headers])
+        session.dispatcher.submit(body, reply).add_done_callback(done)
+
+
+def _loads(body: bytes) -> Any:
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None  # the dispatcher answers it: -32700
+
+
+@functools.lru_cache(maxsize=256)  # asked per request, of the few Host values clients send
+def _loopback_host(host: str) -> bool:
+    """Whether a Host header names this machine's loopback (its port aside)."""
+    try:
+        return is_loopback(urlsplit("//" + host).hostname or "")
+    except ValueError:
+        return False
+
+
+def _requests(message: Any) -> list[dict[str, Any]]:
+    items = message if isinstance(message, list) else [message]
+    return [m for m in items if isinstance(m, dict) and "method" in m and "id" in m]
+
+
+def _is_initialize(message: Any) -> bool:
+    return any(m.get("method") == "initialize" for m in _requests(message))
+
+
+def _wants_progress(message: Any) -> bool:
+    for m in _requests(message):
+        params = m.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and "progressToken" in meta:
+            return True
+    return False

@@ -20,19 +20,12 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 from mcp.types import LATEST_PROTOCOL_VERSION
 
 from http_server import HttpServer
-from test_mcp_sdk import INVALID, PNG, VALID, latest_of, with_latest
+from test_mcp_sdk import INVALID, PNG, VALID, every_tool_workspace, latest_of, with_latest
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("def main():\n    return 1\n")
-    (root / "junk.txt").write_text("junk\n")
-    (root / "moveme.txt").write_text("moving\n")
-    (root / "empty").mkdir()
-    (root / "dot.png").write_bytes(PNG)
-    return root
+    return every_tool_workspace(tmp_path / "ws")
 
 
 def over_http(server: HttpServer, body: Callable[[ClientSession, Any], Awaitable[None]],

@@ -17,7 +17,7 @@ import pytest
 
 from http_server import HttpServer
 from npm_cache import node_major, npm_install
-from test_mcp_sdk import LATEST, PNG, VALID
+from test_mcp_sdk import LATEST, VALID, every_tool_workspace
 
 SDK = ("@modelcontextprotocol/sdk", "1.32.2")
 CONFORMANCE = ("@modelcontextprotocol/conformance", "0.1.16")
@@ -31,14 +31,7 @@ SCENARIOS = ("server-initialize", "ping", "tools-list", "dns-rebinding-protectio
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("def main():\n    return 1\n")
-    (root / "junk.txt").write_text("junk\n")
-    (root / "moveme.txt").write_text("moving\n")
-    (root / "empty").mkdir()
-    (root / "dot.png").write_bytes(PNG)
-    return root
+    return every_tool_workspace(tmp_path / "ws")
 
 
 def test_typescript_sdk_lists_and_calls_every_native_tool_over_http(

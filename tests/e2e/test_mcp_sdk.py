@@ -96,13 +96,19 @@ INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {  # each ends as data.er
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "app.py").write_text("def main():\n    return 1\n")
-    (tmp_path / "junk.txt").write_text("junk\n")
-    (tmp_path / "moveme.txt").write_text("moving\n")
-    (tmp_path / "empty").mkdir()
-    (tmp_path / "dot.png").write_bytes(PNG)
-    return tmp_path
+    return every_tool_workspace(tmp_path)
+
+
+def every_tool_workspace(root: Path) -> Path:
+    """What VALID's calls need, one each: a file to read and patch, one to delete, one to
+    move, an empty directory, an image. The HTTP clients' tests lay out the same."""
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def main():\n    return 1\n")
+    (root / "junk.txt").write_text("junk\n")
+    (root / "moveme.txt").write_text("moving\n")
+    (root / "empty").mkdir()
+    (root / "dot.png").write_bytes(PNG)
+    return root
 
 
 def in_session(ws: Path, body: Callable[[ClientSession, Any], Awaitable[None]],

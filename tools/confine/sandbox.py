@@ -340,3 +340,19 @@ def file_type_name(mode: int) -> str:
 def version_of(st: os.stat_result) -> str:
     """An opaque token that changes whenever the file does."""
     return f"{st.st_mtime_ns:x}-{st.st_size:x}-{st.st_ino:x}"
+
+
+def open_same(dir_fd: int, name: str, st: os.stat_result, shown: str, *, doing: str) -> int:
+    """Open for reading the regular file stat'ed as `st` beneath `dir_fd`: never a FIFO,
+    never an inode swapped in since (write_failed naming what was being done)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError as exc:
+        raise from_os_error(exc, shown) from None
+    now = os.fstat(fd)
+    if (now.st_ino, now.st_dev) != (st.st_ino, st.st_dev) or not stat.S_ISREG(now.st_mode):
+        os.close(fd)
+        raise ToolError("write_failed", f"The file was replaced while {doing}: {shown}. "
+                        "Retry.", path=shown)
+    return fd

@@ -25,7 +25,8 @@ from typing import Callable, Iterator
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.errors import ToolError, from_os_error
-from chorus_tools.tools.confine.sandbox import ROOT, check_regular, names_directory, version_of
+from chorus_tools.tools.confine.sandbox import (ROOT, check_regular, names_directory, open_same,
+                                                version_of)
 
 TEMP_PREFIX = ".chorus-tmp-"
 _TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[0-9a-f]{16}")
@@ -214,24 +215,9 @@ def _lstat(dir_fd: int, name: str, shown: str) -> os.stat_result | None:
         raise from_os_error(exc, shown) from None
 
 
-def _open_same(dir_fd: int, name: str, st: os.stat_result, shown: str) -> int:
-    """Open the entry we stat'ed for reading; never a FIFO, never a swapped-in inode."""
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     dir_fd=dir_fd)
-    except OSError as exc:
-        raise from_os_error(exc, shown) from None
-    now = os.fstat(fd)
-    if (now.st_ino, now.st_dev) != (st.st_ino, st.st_dev) or not stat.S_ISREG(now.st_mode):
-        os.close(fd)
-        raise ToolError("write_failed", f"The file was replaced while writing: {shown}. "
-                        "Retry.", path=shown)
-    return fd
-
-
 def read_entry(dir_fd: int, name: str, st: os.stat_result, shown: str) -> bytes:
     """The whole content of the regular file `name` we stat'ed as `st` in `dir_fd`."""
-    fd = _open_same(dir_fd, name, st, shown)
+    fd = open_same(dir_fd, name, st, shown, doing="writing")
     chunks = []
     try:
         while chunk := os.read(fd, _READ_CHUNK):

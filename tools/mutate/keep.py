@@ -25,7 +25,7 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from chorus_tools.tools.confine.sandbox import version_of
+from chorus_tools.tools.confine.sandbox import open_same, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
 
@@ -129,7 +129,7 @@ def _room(ctx: ToolContext, size: int) -> bool:
 
 
 def _read_small(dir_fd: int, name: str, st: os.stat_result, shown: str) -> bytes:
-    fd = _open(dir_fd, name, st, shown)
+    fd = open_same(dir_fd, name, st, shown, doing="keeping its history")
     try:
         chunks = []
         while chunk := os.read(fd, _CHUNK):
@@ -147,7 +147,7 @@ def _stream(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result, snap: 
     index, spool = _claim(ctx)
     offset = os.lseek(spool, 0, os.SEEK_END)
     digest = hashlib.sha256()
-    fd = _open(dir_fd, name, st, shown)
+    fd = open_same(dir_fd, name, st, shown, doing="keeping its history")
     try:
         while chunk := os.read(fd, _CHUNK):
             digest.update(chunk)
@@ -177,18 +177,3 @@ def _claim(ctx: ToolContext) -> tuple[int, int]:
         return index, fd
     raise ToolError("write_failed", "Every history spool is taken, so the replaced content "
                     "cannot be kept; nothing was changed. Retry in a moment.")
-
-
-def _open(dir_fd: int, name: str, st: os.stat_result, shown: str) -> int:
-    """The inode stat'ed as `st`, never one swapped in meanwhile."""
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     dir_fd=dir_fd)
-    except OSError as exc:
-        raise from_os_error(exc, shown) from None
-    now = os.fstat(fd)
-    if (now.st_ino, now.st_dev) != (st.st_ino, st.st_dev):
-        os.close(fd)
-        raise ToolError("write_failed", f"The file was replaced while keeping its history: "
-                        f"{shown}. Retry.", path=shown)
-    return fd

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
-from chorus_tools.rpc.mcp.face import VERSIONS
+from chorus_tools.rpc.mcp.revision import SUPPORTED
 from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, protocol_error
@@ -153,9 +153,9 @@ class HttpFront:
 
     def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
         version = head.headers.get(PROTOCOL_VERSION)
-        if head.path == "/mcp" and version is not None and version not in VERSIONS:
+        if head.path == "/mcp" and version is not None and version not in SUPPORTED:
             out.whole(_error(400, f"Bad Request: unsupported MCP-Protocol-Version "
-                              f"{version!r}; this server speaks {', '.join(VERSIONS)}."))
+                              f"{version!r}; this server speaks {', '.join(SUPPORTED)}."))
             return None
         session_id = head.headers.get(SESSION) if head.path == "/mcp" else None
         session = self._sessionless

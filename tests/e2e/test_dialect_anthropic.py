@@ -475,6 +475,8 @@ def test_read_only_lists_the_editor_and_views_but_never_edits(ws: Path) -> None:
         assert srv.result(NEW, {"command": "view", "path": "a.py"})["output"]
         for params in EDITS.values():
             assert error_code(srv.call(NEW, params[0])) == "permission_denied"
+        assert error_code(srv.call(OLD, {"command": "undo_edit", "path": "a.py"})) == (
+            "permission_denied")
         assert (ws / "a.py").read_text() == SRC and not (ws / "made.py").exists()
 
 

@@ -259,11 +259,11 @@ def _expect_no_file(ctx: ToolContext, rel: str, path: str) -> None:
         raise _changed(path, None, version_of(st))
 
 
-def _changed(path: str, expected: str | None, current: str | None) -> ToolError:
+def _changed(path: str, expected: str | None, now: str | None) -> ToolError:
     return ToolError("conflict", f"{path} changed since the last edit made through this "
                      "server, so undo_edit would discard those changes; nothing was "
                      "undone. View the file and edit it instead.", path=path,
-                     expected_version=expected, current_version=current)
+                     expected_version=expected, current_version=now)
 
 
 def _reference_text(err: ToolError, command: str, path: str, old_str: str | None) -> ToolError:

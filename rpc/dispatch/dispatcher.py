@@ -13,8 +13,9 @@ Contract:
   order, run, record), and so does an MCP `tools/call`: MCP's methods (`initialize`,
   `tools/call`, ...) are answered by the MCP face (rpc/mcp/face.py), which calls the same
   invoker, never back into the dispatcher. The invoker writes the audit records, keeps
-  the `claude` set's read-before-write state and the `anthropic` set's undo_edit
-  memory (rpc/dispatch/undo.py), makes watches live and gives a set's
+  the `claude` set's read-before-write state and, with the history off, the
+  `anthropic` set's undo_edit memory (rpc/dispatch/undo.py; with it on, undo_edit comes
+  from the history: rpc/dispatch/history_undo.py), makes watches live and gives a set's
   errors their own form (scope's `data.code`).
 
 Envelopes and batches are checked by rpc/wire/envelope.py; a request is routed by the
@@ -72,7 +73,7 @@ class Dispatcher:
                                 records=records, watches=watches, roots=roots,
                                 history=history,
                                 session=ReadVersions(reads) if "claude" in toolsets else None,
-                                undo=UndoEdits() if "anthropic" in toolsets else None,
+                                undo=_undo_memory(toolsets, history),
                                 order=order)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._mcp = McpFace(toolsets, self._invoker.invoke, read_only)
@@ -163,3 +164,10 @@ class Dispatcher:
         for call in self._inflight.get(_id_key(target), []):
             call.cancelled = "lsp" if lsp else "mcp"
             self._invoker.stop(call)
+
+
+def _undo_memory(toolsets: tuple[str, ...], history: HistoryCalls | None) -> UndoEdits | None:
+    """The anthropic set's per-session undo memory, needed only with the history off:
+    with it on, undo_edit comes from the history (rpc/dispatch/history_undo.py)."""
+    on = history is not None and history.on
+    return UndoEdits() if "anthropic" in toolsets and not on else None

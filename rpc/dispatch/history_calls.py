@@ -8,6 +8,8 @@ it and a change after it waits.
 - file.history: the worker checks the path (confinement, --deny, no symlink); the answer
   comes from the store;
 - file.restore: `prepare` finds the version and hands its content to the worker;
+  str_replace_editor's undo_edit the same, the version being the one before the path's
+  last edit (rpc/dispatch/history_undo.py); `finish` logs it as an undo;
 - workspace.checkpoint: the worker checks the options; `finish` logs the checkpoint;
 - workspace.rewind: `prepare` first completes a journal left by a killed rewind, then
   plans this one, writes its journal and hands the content over; `finish` clears it.
@@ -20,6 +22,8 @@ from typing import Any
 
 from chorus_tools.rpc.dispatch import rewind
 from chorus_tools.rpc.dispatch.history import History, checkpoint_id, parse_id
+from chorus_tools.rpc.dispatch.history_undo import is_undo, logged_as, undo_target
+from chorus_tools.tools.dialects.anthropic_table import UNDO_PARAM
 from chorus_tools.tools.confine.sandbox import normalize
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.method import Method
@@ -57,6 +61,8 @@ class HistoryCalls:
             return params
         if method.name == RESTORE:
             return {**params, **self._version(params)}
+        if is_undo(method, params):
+            return {**params, UNDO_PARAM: self._undo_to(params["path"])}
         if method.name == REWIND:
             return await self._plan(params, run)
         return params
@@ -70,7 +76,7 @@ class HistoryCalls:
         kept = (audit or {}).pop("kept", None)
         if kept:
             if ok:
-                await self.history.keep(method.name, kept)
+                await self.history.keep(logged_as(method, params), kept)
             else:
                 self.history.discard(kept)
         if method.name == REWIND and self._journaled:
@@ -112,6 +118,13 @@ class HistoryCalls:
                             "(--history-bytes); restore a newer one.", param="version",
                             evicted=True)
         return {"content": self.history.read(entry.sha256), "mode": entry.mode}
+
+    def _undo_to(self, given: str) -> dict[str, Any] | None:
+        try:
+            path = normalize(given, roots=self._roots)
+        except ToolError:
+            return None  # the worker refuses the path with its own error
+        return undo_target(self.history, path, given)
 
     async def _plan(self, params: dict[str, Any], run: Run) -> dict[str, Any]:
         dry_run = params.get("dry_run") is True

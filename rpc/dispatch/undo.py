@@ -1,11 +1,12 @@
 """The `anthropic` set's `undo_edit` memory (docs/protocol.md, Tool set `anthropic`), per
-session: what each file held before the edits made through the set's editors, so
-`undo_edit` can put it back.
+session, used only with the history off (`--history 0`; with it on, undo_edit comes from
+the history: rpc/dispatch/history_undo.py, and the dispatcher makes no memory): what each
+file held before the edits made through the set's editors, so `undo_edit` can put it back.
 
-This stands in for a file history until that lands; its interface is two calls the
-dispatcher makes around every `anthropic` call, so the history can replace it whole:
+Two calls the invoker makes around every `anthropic` call:
 - `prepare(method, params)`: an `undo_edit` call gets `undo_to`, the newest remembered
-  state of its file (None: nothing to undo);
+  state of its file as the history would hand it (`content`, `expected_version`; None:
+  nothing to undo);
 - `note(method, params, result)`: an edit's result carries, under `UNDO_KEY`, the bytes it
   replaced (None: it created the file) and the version it left; they are remembered and
   taken out of the result the client sees. A successful undo forgets its state, and the
@@ -54,7 +55,7 @@ class UndoEdits:
         stack = self._stacks.get(key or "")
         top = stack[-1] if stack else None
         return {**params, UNDO_PARAM: None if top is None else
-                {"before": top.before, "after": top.after}}
+                {"content": top.before, "expected_version": top.after}}
 
     def note(self, method: Method, params: dict[str, Any], result: Any,
              key: str | None) -> Any:

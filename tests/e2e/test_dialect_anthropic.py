@@ -36,9 +36,24 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
+def serve(ws: Path, *args: str, tools: str = "anthropic") -> RpcServer:
+    """A server with the history on where it is by default: the user's state directory
+    (here one per test), so a second server on the workspace finds the first's."""
+    return RpcServer(ws, "--tools", tools, "--workers", "2", *args,
+                     env={"XDG_STATE_HOME": str(ws.parent / "state")})
+
+
 @pytest.fixture
 def srv(ws: Path) -> Iterator[RpcServer]:
-    with RpcServer(ws, "--tools", "anthropic", "--workers", "2") as server:
+    with serve(ws) as server:
+        yield server
+
+
+@pytest.fixture(params=["history", "memory"])
+def both(ws: Path, request: pytest.FixtureRequest) -> Iterator[RpcServer]:
+    """undo_edit from the history (the default), or with `--history 0` from the
+    session's memory: each behaves alike within a session."""
+    with serve(ws, *(() if request.param == "history" else ("--history", "0"))) as server:
         yield server
 
 
@@ -156,8 +171,8 @@ def test_create_never_overwrites(srv: RpcServer, ws: Path) -> None:
 # str_replace ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("method", [NEW, OLD])
-def test_str_replace_answers_with_the_snippet(srv: RpcServer, ws: Path, method: str) -> None:
-    got = srv.result(method, {"command": "str_replace", "path": "a.py",
+def test_str_replace_answers_with_the_snippet(both: RpcServer, ws: Path, method: str) -> None:
+    got = both.result(method, {"command": "str_replace", "path": "a.py",
                               "old_str": "class A:", "new_str": "class B:\n\t\"\"\"B.\"\"\""})
     after = SRC.replace("class A:", "class B:\n\t\"\"\"B.\"\"\"")
     assert (ws / "a.py").read_text() == after
@@ -280,37 +295,37 @@ EDITS = {
 
 @pytest.mark.parametrize("edit", EDITS)
 @pytest.mark.parametrize("editor", [NEW, OLD])
-def test_undo_edit_after_each_kind_of_edit(srv: RpcServer, ws: Path, edit: str,
+def test_undo_edit_after_each_kind_of_edit(both: RpcServer, ws: Path, edit: str,
                                            editor: str) -> None:
     """Any editor of the set edits; str_replace_editor's undo_edit puts the file back
     (a created file is removed); then there is nothing left to undo."""
     params, path = EDITS[edit]
     before = snapshot(ws)
-    srv.result(editor, params)
+    both.result(editor, params)
     assert snapshot(ws) != before
-    got = srv.result(OLD, {"command": "undo_edit", "path": path})
+    got = both.result(OLD, {"command": "undo_edit", "path": path})
     assert got["output"].startswith(f"Last edit to {path} undone successfully.")
     assert {k: v[0] for k, v in snapshot(ws).items()} == {k: v[0] for k, v in before.items()}
-    err = _error(srv, OLD, command="undo_edit", path=path)
+    err = _error(both, OLD, command="undo_edit", path=path)
     assert err["message"].startswith(f"No edit history found for {path}.")
 
 
-def test_undo_edit_steps_back_through_several_edits(srv: RpcServer, ws: Path) -> None:
+def test_undo_edit_steps_back_through_several_edits(both: RpcServer, ws: Path) -> None:
     for n in range(3):
-        srv.result(OLD, {"command": "insert", "path": "a.py", "insert_line": 0,
+        both.result(OLD, {"command": "insert", "path": "a.py", "insert_line": 0,
                          "new_str": f"# {n}"})
     for n in reversed(range(3)):
-        got = srv.result(OLD, {"command": "undo_edit", "path": "a.py"})
+        got = both.result(OLD, {"command": "undo_edit", "path": "a.py"})
         want = "".join(f"# {k}\n" for k in reversed(range(n))) + SRC
         assert (ws / "a.py").read_text() == want
         assert got["output"].endswith(numbered(want.rstrip("\n")) + "\n")
 
 
-def test_undo_edit_refuses_to_discard_a_change_made_since(srv: RpcServer, ws: Path) -> None:
-    srv.result(OLD, {"command": "str_replace", "path": "a.py", "old_str": "pass",
+def test_undo_edit_refuses_to_discard_a_change_made_since(both: RpcServer, ws: Path) -> None:
+    both.result(OLD, {"command": "str_replace", "path": "a.py", "old_str": "pass",
                      "new_str": "return"})
     (ws / "a.py").write_text("changed by someone else\n")
-    err = _error(srv, OLD, command="undo_edit", path="a.py")
+    err = _error(both, OLD, command="undo_edit", path="a.py")
     assert err["data"]["error"] == "conflict"
     assert (ws / "a.py").read_text() == "changed by someone else\n"
 
@@ -320,11 +335,84 @@ def test_undo_edit_is_not_a_command_of_the_newer_tool(srv: RpcServer) -> None:
     assert err["data"]["error"] == "invalid_params" and err["data"]["param"] == "command"
 
 
-def test_undo_memory_is_per_session(ws: Path) -> None:
-    with RpcServer(ws, "--tools", "anthropic") as first:
+def test_undo_edit_survives_a_server_restart(ws: Path) -> None:
+    """The history outlives the server: an edit made in one process is undone in the
+    next, and a third steps back past the edits and the undo the earlier ones made."""
+    with serve(ws) as first:
+        for n in range(2):
+            first.result(OLD, {"command": "insert", "path": "a.py", "insert_line": 0,
+                               "new_str": f"# {n}"})
+    with serve(ws) as second:
+        got = second.result(OLD, {"command": "undo_edit", "path": "a.py"})
+        assert got["output"] == ("Last edit to a.py undone successfully. Here's the "
+                                 "result of running `cat -n` on a.py:\n"
+                                 f"{numbered(('# 0' + chr(10) + SRC).rstrip())}\n")
+    with serve(ws) as third:
+        third.result(OLD, {"command": "undo_edit", "path": "a.py"})
+        assert (ws / "a.py").read_text() == SRC
+        err = _error(third, OLD, command="undo_edit", path="a.py")
+        assert err["message"].startswith("No edit history found for a.py.")
+
+
+def test_undo_edit_after_an_undo_and_a_new_edit_walks_back_like_a_stack(srv: RpcServer,
+                                                                         ws: Path) -> None:
+    """Edit 0, edit 1, undo (back to 0), edit 2: undos now take off 2, then 0; edit 1,
+    already undone, is never put back."""
+    def insert(text: str) -> None:
+        srv.result(OLD, {"command": "insert", "path": "a.py", "insert_line": 0,
+                         "new_str": text})
+
+    insert("# 0")
+    insert("# 1")
+    srv.result(OLD, {"command": "undo_edit", "path": "a.py"})
+    insert("# 2")
+    for want in ["# 0\n" + SRC, SRC]:
+        srv.result(OLD, {"command": "undo_edit", "path": "a.py"})
+        assert (ws / "a.py").read_text() == want
+    assert _error(srv, OLD, command="undo_edit", path="a.py")["data"][
+        "error"] == "invalid_params"
+
+
+def test_undo_edit_refuses_after_a_change_by_another_tool_or_outside(ws: Path) -> None:
+    """A change made since the edit, through this server but not by the editor (native
+    file.write) or outside it, is not discarded: `conflict`, the file left alone; after
+    a restart too."""
+    with serve(ws, tools="anthropic,native") as srv:
+        srv.result(OLD, {"command": "str_replace", "path": "a.py", "old_str": "pass",
+                         "new_str": "return"})
+        srv.result("file.write", {"path": "a.py", "content": "by file.write\n"})
+        assert _error(srv, OLD, command="undo_edit", path="a.py")["data"][
+            "error"] == "conflict"
+        assert (ws / "a.py").read_text() == "by file.write\n"
+        srv.result(OLD, {"command": "create", "path": "n.py", "file_text": "n\n"})
+    (ws / "n.py").write_text("changed outside\n")
+    with serve(ws) as srv:
+        err = _error(srv, OLD, command="undo_edit", path="n.py")
+        assert err["data"]["error"] == "conflict"
+        assert err["message"].startswith("n.py changed since the last edit made through "
+                                         "this server")
+        assert (ws / "n.py").read_text() == "changed outside\n"
+
+
+def test_undo_edit_is_kept_in_the_history_and_can_be_restored(ws: Path) -> None:
+    """The undo is a restore: file.history lists it, under its own method name, and
+    file.restore can put back what it undid."""
+    with serve(ws, tools="anthropic,native") as srv:
+        srv.result(OLD, {"command": "str_replace", "path": "a.py", "old_str": "pass",
+                         "new_str": "return"})
+        srv.result(OLD, {"command": "undo_edit", "path": "a.py"})
+        assert (ws / "a.py").read_text() == SRC
+        versions = srv.result("file.history", {"path": "a.py"})["versions"]
+        assert [v["method"] for v in versions] == [f"{OLD}.undo_edit", OLD]
+        srv.result("file.restore", {"path": "a.py", "version": versions[0]["version"]})
+        assert (ws / "a.py").read_text() == SRC.replace("pass", "return")
+
+
+def test_undo_memory_without_the_history_is_per_session(ws: Path) -> None:
+    with serve(ws, "--history", "0") as first:
         first.result(OLD, {"command": "insert", "path": "a.py", "insert_line": 0,
                            "new_str": "#"})
-    with RpcServer(ws, "--tools", "anthropic") as second:
+    with serve(ws, "--history", "0") as second:
         assert second.error(OLD, {"command": "undo_edit", "path": "a.py"})["data"][
             "error"] == "invalid_params"
 
@@ -387,6 +475,8 @@ def test_read_only_lists_the_editor_and_views_but_never_edits(ws: Path) -> None:
         assert srv.result(NEW, {"command": "view", "path": "a.py"})["output"]
         for params in EDITS.values():
             assert error_code(srv.call(NEW, params[0])) == "permission_denied"
+        assert error_code(srv.call(OLD, {"command": "undo_edit", "path": "a.py"})) == (
+            "permission_denied")
         assert (ws / "a.py").read_text() == SRC and not (ws / "made.py").exists()
 
 
@@ -411,7 +501,7 @@ def test_records_hold_the_edits_and_not_the_views(ws: Path, tmp_path: Path) -> N
     assert rows[0]["sha256_before"] == rows[1]["sha256_after"]
 
 
-def test_absolute_paths_inside_are_accepted_and_never_echoed(srv: RpcServer, ws: Path) -> None:
+def test_absolute_paths_inside_are_accepted_and_never_echoed(both: RpcServer, ws: Path) -> None:
     """SPEC §3: results name workspace-relative paths, whatever form the client used."""
     root = str(ws)
     for method, params in [
@@ -423,6 +513,6 @@ def test_absolute_paths_inside_are_accepted_and_never_echoed(srv: RpcServer, ws:
             (NEW, {"command": "insert", "path": f"{root}/abs.py", "insert_line": 1,
                    "insert_text": "z"}),
             (OLD, {"command": "undo_edit", "path": f"{root}/abs.py"})]:
-        got = srv.result(method, params)
+        got = both.result(method, params)
         assert root not in json.dumps(got), got
     assert (ws / "abs.py").read_text() == "y\n"

@@ -38,7 +38,7 @@ def test_an_edit_is_remembered_and_stripped_from_the_result() -> None:
     memory = UndoEdits()
     shown = _edit(memory, "a.py", b"old", "v1")
     assert UNDO_KEY not in shown and shown["output"] == "edited"
-    assert _undo_to(memory, "a.py") == {"before": b"old", "after": "v1"}
+    assert _undo_to(memory, "a.py") == {"content": b"old", "expected_version": "v1"}
 
 
 def test_nothing_to_undo_is_none() -> None:
@@ -49,9 +49,9 @@ def test_undos_step_back_and_chain_versions() -> None:
     memory = UndoEdits()
     _edit(memory, "a.py", b"v0 text", "v1")
     _edit(memory, "a.py", b"v1 text", "v2")
-    assert _undo_to(memory, "a.py") == {"before": b"v1 text", "after": "v2"}
+    assert _undo_to(memory, "a.py") == {"content": b"v1 text", "expected_version": "v2"}
     _undone(memory, "a.py", "v1-again")
-    assert _undo_to(memory, "a.py") == {"before": b"v0 text", "after": "v1-again"}
+    assert _undo_to(memory, "a.py") == {"content": b"v0 text", "expected_version": "v1-again"}
     _undone(memory, "a.py", "v0-again")
     assert _undo_to(memory, "a.py") is None
 
@@ -61,7 +61,7 @@ def test_a_failed_undo_keeps_the_state() -> None:
     memory = UndoEdits()
     _edit(memory, "a.py", b"old", "v1")
     _undo_to(memory, "a.py")
-    assert _undo_to(memory, "a.py") == {"before": b"old", "after": "v1"}
+    assert _undo_to(memory, "a.py") == {"content": b"old", "expected_version": "v1"}
 
 
 def test_bounded_by_bytes_oldest_first() -> None:
@@ -70,8 +70,8 @@ def test_bounded_by_bytes_oldest_first() -> None:
     _edit(memory, "b", b"1234", "vb")
     _edit(memory, "c", b"12", "vc")  # 12 bytes: a's state goes
     assert _undo_to(memory, "a") is None
-    assert _undo_to(memory, "b") == {"before": b"1234", "after": "vb"}
-    assert _undo_to(memory, "c") == {"before": b"12", "after": "vc"}
+    assert _undo_to(memory, "b") == {"content": b"1234", "expected_version": "vb"}
+    assert _undo_to(memory, "c") == {"content": b"12", "expected_version": "vc"}
 
 
 def test_bounded_by_entries_oldest_first_within_a_file() -> None:
@@ -79,7 +79,7 @@ def test_bounded_by_entries_oldest_first_within_a_file() -> None:
     for n in range(3):
         _edit(memory, "a", f"s{n}".encode(), f"v{n + 1}")
     _undone(memory, "a", "w")
-    assert _undo_to(memory, "a") == {"before": b"s1", "after": "w"}
+    assert _undo_to(memory, "a") == {"content": b"s1", "expected_version": "w"}
     _undone(memory, "a", "x")
     assert _undo_to(memory, "a") is None  # s0 was dropped when the third edit came
 
@@ -87,7 +87,7 @@ def test_bounded_by_entries_oldest_first_within_a_file() -> None:
 def test_creations_cost_no_bytes_but_count_as_states() -> None:
     memory = UndoEdits(max_bytes=0, max_entries=1)
     _edit(memory, "a", None, "va")
-    assert _undo_to(memory, "a") == {"before": None, "after": "va"}
+    assert _undo_to(memory, "a") == {"content": None, "expected_version": "va"}
     _edit(memory, "b", None, "vb")
     assert _undo_to(memory, "a") is None
 

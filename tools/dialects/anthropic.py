@@ -8,14 +8,20 @@ the reference would leave the model guessing.
 Where the reference is unsafe we go beyond it: str_replace runs through the core patch
 engine (its three tiers, mapping check and syntax guard) instead of expanding every tab
 of the file to spaces; writes are atomic and keep the file's encoding and line endings;
-create makes missing parent directories. Each edit hands back the bytes it replaced
-(rpc/dispatch/undo.py keeps them for undo_edit and strips them from the result).
+create makes missing parent directories.
+
+undo_edit is handed the content to put back (`UNDO_PARAM`) and puts it back the way
+file.restore does (tools/mutate/restore.py). That content comes from the history
+(rpc/dispatch/history_undo.py); with `--history 0`, from the session's memory
+(rpc/dispatch/undo.py), to which each edit hands back the bytes it replaced (`UNDO_KEY`,
+stripped from the result there; with the history on the history keeps them instead).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.dialects.anthropic_table import UNDO_KEY, UNDO_PARAM
 from chorus_tools.tools.dialects.common import renamed, then
@@ -24,9 +30,10 @@ from chorus_tools.tools.dialects.positional import (
     current_bytes,
     insert_after,
     numbered,
-    restore,
 )
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.mutate.keep import keeping
+from chorus_tools.tools.mutate.restore import current, restore
 from chorus_tools.tools.mutate.write import write
 from chorus_tools.tools.patch.patch import patch
 from chorus_tools.tools.read.read import read
@@ -177,7 +184,7 @@ def _create(ctx: ToolContext, path: str, file_text: str) -> dict[str, Any]:
     got = write(ctx, path, file_text, overwrite=False)
     rel = ctx.ws.rel(path)
     return {"output": f"File created successfully at: {rel}", "path": rel,
-            "version": got["version"], UNDO_KEY: {"before": None, "after": got["version"]}}
+            "version": got["version"], **_undo_state(ctx, None, got["version"])}
 
 
 def _str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> dict[str, Any]:
@@ -197,7 +204,7 @@ def _str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> dic
               f"a snippet of {rel}:\n{snippet}\nReview the changes and make sure they are "
               "as expected. Edit the file again if necessary.")
     return {"output": output, "path": rel, "version": got["version"],
-            UNDO_KEY: {"before": before, "after": got["version"]}}
+            **_undo_state(ctx, before, got["version"])}
 
 
 def _insert(ctx: ToolContext, path: str, line: int, text: str) -> dict[str, Any]:
@@ -208,26 +215,55 @@ def _insert(ctx: ToolContext, path: str, line: int, text: str) -> dict[str, Any]
               "sure they are as expected (correct indentation, no duplicate lines, etc). "
               "Edit the file again if necessary.")
     return {"output": output, "path": rel, "version": done.version,
-            UNDO_KEY: {"before": done.before, "after": done.version}}
+            **_undo_state(ctx, done.before, done.version)}
+
+
+def _undo_state(ctx: ToolContext, before: bytes | None, after: str) -> dict[str, Any]:
+    """What an edit hands back for the session's undo memory: the bytes it replaced (None:
+    it created the file) and the version it left; nothing when the history keeps them."""
+    return {} if keeping(ctx) else {UNDO_KEY: {"before": before, "after": after}}
 
 
 def _undo(ctx: ToolContext, path: str, undo_to: dict[str, Any] | None) -> dict[str, Any]:
+    """Put back `undo_to["content"]` (None: remove the file a create made) if the file is
+    still at `undo_to["expected_version"]`, the version the last edit (or undo) left."""
     rel = ctx.ws.rel(path)
     if undo_to is None:
         raise ToolError("invalid_params", f"No edit history found for {path}. (undo_edit "
-                        "undoes edits made through this server in this session.)",
-                        param="command", path=path)
-    version = restore(ctx, path, undo_to["before"], undo_to["after"])
-    if undo_to["before"] is None:
+                        "undoes, one at a time, the edits made to it through this server's "
+                        "text editor tools.)", param="command", path=path)
+    content, expected = undo_to["content"], undo_to["expected_version"]
+    if expected is None:  # the last undo removed a created file: none may be there now
+        _expect_no_file(ctx, rel, path)
+    try:
+        version = restore(ctx, path, "", content, undo_to.get("mode"), expected)["version"]
+    except ToolError as err:
+        if err.code != "conflict":
+            raise
+        raise _changed(path, expected, err.details.get("current_version")) from None
+    if content is None:
         output = (f"Last edit to {rel} undone successfully. The file did not exist before "
                   "it, so it has been removed.")
     else:
-        shown = numbered(decode(undo_to["before"])[0], ctx)
+        shown = numbered(decode(content)[0], ctx)
         output = (f"Last edit to {rel} undone successfully. Here's the result of running "
                   f"`cat -n` on {rel}:\n{shown['content']}\n")
         if shown["truncated"]:
             output += _CLIPPED.format(next=shown["end_line"] + 1)
     return {"output": output, "path": rel, "version": version}
+
+
+def _expect_no_file(ctx: ToolContext, rel: str, path: str) -> None:
+    st = current(ctx, rel, path)
+    if st is not None:
+        raise _changed(path, None, version_of(st))
+
+
+def _changed(path: str, expected: str | None, now: str | None) -> ToolError:
+    return ToolError("conflict", f"{path} changed since the last edit made through this "
+                     "server, so undo_edit would discard those changes; nothing was "
+                     "undone. View the file and edit it instead.", path=path,
+                     expected_version=expected, current_version=now)
 
 
 def _reference_text(err: ToolError, command: str, path: str, old_str: str | None) -> ToolError:

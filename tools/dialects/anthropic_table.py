@@ -2,8 +2,9 @@
 tool under its two trained names, `str_replace_based_edit_tool` (text_editor_20250728) and
 `str_replace_editor` (text_editor_20250124, with undo_edit); adapters in anthropic.py.
 
-The private names that carry undo_edit's memory between the adapters and the dispatcher
-(rpc/dispatch/undo.py) are here, where both can import them cheaply."""
+The private names that carry undo_edit's states between the adapters and the dispatcher
+(from the history: rpc/dispatch/history_calls.py; with --history 0, the session's
+memory: rpc/dispatch/undo.py) are here, where both can import them cheaply."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from chorus_tools.tools.method import NON_NEGATIVE, NULLABLE_STR, PATH, POSITIVE, Method, obj
 
 UNDO_KEY = "undo_state"  # an edit's result: the bytes it replaced (stripped, never sent)
-UNDO_PARAM = "undo_to"  # an undo_edit's params: the state to restore (never from a client)
+UNDO_PARAM = "undo_to"  # an undo_edit's params: what to restore (never from a client)
 
 _ADAPTERS = "chorus_tools.tools.dialects.anthropic:"
 _TEXT = {"type": "string"}

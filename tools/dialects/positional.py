@@ -1,8 +1,8 @@
-"""The edits the `anthropic` editor makes by position rather than by text: inserting
-lines after a line number, and putting back what a file held before an edit (undo_edit).
+"""The edit the `anthropic` editor makes by position rather than by text: inserting lines
+after a line number (undo_edit's restore is file.restore's, tools/mutate/restore.py).
 
-Replacing text goes through the core patch engine (tools/patch); these two have no text
-to find, so they run through the core's one way a file changes (tools.mutate.atomic's
+Replacing text goes through the core patch engine (tools/patch); an insert has no text
+to find, so it runs through the core's one way a file changes (tools.mutate.atomic's
 `mutate`: the directory lock, the version check, the atomic rename, the audit hashes),
 keeping the file's encoding, BOM and line endings: every byte outside the inserted lines
 stays as it was.
@@ -18,7 +18,6 @@ from chorus_tools.tools.confine.sandbox import names_directory, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import Current, mutate
-from chorus_tools.tools.mutate.delete import delete
 from chorus_tools.tools.read.read import window_text
 from chorus_tools.tools.read.text import (
     SNIFF_BYTES,
@@ -116,33 +115,6 @@ def _offset_after(text: str, line: int) -> int:
             return len(text)
         pos = nl + 1
     return pos
-
-
-def restore(ctx: ToolContext, path: str, before: bytes | None, after: str) -> str | None:
-    """Put back `before` (None: remove the file an edit created), refusing with
-    `conflict` when the file is no longer at version `after`. The version left, or None."""
-    if before is None:
-        current = version_of(ctx.ws.lstat(ctx.ws.rel(path), shown=path))
-        if current != after:
-            raise _changed(path, after, current)
-        delete(ctx, path)
-        return None
-    try:
-        out = mutate(ctx, ctx.ws.rel(path), shown=path, compute=lambda _: before,
-                     expected_version=after)
-    except ToolError as err:
-        if err.code == "conflict":
-            raise _changed(path, after, err.details.get("current_version")) from None
-        raise
-    assert out.stat is not None
-    return version_of(out.stat)
-
-
-def _changed(path: str, expected: str, current: str | None) -> ToolError:
-    return ToolError("conflict", f"{path} changed since the last edit made through this "
-                     "server, so undo_edit would discard those changes; nothing was "
-                     "undone. View the file and edit it instead.", path=path,
-                     expected_version=expected, current_version=current)
 
 
 def numbered(text: str, ctx: ToolContext) -> dict[str, Any]:

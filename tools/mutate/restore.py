@@ -32,9 +32,10 @@ def mark(ctx: ToolContext, label: str = "") -> dict[str, Any]:
 
 
 def restore(ctx: ToolContext, path: str, version: str, content: bytes | None = None,
-            mode: int = 0o644, expected_version: str | None = None) -> dict[str, Any]:
-    """Put `content` back at `path` atomically, with its mode; None: the version is the
-    path holding no file, so what is there is removed."""
+            mode: int | None = None, expected_version: str | None = None) -> dict[str, Any]:
+    """Put `content` back at `path` atomically, with its mode (None: a file there keeps
+    its own); None: the version is the path holding no file, so what is there is removed.
+    str_replace_editor's undo_edit runs this too (tools/dialects/anthropic.py)."""
     rel = real_path(ctx, path)
     if content is not None:
         out = mutate(ctx, rel, shown=path, compute=lambda _: content, create_dirs=True,

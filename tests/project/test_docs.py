@@ -95,10 +95,12 @@ def test_error_prose_for_an_unknown_error_is_refused(generate: ModuleType) -> No
 
 def _documents() -> list[Path]:
     """Every Markdown file of the project; docs/template/ is left out, its links are
-    written for docs/protocol.md, where they are checked."""
-    skip = {".git", "node_modules", "target", ".pytest_cache", "build"}
+    written for docs/protocol.md, where they are checked, and so are hidden folders (.git,
+    a .venv made in the checkout: other projects' files)."""
+    skip = {"node_modules", "target", "build"}
     return [p for p in REPO.rglob("*.md")
             if not skip & set(p.relative_to(REPO).parts)
+            and not any(part.startswith(".") for part in p.relative_to(REPO).parts[:-1])
             and not p.relative_to(REPO).parts[0].endswith(".egg-info")
             and not p.is_relative_to(REPO / "docs" / "template")]
 

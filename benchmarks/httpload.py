@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence, Self
 import orjson
 
 from benchmarks.loadclient import (Call, Check, Latency, ProtocolError, Throughput,
-                                   is_success, percentile)
+                                   is_success, percentile, wait_or_kill)
 
 SERVING = re.compile(rb"serving HTTP on http://([^/\s]+):(\d+)/mcp")
 
@@ -163,11 +163,7 @@ class HttpServer:
         for conn in self._pool:
             conn.sock.close()
         self.proc.terminate()
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait()
+        code = wait_or_kill(self.proc, timeout)
         if self._log is not None:
             self._log.close()
         return code

@@ -64,6 +64,15 @@ class Measured(Protocol):
                    check: Check = ...) -> Throughput: ...
 
 
+def wait_or_kill(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """The server's exit code once it has stopped by itself, or after SIGKILL past `timeout`."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -199,11 +208,7 @@ class StdioServer:
             self._stdin.close()
         except OSError:
             pass
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait()
+        code = wait_or_kill(self.proc, timeout)
         if self._err is not None:
             self._err.close()
         return code

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import selectors
 import socket
-import statistics
 import subprocess
 import threading
 import time
@@ -21,7 +20,7 @@ from typing import Any, Callable, Sequence, Self
 import orjson
 
 from benchmarks.loadclient import (Call, Check, Latency, ProtocolError, Throughput,
-                                   is_success, percentile, wait_or_kill)
+                                   is_success, one_at_a_time, wait_or_kill)
 
 SERVING = re.compile(rb"serving HTTP on http://([^/\s]+):(\d+)/mcp")
 
@@ -115,13 +114,7 @@ class HttpServer:
 
     def latency(self, calls: Callable[[int], Call], count: int,
                 check: Check = is_success) -> Latency:
-        samples = []
-        for i in range(count):
-            method, params = calls(i)
-            start = time.perf_counter()
-            self.request(method, params, check)
-            samples.append(time.perf_counter() - start)
-        return Latency(statistics.median(samples), percentile(samples, 0.99), count)
+        return one_at_a_time(self, calls, count, check)
 
     def throughput(self, calls: Callable[[int], Call], count: int, in_flight: int = 64,
                    check: Check = is_success) -> Throughput:

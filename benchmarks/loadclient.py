@@ -64,6 +64,19 @@ class Measured(Protocol):
                    check: Check = ...) -> Throughput: ...
 
 
+def one_at_a_time(server: Measured, calls: Callable[[int], Call], count: int,
+                  check: Check) -> Latency:
+    """`count` requests one at a time, over stdio or HTTP alike; calls(i) gives the i-th
+    (method, params)."""
+    samples = []
+    for i in range(count):
+        method, params = calls(i)
+        start = time.perf_counter()
+        server.request(method, params, check)
+        samples.append(time.perf_counter() - start)
+    return Latency(statistics.median(samples), percentile(samples, 0.99), count)
+
+
 def wait_or_kill(proc: subprocess.Popen[bytes], timeout: float) -> int:
     """The server's exit code once it has stopped by itself, or after SIGKILL past `timeout`."""
     try:
@@ -162,14 +175,7 @@ class StdioServer:
 
     def latency(self, calls: Callable[[int], Call], count: int,
                 check: Check = is_success) -> Latency:
-        """`count` requests one at a time; calls(i) gives the i-th (method, params)."""
-        samples = []
-        for i in range(count):
-            method, params = calls(i)
-            start = time.perf_counter()
-            self.request(method, params, check)
-            samples.append(time.perf_counter() - start)
-        return Latency(statistics.median(samples), percentile(samples, 0.99), count)
+        return one_at_a_time(self, calls, count, check)
 
     def throughput(self, calls: Callable[[int], Call], count: int, in_flight: int = 64,
                    check: Check = is_success) -> Throughput:

@@ -73,21 +73,29 @@ def _agent(block: list[str], name: str, how: str, width: int, drop: int) -> list
     return out
 
 
-@settings(max_examples=examples(300), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much])
-@given(cut=cuts())
-def test_a_reindented_block_is_written_exactly_or_refused(ctx: ToolContext, root: Path,
-                                                          cut: tuple) -> None:
+def _reindented(cut: tuple) -> tuple[list[str], list[int], list[str]]:
+    """The cut block, its non-blank lines' indices and the agent's re-indented copy of it,
+    or the example is dropped (an empty block, one that cannot be re-indented that way,
+    or a copy found as it is, which belongs to the exact tier)."""
     name, lines, start, size, how, width, drop = cut
     block = lines[start:start + size]
     filled = [i for i, line in enumerate(block) if line.strip()]
     assume(filled)
     agent = _agent(block, name, how, width, drop)
-    assume(agent is not None)
+    assume(agent is not None and "".join(agent) not in "".join(lines))
     assert agent is not None
+    return block, filled, agent
+
+
+@settings(max_examples=examples(300), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much])
+@given(cut=cuts())
+def test_a_reindented_block_is_written_exactly_or_refused(ctx: ToolContext, root: Path,
+                                                          cut: tuple) -> None:
+    name, lines, start, size, how, width, _ = cut
+    block, filled, agent = _reindented(cut)
     text = "".join(lines)
     find = "".join(agent)
-    assume(find not in text)  # a find found as it is belongs to the exact tier
     # the edit: the block's last non-blank line said twice
     last = filled[-1]
     replace = "".join(agent[:last + 1] + [agent[last]] + agent[last + 1:])
@@ -113,16 +121,10 @@ def test_a_new_line_never_moves_finds_lines_nor_breaks_the_file(ctx: ToolContext
                                                                cut: tuple, depth: int) -> None:
     """A replace line at a width find does not show: wherever the mapping writes it, the
     lines find matched stay byte for byte, and the file parses no worse."""
-    name, lines, start, size, how, width, drop = cut
-    block = lines[start:start + size]
-    filled = [i for i, line in enumerate(block) if line.strip()]
-    assume(filled)
-    agent = _agent(block, name, how, width, drop)
-    assume(agent is not None)
-    assert agent is not None
+    name, lines, start, size, how, width, _ = cut
+    block, filled, agent = _reindented(cut)
     text = "".join(lines)
     find = "".join(agent)
-    assume(find not in text)
     base = indent(agent[filled[-1]])
     step = " " * (width if how != "shift" else UNITS[name]) if "\t" not in base else "\t"
     assume(depth >= 0 or len(base) >= len(step) * -depth)

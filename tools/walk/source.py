@@ -29,6 +29,8 @@ class DirSource(Protocol):
     """The walker's view of the tree; every method but `open_start` is quiet about
     errors, as ripgrep is: what cannot be read is skipped."""
 
+    splits: bool  # whether a big walk is worth sharing out across the workers
+
     def open_start(self, ctx: ToolContext, rel: str, shown: str | None) -> Any:
         """The handle of directory `rel` ('' for the root); raises its ToolError."""
         ...

@@ -23,6 +23,7 @@ from fanout_runner import RG_PATH, RG_PCRE2
 from fuzzing import examples
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.search.syntax import analyse, compile_python
+from chorus_tools.tools.warm import grams as grams_module
 from chorus_tools.tools.warm.grams import (CASE_INSENSITIVE_LETTERS, content_grams,
                                           gram_codes, indexable, query_grams)
 
@@ -111,6 +112,34 @@ def test_gram_codes_keeps_repeats_content_grams_drops_them() -> None:
     assert held is not None and held.tolist() == grams("abcd")
 
 
+def reference_grams(data: bytes) -> list[int]:
+    """Every gram by the definition, one position at a time."""
+    low = data.lower()
+    word = set(WORD.encode()) | set(range(0x80, 0x100))
+    return [low[i] << 16 | low[i + 1] << 8 | low[i + 2] for i in range(len(low) - 2)
+            if {low[i], low[i + 1], low[i + 2]} <= word]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(text=st.text(alphabet=st.sampled_from([*"aZ_9 -\n\t.", "\u00e9", KELVIN, "\U0001f600"]),
+                    max_size=60),
+       chunk=st.sampled_from([1, 2, 3, 7, 1 << 20]))
+def test_gram_codes_match_the_definition_across_chunks(text: str, chunk: int) -> None:
+    data = text.encode()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(grams_module, "_CHUNK", chunk)
+        codes, held = gram_codes(data), content_grams(data)
+    assert codes is not None and held is not None
+    assert codes.tolist() == reference_grams(data)
+    assert held.tolist() == sorted(set(reference_grams(data)))
+
+
+def test_gram_codes_of_a_file_larger_than_a_chunk() -> None:
+    data = b"x" * ((1 << 20) - 2) + b"Straddle " + "\u00e9t\u00e9 ".encode() * 100_000
+    codes = gram_codes(data)
+    assert codes is not None and codes.tolist() == reference_grams(data)
+
+
 # --- the grams a pattern requires -------------------------------------------------------
 
 @pytest.mark.parametrize("pattern, literal, expected", [
@@ -155,6 +184,19 @@ def test_query_grams_gives_up(pattern: str) -> None:
     and patterns with no 3 word bytes in a row: no narrowing."""
     assert query(pattern) is None
     assert query(pattern, case_sensitive=False) is None
+
+
+@needs_rg
+def test_braces_after_an_escape_hiding_a_class(tmp_path: Path) -> None:
+    """Regression: `\\d{[}abc]` was read as `\\d{...}` then the run "abc", but ripgrep's
+    Rust engine refuses it and PCRE2 reads `{` as a plain char and `[}abc]` as a class: the
+    file "5{}" matches without holding "abc"."""
+    path = tmp_path / "file.txt"
+    path.write_bytes(b"5{}\n.{}\n")
+    for pattern in (r"\d{[}abc]", r"\.{[}abc]"):
+        assert rg_matches(path, pattern, literal=False, case_sensitive=True,
+                          multiline=False) is RG_PCRE2
+        assert query(pattern) is None
 
 
 def test_query_grams_gives_up_on_pcre2_and_unsplit_line_breaks() -> None:
@@ -206,7 +248,8 @@ _SYNTAX = [
     "[a[bc]d]", "[a-z&&[^s]]", r"[\]]", r"[\w]", "(", ")", "|", "(?i)", "\\", r"\d",
     r"\w", r"\s", r"\b", r"\B", r"\.", r"\x41", r"\x{4B}", r"\u004B", r"\pL", r"\p{L}",
     r"\PL", r"\012", r"\1", r"\Q", r"\E", r"\cA", r"\N{LATIN SMALL LETTER K}", r"\z",
-    r"\A", r"\<", r"\>", "\n", r"\n", r"\t", r"\K", r"\h",
+    r"\A", r"\<", r"\>", "\n", r"\n", r"\t", r"\K", r"\h", "{[}", "{]", "[}", r"\d{",
+    r"\p{", "{\\", "[:", ":]", "&&", "--",
 ]
 _WORDS = st.text(alphabet="abcdefkKsSiI_09" + KELVIN + LONG_S + DOTTED_I, min_size=3,
                  max_size=7)

@@ -199,6 +199,15 @@ def test_braces_after_an_escape_hiding_a_class(tmp_path: Path) -> None:
         assert query(pattern) is None
 
 
+def test_query_grams_reads_hostile_patterns_in_linear_time() -> None:
+    """Regression: classes were read recursively (a RecursionError past ~1000 nested `[`)
+    and each `{` searched to the end for a `}` (quadratic on a pattern of `{`)."""
+    for pattern, expected in [("[" * 5000 + "a" + "]" * 5000 + "xyz", "xyz"),
+                              ("{" * 200_000 + "abc", "abc"), ("a{1}" * 50_000 + "bcd", "bcd")]:
+        assert query_grams(pattern, literal=False, case_sensitive=True, multiline=False,
+                           needs_pcre2=False) == grams(expected)
+
+
 def test_query_grams_gives_up_on_pcre2_and_unsplit_line_breaks() -> None:
     assert query_grams("foobar", literal=False, case_sensitive=True, multiline=False,
                        needs_pcre2=True) is None

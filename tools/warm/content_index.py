@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from chorus_tools.tools.warm.grams import gram_codes
+from chorus_tools.tools.warm.grams import gram_chunks, indexable
 
 _GOLDEN = np.uint32(0x9E3779B1)  # Fibonacci hashing: the product's top bits mix every bit
 _MIN_CAPACITY = 64  # file ids: one byte per row for the smallest index
@@ -25,6 +25,8 @@ class ContentIndex:
     """Bit-sliced gram signatures of files, by file id."""
 
     def __init__(self, width: int, capacity: int = 4096) -> None:
+        """`width` columns (a power of two); room for `capacity` ids at first: a caller
+        that knows the tree's size spares the doubling's copies and its unused half."""
         if width < 2 or width > 1 << 24 or width & (width - 1):
             raise ValueError(f"width must be a power of two from 2 to 2**24, not {width}")
         self.width = width
@@ -38,13 +40,15 @@ class ContentIndex:
     def put(self, fid: int, data: bytes) -> bool:
         """Index `data` as the content of `fid`, replacing what it held; a file that is not
         indexable (tools/warm/grams.py) becomes unknown. Returns whether it was indexed."""
-        codes = gram_codes(data)
-        if codes is None:
+        if not indexable(data):
             self.unknown(fid)
             return False
         byte, bit = self._admit(fid)
         self._unknown[byte] &= ~bit
-        self._bits[self._columns(codes), byte] |= bit
+        marks = np.zeros(self.width, dtype=bool)
+        for codes in gram_chunks(data):
+            marks[self._column_of(codes)] = True
+        self._bits[np.flatnonzero(marks), byte] |= bit
         return True
 
     def unknown(self, fid: int) -> None:
@@ -66,14 +70,15 @@ class ContentIndex:
         live id. No codes: every live id."""
         end = self._end
         found = self._live[:end].copy()
-        for column in self._columns(np.fromiter(codes, dtype=np.uint32)):
+        for column in np.unique(self._column_of(np.fromiter(codes, dtype=np.uint32))):
             np.bitwise_and(found, self._bits[column, :end], out=found)
         found |= self._unknown[:end]
         return np.flatnonzero(np.unpackbits(found, bitorder="little"))
 
     def indexed_files(self) -> int:
-        """Live ids with an indexed content (not unknown)."""
-        return int(np.bitwise_count(self._live & ~self._unknown).sum())
+        """Live ids with an indexed content (not unknown). (Not np.bitwise_count: numpy
+        1.26, which pyproject allows, lacks it.)"""
+        return int(np.unpackbits(self._live & ~self._unknown).sum())
 
     def memory_bytes(self) -> int:
         """Bytes held by the signatures and the live and unknown rows."""
@@ -104,8 +109,8 @@ class ContentIndex:
         self._unknown = np.concatenate([self._unknown,
                                         np.zeros(size - self._unknown.size, np.uint8)])
 
-    def _columns(self, codes: np.ndarray) -> np.ndarray:
-        """The distinct columns of gram codes (uint32): the top bits of a Fibonacci hash."""
-        marks = np.zeros(self.width, dtype=bool)
-        marks[(codes * _GOLDEN) >> self._shift] = True
-        return np.flatnonzero(marks)
+    def _column_of(self, codes: np.ndarray) -> np.ndarray:
+        """The columns of gram codes (uint32): the top bits of a Fibonacci hash."""
+        columns = codes * _GOLDEN
+        columns >>= self._shift
+        return columns

@@ -12,9 +12,13 @@ up. tests/tools/test_warm_grams.py checks it against both engines.
 
 from __future__ import annotations
 
+import string
+from collections.abc import Iterator
+
 import numpy as np
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_CHUNK = 1 << 20  # content bytes coded at once
 _WORD_BYTES = np.zeros(256, dtype=bool)
 _WORD_BYTES[[*b"0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"]] = True
 _WORD_BYTES[0x80:] = True
@@ -43,13 +47,32 @@ def indexable(data: bytes) -> bool:
     return True
 
 
+def gram_chunks(data: bytes) -> Iterator[np.ndarray]:
+    """Every gram of indexable `data` (uint32, repeats kept), a chunk of the content at a
+    time: the arrays of a chunk take about 12 bytes per content byte, so a big file's
+    transient memory stays bounded. The index needs only the grams' columns, so it keeps
+    the repeats: sorting them out would cost more than the rest together."""
+    for start in range(0, len(data) - 2, _CHUNK):
+        yield _chunk_codes(data[start:start + _CHUNK + 2])
+
+
 def gram_codes(data: bytes) -> np.ndarray | None:
-    """Every gram of an indexable file, repeats kept (uint32), else None. The index needs
-    only their columns: sorting out repeats would cost more than the rest together."""
+    """Every gram of an indexable file (uint32, repeats kept, in order), else None."""
     if not indexable(data):
         return None
-    if len(data) < 3:
-        return np.empty(0, dtype=np.uint32)
+    return np.concatenate([np.empty(0, dtype=np.uint32), *gram_chunks(data)])
+
+
+def content_grams(data: bytes) -> np.ndarray | None:
+    """The file's unique gram codes (uint32, sorted), or None when it is not indexable."""
+    if not indexable(data):
+        return None
+    return np.unique(np.concatenate([np.empty(0, dtype=np.uint32),
+                                     *map(np.unique, gram_chunks(data))]))
+
+
+def _chunk_codes(data: bytes) -> np.ndarray:
+    """The grams starting in `data` (at least 3 bytes)."""
     lowered = data.lower() + b"\0"  # a spare byte: the last gram's 4-byte window
     word = _WORD_BYTES[np.frombuffer(lowered, dtype=np.uint8, count=len(data))]
     in_gram = word[:-2] & word[1:-1] & word[2:]
@@ -57,12 +80,6 @@ def gram_codes(data: bytes) -> np.ndarray | None:
     codes = windows.astype(np.uint32)  # bytes i..i+3, big-endian: the code is the top 24 bits
     codes >>= 8
     return codes[in_gram]
-
-
-def content_grams(data: bytes) -> np.ndarray | None:
-    """The file's unique gram codes (uint32, sorted), or None when it is not indexable."""
-    codes = gram_codes(data)
-    return None if codes is None else np.unique(codes)
 
 
 def query_grams(pattern: str, *, literal: bool, case_sensitive: bool, multiline: bool,
@@ -102,14 +119,17 @@ class _RegexRuns:
     """The runs of plain characters a regex's every match holds, read left to right.
 
     Gives up on `(` (groups, inline flags, look-around, PCRE2 verbs) and `|`, on `\\Q`
-    (PCRE2's quoting, which can hide a `]`), on an unclosed class, and on a `{...}` whose
-    body is not a plain count (the regex module's fuzzy matching, PCRE2's literal braces
-    around constructs). A char before `?`, `*` or `{` is optional: dropped, the run ends; a
-    char before `+` stays and the run ends; escapes, classes, `.`, `^`, `$` end the run.
+    (PCRE2's quoting, which can hide a `]`), on an unclosed class, and on braces holding
+    `[`, `\\`, `(`, `|` or `{` (PCRE2 and the regex module read a `{` that is not a count
+    as a plain char, so what follows it may be a construct; the regex module's fuzzy
+    constraints, `{e<=1}`, are skipped like counts). A char before `?`, `*` or `{` is
+    optional: dropped, the run ends; a char before `+` stays and the run ends; escapes,
+    classes, `.`, `^`, `$` end the run.
     """
 
     def __init__(self, pattern: str) -> None:
         self.src = pattern
+        self.last_close = pattern.rfind("}")  # past it a `{` is plain: no rescans to the end
         self.i = 0
         self.runs: list[str] = []
         self.run: list[str] = []
@@ -134,11 +154,11 @@ class _RegexRuns:
             if c in "(|":
                 raise _GiveUp
             if c == "\\":
-                self.i = _escape_end(src, self.i)
+                self.i = self._escape_end(self.i)
             elif c == "[":
-                self.i = _class_end(src, self.i)
+                self.i = self._class_end(self.i)
             elif c == "{":
-                self.i = _braces_end(src, self.i)
+                self.i = self._braces_end(self.i)
             elif c in "?*+.^$":
                 self.i += 1
             else:
@@ -152,57 +172,56 @@ class _RegexRuns:
                     continue
             self._end_run()
 
+    def _escape_end(self, i: int) -> int:
+        """Where the escape at `i` ends, erring long: what it swallows is only not used.
+        Named backreferences and subroutines (`\\k<..>`, `\\g<..>`) need a group: given
+        up already."""
+        src = self.src
+        if i + 1 >= len(src) or src[i + 1] == "Q":
+            raise _GiveUp
+        kind, j = src[i + 1], i + 2
+        if kind.isalpha() and src.startswith("{", j):  # \x{..} \p{..} \N{..} \o{..} \d{2}
+            return self._braces_end(j)
+        if kind in _HEX_DIGITS:
+            stop = min(len(src), j + _HEX_DIGITS[kind])
+            while j < stop and src[j] in string.hexdigits:
+                j += 1
+        elif kind in _ONE_CHAR_ARGUMENT:
+            j += 1
+        elif kind.isdigit():  # octal, in the regex module and PCRE2
+            while j < len(src) and src[j].isdigit():
+                j += 1
+        return min(j, len(src))
 
-def _escape_end(src: str, i: int) -> int:
-    """Where the escape at `i` ends, erring long: what it swallows is only not used."""
-    if i + 1 >= len(src) or src[i + 1] == "Q":
+    def _class_end(self, i: int) -> int:
+        """Where the bracketed class at `i` ends. A `[` inside always opens a nested class
+        (as in Rust and the regex module; a POSIX `[:name:]` ends at the same place); where
+        PCRE2 reads it as a plain `[` its class ends earlier, so what this skips is only
+        not used. A `]` right after an opening (or its `^`) is a plain char."""
+        src, j, depth = self.src, i, 0
+        while j < len(src):
+            c = src[j]
+            if c == "[":
+                depth, j = depth + 1, j + 1
+                j += src.startswith("^", j)
+                j += src.startswith("]", j)
+            elif c == "]":
+                depth, j = depth - 1, j + 1
+                if not depth:
+                    return j
+            elif c == "\\":
+                j = self._escape_end(j)
+            else:
+                j += 1
         raise _GiveUp
-    kind, j = src[i + 1], i + 2
-    if src.startswith("{", j):
-        close = src.find("}", j)
-        return len(src) if close < 0 else close + 1
-    if kind in _HEX_DIGITS:
-        while j < len(src) and j < i + 2 + _HEX_DIGITS[kind] and src[j] in "0123456789abcdefABCDEF":
-            j += 1
-    elif kind in _ONE_CHAR_ARGUMENT:
-        j += 1
-    elif kind.isdigit():
-        while j < len(src) and src[j].isdigit():
-            j += 1
-    elif kind in "gkL" and src.startswith("<", j):
-        close = src.find(">", j)
-        return len(src) if close < 0 else close + 1
-    return min(j, len(src))
 
-
-def _class_end(src: str, i: int) -> int:
-    """Where the bracketed class at `i` ends. A `[` inside always opens a nested class (as
-    in Rust and the regex module, and for a POSIX `[:name:]` the same end); where PCRE2
-    reads it as a plain `[` its class ends earlier, so what this skips is only not used."""
-    j = i + 1
-    if src.startswith("^", j):
-        j += 1
-    if src.startswith("]", j):
-        j += 1
-    while j < len(src):
-        c = src[j]
-        if c == "]":
-            return j + 1
-        if c == "\\":
-            j = _escape_end(src, j)
-        elif c == "[":
-            j = _class_end(src, j)
-        else:
-            j += 1
-    raise _GiveUp
-
-
-def _braces_end(src: str, i: int) -> int:
-    """Past `{...}` when its body is a count (or no construct, where an engine takes the
-    braces literally); a `{` without a `}` is a plain char in every engine that accepts it."""
-    close = src.find("}", i)
-    if close < 0:
-        return i + 1
-    if any(c in "[\\(|{" for c in src[i + 1:close]):
-        raise _GiveUp
-    return close + 1
+    def _braces_end(self, i: int) -> int:
+        """Past `{...}` when its body holds no construct (a count, a fuzzy constraint, or
+        plain chars where an engine takes the braces literally); a `{` with no `}` after it
+        is a plain char in every engine that accepts it."""
+        if i > self.last_close:
+            return i + 1
+        close = self.src.find("}", i)
+        if any(c in "[\\(|{" for c in self.src[i + 1:close]):
+            raise _GiveUp
+        return close + 1

@@ -8,6 +8,7 @@ import os
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.walk.globs import RuleSet
 from chorus_tools.tools.walk.source import FILE
+from chorus_tools.tools.warm.entry import KINDS, lstat
 from chorus_tools.tools.warm.tree import WarmTree
 
 
@@ -34,13 +35,13 @@ class MemorySource:
         pass
 
     def list(self, handle: str) -> list[tuple[str, str]]:
-        return [(name, kind) for name, (kind, _) in self.tree.dirs[handle].entries.items()]
+        return [(name, KINDS[entry[0]]) for name, entry in self.tree.dirs[handle].entries.items()]
 
     def stat(self, handle: str, name: str, kind: str) -> os.stat_result | None:
         entry = self.tree.dirs[handle].entries.get(name)
-        if entry is None or (kind == FILE and entry[0] != FILE):
+        if entry is None or (kind == FILE and KINDS[entry[0]] != FILE):
             return None
-        return entry[1]
+        return lstat(entry)
 
     def rules(self, ctx: ToolContext, dir_rel: str,
               names: set[str] | None = None) -> dict[str, RuleSet]:

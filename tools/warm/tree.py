@@ -24,18 +24,20 @@ from chorus_tools.tools.mutate.atomic import is_temp_name
 from chorus_tools.tools.walk.globs import RuleSet
 from chorus_tools.tools.walk.ignore import IGNORE_FILES, load_dir_rules
 from chorus_tools.tools.walk.source import CHILD_FLAGS, DIR, FILE, OTHER, SYMLINK, kind_of
+from chorus_tools.tools.warm.entry import kind, lstat, pack, same_object
 from chorus_tools.tools.warm.events import IGNORED, OVERFLOW, Event, Events
 
 Stat = os.stat_result | None  # None: listed, but its lstat failed (as the disk walk sees it)
 
 
 class Node:
-    """One directory: its entries (name -> (kind, lstat)) and its ignore files' rules."""
+    """One directory: its entries (name -> packed kind and lstat: tools/warm/entry.py) and
+    its ignore files' rules."""
 
     __slots__ = ("entries", "rules", "wd")
 
     def __init__(self, wd: int) -> None:
-        self.entries: dict[str, tuple[str, Stat]] = {}
+        self.entries: dict[str, bytes] = {}
         self.rules: dict[str, RuleSet] = {}
         self.wd = wd
 
@@ -100,7 +102,7 @@ class WarmTree:
         for name in rel.split("/"):
             entry = node.entries.get(name)
             path = f"{path}/{name}" if path else name
-            if entry is None or entry[0] != DIR or (node := self.dirs.get(path)) is None:
+            if entry is None or kind(entry) != DIR or (node := self.dirs.get(path)) is None:
                 return None
         return node
 
@@ -127,49 +129,50 @@ class WarmTree:
             os.close(fd)
 
     def _update(self, node: Node, directory: str, fd: int, name: str, path: str) -> None:
-        old = node.entries.get(name)
+        packed = node.entries.get(name)
+        old = kind(packed) if packed is not None else None
         try:
             st: Stat = os.stat(name, dir_fd=fd, follow_symlinks=False)
         except FileNotFoundError:
             st = None
-        except OSError:
-            st = None if old is None else old[1]  # kept as listed, lstat failing
-        kind = _kind(st) if st is not None else None
-        if old is not None and old[0] == kind and _same(old[1], st) and not (
-                kind == SYMLINK and name in IGNORE_FILES):  # whose target may have changed
-            return  # looked at for nothing: caches keyed on the generation stay valid
-        if kind is None or (kind != SYMLINK and self.ctx.ws.deny.matches(path)):
+        except OSError:  # kept as listed, lstat failing
+            st = lstat(packed) if packed is not None else None
+        new = _kind_of_mode(st) if st is not None else None
+        if new is None or (new != SYMLINK and self.ctx.ws.deny.matches(path)):
             if old is not None:
-                self._forget(node, name, path, old[0])
+                self._forget(node, name, path, old)
             return
-        if old is not None and old[0] == DIR and (kind != DIR or _moved(old[1], st)):
+        entry = pack(new, st)
+        if entry == packed and not (new == SYMLINK and name in IGNORE_FILES):
+            return  # looked at for nothing (an ignore symlink's target may have changed)
+        if old == DIR and (new != DIR or not same_object(packed or b"", entry)):
             self._forget(node, name, path, DIR)
             old = None
-        node.entries[name] = (kind, st)
+        node.entries[name] = entry
         self.generation += 1
-        if old is None or old[0] != kind:
+        if old != new:
             self.shape += 1
-            self.files += (kind == FILE) - (old is not None and old[0] == FILE)
-        if kind == DIR and path not in self.dirs:
+            self.files += (new == FILE) - (old == FILE)
+        if new == DIR and path not in self.dirs:
             for _ in self._scan(path):
                 pass
-        self._watch_links(directory, name, kind, st)
+        self._watch_links(directory, name, new, st)
         if name in IGNORE_FILES:
             self._reload_rules(directory, node)
-        if kind == FILE:
+        if new == FILE:
             self.on_file(path, st)
-        elif old is not None and old[0] == FILE:
+        elif old == FILE:
             self.on_file(path, None)
 
-    def _forget(self, node: Node, name: str, path: str, kind: str) -> None:
+    def _forget(self, node: Node, name: str, path: str, was: str) -> None:
         del node.entries[name]
         self.generation += 1
         self.shape += 1
         self.volatile.discard((path.rpartition("/")[0], name))
-        if kind == FILE:
+        if was == FILE:
             self.files -= 1
             self.on_file(path, None)
-        if kind == DIR:
+        if was == DIR:
             self._drop_subtree(path)
         if name in IGNORE_FILES:
             self._reload_rules(path.rpartition("/")[0], node)
@@ -178,11 +181,12 @@ class WarmTree:
         prefix = path + "/"
         for directory in [d for d in self.dirs if d == path or d.startswith(prefix)]:
             gone = self.dirs.pop(directory)
-            self.by_wd.pop(gone.wd, None)
-            self.events.unwatch(gone.wd)
-            for name, (kind, _) in gone.entries.items():
+            if self.by_wd.get(gone.wd) == directory:  # else: moved here, watched again
+                self.by_wd.pop(gone.wd, None)
+                self.events.unwatch(gone.wd)
+            for name, entry in gone.entries.items():
                 self.volatile.discard((directory, name))
-                if kind == FILE:
+                if kind(entry) == FILE:
                     self.files -= 1
                     self.on_file(f"{directory}/{name}", None)
 
@@ -191,9 +195,9 @@ class WarmTree:
         self.shape += 1
         self.generation += 1
 
-    def _watch_links(self, directory: str, name: str, kind: str, st: Stat) -> None:
-        if (kind == FILE and st is not None and st.st_nlink > 1) or (
-                kind == SYMLINK and name in IGNORE_FILES):
+    def _watch_links(self, directory: str, name: str, found: str, st: Stat) -> None:
+        if (found == FILE and st is not None and st.st_nlink > 1) or (
+                found == SYMLINK and name in IGNORE_FILES):
             self.volatile.add((directory, name))
         else:
             self.volatile.discard((directory, name))
@@ -236,18 +240,18 @@ class WarmTree:
         except OSError:
             listed = []
         subdirs = []
-        for name, kind in listed:
-            if kind != SYMLINK and self.ctx.ws.deny.matches(prefix + name):
+        for name, found in listed:
+            if found != SYMLINK and self.ctx.ws.deny.matches(prefix + name):
                 continue
             try:
                 st: Stat = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:
                 st = None
-            node.entries[name] = (kind, st)
-            self._watch_links(path, name, kind, st)
-            if kind == DIR:
+            node.entries[name] = pack(found, st)
+            self._watch_links(path, name, found, st)
+            if found == DIR:
                 subdirs.append(name)
-            elif kind == FILE:
+            elif found == FILE:
                 self.files += 1
                 self.on_file(prefix + name, st)
         node.rules = load_dir_rules(self.ctx, path, set(node.entries))
@@ -270,26 +274,10 @@ class WarmTree:
         return fd
 
 
-def _kind(st: os.stat_result) -> str:
+def _kind_of_mode(st: os.stat_result) -> str:
     mode = st.st_mode
     if stat.S_ISREG(mode):
         return FILE
     if stat.S_ISDIR(mode):
         return DIR
     return SYMLINK if stat.S_ISLNK(mode) else OTHER
-
-
-def _moved(old: Stat, new: Stat) -> bool:
-    """A directory entry now names another directory, or one whose access changed."""
-    if old is None or new is None:
-        return True
-    return (old.st_ino, old.st_dev, old.st_mode) != (new.st_ino, new.st_dev, new.st_mode)
-
-
-def _same(old: Stat, new: Stat) -> bool:
-    """Nothing a listing shows, or a content index relies on, changed."""
-    if old is None or new is None:
-        return old is new
-    return (old.st_ino, old.st_dev, old.st_mode, old.st_size, old.st_mtime_ns, old.st_ctime_ns,
-            old.st_nlink) == (new.st_ino, new.st_dev, new.st_mode, new.st_size,
-                              new.st_mtime_ns, new.st_ctime_ns, new.st_nlink)

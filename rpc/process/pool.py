@@ -125,6 +125,10 @@ class Pool:
         self._dispatch()
         return job
 
+    def idle(self) -> bool:
+        """No job queued or running."""
+        return not self._queue and not any(w.jobs for w in self._workers)
+
     def _waiting(self) -> int:
         """Requests accepted but not running: the queue's, and each batch behind its first
         job (docs/protocol.md, Messages: --max-pending counts them wherever they wait; a

@@ -2,13 +2,14 @@
 private directory, confined as they are (Landlock); the server only starts, restarts and
 ends it.
 
-It starts at the first question, so a server that never lists or searches never pays for
-it. The server binds the socket (after any --user drop, before the workers fork: they
+It starts after the first question, so a server that never lists or searches never pays
+for it. The server binds the socket (after any --user drop, before the workers fork: they
 learn its path from their context) and answers every connection by closing it, which a
-worker reads as "walk the disk yourself"; the first one also starts the warm process. That
-one binds a socket of its own once its imports are done and renames it over the server's:
+worker reads as "walk the disk yourself"; the first one also starts the warm process, as
+soon as no job runs (the call that asked never shares the CPU with its start). That one
+binds a socket of its own once its imports are done and renames it over the server's:
 from then on the workers reach it, and no question ever waits for its start. It runs at a
-lower priority (nice 10): building the tree must not slow today's calls.
+lower priority (nice 10): building the tree must not slow today's calls much.
 
 One killed by a signal is started again (after RESTART_GAP seconds from its last start);
 meanwhile its socket refuses connections, so the workers walk the disk. One that exits on
@@ -32,21 +33,25 @@ from chorus_tools.tools.context import ToolContext
 log = logging.getLogger("chorus.warm")
 _mp = multiprocessing.get_context("fork")
 RESTART_GAP = 1.0
+IDLE_POLL = 0.01  # seconds between two looks at the pool before a start
+IDLE_WAIT = 2.0
 
 
 class WarmProcess:
     def __init__(self, ctx: ToolContext, budget: int,
                  inherited: Callable[[], tuple[int, ...]],
-                 ruleset: Callable[[], int | None]) -> None:
+                 ruleset: Callable[[], int | None], idle: Callable[[], bool]) -> None:
         self._ctx = ctx
         self._budget = budget
+        self._idle = idle  # no job runs: the moment to start
         self._inherited = inherited  # descriptors the process must close
         self._ruleset = ruleset  # the workers' Landlock domain: it enters it too
         self._dir: str | None = None
         self._door: socket.socket | None = None  # the server's socket (module doc)
         self._process: Any = None
         self._started = float("-inf")
-        self._restart: asyncio.TimerHandle | None = None
+        self._asked = float("-inf")  # when a start was first wanted
+        self._pending: asyncio.Handle | None = None  # a start scheduled
 
     def bind(self) -> int:
         """Make the socket the workers will ask on (they must fork after this); its
@@ -61,8 +66,8 @@ class WarmProcess:
         return self._door.fileno()
 
     def close(self) -> None:
-        if self._restart is not None:
-            self._restart.cancel()
+        if self._pending is not None:
+            self._pending.cancel()
         self._stop()
         if self._door is not None:
             asyncio.get_running_loop().remove_reader(self._door.fileno())
@@ -79,8 +84,18 @@ class WarmProcess:
         except OSError:
             return
         conn.close()  # not warm yet: the worker walks the disk
-        if self._process is None and self._restart is None:
-            self._start()
+        if self._process is None and self._pending is None:
+            self._asked = asyncio.get_running_loop().time()
+            self._pending = asyncio.get_running_loop().call_soon(self._start_when_idle)
+
+    def _start_when_idle(self) -> None:
+        """Start once no job runs, or after IDLE_WAIT seconds of a server never idle."""
+        loop = asyncio.get_running_loop()
+        if not self._idle() and loop.time() < self._asked + IDLE_WAIT:
+            self._pending = loop.call_later(IDLE_POLL, self._start_when_idle)
+            return
+        self._pending = None
+        self._start()
 
     def _start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -110,11 +125,12 @@ class WarmProcess:
                     -process.exitcode)
         loop = asyncio.get_running_loop()
         wait = max(0.0, self._started + RESTART_GAP - loop.time())
-        self._restart = loop.call_later(wait, self._again)
+        self._pending = loop.call_later(wait, self._again)
 
     def _again(self) -> None:
-        self._restart = None
-        self._start()
+        self._pending = None
+        self._asked = asyncio.get_running_loop().time()
+        self._start_when_idle()
 
 
 def warm_main(ctx: ToolContext, budget: int, parent_pid: int, close_fds: tuple[int, ...],

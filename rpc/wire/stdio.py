@@ -158,7 +158,7 @@ class Server:
                                      *([listening.fileno()] if listening is not None else [])))
         self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
         self._warm = (WarmProcess(ctx, options.index_memory, self._pool.inherited,
-                                  lambda: self._pool.ruleset)
+                                  lambda: self._pool.ruleset, self._pool.idle)
                       if options.index_memory else None)
         # one client's dispatcher: stdio's, and one per HTTP session; all on one path order
         # and one history; the claude reads on disk are stdio's (an HTTP session keeps its

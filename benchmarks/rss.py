@@ -77,17 +77,17 @@ def peak_rss_bytes(pid: int) -> int:
     return _status_bytes(pid, b"VmHWM:")
 
 
-def named(root: int, name: str) -> int | None:
-    """The first descendant of `root` whose name (comm) or command line holds `name`."""
+def holding(root: int, name: str) -> int | None:
+    """The first descendant of `root` whose name (comm) or one of whose open files (the
+    targets of /proc/<pid>/fd, e.g. a memfd's name) holds `name`."""
     for pid in tree_pids(root)[1:]:
         try:
-            with open(f"/proc/{pid}/comm", "rb") as f:
-                comm = f.read()
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
+            with open(f"/proc/{pid}/comm") as f:
+                names = [f.read()]
+            names += [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:  # gone, or a descriptor closed while read
             continue
-        if name.encode() in comm or name.encode() in cmdline:
+        if any(name in one for one in names):
             return pid
     return None
 

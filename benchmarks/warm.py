@@ -20,12 +20,13 @@ from benchmarks.generate import MIB, RARE_IDENT
 from benchmarks.loadclient import ProtocolError, StdioServer
 from benchmarks.mcp_reference import Unavailable
 from benchmarks.report import Measure
-from benchmarks.rss import named, peak_rss_bytes
+from benchmarks.rss import holding, peak_rss_bytes
 
 INDEX_BUDGET = 256 * MIB  # --index-memory's default, given explicitly where it is judged
-WARM_PROCESS = "chorus-warm"  # the name the warm process goes by among the server's
+WARM_PROCESS = "chorus-warm"  # in the warm process's name, or its open files' names
 POLL = 0.02  # s between two workspace.status polls
 READY_WITHIN = 900.0  # s: a 200k-file tree on a loaded 2-CPU machine, with room to spare
+OFF_GRACE = 15.0  # s after start: a tree still off then stays off
 METHOD_NOT_FOUND = -32601
 BUILDING = "building"
 
@@ -44,23 +45,24 @@ def status(server: StdioServer) -> dict[str, Any] | None:
 
 
 def wait_ready(server: StdioServer) -> dict[str, Any]:
-    """Poll until neither the tree nor the index is building (WARM.md: tree ready, index
-    ready, partial or off; a tree that is off will never be ready either). Returns the last
-    status, the seconds from the server's start to ready and the largest `memory_bytes`
-    seen. A server that answers method_not_found comes from before the warm tree: it walks
-    on every call, so there is nothing to wait for and {} comes back, which lets these
-    series run on either build."""
-    deadline = time.monotonic() + READY_WITHIN
+    """Poll until the tree is ready and the index is not building (ready, partial or off).
+    Returns the last status, the seconds from the server's start to ready and the largest
+    `memory_bytes` seen. A tree still off OFF_GRACE seconds after start fails (the status
+    says off, too, while the warm process is starting). A server that answers
+    method_not_found comes from before the warm tree: it walks on every call, so there is
+    nothing to wait for and {} comes back, which lets these series run on either build."""
     polled_peak = 0
     while True:
         state = status(server)
         if state is None:
             return {}
-        polled_peak = max(polled_peak, state.get("memory_bytes", 0))
-        if BUILDING not in (state["tree"], state["index"]):
-            return {"status": state, "ready_seconds": time.perf_counter() - server.started,
-                    "polled_peak_bytes": polled_peak}
-        if time.monotonic() > deadline:
+        waited = time.perf_counter() - server.started
+        polled_peak = max(polled_peak, state["memory_bytes"])
+        if state["tree"] == "ready" and state["index"] != BUILDING:
+            return {"status": state, "ready_seconds": waited, "polled_peak_bytes": polled_peak}
+        if state["tree"] == "off" and waited > OFF_GRACE:
+            raise ProtocolError(f"the warm tree is off: {state.get('reason')}")
+        if waited > READY_WITHIN:
             raise ProtocolError(f"not ready within {READY_WITHIN:g} s: {state}")
         time.sleep(POLL)
 
@@ -80,8 +82,6 @@ def _warm_required(server: StdioServer) -> dict[str, Any]:
     ready = wait_ready(server)
     if not ready:
         raise Unavailable("no workspace.status: this server has no warm tree")
-    if ready["status"]["tree"] == "off":
-        raise ProtocolError(f"the warm tree is off: {ready['status'].get('reason')}")
     return ready
 
 
@@ -159,13 +159,14 @@ def build_in(env: Env, tree: Path) -> Measure:
 
 def memory_in(env: Env, tree: Path) -> Measure:
     """The warm process's peak RSS once ready, with --index-memory INDEX_BUDGET: its
-    kernel high-water mark (VmHWM) when it can be found among the server's processes by
-    its name, else the largest `memory_bytes` its status showed while polled."""
+    kernel high-water mark (VmHWM) when it can be told among the server's processes (by
+    its name, or a file it holds open named after it), else the largest `memory_bytes`
+    its status showed while polled."""
     if not env.has_warm_tree:
         raise Unavailable("no --index-memory: this server has no warm tree")
     with env.ours(tree, "--index-memory", str(INDEX_BUDGET)) as server:
         ready = _warm_required(server)
-        warm = named(server.pid, WARM_PROCESS)
+        warm = holding(server.pid, WARM_PROCESS)
         peak = peak_rss_bytes(warm) if warm is not None else 0
     state = ready["status"]
     if state["memory_budget"] != INDEX_BUDGET:

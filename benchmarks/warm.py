@@ -26,7 +26,7 @@ INDEX_BUDGET = 256 * MIB  # --index-memory's default, given explicitly where it 
 WARM_PROCESS = "chorus-warm"  # in the warm process's name, or its open files' names
 POLL = 0.02  # s between two workspace.status polls
 READY_WITHIN = 900.0  # s: a 200k-file tree on a loaded 2-CPU machine, with room to spare
-OFF_GRACE = 15.0  # s after start: a tree still off then stays off
+OFF_GRACE = 10.0  # s after start: a tree still off then stays off
 METHOD_NOT_FOUND = -32601
 BUILDING = "building"
 

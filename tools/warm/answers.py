@@ -24,7 +24,7 @@ from chorus_tools.tools.search.filetypes import FileTypes
 from chorus_tools.tools.walk.listing import list_files
 from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm.content import Content
-from chorus_tools.tools.warm.events import Events, WatchLimit
+from chorus_tools.tools.warm.events import Event, Events, WatchLimit
 from chorus_tools.tools.warm.memory import MemorySource, NotWarm
 from chorus_tools.tools.warm.tree import WarmTree
 
@@ -73,22 +73,25 @@ class Warm:
             if self.content.index is not None and self.rss() > self.budget:
                 self.content.drop("the index outgrew --index-memory; searches run unindexed")
 
-    def note(self) -> None:
-        if self.tree is not None:
-            self.tree.note(self.events.read())
+    def note(self, events: list[Event] | None = None) -> None:
+        """Take in what inotify queued (or `events`); a lost queue means a new build."""
+        if self.tree is None:
+            return
+        self.tree.note(self.events.read() if events is None else events)
+        if self.tree.lost:
+            log.warning("inotify's queue overflowed: the warm tree is built again")
+            self._new_tree()
 
     def current(self) -> bool:
         """Bring the tree up to every change made before now; False when it cannot say."""
-        tree = self.tree
-        if tree is None or not tree.ready:
+        if self.tree is None or not self.tree.ready:
             return False
         before = self.events.barrier(BARRIER_SECONDS)
         if before is None:
             return False
-        tree.note(before)
-        if tree.lost:
-            log.warning("inotify's queue overflowed: the warm tree is built again")
-            self._new_tree()
+        self.note(before)
+        tree = self.tree
+        if not tree.ready:
             return False
         try:
             tree.sync()

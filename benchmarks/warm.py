@@ -26,7 +26,6 @@ INDEX_BUDGET = 256 * MIB  # --index-memory's default, given explicitly where it 
 WARM_PROCESS = "chorus-warm"  # in the warm process's name, or its open files' names
 POLL = 0.02  # s between two workspace.status polls
 READY_WITHIN = 900.0  # s: a 200k-file tree on a loaded 2-CPU machine, with room to spare
-OFF_GRACE = 10.0  # s after start: a tree still off then stays off
 METHOD_NOT_FOUND = -32601
 BUILDING = "building"
 
@@ -45,12 +44,13 @@ def status(server: StdioServer) -> dict[str, Any] | None:
 
 
 def wait_ready(server: StdioServer) -> dict[str, Any]:
-    """Poll until the tree is ready and the index is not building (ready, partial or off).
-    Returns the last status, the seconds from the server's start to ready and the largest
-    `memory_bytes` seen. A tree still off OFF_GRACE seconds after start fails (the status
-    says off, too, while the warm process is starting). A server that answers
-    method_not_found comes from before the warm tree: it walks on every call, so there is
-    nothing to wait for and {} comes back, which lets these series run on either build."""
+    """Poll until the tree is ready and the index is not building (ready, partial or off);
+    the first poll starts the warm process if no call has yet. Returns the last status,
+    the seconds from the server's start to ready and the largest `memory_bytes` seen. A
+    tree that is off stays off: that fails, with the status's reason. A server that
+    answers method_not_found comes from before the warm tree: it walks on every call, so
+    there is nothing to wait for and {} comes back, which lets these series run on either
+    build."""
     polled_peak = 0
     while True:
         state = status(server)
@@ -60,7 +60,7 @@ def wait_ready(server: StdioServer) -> dict[str, Any]:
         polled_peak = max(polled_peak, state["memory_bytes"])
         if state["tree"] == "ready" and state["index"] != BUILDING:
             return {"status": state, "ready_seconds": waited, "polled_peak_bytes": polled_peak}
-        if state["tree"] == "off" and waited > OFF_GRACE:
+        if state["tree"] == "off":
             raise ProtocolError(f"the warm tree is off: {state.get('reason')}")
         if waited > READY_WITHIN:
             raise ProtocolError(f"not ready within {READY_WITHIN:g} s: {state}")
@@ -114,8 +114,8 @@ def rg_rare_in(env: Env, tree: Path) -> Measure:
 # the first call after start --------------------------------------------------------------
 
 def _first_call(env: Env, tree: Path, *options: str) -> Measure:
-    """Process start to the answer of a search for RARE_IDENT sent at once (the index is
-    still building, or off), median of `repeats` starts after one untimed start; the
+    """Process start to the answer of a search for RARE_IDENT sent at once (it starts the
+    warm process, and walks), median of `repeats` starts after one untimed start; the
     state the server was in right after the answer goes into the detail."""
     times, counts, states = [], set(), set()
     for _ in range(env.scale.repeats + 1):

@@ -138,7 +138,8 @@ class Env:
 
     # contenders ----------------------------------------------------------------------
     @probed
-    def _ours_checked(self) -> None:
+    def _ours_checked(self) -> str:
+        """Our server's --help text, once it has shown it starts at all."""
         try:
             probe = subprocess.run([sys.executable, "-m", "chorus_tools", "--help"], cwd=REPO,
                                    capture_output=True, text=True, timeout=60)
@@ -147,6 +148,18 @@ class Env:
         if probe.returncode != 0:
             last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
             raise Unavailable(f"python -m chorus_tools --help exited {probe.returncode}: {last}")
+        return probe.stdout
+
+    @property
+    def has_warm_tree(self) -> bool:
+        """Whether our server has the warm tree and content index (`--index-memory`)."""
+        return "--index-memory" in self._ours_checked
+
+    def walking(self) -> tuple[str, ...]:
+        """The options under which every call walks the tree: `--index-memory 0`; none for
+        a server from before that option (it always walks), so the series that compare
+        walking with the warm tree run on either build."""
+        return ("--index-memory", "0") if self.has_warm_tree else ()
 
     @overload
     def ours(self, workspace: Path, *options: str) -> StdioServer: ...

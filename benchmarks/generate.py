@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Callable
 
 GENERATOR_VERSION = 1
+TREE_VERSION = 2  # 2: RARE_IDENT added (the selective search of the warm scale series)
 MIB = 1 << 20
+# An identifier in one file in RARE_EVERY (0.5 %), with trigrams (quo, okk, kka) no other
+# generated text has: what a selective search looks for, and what an index can narrow.
+RARE_IDENT = "quokka_vortex"
+RARE_EVERY = 200
 
 _WORDS = ("request response worker buffer offset limit handle config parser token "
           "record window stream cache index value result error state entry path "
@@ -110,6 +115,8 @@ def _write_files(root: Path, rng: random.Random, count: int, prefix: str) -> Non
             folder.mkdir(parents=True, exist_ok=True)
         ext = _extension(rng)
         text = _WRITERS[ext](rng, rng.randint(10, 120))
+        if i % RARE_EVERY == RARE_EVERY // 2:  # by index: the seeded content stays the same
+            text += f"# {RARE_IDENT}: {i}\n"
         (folder / f"{_ident(rng)}_{i}{ext}").write_text(text)
 
 
@@ -147,8 +154,9 @@ def source_tree(cache: Path, files: int = 20000, seed: int = 5,
                 big_file_bytes: int = 10 * MIB) -> Path:
     """The seeded workspace: `files` source-like files under src/, a .gitignored
     node_modules/ of a quarter as many, a hidden folder, and one `big_file_bytes` file
-    (none when 0: the scale trees differ only in their file count)."""
-    name = f"tree-v{GENERATOR_VERSION}-s{seed}-n{files}-b{big_file_bytes}"
+    (none when 0: the scale trees differ only in their file count). One file in
+    RARE_EVERY holds RARE_IDENT."""
+    name = f"tree-v{TREE_VERSION}-s{seed}-n{files}-b{big_file_bytes}"
 
     def fill(root: Path) -> None:
         rng = random.Random(seed)

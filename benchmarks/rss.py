@@ -54,16 +54,42 @@ def cpu_seconds(root: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def rss_bytes(pid: int) -> int:
-    """Resident set size of one process, 0 once it is gone."""
+def _status_bytes(pid: int, field: bytes) -> int:
+    """A size field of /proc/<pid>/status (given in kB there), 0 once the process is gone."""
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
-                if line.startswith(b"VmRSS:"):
+                if line.startswith(field):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return 0
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of one process, 0 once it is gone."""
+    return _status_bytes(pid, b"VmRSS:")
+
+
+def peak_rss_bytes(pid: int) -> int:
+    """The most one process has ever held resident (the kernel's high-water mark, VmHWM),
+    0 once it is gone: a peak no sampling can miss."""
+    return _status_bytes(pid, b"VmHWM:")
+
+
+def holding(root: int, name: str) -> int | None:
+    """The first descendant of `root` whose name (comm) or one of whose open files (the
+    targets of /proc/<pid>/fd, e.g. a memfd's name) holds `name`."""
+    for pid in tree_pids(root)[1:]:
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                names = [f.read()]
+            names += [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:  # gone, or a descriptor closed while read
+            continue
+        if any(name in one for one in names):
+            return pid
+    return None
 
 
 class PeakRss:

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchmarks import scenarios as sc
+from benchmarks import warm
 from benchmarks.env import Env
+from benchmarks.generate import MIB, RARE_EVERY, RARE_IDENT
 from benchmarks.report import Measure, Row, Target
 from benchmarks.scenarios import Scenario
 
@@ -94,11 +96,33 @@ def _head(ours: bool, first: bool) -> Callable[[Env, int], Measure]:
 
 REFERENCE_HEAD = f"{sc.REFERENCE} read_text_file head=50"
 
+RARE = f"{RARE_IDENT} (in {100 / RARE_EVERY:g} % of files)"
+
 PLANS: list[SeriesPlan] = [
-    SeriesPlan("scale_list", "file.list **/*.md", "files", "rg --files -g '*.md'",
-               Target("≤", 1.3), _tree(sc.list_in), _tree(sc.rg_files_in)),
-    SeriesPlan("scale_search", "file.search TODO, all matches", "files", "rg -n",
-               Target("≤", 1.3), _tree(sc.search_tree_in), _tree(sc.rg_search_in)),
+    SeriesPlan("scale_list", "file.list **/*.md, walking (--index-memory 0)", "files",
+               "rg --files -g '*.md'", Target("≤", 1.3), _tree(warm.walk_list_in),
+               _tree(sc.rg_files_in)),
+    SeriesPlan("scale_search", "file.search TODO, all matches, walking (--index-memory 0)",
+               "files", "rg -n", Target("≤", 1.3), _tree(warm.walk_search_in),
+               _tree(sc.rg_search_in)),
+    SeriesPlan("warm_list", "file.list **/*.md, warm server, repeated", "files",
+               "rg --files -g '*.md'", Target("≤", 0.3), _tree(warm.warm_list_in),
+               _tree(sc.rg_files_in)),
+    SeriesPlan("warm_search_rare", f"file.search {RARE}, all matches, warm server, repeated",
+               "files", "rg -n", Target("≤", 0.2), _tree(warm.warm_rare_in),
+               _tree(warm.rg_rare_in)),
+    SeriesPlan("warm_search_todo", "file.search TODO, all matches, warm server, repeated",
+               "files", "rg -n", Target("≤", 1.0), _tree(warm.warm_search_in),
+               _tree(sc.rg_search_in)),
+    SeriesPlan("warm_first_call", f"first file.search {RARE_IDENT} after start: start to answer",
+               "files", "the same with --index-memory 0", Target("≤", 1.0),
+               _tree(warm.first_call_in), _tree(warm.first_call_walking_in)),
+    SeriesPlan("warm_build", "warm tree and index: start to ready", "files",
+               "one ripgrep search of the tree (rg -n)", None, _tree(warm.build_in),
+               _tree(warm.rg_rare_in)),
+    SeriesPlan("warm_memory", "warm process: peak RSS once ready", "files",
+               f"--index-memory {warm.INDEX_BUDGET // MIB} MiB", Target("≤", 1.0),
+               _tree(warm.memory_in), _tree(warm.budget)),
     SeriesPlan("scale_head_first", "file.read lines 1–50, first read of its version (p50)",
                "bytes", REFERENCE_HEAD, Target("≤", 3),
                _head(ours=True, first=True), _head(ours=False, first=True)),

@@ -34,6 +34,7 @@ STDLIB_PATTERN = r"raise \w+Error\("  # the same regex in ripgrep, regex and GNU
 TREE_PATTERN = "TODO"
 MD_GLOB = "**/*.md"
 WARMUP = 20
+Ready = Callable[[StdioServer], dict[str, Any]]  # waits until a server is ready: its state
 
 
 @dataclass(frozen=True)
@@ -243,11 +244,15 @@ def mcp_spawn_reference(env: Env) -> Measure:
 # file.list **/*.md -----------------------------------------------------------------------
 
 def _median_call(env: Env, workspace: Path, method: str, params: dict[str, Any],
-                 items: str, *options: str, engine: str | None = None) -> Measure:
+                 items: str, *options: str, engine: str | None = None,
+                 ready: Ready | None = None) -> Measure:
     """The median time of one call on a warm server over `workspace`; an answer that was
     truncated (or came from another engine than asked for) is refused, since the
-    baseline finds every item."""
+    baseline finds every item. With `ready`, the calls wait for it first (what it
+    returns goes into the measure's detail)."""
     with env.ours(workspace, *options) as server:
+        state = ready(server) if ready else {}
+
         def once() -> int:
             result = server.request(method, {**params, "max_results": ALL})["result"]
             wrong_engine = engine is not None and result["engine"] != engine
@@ -255,11 +260,14 @@ def _median_call(env: Env, workspace: Path, method: str, params: dict[str, Any],
                 raise ProtocolError(f"{method} answered truncated={result['truncated']}, "
                                     f"engine={result.get('engine')} (asked: {engine})")
             return len(result[items])
-        return _median_time(env, once)
+        measure = _median_time(env, once)
+    measure.detail.update(state)
+    return measure
 
 
-def list_in(env: Env, tree: Path) -> Measure:
-    return _median_call(env, tree, "file.list", {"pattern": MD_GLOB}, "files")
+def list_in(env: Env, tree: Path, *options: str, ready: Ready | None = None) -> Measure:
+    return _median_call(env, tree, "file.list", {"pattern": MD_GLOB}, "files", *options,
+                        ready=ready)
 
 
 def rg_files_in(env: Env, tree: Path) -> Measure:
@@ -306,13 +314,16 @@ def search_rg(env: Env) -> Measure:
     return _command_time(env, [env.rg, "-n", "-e", STDLIB_PATTERN], env.stdlib)
 
 
-def search_tree_in(env: Env, tree: Path) -> Measure:
-    """Every TODO of a generated tree, auto engine (ripgrep), ignore rules as rg's."""
-    return _median_call(env, tree, "file.search", {"pattern": TREE_PATTERN}, "matches")
+def search_tree_in(env: Env, tree: Path, *options: str, pattern: str = TREE_PATTERN,
+                   ready: Ready | None = None) -> Measure:
+    """Every match (TODO unless told) of a generated tree, auto engine (ripgrep), ignore
+    rules as rg's."""
+    return _median_call(env, tree, "file.search", {"pattern": pattern}, "matches", *options,
+                        ready=ready)
 
 
-def rg_search_in(env: Env, tree: Path) -> Measure:
-    return _command_time(env, [env.rg, "-n", "--no-require-git", "-e", TREE_PATTERN], tree)
+def rg_search_in(env: Env, tree: Path, pattern: str = TREE_PATTERN) -> Measure:
+    return _command_time(env, [env.rg, "-n", "--no-require-git", "-e", pattern], tree)
 
 
 def search_grep(env: Env) -> Measure:

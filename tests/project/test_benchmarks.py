@@ -94,6 +94,17 @@ def test_generated_tree_is_a_function_of_its_seed(tmp_path: Path) -> None:
     assert 90_000 < len(big) <= 100_000 and big.endswith(b"\n")
 
 
+def test_rare_identifier_is_in_few_files_and_its_trigrams_nowhere_else(tmp_path: Path) -> None:
+    """The selective search of the warm series needs a pattern in at most 1 % of the files
+    whose trigrams the rest of the tree lacks (else no index could narrow it)."""
+    root = generate.source_tree(tmp_path, files=1000, seed=5, big_file_bytes=0)
+    texts = [p.read_text().lower() for p in (root / "src").rglob("*.*")]
+    others = [t for t in texts if generate.RARE_IDENT not in t]
+    assert 1 <= len(texts) - len(others) <= len(texts) // 100
+    for gram in ("quo", "okk", "kka"):
+        assert all(gram not in t for t in others), gram
+
+
 def test_huge_file_is_real_text_not_sparse(tmp_path: Path) -> None:
     path = generate.huge_file(tmp_path, 3 * generate.MIB) / "huge.txt"
     data = path.read_bytes()

@@ -7,7 +7,8 @@ the tree current (tools/warm/events.py), else None, and the worker walks the dis
 - `status`: workspace.status.
 
 Replies are cached per question until the tree changes: `list` until any change (sizes and
-times are in it), `select` until a change of names, kinds or ignore rules.
+times are in it), `select` until a change of names, kinds or ignore rules. A selection is
+kept as the files' ids (numpy), not their paths, so a 200k-file one costs 1 MB, not 35.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import dataclasses
 import logging
 import os
 import time
-from typing import Any
+from typing import Any, Iterator
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
@@ -30,7 +31,8 @@ from chorus_tools.tools.warm.tree import WarmTree
 
 log = logging.getLogger("chorus.warm")
 BARRIER_SECONDS = 5.0
-CACHED = 64  # replies kept per kind
+CACHED = 32  # questions whose replies are kept
+CACHED_ENTRIES = 50_000  # a listing longer than this is not kept (memory: the budget)
 MEMORY_CHECK = 256  # directories built between two looks at the memory used
 
 
@@ -109,29 +111,41 @@ class Warm:
             return self.select(**kwargs) if op == "select" else self.listing(kwargs)
         except (NotWarm, ToolError):  # the disk walk says it (or raises the same error)
             return None
+        finally:
+            if self.rss() > self.budget:  # what is kept goes first
+                self._cache.clear()
 
     def listing(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         assert self.tree is not None
         key = ("list", tuple(sorted((k, _frozen(v)) for k, v in kwargs.items())))
-        return self._cached(key, self.tree.generation,
-                            lambda: list_files(self._memory_ctx(), **kwargs))
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == self.tree.generation:
+            return hit[1]
+        reply = list_files(self._memory_ctx(), **kwargs)
+        assert isinstance(reply, dict), "a walk in memory is never shared out"
+        if len(reply["files"]) <= CACHED_ENTRIES:
+            self._keep(key, self.tree.generation, reply)
+        return reply
 
     def select(self, rel: str, include_hidden: bool, include_ignored: bool,
                globs: list[str], types: tuple[str, ...], grams: list[int] | None,
                want_files: bool) -> dict[str, Any]:
         assert self.tree is not None
         key = ("select", rel, include_hidden, include_ignored, tuple(globs), types)
-        files, chosen = self._cached(key, self.tree.shape, lambda: _selection(
-            self._memory_ctx(), rel, include_hidden, include_ignored, globs, types))
-        candidates = self.content.candidates(grams) if grams is not None else None
-        if candidates is None:
-            return {"total": len(files), "files": files if want_files else None,
-                    "narrowed": False}
-        if len(candidates) < len(files):
-            narrowed = sorted(p for p in candidates if p in chosen)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == self.tree.shape:
+            fids = hit[1]
         else:
-            narrowed = [p for p in files if p in candidates]
-        return {"total": len(files), "files": narrowed, "narrowed": True}
+            fids = self.content.fids(_selection(self._memory_ctx(), rel, include_hidden,
+                                                include_ignored, globs, types))
+            self._keep(key, self.tree.shape, fids)
+        paths = self.content.paths
+        narrowed = self.content.narrow(fids, grams) if grams is not None else None
+        if narrowed is None:
+            return {"total": len(fids), "narrowed": False,
+                    "files": [paths[f] for f in fids] if want_files else None}
+        return {"total": len(fids), "narrowed": True,
+                "files": sorted(paths[f] for f in narrowed)}
 
     def status(self) -> dict[str, Any]:
         tree, content = self.tree, self.content
@@ -154,15 +168,10 @@ class Warm:
         return dataclasses.replace(self.ctx, source=MemorySource(self.tree), warm=None,
                                    workers=1)
 
-    def _cached(self, key: Any, generation: int, compute: Any) -> Any:
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] == generation:
-            return hit[1]
-        value = compute()
-        if len(self._cache) >= 2 * CACHED:
+    def _keep(self, key: Any, generation: int, value: Any) -> None:
+        if len(self._cache) >= CACHED:
             self._cache.clear()
         self._cache[key] = (generation, value)
-        return value
 
     def _new_tree(self) -> None:
         if self.tree is not None:
@@ -183,11 +192,10 @@ class Warm:
 
 
 def _selection(ctx: ToolContext, rel: str, include_hidden: bool, include_ignored: bool,
-               globs: list[str], types: tuple[str, ...]) -> tuple[list[str], frozenset[str]]:
-    files = [p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
-                                      include_ignored=include_ignored, globs=globs,
-                                      types=FileTypes(types) if types else None)]
-    return files, frozenset(files)
+               globs: list[str], types: tuple[str, ...]) -> Iterator[str]:
+    return (p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
+                                     include_ignored=include_ignored, globs=globs,
+                                     types=FileTypes(types) if types else None))
 
 
 def _frozen(value: Any) -> Any:

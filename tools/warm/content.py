@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Iterable
+
+import numpy as np
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.warm.content_index import ContentIndex
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MIN_WIDTH, MAX_WIDTH = 256, 8192  # below: too many false candidates to be worth it
-HEADROOM = 0.85  # of the budget left after the tree, for the index's matrix
+HEADROOM = 0.6  # of the budget left after the tree, for the index's matrix (the rest:
+# the replies kept, a listing being built)
 
 
 class Content:
@@ -51,7 +55,7 @@ class Content:
 
     def start(self, files: int, memory_left: int) -> None:
         """Size the index for the built tree, or leave it off (with the reason)."""
-        capacity = max(1024, 1 << (files * 5 // 4).bit_length())
+        capacity = max(1024, files * 5 // 4)
         width = MAX_WIDTH
         while width >= MIN_WIDTH and width * capacity // 8 > memory_left * HEADROOM:
             width //= 2
@@ -76,12 +80,18 @@ class Content:
             self._read(path)
         return bool(self.queue)
 
-    def candidates(self, codes: list[int]) -> set[str] | None:
-        """The files that may hold a match (unknown ones included); None: index off."""
+    def fids(self, paths: Iterable[str]) -> np.ndarray:
+        """The ids of these files, in their order."""
+        ids = self.ids
+        return np.fromiter((ids[p] for p in paths), dtype=np.int64)
+
+    def narrow(self, fids: np.ndarray, codes: list[int]) -> np.ndarray | None:
+        """Those of `fids` that may hold a match (unknown ones included), in id order;
+        None when the index is off."""
         if self.index is None:
             return None
-        paths = self.paths
-        return {p for fid in self.index.candidates(codes) if (p := paths[int(fid)]) is not None}
+        candidates = self.index.candidates(codes)
+        return candidates[np.isin(candidates, fids, assume_unique=True)]
 
     @property
     def indexed_files(self) -> int:

@@ -1,0 +1,232 @@
+"""Issue 24's parity suite: the same file.list / file.search requests to a WARM server
+(warm tree + content index) and a COLD one (`--index-memory 0`) on the same workspace, on
+each engine, give byte-identical answers: on a workspace of traps (ignore files with
+negations, hidden and denied paths, symlinks, a FIFO, binary / UTF-16 / GBK / CRLF files,
+case-folding traps, sort-order traps), and right after every kind of change an outside
+process makes, asked with no pause after the change."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from warm_support import ENGINES, Call, Pair, assert_warm, build_tree, matrix, paired
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def static(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    """A ready pair on the trap workspace, which no test here changes."""
+    base = tmp_path_factory.mktemp(f"static-{request.param}")
+    build_tree(base / "ws", base / "outside")
+    yield from paired(base / "ws", request.param)
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def live(request: pytest.FixtureRequest,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    """A ready pair on a trap workspace the change tests change (each in its own folder)."""
+    base = tmp_path_factory.mktemp(f"live-{request.param}")
+    build_tree(base / "ws", base / "outside")
+    yield from paired(base / "ws", request.param)
+
+
+def test_every_list_and_search_query_answers_alike(static: Pair) -> None:
+    calls = matrix()
+    replies = [static.ask(method, params) for method, params in calls]
+    found = [f"{method} {params}\n  warm: {warm[:1500]}\n  cold: {cold[:1500]}"
+             for (method, params), (warm, cold) in zip(calls, replies) if warm != cold]
+    assert not found, f"{len(found)} of {len(calls)} differ:\n" + "\n".join(found)
+    # the matrix exercises real answers, not a wall of errors
+    answered = sum('"result"' in cold[:12] for _, cold in replies)
+    assert answered > len(calls) * 0.8, answered
+    assert_warm(static)
+
+
+def _probes(folder: str, needle: str) -> list[Call]:
+    """What is asked right after each change: listings and searches of the changed folder
+    and of the whole workspace, for the scenario's selective needle and for all of them."""
+    return [
+        ("file.list", {"path": folder}),
+        ("file.list", {"path": folder, "recursive": True, "include_hidden": True}),
+        ("file.list", {"path": folder, "recursive": True, "include_ignored": True,
+                       "sort": "size"}),
+        ("file.list", {"pattern": f"{folder}/**", "sort": "modified"}),
+        ("file.list", {"pattern": "**/*.py"}),
+        ("file.search", {"pattern": needle}),
+        ("file.search", {"pattern": needle, "path": folder, "output_mode": "count",
+                         "include_hidden": True}),
+        ("file.search", {"pattern": needle.upper(), "case_sensitive": False,
+                         "output_mode": "files_with_matches", "include_ignored": True}),
+        ("file.search", {"pattern": r"needle_[a-z]+", "output_mode": "count"}),
+        ("file.search", {"pattern": "TODO", "path": folder, "context_lines": 1}),
+    ]
+
+
+Step = tuple[str, Callable[[Path, Path], Any]]
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _append(path: Path, text: str) -> None:
+    with open(path, "a") as handle:
+        handle.write(text)
+
+
+def _same_size_new_content(path: Path) -> None:
+    """New bytes, same size, and the old mtime put back: only the content tells."""
+    st = path.stat()
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"needle_old", b"needle_new"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _replace_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".swp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _deep_tree(top: Path) -> None:
+    leaf = top / "a" / "b" / "c" / "d" / "e" / "f"
+    os.makedirs(leaf)
+    level = top
+    for name in ("a", "b", "c", "d", "e", "f"):
+        level = level / name
+        (level / f"at_{name}.py").write_text(f"# TODO depth {name} needle_deep\n")
+
+
+def _file_to_dir(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+    (path / "inner.py").write_text("# TODO now a directory needle_inner\n")
+
+
+def _dir_to_file(path: Path) -> None:
+    shutil.rmtree(path)
+    path.write_text("# TODO now a file needle_inner\n")
+
+
+def _moved_in(ws: Path, outside: Path, folder: str) -> None:
+    tree = outside / f"incoming-{folder.replace('/', '_')}"
+    _write(tree / "in.py", "# TODO arrived needle_moved\n")
+    _write(tree / "nested" / "deeper.md", "needle_moved deeper\n")
+    _write(tree / ".gitignore", "skip.txt\n")
+    _write(tree / "skip.txt", "needle_moved but ignored\n")
+    os.rename(tree, ws / folder / "incoming")
+
+
+# the selective word each scenario's changes add, move or remove (default: needle_NAME)
+NEEDLES = {"modify": "needle_new", "ignore_edits": "needle_ignore", "move_in_out": "needle_moved",
+           "deep_tree": "needle_deep", "replace_kind": "needle_inner", "symlinks": "needle_link"}
+
+SCENARIOS: dict[str, list[Step]] = {
+    "create": [
+        ("a file", lambda ws, o: _write(ws / "f.py", "# TODO needle_create\n")),
+        ("a hidden file", lambda ws, o: _write(ws / ".h.py", "needle_create hidden\n")),
+        ("a directory with a file", lambda ws, o: _write(ws / "n" / "g.md", "needle_create\n")),
+        ("an empty file", lambda ws, o: (ws / "empty.py").touch()),
+        ("a denied file", lambda ws, o: _write(ws / ".env", "needle_create denied\n")),
+        ("a binary file", lambda ws, o: (ws / "b.py").write_bytes(b"needle_create\x00\n")),
+    ],
+    "modify": [
+        ("grow", lambda ws, o: _write(ws / "f.py", "# TODO\n" + "line needle_old\n" * 3)),
+        ("same size", lambda ws, o: _same_size_new_content(ws / "f.py")),
+        ("append", lambda ws, o: _append(ws / "f.py", "needle_new appended\n")),
+        ("shrink", lambda ws, o: _write(ws / "f.py", "needle_new\n")),
+        ("truncate", lambda ws, o: os.truncate(ws / "f.py", 0)),
+        ("atomic replace", lambda ws, o: _replace_atomically(ws / "f.py", "needle_new r\n")),
+        ("to binary", lambda ws, o: (ws / "f.py").write_bytes(b"needle_new\x00")),
+        ("to utf-16", lambda ws, o: (ws / "f.py").write_bytes(
+            "needle_new utf16\n".encode("utf-16"))),
+        ("back to text", lambda ws, o: _write(ws / "f.py", "needle_new text\n")),
+    ],
+    "delete": [
+        ("setup", lambda ws, o: [_write(ws / n, "needle_delete\n") for n in ("a.py", "b/c.py")]),
+        ("a file", lambda ws, o: (ws / "a.py").unlink()),
+        ("a directory", lambda ws, o: shutil.rmtree(ws / "b")),
+        ("recreate the same name", lambda ws, o: _write(ws / "a.py", "needle_delete again\n")),
+    ],
+    "rename": [
+        ("setup", lambda ws, o: _write(ws / "d" / "r.py", "# TODO needle_rename\n")),
+        ("a file", lambda ws, o: os.rename(ws / "d" / "r.py", ws / "d" / "s.py")),
+        ("to an ignored name", lambda ws, o: os.rename(ws / "d" / "s.py", ws / "d" / "s.log")),
+        ("to a hidden name", lambda ws, o: os.rename(ws / "d" / "s.log", ws / "d" / ".s.py")),
+        ("to a denied name", lambda ws, o: os.rename(ws / "d" / ".s.py", ws / "d" / "s.pem")),
+        ("back", lambda ws, o: os.rename(ws / "d" / "s.pem", ws / "d" / "r.py")),
+        ("a directory", lambda ws, o: os.rename(ws / "d", ws / "e")),
+        ("over a file", lambda ws, o: (_write(ws / "t.py", "needle_rename target\n"),
+                                       os.replace(ws / "e" / "r.py", ws / "t.py"))),
+    ],
+    "chmod": [
+        ("setup", lambda ws, o: _write(ws / "c" / "m.py", "# TODO needle_chmod\n")),
+        ("file 000", lambda ws, o: os.chmod(ws / "c" / "m.py", 0)),
+        ("dir 000", lambda ws, o: os.chmod(ws / "c", 0)),
+        ("dir back", lambda ws, o: os.chmod(ws / "c", 0o755)),
+        ("file executable", lambda ws, o: os.chmod(ws / "c" / "m.py", 0o755)),
+    ],
+    "ignore_edits": [
+        ("setup", lambda ws, o: [_write(ws / n, "# TODO needle_ignore\n")
+                                 for n in ("k.py", "k.md", "sub/k.py", "sub/keep.py")]),
+        ("add a rule", lambda ws, o: _write(ws / ".gitignore", "*.py\n")),
+        ("add a nested negation", lambda ws, o: _write(ws / "sub" / ".ignore", "!keep.py\n")),
+        ("ignore a directory", lambda ws, o: _write(ws / ".rgignore", "sub/\n")),
+        ("remove the rule", lambda ws, o: _write(ws / ".gitignore", "")),
+        ("delete the ignore files", lambda ws, o: [(ws / n).unlink()
+                                                   for n in (".gitignore", ".rgignore")]),
+        ("the root's .gitignore", lambda ws, o: _append(
+            ws.parent / ".gitignore", "ignore_edits/k.md\n")),
+        ("the root's rule removed", lambda ws, o: _write(
+            ws.parent / ".gitignore",
+            (ws.parent / ".gitignore").read_text().replace("ignore_edits/k.md\n", ""))),
+    ],
+    "move_in_out": [
+        ("a tree moved in", lambda ws, o: _moved_in(ws.parent, o, ws.name)),
+        ("a file in it changed", lambda ws, o: _write(ws / "incoming" / "in.py", "needle_m\n")),
+        ("moved out", lambda ws, o: os.rename(ws / "incoming", o / "gone")),
+        ("moved back in renamed", lambda ws, o: os.rename(o / "gone", ws / "back")),
+    ],
+    "deep_tree": [
+        ("created at once", lambda ws, o: _deep_tree(ws)),
+        ("removed at once", lambda ws, o: shutil.rmtree(ws / "a")),
+        ("created again", lambda ws, o: _deep_tree(ws)),
+    ],
+    "replace_kind": [
+        ("setup", lambda ws, o: [_write(ws / n, "needle_inner\n") for n in ("x", "y/z.py")]),
+        ("a file replaced by a directory", lambda ws, o: _file_to_dir(ws / "x")),
+        ("a directory replaced by a file", lambda ws, o: _dir_to_file(ws / "y")),
+        ("and back", lambda ws, o: (_dir_to_file(ws / "x"), _file_to_dir(ws / "y"))),
+    ],
+    "symlinks": [
+        ("setup", lambda ws, o: _write(ws / "t" / "a.py", "# TODO needle_link\n")),
+        ("a link to a file", lambda ws, o: os.symlink("t/a.py", ws / "lf.py")),
+        ("a link to a directory", lambda ws, o: os.symlink("t", ws / "ld")),
+        ("a dangling link", lambda ws, o: os.symlink("later.py", ws / "dl.py")),
+        ("its target appears", lambda ws, o: _write(ws / "later.py", "needle_link later\n")),
+        ("a link retargeted", lambda ws, o: (os.unlink(ws / "lf.py"),
+                                             os.symlink("later.py", ws / "lf.py"))),
+        ("a link replaced by its directory", lambda ws, o: (os.unlink(ws / "ld"),
+                                                            os.rename(ws / "t", ws / "ld"))),
+    ],
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_answers_alike_right_after_an_outside_change(live: Pair, scenario: str) -> None:
+    ws = live.ws / scenario
+    outside = live.ws.parent / "outside"
+    ws.mkdir()
+    found = []
+    for label, change in SCENARIOS[scenario]:
+        change(ws, outside)
+        found += live.differences(_probes(scenario, NEEDLES.get(scenario, "needle_" + scenario)),
+                                  f"after {scenario}: {label}: ")
+    assert not found, "\n".join(found)
+    assert_warm(live)

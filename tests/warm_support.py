@@ -1,0 +1,280 @@
+"""The warm/cold parity harness of issue 24: one workspace full of traps, a WARM server
+(default options: the warm tree and the content index) and a COLD one (`--index-memory 0`:
+every call walks) on it with the same engine and `--deny`, and a comparison of their full
+answers, byte for byte, to the same request sent to both at the same moment."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from legacy_texts import TEXTS
+from rpc_client import REPO, RpcServer, error_code
+
+ENGINES = ("ripgrep", "python")
+DENY = ("--deny", "**/.env", "--deny", "*.pem", "--deny", "secrets/**")
+WORKERS = ("--workers", "2")
+READY_INDEX = {"ready", "partial", "off"}
+Call = tuple[str, dict[str, Any]]
+
+# Text that trips Unicode case folding: KELVIN SIGN (folds to k), long s (folds to s),
+# dotted capital I (no simple folding), next to their ASCII look-alikes.
+FOLDING = "temperature in \u212aelvin\nmi\u017f\u017fion control\n\u0130stanbul office\n"
+LONG_LINE = "x" * 150_000 + " needle_in_a_long_line " + "y" * 50_000 + "\n"
+
+
+def _write(root: Path, rel: str, data: str | bytes) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+
+
+def source(name: str, index: int) -> str:
+    """A small source-like text: a unique identifier, common words, a class and a TODO."""
+    return (f"# module {name}\nimport os\n\nclass Widget{index}:\n"
+            f"    def render_{index}(self):\n        return 'unique_ident_{index}'\n\n"
+            f"# TODO: the common word appears in many files\nvalue = {index} * 2\n")
+
+
+def build_tree(ws: Path, outside: Path) -> None:
+    """The parity workspace: every kind of entry and rule the walk and the search treat
+    specially, so a warm answer that cuts a corner differs from the cold one."""
+    outside.mkdir(parents=True, exist_ok=True)
+    (outside / "canary.txt").write_text("CANARY_OUTSIDE\n")
+    for i in range(12):
+        _write(ws, f"src/pkg{i % 3}/mod_{i}.py", source(f"mod_{i}", i))
+        _write(ws, f"src/pkg{i % 3}/sub/deep/leaf_{i}.py", source(f"leaf_{i}", 100 + i))
+    for i in range(6):
+        _write(ws, f"docs/guide_{i}.md", f"# Guide {i}\n\nTODO write guide {i}\n"
+                                         f"See Widget{i} and render_{i}.\n")
+    _write(ws, "README.md", "# Parity\nTODO: nothing\nfoo|bar baz\nThe End\n")
+    _write(ws, "notes.txt", "alpha beta\ngamma\nalpha beta gamma delta\n")
+    # ignore files at several levels, with negations
+    _write(ws, ".gitignore", "*.log\n!keep.log\nbuild/\n/out\nnode_modules/\n")
+    _write(ws, "app.log", "TODO ignored log\n")
+    _write(ws, "keep.log", "TODO kept log\n")
+    _write(ws, "build/gen.py", source("gen", 900))
+    _write(ws, "out/result.txt", "TODO out\n")
+    _write(ws, "sub/out/result.txt", "TODO not ignored: /out is anchored\n")
+    _write(ws, "node_modules/pkg/index.js", "// TODO vendored\nmodule.exports = 1\n")
+    _write(ws, "src/.gitignore", "*.tmp\n!important.tmp\n")
+    _write(ws, "src/scratch.tmp", "TODO scratch\n")
+    _write(ws, "src/important.tmp", "TODO important\n")
+    _write(ws, "docs/.ignore", "draft*\n!draft_final.md\n")
+    _write(ws, "docs/draft_1.md", "TODO draft\n")
+    _write(ws, "docs/draft_final.md", "TODO final draft\n")
+    _write(ws, ".rgignore", "scratch/\n!.github/\n")
+    _write(ws, "scratch/s.txt", "TODO scratch dir\n")
+    _write(ws, "src/pkg1/.rgignore", "sub/\n")
+    # hidden entries, one re-included by a negation
+    _write(ws, ".hidden.txt", "TODO hidden\n")
+    _write(ws, ".config/settings.md", "# settings\nTODO hidden dir\n")
+    _write(ws, ".github/workflow.yml", "on: push # TODO\n")
+    _write(ws, "src/.secret.py", source("secret", 950))
+    # denied paths (--deny)
+    _write(ws, ".env", "TODO=denied\n")
+    _write(ws, "src/.env", "TODO=denied\n")
+    _write(ws, "keys/server.pem", "TODO denied pem\n")
+    _write(ws, "secrets/token.txt", "TODO denied secret\n")
+    # encodings and odd contents
+    _write(ws, "data/blob.bin", b"\x00\x01binary_only_needle\x00TODO\n")
+    _write(ws, "data/utf16.txt", "utf16_only_needle TODO\nsecond line\n".encode("utf-16"))
+    _write(ws, "data/gbk.txt", TEXTS["zh_hans"].encode("gbk"))
+    _write(ws, "data/crlf.txt", b"first line\r\nTODO crlf line\r\nlast\r\n")
+    _write(ws, "data/empty.txt", b"")
+    _write(ws, "data/long.txt", LONG_LINE)
+    _write(ws, "data/folding.txt", FOLDING)
+    _write(ws, "data/latin1.txt", "caf\xe9 na\xefve TODO\n".encode("latin-1"))
+    # names with spaces and unicode; the d / d-old / d.py sort-order trap
+    _write(ws, "dir with space/file name.md", "TODO spaced\n")
+    _write(ws, "unicodé/naïve ☃.txt", "TODO snowman\n")
+    _write(ws, "Ärger.md", "TODO umlaut\n")
+    _write(ws, "d/x.py", source("d_x", 700))
+    _write(ws, "d.py", source("d_py", 701))
+    _write(ws, "d-old", "TODO d-old\n")
+    _write(ws, "d-old.md", "TODO d-old md\n")
+    # symlinks and a FIFO
+    os.symlink("src/pkg0/mod_0.py", ws / "link_file.py")
+    os.symlink("src", ws / "link_dir")
+    os.symlink("nowhere/at/all", ws / "dangling")
+    os.symlink(os.path.relpath(outside / "canary.txt", ws), ws / "leads_out.txt")
+    os.symlink(str(outside), ws / "abs_out")
+    os.symlink(str(ws / "docs"), ws / "abs_inside")
+    os.mkfifo(ws / "pipe")
+    _write(ws, "sizes/small.txt", "TODO 1\n")
+    _write(ws, "sizes/big.txt", "TODO big\n" * 400)
+    os.utime(ws / "sizes/small.txt", ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    os.utime(ws / "sizes/big.txt", ns=(1_500_000_000_000_000_000, 1_500_000_000_000_000_000))
+
+
+def list_queries() -> list[dict[str, Any]]:
+    """file.list params: patterns, recursion, depth, exclude, hidden/ignored, sorts, caps."""
+    queries: list[dict[str, Any]] = [
+        {}, {"path": "src"}, {"path": "d"}, {"path": ""}, {"path": "link_dir"},
+        {"pattern": "**/*.md"}, {"pattern": "**"}, {"pattern": "src/**/*.py"}, {"pattern": "*"},
+        {"pattern": "*.py"}, {"pattern": "d*"}, {"pattern": "**/{d,d.py,d-old}"},
+        {"pattern": "./docs/*.md"}, {"pattern": "**/*.txt", "path": "data"},
+        {"pattern": "**/leaf_?.py", "path": "src"}, {"pattern": "**/[a-d]*"},
+        {"recursive": True}, {"recursive": True, "path": "src/pkg1"},
+        {"depth": 1}, {"depth": 2}, {"depth": 2, "pattern": "**/*.py"},
+        {"recursive": True, "exclude": "pkg2"}, {"recursive": True, "exclude": ["*.md", "data"]},
+        {"recursive": True, "exclude": "src/pkg0/sub"},
+        {"recursive": True, "include_hidden": True},
+        {"recursive": True, "include_ignored": True},
+        {"recursive": True, "include_hidden": True, "include_ignored": True},
+        {"pattern": "**/*.tmp", "include_ignored": True}, {"pattern": "**/.*"},
+        {"pattern": "**/.*", "include_hidden": True}, {"path": "node_modules"},
+        {"path": "node_modules", "recursive": True}, {"path": "build"}, {"path": ".config"},
+        {"recursive": True, "sort": "modified"}, {"recursive": True, "sort": "size"},
+        {"sort": "size", "path": "sizes"}, {"sort": "modified", "path": "sizes"},
+        {"recursive": True, "max_results": 3}, {"pattern": "**", "max_results": 1},
+        {"recursive": True, "sort": "size", "max_results": 5},
+        {"recursive": True, "sort": "modified", "max_results": 4},
+        {"path": "secrets"}, {"path": "keys", "recursive": True}, {"path": "missing"},
+        {"path": "README.md"}, {"path": "dangling"}, {"path": "abs_out"}, {"path": "../x"},
+    ]
+    return queries
+
+
+def search_queries() -> list[dict[str, Any]]:
+    """file.search params: selective and common patterns, regex features, case folding,
+    filters, start paths, output modes, context, multiline, caps, absent patterns."""
+    patterns: list[dict[str, Any]] = [
+        {"pattern": "unique_ident_7"}, {"pattern": "unique_ident_1"}, {"pattern": "TODO"},
+        {"pattern": "import"}, {"pattern": r"class\s+Widget\d+"}, {"pattern": r"^# Guide"},
+        {"pattern": r"line$"}, {"pattern": "render_(3|4|5)\\b"}, {"pattern": "(?i)todo"},
+        {"pattern": r"[A-Z][a-z]+\d"}, {"pattern": "foo|bar"}, {"pattern": "a.b"},
+        {"pattern": "foo|bar", "literal": True}, {"pattern": "unique_ident_(", "literal": True},
+        {"pattern": "todo", "case_sensitive": False},
+        {"pattern": "kelvin", "case_sensitive": False},
+        {"pattern": "(?i)kelvin"}, {"pattern": "kel", "case_sensitive": False},
+        {"pattern": "MISSION", "case_sensitive": False}, {"pattern": "(?i)miss"},
+        {"pattern": "istanbul", "case_sensitive": False}, {"pattern": "İstanbul"},
+        {"pattern": "\u212aelvin"}, {"pattern": "stanbul"},
+        {"pattern": "TODO", "glob": "*.md"}, {"pattern": "TODO", "glob": ["!*.md", "!docs/**"]},
+        {"pattern": "TODO", "glob": "src/**/*.py"}, {"pattern": "TODO", "type": "py"},
+        {"pattern": "TODO", "type": ["md", "txt"]}, {"pattern": "TODO", "path": "src"},
+        {"pattern": "TODO", "path": "src/pkg0/mod_0.py"}, {"pattern": "TODO", "path": "docs"},
+        {"pattern": "TODO", "path": "link_dir"}, {"pattern": "TODO", "path": "link_file.py"},
+        {"pattern": "TODO", "output_mode": "files_with_matches"},
+        {"pattern": "TODO", "output_mode": "count"},
+        {"pattern": "unique_ident", "output_mode": "count", "max_results": 3},
+        {"pattern": "TODO", "context_lines": 2, "max_results": 40},
+        {"pattern": "return", "before_context": 1, "after_context": 3},
+        {"pattern": r"class Widget1\d*:\n\s+def", "multiline": True},
+        {"pattern": r"(?s)TODO.*?value", "multiline": True, "max_results": 5},
+        {"pattern": "TODO", "max_results": 2}, {"pattern": "TODO", "max_results": 1,
+                                                 "output_mode": "files_with_matches"},
+        {"pattern": "TODO", "include_hidden": True}, {"pattern": "TODO", "include_ignored": True},
+        {"pattern": "TODO", "include_hidden": True, "include_ignored": True},
+        {"pattern": "zq_absent_everywhere_qz"}, {"pattern": "zq_absent", "literal": True},
+        {"pattern": "binary_only_needle"}, {"pattern": "utf16_only_needle"},
+        {"pattern": "用户配置"}, {"pattern": "默认"}, {"pattern": "caf."}, {"pattern": "café"},
+        {"pattern": "needle_in_a_long_line"}, {"pattern": "CANARY_OUTSIDE"},
+        {"pattern": "denied"}, {"pattern": "TODO", "path": "secrets"},
+        {"pattern": "x"}, {"pattern": "."}, {"pattern": "ab"}, {"pattern": r"\w+_\d"},
+        {"pattern": "(unclosed"}, {"pattern": r"(?<=def )render"}, {"pattern": r"(\w)\1"},
+        {"pattern": "a\nb"}, {"pattern": "TODO", "path": "missing"},
+    ]
+    return patterns
+
+
+def matrix() -> list[Call]:
+    return ([("file.list", q) for q in list_queries()]
+            + [("file.search", q) for q in search_queries()])
+
+
+@functools.cache
+def warm_flag_known() -> bool:
+    """Whether this checkout's server has `--index-memory` yet (issue 24's core): without
+    it the 'warm' server is the cold code and parity holds trivially."""
+    out = subprocess.run([sys.executable, "-m", "chorus_tools", "--help"], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout
+    return "--index-memory" in out
+
+
+def cold_args() -> tuple[str, ...]:
+    return ("--index-memory", "0") if warm_flag_known() else ()
+
+
+def canonical(reply: dict[str, Any]) -> str:
+    """The part of a reply parity compares (its result or its error), as sorted-key JSON."""
+    body = {"result": reply["result"]} if "result" in reply else {"error": reply["error"]}
+    return json.dumps(body, sort_keys=True, ensure_ascii=False)
+
+
+class Pair:
+    """A warm and a cold server on one workspace, asked the same things at once."""
+
+    def __init__(self, ws: Path, engine: str, *extra: str) -> None:
+        self.ws, self.engine = ws, engine
+        common = ("--search-engine", engine, *WORKERS, *DENY, "--allow-root", *extra)
+        self.warm = RpcServer(ws, *common)
+        self.cold = RpcServer(ws, *common, *cold_args())
+
+    def ask(self, method: str, params: dict[str, Any]) -> tuple[str, str]:
+        """Send the request to both before reading either answer: (warm, cold)."""
+        warm_id = self.warm.request(method, params)
+        cold_id = self.cold.request(method, params)
+        warm, cold = self.warm.recv(60), self.cold.recv(60)
+        assert warm["id"] == warm_id and cold["id"] == cold_id, (warm, cold)
+        return canonical(warm), canonical(cold)
+
+    def differences(self, calls: list[Call], context: str = "") -> list[str]:
+        """One readable line per call whose warm answer is not the cold one's."""
+        found = []
+        for method, params in calls:
+            warm, cold = self.ask(method, params)
+            if warm != cold:
+                found.append(f"{context}{self.engine} {method} {json.dumps(params)}\n"
+                             f"  warm: {warm[:1500]}\n  cold: {cold[:1500]}")
+        return found
+
+    def status(self) -> dict[str, Any] | None:
+        """The warm server's workspace.status, None on a server without it."""
+        reply = self.warm.call("workspace.status", timeout=60)
+        if not warm_flag_known() and error_code(reply) == "method_not_found":
+            return None
+        assert "result" in reply, reply
+        return reply["result"]
+
+    def wait_warm(self, guard: float = 60.0) -> dict[str, Any] | None:
+        """Poll until the tree is ready and the index settled (a hang guard, not a timing
+        check); the last status."""
+        end = time.monotonic() + guard
+        while True:
+            status = self.status()
+            if status is None or (status["tree"] == "ready"
+                                  and status["index"] in READY_INDEX):
+                return status
+            if time.monotonic() > end:
+                raise TimeoutError(f"the warm server never got ready: {status}")
+            time.sleep(0.02)
+
+    def close(self) -> None:
+        for server in (self.warm, self.cold):
+            server.__exit__(None, None, None)
+
+
+def assert_warm(pair: Pair) -> None:
+    """The warm server really serves from its tree (else parity would be trivial)."""
+    status = pair.status()
+    if status is not None:
+        assert status["tree"] == "ready", status
+
+
+def paired(ws: Path, engine: str, *, ready: bool = True) -> Iterator[Pair]:
+    """A fixture body: the pair on `ws`, warm and ready unless `ready` is False."""
+    pair = Pair(ws, engine)
+    try:
+        if ready:
+            pair.wait_warm()
+        yield pair
+    finally:
+        pair.close()

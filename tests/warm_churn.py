@@ -232,6 +232,10 @@ class Churn:
         folder = self.top.name
         flags: dict[str, Any] = {k: True for k in ("include_hidden", "include_ignored")
                                  if rng.random() < 0.3}
+        if rng.random() < 0.1:
+            return rng.choice([("Glob", {"pattern": "**/*.py"}), ("LS", {"path": folder}),
+                               ("glob", {"pattern": "**/*", "dir_path": folder}),
+                               ("grep_search", {"pattern": rng.choice(NEEDLES)})])
         if rng.random() < 0.4:
             params: dict[str, Any] = rng.choice([
                 {"path": folder}, {"path": folder, "recursive": True},

@@ -20,6 +20,8 @@ from rpc_client import REPO, RpcServer, error_code
 ENGINES = ("ripgrep", "python")
 DENY = ("--deny", "**/.env", "--deny", "*.pem", "--deny", "secrets/**")
 WORKERS = ("--workers", "2")
+# the dialect listing and search tools, which read the tree through the same walk
+DIALECTS = ("--tools", "claude,gemini")
 READY_INDEX = {"ready", "partial", "off"}
 Call = tuple[str, dict[str, Any]]
 
@@ -185,9 +187,27 @@ def search_queries() -> list[dict[str, Any]]:
     return patterns
 
 
+def dialect_queries() -> list[Call]:
+    """The claude and gemini sets' listing and search tools."""
+    return [
+        ("LS", {"path": "."}), ("LS", {"path": "src", "ignore": ["pkg1"]}),
+        ("LS", {"path": "link_dir"}), ("Glob", {"pattern": "**/*.py"}),
+        ("Glob", {"pattern": "**/*"}), ("Glob", {"pattern": "*.md", "path": "docs"}),
+        ("Grep", {"pattern": "unique_ident_3"}),
+        ("Grep", {"pattern": "todo", "-i": True, "output_mode": "count"}),
+        ("Grep", {"pattern": "Widget", "glob": "*.py", "output_mode": "content", "-C": 1}),
+        ("list_directory", {"dir_path": "."}), ("list_directory", {"dir_path": "docs"}),
+        ("glob", {"pattern": "**/*.MD"}), ("glob", {"pattern": "**/*.py", "dir_path": "src"}),
+        ("glob", {"pattern": "**/*", "respect_git_ignore": False}),
+        ("grep_search", {"pattern": "unique_ident_1"}),
+        ("grep_search", {"pattern": "TODO", "names_only": True, "no_ignore": True}),
+        ("grep_search", {"pattern": "kelvin", "include_pattern": "*.txt"}),
+    ]
+
+
 def matrix() -> list[Call]:
     return ([("file.list", q) for q in list_queries()]
-            + [("file.search", q) for q in search_queries()])
+            + [("file.search", q) for q in search_queries()] + dialect_queries())
 
 
 @functools.cache
@@ -214,7 +234,8 @@ class Pair:
 
     def __init__(self, ws: Path, engine: str, *extra: str) -> None:
         self.ws, self.engine = ws, engine
-        common = ("--search-engine", engine, *WORKERS, *DENY, "--allow-root", *extra)
+        common = ("--search-engine", engine, *WORKERS, *DENY, *DIALECTS, "--allow-root",
+                  *extra)
         self.warm = RpcServer(ws, *common)
         self.cold = RpcServer(ws, *common, *cold_args())
 

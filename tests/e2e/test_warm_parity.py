@@ -64,6 +64,9 @@ def _probes(folder: str, needle: str) -> list[Call]:
                          "output_mode": "files_with_matches", "include_ignored": True}),
         ("file.search", {"pattern": r"needle_[a-z]+", "output_mode": "count"}),
         ("file.search", {"pattern": "TODO", "path": folder, "context_lines": 1}),
+        ("Glob", {"pattern": "**/*", "path": folder}),
+        ("Grep", {"pattern": needle, "output_mode": "files_with_matches"}),
+        ("list_directory", {"dir_path": folder}),
     ]
 
 

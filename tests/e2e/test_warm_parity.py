@@ -7,6 +7,7 @@ process makes, asked with no pause after the change."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 from pathlib import Path
@@ -51,6 +52,8 @@ def _probes(folder: str, needle: str) -> list[Call]:
     """What is asked right after each change: listings and searches of the changed folder
     and of the whole workspace, for the scenario's selective needle and for all of them."""
     return [
+        ("file.list", {}),  # the folder's own mtime and size, as its parent lists it
+        ("file.list", {"recursive": True, "sort": "modified", "max_results": 30}),
         ("file.list", {"path": folder}),
         ("file.list", {"path": folder, "recursive": True, "include_hidden": True}),
         ("file.list", {"path": folder, "recursive": True, "include_ignored": True,
@@ -91,6 +94,13 @@ def _same_size_new_content(path: Path) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
+def _write_through_mmap(path: Path) -> None:
+    """Same-size new content written through a shared mapping: no write(2) is made."""
+    with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as mapped:
+        at = mapped.find(b"needle_old")
+        mapped[at:at + 10] = b"needle_new"
+
+
 def _replace_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".swp")
     tmp.write_text(text)
@@ -127,7 +137,8 @@ def _moved_in(ws: Path, outside: Path, folder: str) -> None:
 
 
 # the selective word each scenario's changes add, move or remove (default: needle_NAME)
-NEEDLES = {"modify": "needle_new", "ignore_edits": "needle_ignore", "move_in_out": "needle_moved",
+NEEDLES = {"modify": "needle_new", "mmap": "needle_new", "hardlink": "needle_new",
+           "ignore_edits": "needle_ignore", "move_in_out": "needle_moved",
            "deep_tree": "needle_deep", "replace_kind": "needle_inner", "symlinks": "needle_link"}
 
 SCENARIOS: dict[str, list[Step]] = {
@@ -150,6 +161,28 @@ SCENARIOS: dict[str, list[Step]] = {
         ("to utf-16", lambda ws, o: (ws / "f.py").write_bytes(
             "needle_new utf16\n".encode("utf-16"))),
         ("back to text", lambda ws, o: _write(ws / "f.py", "needle_new text\n")),
+    ],
+    "hardlink": [
+        ("setup", lambda ws, o: _write(ws / "a.py", "# TODO needle_old\n")),
+        ("a second name", lambda ws, o: (os.mkdir(ws / "b"),
+                                         os.link(ws / "a.py", ws / "b" / "a2.py"))),
+        ("written through the first", lambda ws, o: _append(ws / "a.py", "needle_hardlink\n")),
+        ("same size through the second",
+         lambda ws, o: _same_size_new_content(ws / "b" / "a2.py")),
+        ("the first name removed", lambda ws, o: (ws / "a.py").unlink()),
+        ("written through the last", lambda ws, o: _append(ws / "b" / "a2.py", "more\n")),
+    ],
+    "timestamps": [
+        ("setup", lambda ws, o: [_write(ws / n, "needle_timestamps\n")
+                                 for n in ("o.py", "p.py")]),
+        ("an old mtime", lambda ws, o: os.utime(ws / "o.py", ns=(10**18, 10**18))),
+        ("a future mtime", lambda ws, o: os.utime(ws / "p.py", ns=(4 * 10**18, 4 * 10**18))),
+        ("touched now", lambda ws, o: os.utime(ws / "o.py")),
+        ("a directory's mtime", lambda ws, o: os.utime(ws, ns=(10**18, 10**18))),
+    ],
+    "mmap": [
+        ("setup", lambda ws, o: _write(ws / "m.py", "# TODO needle_old here\n")),
+        ("written through a mapping", lambda ws, o: _write_through_mmap(ws / "m.py")),
     ],
     "delete": [
         ("setup", lambda ws, o: [_write(ws / n, "needle_delete\n") for n in ("a.py", "b/c.py")]),

@@ -101,7 +101,17 @@ def build_tree(ws: Path, outside: Path) -> None:
     _write(ws, "d.py", source("d_py", 701))
     _write(ws, "d-old", "TODO d-old\n")
     _write(ws, "d-old.md", "TODO d-old md\n")
-    # symlinks and a FIFO
+    _write(ws, "Readme.md", "TODO case twin\n")
+    _write(ws, "new\nline.txt", "TODO a newline in the name\n")
+    _write(ws, "/".join(f"n{i}" for i in range(24)) + "/bottom.py", "TODO deep bottom\n")
+    _write(ws, ".chorus-tmp-outsider", "TODO a reserved name made by someone else\n")
+    _write(ws, "src/.chorus-tmp-x/y.py", source("reserved", 960))
+    fd = os.open(os.fsencode(ws / "data") + b"/bad\xffname.txt", os.O_CREAT | os.O_WRONLY)
+    os.write(fd, b"TODO a name that is not UTF-8\n")
+    os.close(fd)
+    # symlinks (a loop too) and a FIFO
+    os.symlink("loop_b", ws / "loop_a")
+    os.symlink("loop_a", ws / "loop_b")
     os.symlink("src/pkg0/mod_0.py", ws / "link_file.py")
     os.symlink("src", ws / "link_dir")
     os.symlink("nowhere/at/all", ws / "dangling")

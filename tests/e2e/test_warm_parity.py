@@ -266,3 +266,31 @@ def test_answers_alike_right_after_an_outside_change(live: Pair, scenario: str) 
                                   f"after {scenario}: {label}: ")
     assert not found, "\n".join(found)
     assert_warm(live)
+
+
+
+def _own_changes(who: str) -> list[Call]:
+    top = f"own_{who}"
+    return [
+        ("file.write", {"path": f"{top}/w.py", "content": "# TODO needle_own\n"}),
+        ("file.patch", {"path": f"{top}/w.py", "patches": [{"find": "TODO", "replace": "X"}]}),
+        ("dir.create", {"path": f"{top}/made/deeper"}),
+        ("file.move", {"source": f"{top}/w.py", "destination": f"{top}/made/w.py"}),
+        ("file.write", {"path": f"{top}/.gitignore", "content": "made/\n"}),
+        ("file.delete", {"path": f"{top}/.gitignore"}),
+        ("dir.delete", {"path": f"{top}/made", "recursive": True}),
+    ]
+
+
+@pytest.mark.parametrize("who", ["warm", "cold"])
+def test_answers_alike_right_after_a_servers_own_change(live: Pair, who: str) -> None:
+    """Changes made by the warm server itself, and by the cold one (to the warm server, an
+    outside process like any other)."""
+    found = []
+    for method, params in _own_changes(who):
+        reply = getattr(live, who).call(method, params, timeout=60)
+        assert "result" in reply, reply
+        found += live.differences(_probes(f"own_{who}", "needle_own"),
+                                  f"after {who} {method} {params}: ")
+    assert not found, "\n".join(found)
+    assert_warm(live)

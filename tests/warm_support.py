@@ -26,8 +26,10 @@ READY_INDEX = {"ready", "partial", "off"}
 Call = tuple[str, dict[str, Any]]
 
 # Text that trips Unicode case folding: KELVIN SIGN (folds to k), long s (folds to s),
-# dotted capital I (no simple folding), next to their ASCII look-alikes.
-FOLDING = "temperature in \u212aelvin\nmi\u017f\u017fion control\n\u0130stanbul office\n"
+# dotted capital I (no simple folding), next to their ASCII look-alikes; letters whose
+# case pairs differ in their UTF-8 bytes.
+FOLDING = ("temperature in \u212aelvin\nmi\u017f\u017fion control\n\u0130stanbul office\n"
+           "Ärger über Öl, naïve STRASSE straße Σοφία\n")
 LONG_LINE = "x" * 150_000 + " needle_in_a_long_line " + "y" * 50_000 + "\n"
 
 
@@ -92,6 +94,9 @@ def build_tree(ws: Path, outside: Path) -> None:
     _write(ws, "data/empty.txt", b"")
     _write(ws, "data/long.txt", LONG_LINE)
     _write(ws, "data/folding.txt", FOLDING)
+    _write(ws, "data/bom8.txt", "\ufeffbom8_needle TODO\n".encode())
+    _write(ws, "data/cr_only.txt", b"one\rTODO cr only\rthree\r")
+    _write(ws, "data/big.txt", "filler line of text\n" * 110_000 + "big_file_needle\n")
     _write(ws, "data/latin1.txt", "caf\xe9 na\xefve TODO\n".encode("latin-1"))
     # names with spaces and unicode; the d / d-old / d.py sort-order trap
     _write(ws, "dir with space/file name.md", "TODO spaced\n")
@@ -190,9 +195,33 @@ def search_queries() -> list[dict[str, Any]]:
         {"pattern": "用户配置"}, {"pattern": "默认"}, {"pattern": "caf."}, {"pattern": "café"},
         {"pattern": "needle_in_a_long_line"}, {"pattern": "CANARY_OUTSIDE"},
         {"pattern": "denied"}, {"pattern": "TODO", "path": "secrets"},
-        {"pattern": "x"}, {"pattern": "."}, {"pattern": "ab"}, {"pattern": r"\w+_\d"},
-        {"pattern": "(unclosed"}, {"pattern": r"(?<=def )render"}, {"pattern": r"(\w)\1"},
+        # patterns no index narrows: kept off data/big.txt, where they cost seconds
+        {"pattern": "x", "glob": "!big.txt"}, {"pattern": ".", "glob": "!big.txt"},
+        {"pattern": "ab"}, {"pattern": r"\w+_\d", "glob": "!big.txt"},
+        {"pattern": r"(\w)\1", "glob": "!big.txt"},
+        {"pattern": "(unclosed"}, {"pattern": r"(?<=def )render"},
         {"pattern": "a\nb"}, {"pattern": "TODO", "path": "missing"},
+        {"pattern": "bom8_needle"}, {"pattern": "^bom8"}, {"pattern": "big_file_needle"},
+        {"pattern": "cr only"},
+        # what a content index must not narrow wrongly: non-ASCII case folding, escapes,
+        # alternation, optional and zero-width parts, inline flags, verbose-mode comments
+        {"pattern": "ärger", "case_sensitive": False}, {"pattern": "(?i)ÄRGER"},
+        {"pattern": "NAÏVE", "case_sensitive": False}, {"pattern": "(?i)straße"},
+        {"pattern": "(?i)strasse"}, {"pattern": "(?i)σοφ"},
+        {"pattern": "ΣΟΦΊΑ", "case_sensitive": False},
+        {"pattern": "KELVIN", "literal": True, "case_sensitive": False},
+        {"pattern": r"\x4Belvin"}, {"pattern": r"K\x65lvin"}, {"pattern": r"(?i)\bkelvin\b"},
+        {"pattern": "[k]elvin", "case_sensitive": False}, {"pattern": "(?i:KEL)vin"},
+        {"pattern": "unique_ident_7|zq_absent_qz"}, {"pattern": "(unique_ident_7|zq_absent)"},
+        {"pattern": "unique_ident_7(?:zzz)?"}, {"pattern": "(zzz)*unique_ident_7"},
+        {"pattern": "unique_ident_7(zzz){0}"}, {"pattern": "unique_ident_7(zzz){0,2}"},
+        {"pattern": "unique\\_ident_7"}, {"pattern": "unique.ident.7"},
+        {"pattern": "(?x) unique _ident_7 # zzzcomment"}, {"pattern": "(?i)UNIQUE_IDENT_7"},
+        {"pattern": "(?i:UNIQUE)_ident_7"}, {"pattern": "UNIQUE(?i)_ident_7"},
+        {"pattern": "unique_ident_7", "case_sensitive": False, "literal": True},
+        {"pattern": "[u]nique_ident_[7]"}, {"pattern": "unique_(ident|zzz)_7"},
+        {"pattern": r"Widget\d+:\n\s+def", "multiline": True, "output_mode": "count"},
+        {"pattern": "TODO$"}, {"pattern": "^TODO"}, {"pattern": r"\bTODO\b", "max_results": 5},
     ]
     return patterns
 
@@ -239,6 +268,13 @@ def canonical(reply: dict[str, Any]) -> str:
     return json.dumps(body, sort_keys=True, ensure_ascii=False)
 
 
+def report(calls: list[Call], answers: list[tuple[str, str]], context: str = "") -> list[str]:
+    """One readable entry per call whose two answers differ."""
+    return [f"{context}{method} {json.dumps(params, ensure_ascii=False)}\n"
+            f"  warm: {warm[:1500]}\n  cold: {cold[:1500]}"
+            for (method, params), (warm, cold) in zip(calls, answers) if warm != cold]
+
+
 class Pair:
     """A warm and a cold server on one workspace, asked the same things at once."""
 
@@ -257,15 +293,18 @@ class Pair:
         assert warm["id"] == warm_id and cold["id"] == cold_id, (warm, cold)
         return canonical(warm), canonical(cold)
 
+    def ask_all(self, calls: list[Call]) -> list[tuple[str, str]]:
+        """Every request in flight on both servers at once (for a tree nobody changes
+        meanwhile): (warm, cold) per call."""
+        warm = self.warm.call_many(calls, timeout=120)
+        cold = self.cold.call_many(calls, timeout=120)
+        return [(canonical(w), canonical(c)) for w, c in zip(warm, cold)]
+
     def differences(self, calls: list[Call], context: str = "") -> list[str]:
-        """One readable line per call whose warm answer is not the cold one's."""
-        found = []
-        for method, params in calls:
-            warm, cold = self.ask(method, params)
-            if warm != cold:
-                found.append(f"{context}{self.engine} {method} {json.dumps(params)}\n"
-                             f"  warm: {warm[:1500]}\n  cold: {cold[:1500]}")
-        return found
+        """One readable entry per call whose warm answer is not the cold one's, each call
+        asked of both servers at the same moment."""
+        return report(calls, [self.ask(method, params) for method, params in calls],
+                      f"{context}{self.engine} ")
 
     def status(self) -> dict[str, Any] | None:
         """The warm server's workspace.status, None on a server without it."""

@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from warm_support import ENGINES, Call, Pair, assert_warm, build_tree, matrix, paired
+from warm_support import (ENGINES, Call, Pair, assert_warm, build_tree, matrix, paired,
+                          report)
 
 
 @pytest.fixture(scope="module", params=ENGINES)
@@ -38,9 +39,8 @@ def live(request: pytest.FixtureRequest,
 
 def test_every_list_and_search_query_answers_alike(static: Pair) -> None:
     calls = matrix()
-    replies = [static.ask(method, params) for method, params in calls]
-    found = [f"{method} {params}\n  warm: {warm[:1500]}\n  cold: {cold[:1500]}"
-             for (method, params), (warm, cold) in zip(calls, replies) if warm != cold]
+    replies = static.ask_all(calls)
+    found = report(calls, replies, f"{static.engine} ")
     assert not found, f"{len(found)} of {len(calls)} differ:\n" + "\n".join(found)
     # the matrix exercises real answers, not a wall of errors
     answered = sum('"result"' in cold[:12] for _, cold in replies)

@@ -62,6 +62,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--history-bytes", type=_positive, default=256 * 1024 * 1024, metavar="N",
                    help="the history's size budget; the oldest content goes first "
                         "(default: 268435456, 256 MiB)")
+    p.add_argument("--index-memory", type=_not_negative, default=256 * 1024 * 1024,
+                   metavar="BYTES",
+                   help="memory for the warm tree and content index that speed up repeated "
+                        "listing and searching (default: 268435456, 256 MiB); 0 turns them "
+                        "off: every call walks the tree")
     p.add_argument("--state", metavar="DIR",
                    help="where the claude set remembers, per workspace, the files read, so "
                         "an Edit in a later server process knows them (DIR must lie outside "
@@ -120,6 +125,13 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _not_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
     return value
 
 
@@ -302,6 +314,7 @@ def main(argv: list[str] | None = None) -> None:
                             max_pending=args.max_pending, records_dir=args.records,
                             toolsets=args.tools, read_only=args.read_only,
                             history_dir=history, history_bytes=args.history_bytes,
+                            index_memory=args.index_memory,
                             reads=_read_store(args, user), http=http)
     wire_in, wire_out = _take_the_wire()
     listening = _listen(http) if http is not None else None  # before --user drops root

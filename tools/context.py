@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chorus_tools.tools.read.count_cache import CountCache
 from chorus_tools.tools.confine.sandbox import Workspace
+
+if TYPE_CHECKING:
+    from chorus_tools.tools.walk.source import DirSource
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -46,6 +49,12 @@ class ToolContext:
     # history on (docs/protocol.md, History): the spool descriptors the dispatcher opened
     # before the fork (tools/mutate/keep.py); None when --history 0
     history_spools: tuple[int, ...] | None = None
+    # the warm tree (tools/warm/): the socket its process answers on, None when it is off
+    # (--index-memory 0) and inside that process itself
+    warm: str | None = None
+    # where the walker reads directories: None is the disk; the warm process's own
+    # context reads its tree in memory (tools/walk/source.py)
+    source: DirSource | None = None
 
 
 def sha256_hex(data: bytes | None) -> str | None:

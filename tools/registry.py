@@ -217,6 +217,18 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         "Stop a watch started by workspace.watch.",
         _obj(["watch_id"], watch_id={"type": "string"}),
         _obj(["success"], success=_SUCCESS), path_params=(), mcp_tool=False),
+    Method(
+        "workspace.status", "chorus_tools.tools.warm.status:status",
+        "The warm tree and content index: ready or building, files known, memory.",
+        _obj([]),
+        _obj(["tree", "index", "files", "directories", "indexed_files", "indexed_bytes",
+              "memory_bytes", "memory_budget"],
+             tree={"enum": ["building", "ready", "off"]},
+             index={"enum": ["building", "ready", "off"]},
+             files=NON_NEGATIVE, directories=NON_NEGATIVE, indexed_files=NON_NEGATIVE,
+             indexed_bytes=NON_NEGATIVE, memory_bytes=NON_NEGATIVE,
+             memory_budget=NON_NEGATIVE, reason={"type": "string"}),
+        path_params=(), mcp_tool=False),
 ]}
 
 

@@ -32,6 +32,7 @@ from chorus_tools.rpc.dispatch.history import History
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
 from chorus_tools.rpc.dispatch.read_store import ReadStore
 from chorus_tools.rpc.dispatch.records import Records
+from chorus_tools.rpc.process.warm_process import WarmProcess
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.tools import pipes
 from chorus_tools.tools.context import ToolContext
@@ -57,6 +58,7 @@ class ServerOptions:
     history_bytes: int = 256 * 1024 * 1024
     reads: ReadStore | None = None  # the claude set's reads on disk (opened by the cli)
     http: HttpOptions | None = None
+    index_memory: int = 0  # the warm tree's budget (rpc/process/warm_process.py); 0: off
 
 
 def pollable(fd: int) -> bool:
@@ -155,6 +157,9 @@ class Server:
                                      *([options.reads.fd] if options.reads else []),
                                      *([listening.fileno()] if listening is not None else [])))
         self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
+        self._warm = (WarmProcess(ctx, options.index_memory, self._pool.inherited,
+                                  lambda: self._pool.ruleset)
+                      if options.index_memory else None)
         # one client's dispatcher: stdio's, and one per HTTP session; all on one path order
         # and one history; the claude reads on disk are stdio's (an HTTP session keeps its
         # own, as it keeps its initialize state and its watches)
@@ -172,7 +177,11 @@ class Server:
         loop = asyncio.get_running_loop()
         # before the first fork: from the moment a worker exists, SIGTERM means shut down
         loop.add_signal_handler(signal.SIGTERM, self._stop.set)
+        if self._warm is not None:
+            self._warm.bind()  # after any --user drop, before the workers fork
         self._pool.start()
+        if self._warm is not None:
+            self._warm.start()
         self._pool.background("chorus_tools.tools.mutate.atomic:sweep_temp_files")
         await self._output.open()
         if self._listening is not None:
@@ -261,6 +270,8 @@ class Server:
                 log.warning("%d requests still running at shutdown: stopping them",
                             len(pending))
         await self._pool.close()
+        if self._warm is not None:
+            self._warm.close()
         if tasks := self._tasks():  # stopped jobs now resolve; let their answers out
             await asyncio.wait(tasks, timeout=1.0)
         await self._output.flush()

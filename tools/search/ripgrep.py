@@ -48,6 +48,7 @@ from chorus_tools.tools.search.rg_messages import messages
 from chorus_tools.tools.search.rg_reader import Reader
 from chorus_tools.tools.search.target import Target, open_target
 from chorus_tools.tools.walk.walk import RG_WALK_FLAGS
+from chorus_tools.tools.warm.selection import Selection
 
 _WALK_FLAGS = tuple(f for f in RG_WALK_FLAGS if f != "--no-ignore-parent")
 _SWAP_RETRIES = 3
@@ -61,10 +62,15 @@ Fallback = Callable[[list[str]], list[dict[str, Any]]]  # the python engine on s
 def search(ctx: ToolContext, rel: str, shown: str, target: Target, pattern: str, *,
            literal: bool, needs_pcre2: bool, case_sensitive: bool, multiline: bool,
            globs: list[str], types: tuple[str, ...], include_hidden: bool,
-           include_ignored: bool, shape: Shape, fallback: Fallback) -> dict[str, Any]:
+           include_ignored: bool, shape: Shape, fallback: Fallback,
+           only: Selection | None = None) -> dict[str, Any]:
     """Run rg over `rel` (`target`, opened by the caller: a directory or a file) and shape
     its output; a file rg could not search goes to `fallback` (tools.search.rg_errors).
+    With `only` (the warm index's candidates) rg searches those files by name instead of
+    walking, and the reply counts every file the query covers.
     A directory swapped away under rg is opened again, a few times."""
+    if only is not None and not only.files:
+        return assemble([], shape, "ripgrep", only.total)
     rg = ctx.rg_path
     assert rg is not None, "the caller runs ripgrep only when it was found"
     for attempt in range(_SWAP_RETRIES):
@@ -75,7 +81,7 @@ def search(ctx: ToolContext, rel: str, shown: str, target: Target, pattern: str,
                                 multiline=multiline, globs=globs, types=types,
                                 include_hidden=include_hidden,
                                 include_ignored=include_ignored, shape=shape,
-                                fallback=fallback)
+                                fallback=fallback, only=only)
         except ToolError as err:
             if not _lost_root(err, rel):
                 raise
@@ -97,14 +103,16 @@ def _lost_root(err: ToolError, rel: str) -> bool:
 def _search_once(ctx: ToolContext, rg: str, rel: str, target: Target, pattern: str, *,
                  literal: bool, needs_pcre2: bool, case_sensitive: bool, multiline: bool,
                  globs: list[str], types: tuple[str, ...], include_hidden: bool,
-                 include_ignored: bool, shape: Shape, fallback: Fallback) -> dict[str, Any]:
+                 include_ignored: bool, shape: Shape, fallback: Fallback,
+                 only: Selection | None) -> dict[str, Any]:
     walk = _walk_args(rel, globs=globs, types=types, include_hidden=include_hidden,
                       include_ignored=include_ignored, excludes=ctx.ws.deny.rg_excludes())
+    named = walk if only is None else ["--", *(only.files or ())]
     sort = _sorted(shape)
     argv = _argv(rg, pattern, literal=literal, pcre2=ctx.rg_has_pcre2,
                  case_sensitive=case_sensitive, multiline=multiline,
                  context=(shape.before, shape.after) if shape.wants_text else (0, 0),
-                 sort=sort) + walk
+                 sort=sort) + named
     if not target.is_dir:
         argv[-1] = f"/proc/self/fd/{target.fd}"  # rg reads it through our descriptor
     ignore_files = _ignore_files_above(ctx, rel)
@@ -113,7 +121,9 @@ def _search_once(ctx: ToolContext, rg: str, rel: str, target: Target, pattern: s
         try:
             found = _run(ctx, argv, Reader(ctx, rel, target.fd, shape, sort), ruleset,
                          needs_pcre2, fallback)
-            if found["files_searched"] is None:
+            if only is not None:
+                found["files_searched"] = only.total
+            elif found["files_searched"] is None:
                 found["files_searched"] = _count_files(
                     ctx, [rg, "--files", "--no-config", *walk], target.fd,
                     ruleset) if target.is_dir else 1

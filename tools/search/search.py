@@ -27,6 +27,7 @@ from chorus_tools.tools.search.results import Shape, assemble
 from chorus_tools.tools.search.syntax import Pattern, analyse, compile_python
 from chorus_tools.tools.search.target import open_target
 from chorus_tools.tools.walk.walk import walk_files
+from chorus_tools.tools.warm.selection import warm_selection
 
 INLINE_FILES = 32  # up to this many files the python engine runs in the calling worker
 CHUNKS_PER_WORKER = 4
@@ -58,27 +59,36 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
     shape = Shape(output_mode, context_lines if before_context is None else before_context,
                   context_lines if after_context is None else after_context,
                   multiline and pat.may_match_newline, max_results, ctx.limits.max_line_chars)
+    use_rg = ctx.search_engine != "python" and ctx.rg_path is not None and _argv_safe(
+        pattern, *globs) and not (pat.needs_pcre2 and not ctx.rg_has_pcre2)
     target = open_target(ctx, rel, path)
     try:
-        if ctx.search_engine != "python" and ctx.rg_path is not None and _argv_safe(
-                pattern, *globs) and not (pat.needs_pcre2 and not ctx.rg_has_pcre2):
+        chosen = warm_selection(ctx, rel, pattern, needs_pcre2=pat.needs_pcre2,
+                                literal=literal, case_sensitive=case_sensitive,
+                                multiline=multiline, globs=globs, types=types,
+                                include_hidden=include_hidden, include_ignored=include_ignored,
+                                want_files=not use_rg) if target.is_dir else None
+        if use_rg:
             try:
                 return ripgrep.search(
                     ctx, rel, path, target, pattern, literal=literal,
                     needs_pcre2=pat.needs_pcre2, case_sensitive=case_sensitive,
                     multiline=multiline, globs=globs, types=types,
                     include_hidden=include_hidden, include_ignored=include_ignored,
-                    shape=shape, fallback=lambda files: pyengine.search_part(
+                    shape=shape, only=chosen if chosen and chosen.narrowed else None,
+                    fallback=lambda files: pyengine.search_part(
                         ctx, files, pat, case_sensitive, multiline, shape)["results"])
             except NeedsPcre2:
                 pass  # a PCRE-only feature the pattern reading missed: the python engine has it
     finally:
         os.close(target.fd)
     compile_python(pat, case_sensitive=case_sensitive)  # refuse a bad pattern before walking
+    if chosen is not None and chosen.files is not None:
+        return _python(chosen.files, chosen.total, pat, case_sensitive, multiline, shape, ctx)
     files = [p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
                                       include_ignored=include_ignored, globs=globs,
                                       types=file_types)] if target.is_dir else [rel]
-    return _python(files, pat, case_sensitive, multiline, shape, ctx)
+    return _python(files, len(files), pat, case_sensitive, multiline, shape, ctx)
 
 
 def _argv_safe(*texts: str) -> bool:
@@ -93,17 +103,19 @@ def _argv_safe(*texts: str) -> bool:
     return not any("\0" in text for text in texts)
 
 
-def _python(files: list[str], pat: Pattern, case_sensitive: bool, multiline: bool,
-            shape: Shape, ctx: ToolContext) -> dict[str, Any] | FanOut:
+def _python(files: list[str], total: int, pat: Pattern, case_sensitive: bool,
+            multiline: bool, shape: Shape, ctx: ToolContext) -> dict[str, Any] | FanOut:
+    """Search `files` (the query covers `total` files: the index may have left out
+    some that cannot match)."""
     if len(files) <= INLINE_FILES:
         part = pyengine.search_part(ctx, files, pat, case_sensitive, multiline, shape)
-        return assemble(part["results"], shape, "python", len(files))
+        return assemble(part["results"], shape, "python", total)
     chunks = CHUNKS_PER_WORKER * ctx.workers
     size = max(INLINE_FILES // 2, math.ceil(len(files) / chunks))
     parts = [{"files": files[i:i + size]} for i in range(0, len(files), size)]
     return FanOut(part="chorus_tools.tools.search.pyengine:search_part", parts=parts,
                   merge="chorus_tools.tools.search.results:Merge",
-                  args={"shape": shape, "files": len(files)},
+                  args={"shape": shape, "files": total},
                   shared=shared(pattern=pat, case_sensitive=case_sensitive,
                                 multiline=multiline, shape=shape),
                   sizes=[len(p["files"]) for p in parts], unit="files searched")

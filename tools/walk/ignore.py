@@ -13,7 +13,7 @@ for each kind of file the deepest directory with a matching line decides; and a 
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import Callable, Iterable
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
@@ -103,13 +103,16 @@ def load_dir_rules(ctx: ToolContext, dir_rel: str,
     return found
 
 
-def stack_above(ctx: ToolContext, rel: str) -> IgnoreStack:
-    """The rules from the workspace directories strictly above `rel` (lexically)."""
+def stack_above(ctx: ToolContext, rel: str,
+                load: Callable[[ToolContext, str], dict[str, RuleSet]] = load_dir_rules
+                ) -> IgnoreStack:
+    """The rules from the workspace directories strictly above `rel` (lexically), each
+    directory's as `load` reads them (the disk's, or the warm tree's)."""
     stack = IgnoreStack()
     if rel in ("", "."):
         return stack
     parts = rel.split("/")
     for i in range(len(parts)):
         dir_rel = "/".join(parts[:i])
-        stack = stack.child(dir_rel, load_dir_rules(ctx, dir_rel))
+        stack = stack.child(dir_rel, load(ctx, dir_rel))
     return stack

@@ -38,6 +38,7 @@ from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.timefmt import iso_utc
 from chorus_tools.tools.walk.walk import Entry, Walker, walk_entries
 from chorus_tools.tools.walk.split import Pending, cut, expand, walk_frontier
+from chorus_tools.tools.warm.client import ask
 
 DIRS_PER_RUN = 8  # a frontier this wide per worker is worth sharing out
 MAX_LISTED = 2000  # names listed here in search of that width before walking on alone
@@ -61,6 +62,11 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
     if not pattern:
         return list_entries(ctx, path, exclude, include_hidden, include_ignored, sort,
                             max_results)
+    warm = ask(ctx, "list", path=path, pattern=pattern, depth=depth, exclude=exclude,
+               include_hidden=include_hidden, include_ignored=include_ignored, sort=sort,
+               max_results=max_results)
+    if warm is not None:
+        return warm
     start = _start(ctx, path)
     max_results = _capped(max_results)
     matcher = _compile(pattern)
@@ -70,6 +76,8 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
     with _listing(path):
         walker = _walker(ctx, matcher, start, include_hidden, include_ignored, depth,
                          excluded)
+        if not walker.fs.splits:  # the warm tree, in memory: one pass
+            return _reply(walker.walk_from(start, path), sort, max_results)
         front = expand(walker, start or ROOT, shown=path, min_dirs=DIRS_PER_RUN * runs,
                        max_listed=MAX_LISTED)
     if runs < 2 or front.dirs < DIRS_PER_RUN * runs:

@@ -21,7 +21,8 @@ from typing import Iterator, NamedTuple, final
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.ignore import IgnoreStack, stack_above
 from chorus_tools.tools.confine.sandbox import ROOT
-from chorus_tools.tools.walk.walk import CHILD_FLAGS, DESCEND, Entry, Walker
+from chorus_tools.tools.walk.source import CHILD_FLAGS
+from chorus_tools.tools.walk.walk import DESCEND, Entry, Walker
 
 
 @final  # so `type(item) is Listed` tells a Listed from a Pending, for readers and pyright

@@ -16,9 +16,8 @@ It sees the tree as ripgrep does with `--no-require-git --no-ignore-global
 - temporary files of atomic writes (tools.atomic) are never seen, nor are `--deny`'d
   paths, whatever the other options say, nor symlinks that lead to one.
 
-Every directory is opened through its parent's descriptor with O_NOFOLLOW, beginning at
-the start directory opened beneath the pinned workspace root: no path string is resolved
-from the root during the walk, so a symlink swapped in cannot lead it elsewhere.
+The directories come from the context's source (tools/walk/source.py): the disk, read
+through descriptors opened one name at a time with O_NOFOLLOW, or the warm tree in memory.
 
 Order: entries come in ascending order of their workspace-relative '/'-joined path as
 Python compares str (code point order; byte order for UTF-8 names): each directory's items
@@ -29,22 +28,20 @@ before `a/b.py`, and `sorted(paths)` of the output is the output itself.
 from __future__ import annotations
 
 import os
-import stat
 from operator import itemgetter
-from typing import Callable, Collection, Iterator, NamedTuple
+from typing import Any, Callable, Collection, Iterator, NamedTuple
 
 from chorus_tools.tools.mutate.atomic import is_temp_name
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.globs import (IGNORE, NONE, WHITELIST, GlobError, SearchGlobs,
                                           invalid_pattern)
-from chorus_tools.tools.walk.ignore import IgnoreStack, load_dir_rules, stack_above
+from chorus_tools.tools.walk.ignore import IgnoreStack, stack_above
+from chorus_tools.tools.walk.source import DIR, DISK, FILE, SYMLINK, DirSource
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.search.filetypes import FileTypes
 
-FILE, DIR, SYMLINK, OTHER = "file", "dir", "symlink", "other"
 DESCEND = "descend"  # the kind of an item that is a directory to enter
-CHILD_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 # ripgrep flags that make `rg --files` (run with the workspace root as its working
 # directory) see the same files as walk_files: add `--hidden` for include_hidden and
@@ -93,16 +90,9 @@ def walk_entries(ctx: ToolContext, rel: str, *, include_hidden: bool,
     yielded). `shown` is the path for errors."""
     start = "" if rel in ("", ROOT) else rel
     overrides = _search_globs(globs) if globs else None
-    ignores = IgnoreStack() if include_ignored else stack_above(ctx, start)
-    fd = ctx.ws.open_dir(start or ROOT, shown=shown)
     walker = Walker(ctx, include_hidden, include_ignored, overrides, max_depth, descend,
                     select, types)
-    try:
-        frame = walker.scan(fd, start, ignores, 0)
-    except BaseException:
-        os.close(fd)
-        raise
-    yield from walker.walk([frame], stop)
+    yield from walker.walk_from(start, shown, stop)
 
 
 def _search_globs(globs: list[str]) -> SearchGlobs:
@@ -129,76 +119,74 @@ class Walker:
         self.descend = descend
         self.select = select
         self.listed = 0  # names listed so far: the walk's work, for tools.walk_split
+        self.fs: DirSource = ctx.source or DISK
+
+    def walk_from(self, start: str, shown: str | None,
+                  stop: Callable[[], bool] | None = None) -> Iterator[Entry]:
+        """Every entry beneath directory `start` ('' for the root), in path order; raises
+        the start's ToolError before the first."""
+        ignores = (IgnoreStack() if self.include_ignored
+                   else stack_above(self.ctx, start, self.fs.rules))
+        handle = self.fs.open_start(self.ctx, start, shown)
+        try:
+            frame = self.scan(handle, start, ignores, 0)
+        except BaseException:
+            self.fs.close(handle)
+            raise
+        return self.walk([frame], stop)
 
     def walk(self, stack: list[list], stop: Callable[[], bool] | None = None
              ) -> Iterator[Entry]:
         """The entries of the frames on `stack` (from `scan`) and beneath, in path order,
         the last frame first; closes every frame's directory."""
+        fs = self.fs
         try:
             while stack:
-                fd, dir_rel, items, ignores, depth = stack[-1]
+                handle, dir_rel, items, ignores, depth = stack[-1]
                 item = next(items, None)
                 if item is None:
-                    os.close(fd)
+                    fs.close(handle)
                     stack.pop()
                     continue
                 _, name, path, kind = item
                 if kind == DESCEND:
                     if stop is not None and stop():
                         return
-                    try:
-                        child = os.open(name, CHILD_FLAGS, dir_fd=fd)
-                    except OSError:  # gone, now a symlink, or unreadable: as rg, skip
-                        continue
-                    stack.append(self.scan(child, path, ignores, depth + 1))
-                elif (entry := self.entry(fd, name, path, kind)) is not None:
+                    child = fs.open_child(handle, name)
+                    if child is not None:
+                        stack.append(self.scan(child, path, ignores, depth + 1))
+                elif (entry := self.entry(handle, name, path, kind)) is not None:
                     yield entry
         finally:
             for frame in stack:
-                os.close(frame[0])
+                fs.close(frame[0])
 
-    @staticmethod
-    def entry(fd: int, name: str, path: str, kind: str) -> Entry | None:
-        """The listed item `name` of directory `fd`, stat'ed; None if it changed since."""
-        try:
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except OSError:
-            return None
-        if kind == FILE and not stat.S_ISREG(st.st_mode):
-            return None  # replaced since it was listed
-        return Entry(path, kind, st)
+    def entry(self, handle: Any, name: str, path: str, kind: str) -> Entry | None:
+        """The listed item `name` of a directory, stat'ed; None if it changed since."""
+        st = self.fs.stat(handle, name, kind)
+        return None if st is None else Entry(path, kind, st)
 
-    def scan(self, fd: int, dir_rel: str, ignores: IgnoreStack, depth: int) -> list:
+    def scan(self, handle: Any, dir_rel: str, ignores: IgnoreStack, depth: int) -> list:
         """A frame for one open directory: its visible items, sorted, and its rules."""
-        try:
-            with os.scandir(fd) as it:
-                entries = list(it)
-        except OSError:
-            entries = []
+        entries = self.fs.list(handle)
         self.listed += len(entries)
         suspects: Collection[str] = ()
         if not self.include_ignored:
-            names = {e.name for e in entries}
-            ignores = ignores.child(dir_rel, load_dir_rules(self.ctx, dir_rel, names))
+            names = {name for name, _ in entries}
+            ignores = ignores.child(dir_rel, self.fs.rules(self.ctx, dir_rel, names))
             # only these names can meet an ignore rule; the others skip the costly checks
             suspects = ignores.suspects(names) if ignores else ()
         plain, hidden = self.overrides is None and self.types is None, self.include_hidden
         deny = bool(self.ctx.ws.deny)  # once per directory, not once per entry
-        # --deny judges where the directory really is: the start may be reached through
-        # a symlink ('seclink' -> 'secrets'), whose entries are named beneath the link
-        real = _resolved_prefix(self.ctx, fd, dir_rel) if deny else ""
+        # --deny judges where the directory really is
+        real = self.fs.real_prefix(self.ctx, handle, dir_rel) if deny else ""
         select, descend = self.select, self.descend
         may_descend = self.max_depth is None or depth + 1 < self.max_depth
         prefix = f"{dir_rel}/" if dir_rel else ""
         items = []
-        for entry in entries:
-            name = entry.name
+        for name, kind in entries:
             if is_temp_name(name):
                 continue
-            try:  # a regular file, the usual entry, at one call
-                kind = FILE if entry.is_file(follow_symlinks=False) else _kind(entry)
-            except OSError:
-                kind = OTHER
             path = prefix + name
             if deny and denied_entry(self.ctx, path, kind, real + name):
                 continue
@@ -212,7 +200,7 @@ class Walker:
             if kind == DIR and may_descend and (descend is None or descend(path)):
                 items.append((name + "/", name, path, DESCEND))
         items.sort(key=itemgetter(0))
-        return [fd, dir_rel, iter(items), ignores, depth]
+        return [handle, dir_rel, iter(items), ignores, depth]
 
     def _visible(self, path: str, name: str, is_dir: bool, ignores: IgnoreStack) -> bool:
         """ripgrep's order: globs decide first, then ignore files, then hiddenness."""
@@ -231,13 +219,6 @@ class Walker:
         return whitelisted or self.include_hidden or not name.startswith(".")
 
 
-def _resolved_prefix(ctx: ToolContext, fd: int, dir_rel: str) -> str:
-    """The directory open as `fd` (named `dir_rel`) as the prefix of its entries' real
-    workspace-relative paths ('' for the root)."""
-    real = ctx.ws.where(fd, dir_rel) if dir_rel else ""
-    return f"{real}/" if real else ""
-
-
 def denied_entry(ctx: ToolContext, path: str, kind: str, real: str) -> bool:
     """--deny: the entry matches as named or where it really is (`real`, beneath its
     directory's resolved path; its directories did not: the walk never enters a denied
@@ -250,16 +231,3 @@ def denied_entry(ctx: ToolContext, path: str, kind: str, real: str) -> bool:
         return ctx.ws.deny.denies(ctx.ws.resolve_symlinks(path))
     except ToolError as err:
         return err.code == "permission_denied"  # a link leading out stays listed as one
-
-
-def _kind(entry: os.DirEntry) -> str:
-    try:
-        if entry.is_dir(follow_symlinks=False):
-            return DIR
-        if entry.is_file(follow_symlinks=False):
-            return FILE
-        if entry.is_symlink():
-            return SYMLINK
-    except OSError:
-        pass
-    return OTHER

@@ -36,7 +36,8 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.globs import IGNORE, ListPattern
 from chorus_tools.tools.walk.ignore import IGNORE_FILES, IgnoreStack, load_dir_rules
 from chorus_tools.tools.confine.sandbox import ROOT
-from chorus_tools.tools.walk.walk import DIR, FILE, SYMLINK, denied_entry
+from chorus_tools.tools.walk.source import DIR, FILE, SYMLINK
+from chorus_tools.tools.walk.walk import denied_entry
 
 STEP_MS = 50  # quiet time that ends a batch
 DEBOUNCE_MS = 500  # the longest a batch grows under continuous changes

@@ -1,0 +1,202 @@
+"""The warm tree in-process (tools/warm/answers.py over tree.py and events.py): after its
+build and after every change made on disk, its listings and a search's selection equal
+what a walk of the disk gives right then. The server's end-to-end parity suite is
+tests/e2e/test_warm_parity.py; this one reaches the corners a spawned server hides
+(an overflowed queue, the watch limit, the memory budget)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from chorus_tools.tools.confine.deny import DenyRules
+from chorus_tools.tools.confine.sandbox import Workspace
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.walk.listing import list_files
+from chorus_tools.tools.walk.walk import walk_files
+from chorus_tools.tools.warm import events as events_module
+from chorus_tools.tools.warm.answers import Memory, Warm
+from chorus_tools.tools.warm.events import OVERFLOW, Event, Events, WatchLimit
+
+QUERIES: list[dict[str, Any]] = [
+    {"pattern": "**"},
+    {"pattern": "**/*.py", "sort": "modified"},
+    {"pattern": "**", "include_hidden": True, "include_ignored": True, "sort": "size"},
+    {"path": "src", "pattern": "*", "depth": 1},
+    {"pattern": "**/*.md", "exclude": ["deep"], "max_results": 2},
+]
+
+
+def make_tree(root: Path) -> None:
+    (root / "src" / "deep" / "er").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("def alpha():\n    pass\n")
+    (root / "src" / "deep" / "b.py").write_text("beta = 2\n")
+    (root / "src" / "deep" / "er" / "c.md").write_text("# gamma\n")
+    (root / "src" / "d.py").write_text("d\n")
+    (root / "src" / "d").mkdir()
+    (root / "src" / "d" / "e.md").write_text("sort trap\n")
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "h.py").write_text("hidden\n")
+    (root / ".gitignore").write_text("*.log\nbuild/\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.py").write_text("built\n")
+    (root / "x.log").write_text("log\n")
+    (root / "README.md").write_text("readme\n")
+    (root / "link").symlink_to("src")
+    (root / "secrets").mkdir()
+    (root / "secrets" / "key.md").write_text("KEY\n")
+
+
+@pytest.fixture
+def workspace(root: Path) -> Iterator[ToolContext]:
+    make_tree(root)
+    ws = Workspace(str(root), deny=DenyRules(["secrets"]))
+    yield ToolContext(ws=ws)
+    os.close(ws.root_fd)
+
+
+@pytest.fixture
+def warm(workspace: ToolContext) -> Iterator[Warm]:
+    found = Warm(workspace, 1 << 30, Events(), Memory())
+    settle(found)
+    yield found
+    found.events.close()
+
+
+def settle(warm: Warm) -> None:
+    while warm.has_work():
+        warm.work(1.0)
+
+
+def assert_same(warm: Warm, ctx: ToolContext) -> None:
+    assert warm.current(), "the tree should be current after a barrier"
+    for query in QUERIES:
+        assert warm.listing(query) == list_files(ctx, **query), query
+    for hidden in (False, True):
+        chosen = warm.select("", hidden, False, [], (), None, True)
+        disk = [p for p, _ in walk_files(ctx, "", include_hidden=hidden, include_ignored=False)]
+        assert chosen["files"] == disk and chosen["total"] == len(disk)
+
+
+def test_the_built_tree_lists_what_the_disk_walk_lists(warm: Warm,
+                                                        workspace: ToolContext) -> None:
+    assert warm.status()["tree"] == "ready"
+    assert_same(warm, workspace)
+
+
+def test_denied_directories_are_never_entered(warm: Warm) -> None:
+    assert warm.tree is not None
+    assert not any(d.startswith("secrets") for d in warm.tree.dirs)
+    assert "secrets" not in warm.tree.dirs[""].entries
+
+
+@pytest.mark.parametrize("change", [
+    "create", "modify", "delete", "rename_dir", "gitignore_rule", "gitignore_removed",
+    "dir_replaced_by_file", "file_replaced_by_dir", "move_in", "move_out", "deep_create",
+    "chmod"])
+def test_a_change_on_disk_is_in_the_next_answer(change: str, warm: Warm,
+                                                 workspace: ToolContext, root: Path,
+                                                 tmp_path: Path) -> None:
+    src = root / "src"
+    if change == "create":
+        (src / "new.py").write_text("new\n")
+    elif change == "modify":
+        (src / "a.py").write_text("much longer content than before\n" * 10)
+    elif change == "delete":
+        (src / "a.py").unlink()
+    elif change == "rename_dir":
+        (src / "deep").rename(root / "moved")
+    elif change == "gitignore_rule":
+        (root / ".gitignore").write_text("*.log\nbuild/\n*.md\n")
+    elif change == "gitignore_removed":
+        (root / ".gitignore").unlink()
+    elif change == "dir_replaced_by_file":
+        shutil.rmtree(src / "deep")
+        (src / "deep").write_text("now a file\n")
+    elif change == "file_replaced_by_dir":
+        (src / "a.py").unlink()
+        (src / "a.py").mkdir()
+        (src / "a.py" / "inner.py").write_text("inner\n")
+    elif change == "move_in":
+        (tmp_path / "incoming" / "sub").mkdir(parents=True)
+        (tmp_path / "incoming" / "sub" / "f.md").write_text("moved in\n")
+        (tmp_path / "incoming").rename(root / "incoming")
+    elif change == "move_out":
+        (src / "deep").rename(tmp_path / "gone")
+    elif change == "deep_create":
+        (root / "n1" / "n2" / "n3").mkdir(parents=True)
+        (root / "n1" / "n2" / "n3" / "leaf.py").write_text("leaf\n")
+    elif change == "chmod":
+        os.utime(src / "a.py", ns=(1_000_000_000, 1_000_000_000))
+    assert_same(warm, workspace)
+
+
+def test_a_write_through_a_link_outside_the_workspace_is_seen(
+        workspace: ToolContext, root: Path, tmp_path: Path) -> None:
+    """inotify reports a write only to the directory it went through: a file with another
+    link is looked at again on every sync (tools/warm/tree.py)."""
+    other = tmp_path / "other-link"
+    os.link(root / "src" / "d.py", other)
+    warm = Warm(workspace, 1 << 30, Events(), Memory())
+    settle(warm)
+    assert_same(warm, workspace)
+    other.write_text("written through a link outside the workspace\n")
+    assert_same(warm, workspace)
+
+
+def test_a_lost_queue_builds_the_tree_again(warm: Warm, workspace: ToolContext,
+                                            root: Path) -> None:
+    warm.note([Event(-1, OVERFLOW, "")])
+    (root / "src" / "after.py").write_text("after the overflow\n")
+    assert not warm.current(), "an overflowed tree must not answer until built again"
+    assert warm.answer("list", {"pattern": "**"}, False) is None
+    settle(warm)
+    assert_same(warm, workspace)
+
+
+def test_the_watch_limit_turns_the_tree_off(workspace: ToolContext,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    watched = []
+
+    def watch(self: Events, dir_fd: int) -> int:
+        if len(watched) >= 2:
+            raise WatchLimit(events_module._limit_text())
+        watched.append(dir_fd)
+        return len(watched)
+
+    monkeypatch.setattr(Events, "watch", watch)
+    warm = Warm(workspace, 1 << 30, Events(), Memory())
+    settle(warm)
+    status = warm.status()
+    assert status["tree"] == "off" and "max_user_watches" in status["reason"]
+    assert not warm.current()
+    assert warm.answer("select", {}, warm.current()) is None
+
+
+def test_an_index_over_the_budget_stays_off(workspace: ToolContext) -> None:
+    memory = Memory()
+    warm = Warm(workspace, memory() + 4096, Events(), memory)
+    settle(warm)
+    status = warm.status()
+    assert status["tree"] == "ready" and status["index"] == "off"
+    assert "--index-memory" in status["reason"]
+    chosen = warm.select("", False, False, [], (), [1, 2, 3], True)
+    assert chosen["narrowed"] is False  # no index: every file is searched
+
+
+def test_the_index_narrows_and_sees_a_rewrite(warm: Warm, workspace: ToolContext,
+                                              root: Path) -> None:
+    from chorus_tools.tools.warm.grams import query_grams
+    grams = query_grams("alpha", literal=True, case_sensitive=True, multiline=False,
+                        needs_pcre2=False)
+    assert warm.current()
+    assert warm.select("", False, False, [], (), grams, True)["files"] == ["src/a.py"]
+    (root / "src" / "deep" / "b.py").write_text("alpha moved here\n")
+    assert warm.current()
+    found = warm.select("", False, False, [], (), grams, True)
+    assert "src/deep/b.py" in found["files"], "a rewritten file must be a candidate at once"
+    assert found["total"] == 6

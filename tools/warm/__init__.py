@@ -1,0 +1,1 @@
+"""The warm tree and the content index: the workspace known in memory, kept exact by inotify."""

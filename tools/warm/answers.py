@@ -1,0 +1,205 @@
+"""What the warm process answers, and when it may: only right after a barrier has shown
+the tree current (tools/warm/events.py), else None, and the worker walks the disk.
+
+- `list`: file.list's reply, computed by file.list's own code over the tree in memory;
+- `select`: the files a search covers (its walk: path, hidden, ignore files, globs, types,
+  --deny), their count, and, when the pattern's grams narrow it, only the candidates;
+- `status`: workspace.status.
+
+Replies are cached per question until the tree changes: `list` until any change (sizes and
+times are in it), `select` until a change of names, kinds or ignore rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import time
+from typing import Any
+
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.search.filetypes import FileTypes
+from chorus_tools.tools.walk.listing import list_files
+from chorus_tools.tools.walk.walk import walk_files
+from chorus_tools.tools.warm.content import Content
+from chorus_tools.tools.warm.events import Event, Events, WatchLimit
+from chorus_tools.tools.warm.memory import MemorySource, NotWarm
+from chorus_tools.tools.warm.tree import WarmTree
+
+log = logging.getLogger("chorus.warm")
+BARRIER_SECONDS = 5.0
+CACHED = 64  # replies kept per kind
+MEMORY_CHECK = 256  # directories built between two looks at the memory used
+
+
+class Warm:
+    def __init__(self, ctx: ToolContext, budget: int, events: Events, memory: Memory) -> None:
+        self.ctx = ctx
+        self.budget = budget
+        self.events = events
+        self.rss = memory
+        self.content = Content(ctx)
+        self.tree: WarmTree | None = None
+        self.reason: str | None = None
+        self.built_at: float | None = None
+        self._cache: dict[Any, tuple[int, Any]] = {}
+        self._new_tree()
+
+    def has_work(self) -> bool:
+        tree = self.tree
+        return tree is not None and (tree.building is not None or bool(self.content.queue)
+                                     and self.content.index is not None)
+
+    def work(self, seconds: float) -> None:
+        """Build the tree, then read files into the index, for about `seconds`."""
+        tree = self.tree
+        if tree is None:
+            return
+        until = time.monotonic() + seconds
+        try:
+            steps = 0
+            while tree.build_step() and time.monotonic() < until:
+                steps += 1
+                if steps % MEMORY_CHECK == 0 and self.rss() > self.budget:
+                    return self._off("the tree alone needs more than --index-memory")
+        except WatchLimit as exc:
+            return self._off(str(exc))
+        if tree.building is None and self.built_at is None:
+            self.built_at = time.monotonic()
+            self.content.start(tree.files, self.budget - self.rss())
+        if time.monotonic() < until and not self.content.step(until - time.monotonic()):
+            if self.content.index is not None and self.rss() > self.budget:
+                self.content.drop("the index outgrew --index-memory; searches run unindexed")
+
+    def note(self, events: list[Event] | None = None) -> None:
+        """Take in what inotify queued (or `events`); a lost queue means a new build."""
+        if self.tree is None:
+            return
+        self.tree.note(self.events.read() if events is None else events)
+        if self.tree.lost:
+            log.warning("inotify's queue overflowed: the warm tree is built again")
+            self._new_tree()
+
+    def current(self) -> bool:
+        """Bring the tree up to every change made before now; False when it cannot say."""
+        if self.tree is None or not self.tree.ready:
+            return False
+        before = self.events.barrier(BARRIER_SECONDS)
+        if before is None:
+            return False
+        self.note(before)
+        tree = self.tree
+        if not tree.ready:
+            return False
+        try:
+            tree.sync()
+        except WatchLimit as exc:
+            self._off(str(exc))
+            return False
+        return True
+
+    def answer(self, op: str, kwargs: dict[str, Any], current: bool) -> Any:
+        if op == "status":
+            return self.status()
+        if not current or self.tree is None:
+            return None
+        try:
+            return self.select(**kwargs) if op == "select" else self.listing(kwargs)
+        except (NotWarm, ToolError):  # the disk walk says it (or raises the same error)
+            return None
+
+    def listing(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        assert self.tree is not None
+        key = ("list", tuple(sorted((k, _frozen(v)) for k, v in kwargs.items())))
+        return self._cached(key, self.tree.generation,
+                            lambda: list_files(self._memory_ctx(), **kwargs))
+
+    def select(self, rel: str, include_hidden: bool, include_ignored: bool,
+               globs: list[str], types: tuple[str, ...], grams: list[int] | None,
+               want_files: bool) -> dict[str, Any]:
+        assert self.tree is not None
+        key = ("select", rel, include_hidden, include_ignored, tuple(globs), types)
+        files, chosen = self._cached(key, self.tree.shape, lambda: _selection(
+            self._memory_ctx(), rel, include_hidden, include_ignored, globs, types))
+        candidates = self.content.candidates(grams) if grams is not None else None
+        if candidates is None:
+            return {"total": len(files), "files": files if want_files else None,
+                    "narrowed": False}
+        if len(candidates) < len(files):
+            narrowed = sorted(p for p in candidates if p in chosen)
+        else:
+            narrowed = [p for p in files if p in candidates]
+        return {"total": len(files), "files": narrowed, "narrowed": True}
+
+    def status(self) -> dict[str, Any]:
+        tree, content = self.tree, self.content
+        reason = self.reason or content.reason
+        index = ("off" if tree is None else "building" if not tree.ready
+                 else "off" if content.index is None
+                 else "building" if content.queue else "ready")
+        found = {"tree": "off" if tree is None else "ready" if tree.ready else "building",
+                 "index": index, "files": tree.files if tree else 0,
+                 "directories": len(tree.dirs) if tree else 0,
+                 "indexed_files": content.indexed_files,
+                 "indexed_bytes": content.indexed_bytes, "memory_bytes": self.rss(),
+                 "memory_budget": self.budget}
+        if reason:
+            found["reason"] = reason
+        return found
+
+    def _memory_ctx(self) -> ToolContext:
+        assert self.tree is not None
+        return dataclasses.replace(self.ctx, source=MemorySource(self.tree), warm=None,
+                                   workers=1)
+
+    def _cached(self, key: Any, generation: int, compute: Any) -> Any:
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+        value = compute()
+        if len(self._cache) >= 2 * CACHED:
+            self._cache.clear()
+        self._cache[key] = (generation, value)
+        return value
+
+    def _new_tree(self) -> None:
+        if self.tree is not None:
+            self.tree.close()
+        self.content = Content(self.ctx)
+        self._cache.clear()
+        self.built_at = None
+        self.tree = WarmTree(self.ctx, self.events, self.content.changed)
+
+    def _off(self, reason: str) -> None:
+        log.warning("the warm tree is off: %s", reason)
+        self.reason = reason
+        if self.tree is not None:
+            self.tree.close()
+        self.tree = None
+        self.content.drop(reason)
+        self._cache.clear()
+
+
+def _selection(ctx: ToolContext, rel: str, include_hidden: bool, include_ignored: bool,
+               globs: list[str], types: tuple[str, ...]) -> tuple[list[str], frozenset[str]]:
+    files = [p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
+                                      include_ignored=include_ignored, globs=globs,
+                                      types=FileTypes(types) if types else None)]
+    return files, frozenset(files)
+
+
+def _frozen(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+class Memory:
+    """This process's resident memory, in bytes, from a /proc file opened before Landlock."""
+
+    def __init__(self) -> None:
+        self._fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+        self._page = os.sysconf("SC_PAGE_SIZE")
+
+    def __call__(self) -> int:
+        return int(os.pread(self._fd, 128, 0).split()[1]) * self._page

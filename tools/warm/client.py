@@ -1,0 +1,47 @@
+"""A worker's questions to the warm process (tools/warm/service.py).
+
+Every failure is an answer of None: the caller walks the disk as it would without a warm
+tree, so losing the warm process costs speed, never a wrong or missing reply. A question
+not answered within PATIENCE seconds drops the connection (a late reply must never be
+read as the next question's).
+"""
+
+from __future__ import annotations
+
+import socket
+from multiprocessing.connection import Connection
+from typing import Any
+
+from chorus_tools.tools.context import ToolContext
+
+PATIENCE = 10.0
+_conn: dict[str, Connection] = {}  # per process: a forked worker connects anew
+
+
+def ask(ctx: ToolContext, op: str, **kwargs: Any) -> Any:
+    """The warm process's reply to `op`, or None (off, not ready, gone, or slow)."""
+    if ctx.warm is None:
+        return None
+    conn = _conn.get(ctx.warm) or _connect(ctx.warm)
+    if conn is None:
+        return None
+    try:
+        conn.send((op, kwargs))
+        if conn.poll(PATIENCE):
+            return conn.recv()
+    except (OSError, EOFError):
+        pass
+    _conn.pop(ctx.warm, None)
+    conn.close()
+    return None
+
+
+def _connect(path: str) -> Connection | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    conn = _conn[path] = Connection(sock.detach())
+    return conn

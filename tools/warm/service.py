@@ -1,0 +1,80 @@
+"""The warm process's loop: questions from the workers, inotify's events, and the
+background work of building the tree and the index, one thread, never blocking on one.
+
+Workers connect to a Unix socket the server bound before they were forked (its path is
+`ctx.warm`); each question is one pickled `(op, kwargs)` (multiprocessing's Connection
+frames it) and gets one reply, None meaning "walk the disk yourself". Questions that
+arrive together share one barrier. Only the server's own user may connect.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import socket
+import struct
+from multiprocessing.connection import Connection
+from typing import Any
+
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.warm.answers import Memory, Warm
+from chorus_tools.tools.warm.events import Events
+
+SLICE = 0.02  # seconds of background work between two looks at the sockets
+
+
+def serve(ctx: ToolContext, listener: socket.socket, budget: int, events: Events,
+          memory: Memory) -> None:
+    warm = Warm(ctx, budget, events, memory)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ, None)
+    selector.register(warm.events.fileno(), selectors.EVENT_READ, warm)
+    while True:
+        waiting: list[tuple[Connection, Any]] = []
+        for key, _ in selector.select(0 if warm.has_work() else None):
+            if key.data is None:
+                _accept(listener, selector)
+            elif key.data is warm:
+                warm.note()
+            elif (question := _receive(key.data, selector)) is not None:
+                waiting.append((key.data, question))
+        if not waiting:
+            warm.work(SLICE)
+            continue
+        current = warm.current()
+        for conn, (op, kwargs) in waiting:
+            try:
+                conn.send(warm.answer(op, kwargs, current))
+            except OSError:
+                _drop(conn, selector)
+
+
+def _accept(listener: socket.socket, selector: selectors.BaseSelector) -> None:
+    try:
+        sock, _ = listener.accept()
+    except OSError:
+        return
+    _, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                    struct.calcsize("3i")))
+    if uid != os.getuid():
+        sock.close()
+        return
+    conn = Connection(sock.detach())
+    selector.register(conn, selectors.EVENT_READ, conn)
+
+
+def _receive(conn: Connection, selector: selectors.BaseSelector) -> Any:
+    try:
+        question = conn.recv()
+    except (EOFError, OSError):
+        _drop(conn, selector)
+        return None
+    return question if isinstance(question, tuple) and len(question) == 2 else None
+
+
+def _drop(conn: Connection, selector: selectors.BaseSelector) -> None:
+    try:
+        selector.unregister(conn)
+    except (KeyError, ValueError):
+        pass
+    conn.close()

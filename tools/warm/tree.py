@@ -1,0 +1,295 @@
+"""The warm tree: every directory of the workspace with its entries' kinds and lstat data,
+built once and then kept exact from inotify events (tools/warm/events.py).
+
+Exact, not hopeful: an event only says *where* to look. `sync` re-reads every entry an event
+named (lstat through its directory opened from the root one name at a time, O_NOFOLLOW)
+until nothing is left to look at, so the order or merging of events cannot matter. A
+directory is watched before it is listed: what changes after the listing raises an event,
+what changed before is in it. Entries --deny names and our temporary files are never kept,
+and denied directories never opened. A queue overflow makes the tree unknown until it is
+built again.
+
+What the kernel does not report is looked at on every sync: files with more than one link
+(another link may be written) and ignore files that are symlinks (their target may change).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Callable, Iterator
+
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.mutate.atomic import is_temp_name
+from chorus_tools.tools.walk.globs import RuleSet
+from chorus_tools.tools.walk.ignore import IGNORE_FILES, load_dir_rules
+from chorus_tools.tools.walk.source import CHILD_FLAGS, DIR, FILE, OTHER, SYMLINK, kind_of
+from chorus_tools.tools.warm.events import IGNORED, OVERFLOW, Event, Events
+
+Stat = os.stat_result | None  # None: listed, but its lstat failed (as the disk walk sees it)
+
+
+class Node:
+    """One directory: its entries (name -> (kind, lstat)) and its ignore files' rules."""
+
+    __slots__ = ("entries", "rules", "wd")
+
+    def __init__(self, wd: int) -> None:
+        self.entries: dict[str, tuple[str, Stat]] = {}
+        self.rules: dict[str, RuleSet] = {}
+        self.wd = wd
+
+
+class WarmTree:
+    def __init__(self, ctx: ToolContext, events: Events,
+                 on_file: Callable[[str, Stat], None]) -> None:
+        self.ctx = ctx
+        self.events = events
+        self.on_file = on_file  # a file appeared, changed (its new lstat) or went (None)
+        self.dirs: dict[str, Node] = {}
+        self.by_wd: dict[int, str] = {}
+        self.dirty: set[tuple[str, str]] = set()  # (directory, name) to look at again
+        self.volatile: set[tuple[str, str]] = set()  # looked at on every sync (module doc)
+        self.generation = 0  # bumped by every change applied
+        self.shape = 0  # bumped by a change of names, kinds or ignore rules
+        self.files = 0
+        self.building: Iterator[None] | None = self._scan("")
+        self.lost = False  # events were lost: the tree must be built again
+
+    @property
+    def ready(self) -> bool:
+        return self.building is None and not self.lost
+
+    def build_step(self) -> bool:
+        """Scan one more directory of the first build; False once there is none."""
+        if self.building is None:
+            return False
+        if next(self.building, StopIteration) is StopIteration:
+            self.building = None
+        return self.building is not None
+
+    def note(self, events: list[Event]) -> None:
+        """Remember where events say to look; applied by `sync`."""
+        for event in events:
+            if event.mask & OVERFLOW:
+                self.lost = True
+            elif event.mask & IGNORED:
+                self.by_wd.pop(event.wd, None)
+            elif event.name and (path := self.by_wd.get(event.wd)) is not None:
+                self.dirty.add((path, event.name))
+                if path:  # its own time and size changed too, unreported in its parent
+                    parent, _, name = path.rpartition("/")
+                    self.dirty.add((parent, name))
+
+    def sync(self) -> None:
+        """Look again at everything an event named, until nothing is left."""
+        self.dirty |= self.volatile
+        while self.dirty:
+            batch = sorted(self.dirty, key=lambda item: item[0].count("/"))
+            self.dirty.clear()
+            for directory, name in batch:
+                self._refresh(directory, name)
+
+    def lookup(self, rel: str) -> Node | None:
+        """The node of directory `rel` ('' for the root) when every step to it is a
+        directory of the tree (no symlink on the way), else None."""
+        node = self.dirs.get("")
+        if not rel or node is None:
+            return node
+        path = ""
+        for name in rel.split("/"):
+            entry = node.entries.get(name)
+            path = f"{path}/{name}" if path else name
+            if entry is None or entry[0] != DIR or (node := self.dirs.get(path)) is None:
+                return None
+        return node
+
+    def close(self) -> None:
+        for node in self.dirs.values():
+            self.events.unwatch(node.wd)
+        self.dirs.clear()
+        self.by_wd.clear()
+
+    def _refresh(self, directory: str, name: str) -> None:
+        node = self.dirs.get(directory)
+        if node is None or is_temp_name(name):
+            return
+        path = f"{directory}/{name}" if directory else name
+        fd = self._open(directory)
+        if fd is None:  # the directory itself changed: its parent's entry says how
+            if directory:
+                parent, _, base = directory.rpartition("/")
+                self.dirty.add((parent, base))
+            return
+        try:
+            self._update(node, directory, fd, name, path)
+        finally:
+            os.close(fd)
+
+    def _update(self, node: Node, directory: str, fd: int, name: str, path: str) -> None:
+        old = node.entries.get(name)
+        try:
+            st: Stat = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        except OSError:
+            st = None if old is None else old[1]  # kept as listed, lstat failing
+        kind = _kind(st) if st is not None else None
+        if old is not None and old[0] == kind and _same(old[1], st) and not (
+                kind == SYMLINK and name in IGNORE_FILES):  # whose target may have changed
+            return  # looked at for nothing: caches keyed on the generation stay valid
+        if kind is None or (kind != SYMLINK and self.ctx.ws.deny.matches(path)):
+            if old is not None:
+                self._forget(node, name, path, old[0])
+            return
+        if old is not None and old[0] == DIR and (kind != DIR or _moved(old[1], st)):
+            self._forget(node, name, path, DIR)
+            old = None
+        node.entries[name] = (kind, st)
+        self.generation += 1
+        if old is None or old[0] != kind:
+            self.shape += 1
+            self.files += (kind == FILE) - (old is not None and old[0] == FILE)
+        if kind == DIR and path not in self.dirs:
+            for _ in self._scan(path):
+                pass
+        self._watch_links(directory, name, kind, st)
+        if name in IGNORE_FILES:
+            self._reload_rules(directory, node)
+        if kind == FILE:
+            self.on_file(path, st)
+        elif old is not None and old[0] == FILE:
+            self.on_file(path, None)
+
+    def _forget(self, node: Node, name: str, path: str, kind: str) -> None:
+        del node.entries[name]
+        self.generation += 1
+        self.shape += 1
+        self.volatile.discard((path.rpartition("/")[0], name))
+        if kind == FILE:
+            self.files -= 1
+            self.on_file(path, None)
+        if kind == DIR:
+            self._drop_subtree(path)
+        if name in IGNORE_FILES:
+            self._reload_rules(path.rpartition("/")[0], node)
+
+    def _drop_subtree(self, path: str) -> None:
+        prefix = path + "/"
+        for directory in [d for d in self.dirs if d == path or d.startswith(prefix)]:
+            gone = self.dirs.pop(directory)
+            self.by_wd.pop(gone.wd, None)
+            self.events.unwatch(gone.wd)
+            for name, (kind, _) in gone.entries.items():
+                self.volatile.discard((directory, name))
+                if kind == FILE:
+                    self.files -= 1
+                    self.on_file(f"{directory}/{name}", None)
+
+    def _reload_rules(self, directory: str, node: Node) -> None:
+        node.rules = load_dir_rules(self.ctx, directory, set(node.entries))
+        self.shape += 1
+        self.generation += 1
+
+    def _watch_links(self, directory: str, name: str, kind: str, st: Stat) -> None:
+        if (kind == FILE and st is not None and st.st_nlink > 1) or (
+                kind == SYMLINK and name in IGNORE_FILES):
+            self.volatile.add((directory, name))
+        else:
+            self.volatile.discard((directory, name))
+
+    def _scan(self, top: str) -> Iterator[None]:
+        """Watch, list and stat `top` and every directory beneath it, one directory per
+        step, depth first (each directory's descriptor is opened from its parent's)."""
+        first = self._open(top)
+        if first is None:
+            return
+        stack = [(top, first)]
+        try:
+            while stack:
+                path, fd = stack.pop()
+                try:
+                    for name in self._scan_one(path, fd):
+                        try:
+                            child = os.open(name, CHILD_FLAGS, dir_fd=fd)
+                        except OSError:
+                            continue
+                        stack.append((f"{path}/{name}" if path else name, child))
+                finally:
+                    os.close(fd)
+                yield
+        finally:
+            for _, fd in stack:
+                os.close(fd)
+
+    def _scan_one(self, path: str, fd: int) -> list[str]:
+        """Watch and list one directory into the tree; the names of its subdirectories."""
+        wd = self.events.watch(fd)
+        node = self.dirs[path] = Node(wd)
+        self.by_wd[wd] = path
+        self.generation += 1
+        self.shape += 1
+        prefix = f"{path}/" if path else ""
+        try:
+            with os.scandir(fd) as it:
+                listed = [(e.name, kind_of(e)) for e in it if not is_temp_name(e.name)]
+        except OSError:
+            listed = []
+        subdirs = []
+        for name, kind in listed:
+            if kind != SYMLINK and self.ctx.ws.deny.matches(prefix + name):
+                continue
+            try:
+                st: Stat = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                st = None
+            node.entries[name] = (kind, st)
+            self._watch_links(path, name, kind, st)
+            if kind == DIR:
+                subdirs.append(name)
+            elif kind == FILE:
+                self.files += 1
+                self.on_file(prefix + name, st)
+        node.rules = load_dir_rules(self.ctx, path, set(node.entries))
+        return sorted(subdirs, reverse=True)
+
+    def _open(self, directory: str) -> int | None:
+        """`directory` opened from the root one name at a time, never through a symlink."""
+        try:
+            fd = os.open(".", CHILD_FLAGS, dir_fd=self.ctx.ws.root_fd)
+        except OSError:
+            return None
+        for name in directory.split("/") if directory else ():
+            try:
+                child = os.open(name, CHILD_FLAGS, dir_fd=fd)
+            except OSError:
+                return None
+            finally:
+                os.close(fd)
+            fd = child
+        return fd
+
+
+def _kind(st: os.stat_result) -> str:
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return FILE
+    if stat.S_ISDIR(mode):
+        return DIR
+    return SYMLINK if stat.S_ISLNK(mode) else OTHER
+
+
+def _moved(old: Stat, new: Stat) -> bool:
+    """A directory entry now names another directory, or one whose access changed."""
+    if old is None or new is None:
+        return True
+    return (old.st_ino, old.st_dev, old.st_mode) != (new.st_ino, new.st_dev, new.st_mode)
+
+
+def _same(old: Stat, new: Stat) -> bool:
+    """Nothing a listing shows, or a content index relies on, changed."""
+    if old is None or new is None:
+        return old is new
+    return (old.st_ino, old.st_dev, old.st_mode, old.st_size, old.st_mtime_ns, old.st_ctime_ns,
+            old.st_nlink) == (new.st_ino, new.st_dev, new.st_mode, new.st_size,
+                              new.st_mtime_ns, new.st_ctime_ns, new.st_nlink)

@@ -265,13 +265,34 @@ def cold_args() -> tuple[str, ...]:
 def canonical(reply: dict[str, Any]) -> str:
     """The part of a reply parity compares (its result or its error), as sorted-key JSON."""
     body = {"result": reply["result"]} if "result" in reply else {"error": reply["error"]}
-    return json.dumps(body, sort_keys=True, ensure_ascii=False)
+    return json.dumps(body, sort_keys=True)
+
+
+def describe(warm: str, cold: str) -> str:
+    """Where two canonical answers part: per field, the entries only one side has (or
+    the same entries in another order), else both values."""
+    w, c = json.loads(warm), json.loads(cold)
+    if w.keys() != c.keys():
+        return f"warm: {warm[:600]}\n    cold: {cold[:600]}"
+    (kind, w), (_, c) = next(iter(w.items())), next(iter(c.items()))
+    parts = []
+    for key in sorted(set(w) | set(c)):
+        a, b = w.get(key), c.get(key)
+        if a == b:
+            continue
+        if isinstance(a, list) and isinstance(b, list):
+            only_w = [x for x in a if x not in b][:4]
+            only_c = [x for x in b if x not in a][:4]
+            parts.append(f"{kind}.{key}: " + (f"warm only {only_w}, cold only {only_c}"
+                                              if only_w or only_c else "same, other order"))
+        else:
+            parts.append(f"{kind}.{key}: warm {str(a)[:300]}, cold {str(b)[:300]}")
+    return "\n    ".join(parts)
 
 
 def report(calls: list[Call], answers: list[tuple[str, str]], context: str = "") -> list[str]:
     """One readable entry per call whose two answers differ."""
-    return [f"{context}{method} {json.dumps(params, ensure_ascii=False)}\n"
-            f"  warm: {warm[:1500]}\n  cold: {cold[:1500]}"
+    return [f"{context}{method} {json.dumps(params)}\n    {describe(warm, cold)}"
             for (method, params), (warm, cold) in zip(calls, answers) if warm != cold]
 
 

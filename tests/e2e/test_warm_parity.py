@@ -48,27 +48,30 @@ def test_every_list_and_search_query_answers_alike(static: Pair) -> None:
     assert_warm(static)
 
 
-def _probes(folder: str, needle: str) -> list[Call]:
-    """What is asked right after each change: listings and searches of the changed folder
-    and of the whole workspace, for the scenario's selective needle and for all of them."""
+def _probes(top: str, needle: str) -> list[Call]:
+    """What is asked right after each change to `top`/t: listings and searches of that
+    folder and of `top` (where the folder's own mtime shows), for the scenario's selective
+    needle and for all of them. Nothing outside `top`: a difference one scenario leaves
+    behind shows in its own answers only."""
+    folder = f"{top}/t"
     return [
-        ("file.list", {}),  # the folder's own mtime and size, as its parent lists it
-        ("file.list", {"recursive": True, "sort": "modified", "max_results": 30}),
+        ("file.list", {"path": top}),
+        ("file.list", {"path": top, "recursive": True, "sort": "modified", "max_results": 30}),
         ("file.list", {"path": folder}),
         ("file.list", {"path": folder, "recursive": True, "include_hidden": True}),
         ("file.list", {"path": folder, "recursive": True, "include_ignored": True,
                        "sort": "size"}),
         ("file.list", {"pattern": f"{folder}/**", "sort": "modified"}),
-        ("file.list", {"pattern": "**/*.py"}),
-        ("file.search", {"pattern": needle}),
+        ("file.list", {"pattern": "**/*.py", "path": top}),
+        ("file.search", {"pattern": needle, "path": top}),
         ("file.search", {"pattern": needle, "path": folder, "output_mode": "count",
                          "include_hidden": True}),
-        ("file.search", {"pattern": needle.upper(), "case_sensitive": False,
+        ("file.search", {"pattern": needle.upper(), "case_sensitive": False, "path": top,
                          "output_mode": "files_with_matches", "include_ignored": True}),
-        ("file.search", {"pattern": r"needle_[a-z]+", "output_mode": "count"}),
+        ("file.search", {"pattern": r"needle_[a-z]+", "output_mode": "count", "path": top}),
         ("file.search", {"pattern": "TODO", "path": folder, "context_lines": 1}),
         ("Glob", {"pattern": "**/*", "path": folder}),
-        ("Grep", {"pattern": needle, "output_mode": "files_with_matches"}),
+        ("Grep", {"pattern": needle, "path": top, "output_mode": "files_with_matches"}),
         ("list_directory", {"dir_path": folder}),
     ]
 
@@ -217,11 +220,13 @@ SCENARIOS: dict[str, list[Step]] = {
         ("remove the rule", lambda ws, o: _write(ws / ".gitignore", "")),
         ("delete the ignore files", lambda ws, o: [(ws / n).unlink()
                                                    for n in (".gitignore", ".rgignore")]),
-        ("the root's .gitignore", lambda ws, o: _append(
-            ws.parent / ".gitignore", "ignore_edits/k.md\n")),
+        ("a rule in the parent", lambda ws, o: _append(ws.parent / ".gitignore", "t/k.md\n")),
+        ("the parent's rule removed", lambda ws, o: _write(ws.parent / ".gitignore", "")),
+        ("a rule in the workspace root", lambda ws, o: _append(
+            ws.parent.parent / ".gitignore", "ignore_edits/t/sub/\n")),
         ("the root's rule removed", lambda ws, o: _write(
-            ws.parent / ".gitignore",
-            (ws.parent / ".gitignore").read_text().replace("ignore_edits/k.md\n", ""))),
+            ws.parent.parent / ".gitignore",
+            (ws.parent.parent / ".gitignore").read_text().replace("ignore_edits/t/sub/\n", ""))),
     ],
     "move_in_out": [
         ("a tree moved in", lambda ws, o: _moved_in(ws.parent, o, ws.name)),
@@ -256,21 +261,20 @@ SCENARIOS: dict[str, list[Step]] = {
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_answers_alike_right_after_an_outside_change(live: Pair, scenario: str) -> None:
-    ws = live.ws / scenario
+    ws = live.ws / scenario / "t"
     outside = live.ws.parent / "outside"
-    ws.mkdir()
+    ws.mkdir(parents=True)
     found = []
     for label, change in SCENARIOS[scenario]:
         change(ws, outside)
-        found += live.differences(_probes(scenario, NEEDLES.get(scenario, "needle_" + scenario)),
-                                  f"after {scenario}: {label}: ")
+        needle = NEEDLES.get(scenario, f"needle_{scenario}")
+        found += live.differences(_probes(scenario, needle), f"after {scenario}: {label}: ")
     assert not found, "\n".join(found)
     assert_warm(live)
 
 
-
 def _own_changes(who: str) -> list[Call]:
-    top = f"own_{who}"
+    top = f"own_{who}/t"
     return [
         ("file.write", {"path": f"{top}/w.py", "content": "# TODO needle_own\n"}),
         ("file.patch", {"path": f"{top}/w.py", "patches": [{"find": "TODO", "replace": "X"}]}),

@@ -142,7 +142,8 @@ def _moved_in(ws: Path, outside: Path, folder: str) -> None:
 # the selective word each scenario's changes add, move or remove (default: needle_NAME)
 NEEDLES = {"modify": "needle_new", "mmap": "needle_new", "hardlink": "needle_new",
            "ignore_edits": "needle_ignore", "move_in_out": "needle_moved",
-           "deep_tree": "needle_deep", "replace_kind": "needle_inner", "symlinks": "needle_link"}
+           "move_within": "needle_move", "deep_tree": "needle_deep",
+           "replace_kind": "needle_inner", "symlinks": "needle_link"}
 
 SCENARIOS: dict[str, list[Step]] = {
     "create": [
@@ -233,6 +234,17 @@ SCENARIOS: dict[str, list[Step]] = {
         ("a file in it changed", lambda ws, o: _write(ws / "incoming" / "in.py", "needle_m\n")),
         ("moved out", lambda ws, o: os.rename(ws / "incoming", o / "gone")),
         ("moved back in renamed", lambda ws, o: os.rename(o / "gone", ws / "back")),
+    ],
+    "move_within": [
+        ("setup", lambda ws, o: [_write(ws / n, "needle_move\n")
+                                 for n in ("a/b/c/m/x.py", "s/m2/y.py", "k/z.py")]),
+        ("a directory moved shallower", lambda ws, o: os.rename(ws / "a/b/c/m", ws / "m")),
+        ("a file created in it", lambda ws, o: _write(ws / "m" / "new.py", "needle_move\n")),
+        ("a directory made in it", lambda ws, o: _write(ws / "m" / "sub" / "w.py", "x\n")),
+        ("a directory moved alongside", lambda ws, o: os.rename(ws / "s/m2", ws / "k/m2")),
+        ("a file changed in it", lambda ws, o: _append(ws / "k/m2/y.py", "needle_move\n")),
+        ("a directory moved deeper", lambda ws, o: os.rename(ws / "m", ws / "a/b/c/m")),
+        ("a file deleted in it", lambda ws, o: os.unlink(ws / "a/b/c/m/new.py")),
     ],
     "deep_tree": [
         ("created at once", lambda ws, o: _deep_tree(ws)),

@@ -5,17 +5,14 @@ answers, byte for byte, to the same request sent to both at the same moment."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
 from legacy_texts import TEXTS
-from rpc_client import REPO, RpcServer, error_code
+from rpc_client import RpcServer
 
 ENGINES = ("ripgrep", "python")
 DENY = ("--deny", "**/.env", "--deny", "*.pem", "--deny", "secrets/**")
@@ -249,19 +246,6 @@ def matrix() -> list[Call]:
             + [("file.search", q) for q in search_queries()] + dialect_queries())
 
 
-@functools.cache
-def warm_flag_known() -> bool:
-    """Whether this checkout's server has `--index-memory` yet (issue 24's core): without
-    it the 'warm' server is the cold code and parity holds trivially."""
-    out = subprocess.run([sys.executable, "-m", "chorus_tools", "--help"], cwd=REPO,
-                         capture_output=True, text=True, check=True).stdout
-    return "--index-memory" in out
-
-
-def cold_args() -> tuple[str, ...]:
-    return ("--index-memory", "0") if warm_flag_known() else ()
-
-
 def canonical(reply: dict[str, Any]) -> str:
     """The part of a reply parity compares (its result or its error), as sorted-key JSON."""
     body = {"result": reply["result"]} if "result" in reply else {"error": reply["error"]}
@@ -304,7 +288,7 @@ class Pair:
         common = ("--search-engine", engine, *WORKERS, *DENY, *DIALECTS, "--allow-root",
                   *extra)
         self.warm = RpcServer(ws, *common)
-        self.cold = RpcServer(ws, *common, *cold_args())
+        self.cold = RpcServer(ws, *common, "--index-memory", "0")
 
     def ask(self, method: str, params: dict[str, Any]) -> tuple[str, str]:
         """Send the request to both before reading either answer: (warm, cold)."""
@@ -327,22 +311,19 @@ class Pair:
         return report(calls, [self.ask(method, params) for method, params in calls],
                       f"{context}{self.engine} ")
 
-    def status(self) -> dict[str, Any] | None:
-        """The warm server's workspace.status, None on a server without it."""
+    def status(self) -> dict[str, Any]:
+        """The warm server's workspace.status."""
         reply = self.warm.call("workspace.status", timeout=60)
-        if not warm_flag_known() and error_code(reply) == "method_not_found":
-            return None
         assert "result" in reply, reply
         return reply["result"]
 
-    def wait_warm(self, guard: float = 60.0) -> dict[str, Any] | None:
+    def wait_warm(self, guard: float = 60.0) -> dict[str, Any]:
         """Poll until the tree is ready and the index settled (a hang guard, not a timing
         check); the last status."""
         end = time.monotonic() + guard
         while True:
             status = self.status()
-            if status is None or (status["tree"] == "ready"
-                                  and status["index"] in READY_INDEX):
+            if status["tree"] == "ready" and status["index"] in READY_INDEX:
                 return status
             if time.monotonic() > end:
                 raise TimeoutError(f"the warm server never got ready: {status}")
@@ -356,13 +337,13 @@ class Pair:
 def assert_warm(pair: Pair) -> None:
     """The warm server really serves from its tree (else parity would be trivial)."""
     status = pair.status()
-    if status is not None:
-        assert status["tree"] == "ready", status
+    assert status["tree"] == "ready", status
 
 
-def paired(ws: Path, engine: str, *, ready: bool = True) -> Iterator[Pair]:
-    """A fixture body: the pair on `ws`, warm and ready unless `ready` is False."""
-    pair = Pair(ws, engine)
+def paired(ws: Path, engine: str, *warm_args: str, ready: bool = True) -> Iterator[Pair]:
+    """A fixture body: the pair on `ws` (`warm_args` given to both, the cold one's
+    `--index-memory 0` last), warm and ready unless `ready` is False."""
+    pair = Pair(ws, engine, *warm_args)
     try:
         if ready:
             pair.wait_warm()

@@ -19,13 +19,22 @@ from warm_support import (ENGINES, Call, Pair, assert_warm, build_tree, matrix, 
                           report)
 
 
-@pytest.fixture(scope="module", params=ENGINES)
+# the warm server with its content index, and with the tree alone (a budget no index fits)
+BUDGETS = {"index": (), "tree-only": ("--index-memory", "1")}
+
+
+@pytest.fixture(scope="module", params=[(e, b) for e in ENGINES for b in BUDGETS],
+                ids=lambda p: "-".join(p))
 def static(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     """A ready pair on the trap workspace, which no test here changes."""
-    base = tmp_path_factory.mktemp(f"static-{request.param}")
+    engine, budget = request.param
+    base = tmp_path_factory.mktemp(f"static-{engine}-{budget}")
     build_tree(base / "ws", base / "outside")
-    yield from paired(base / "ws", request.param)
+    for pair in paired(base / "ws", engine, *BUDGETS[budget]):
+        status = pair.status()
+        assert status["index"] == ("ready" if budget == "index" else "off"), status
+        yield pair
 
 
 @pytest.fixture(scope="module", params=ENGINES)
@@ -310,3 +319,17 @@ def test_answers_alike_right_after_a_servers_own_change(live: Pair, who: str) ->
                                   f"after {who} {method} {params}: ")
     assert not found, "\n".join(found)
     assert_warm(live)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_answers_alike_once_the_workspace_itself_is_deleted(tmp_path: Path,
+                                                            engine: str) -> None:
+    ws = tmp_path / "ws"
+    _write(ws / "a" / "x.py", "needle_gone\n")
+    for pair in paired(ws, engine):
+        shutil.rmtree(ws)
+        found = pair.differences([
+            ("file.search", {"pattern": "needle_gone"}), ("file.list", {}),
+            ("file.list", {"pattern": "**"}), ("file.search", {"pattern": "x", "path": "a"}),
+            ("Glob", {"pattern": "**/*"})])
+        assert not found, "\n".join(found)

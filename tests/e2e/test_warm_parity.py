@@ -333,3 +333,25 @@ def test_answers_alike_once_the_workspace_itself_is_deleted(tmp_path: Path,
             ("file.list", {"pattern": "**"}), ("file.search", {"pattern": "x", "path": "a"}),
             ("Glob", {"pattern": "**/*"})])
         assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_answers_alike_right_after_a_burst_of_changes(tmp_path: Path, engine: str) -> None:
+    """Thousands of events at once, asked about before the warm tree could have read them
+    all: the answer waits for them (or walks), never shows part of the burst."""
+    ws = tmp_path / "ws"
+    _write(ws / "keep.py", "needle_burst\n")
+    calls: list[Call] = [
+        ("file.list", {"pattern": "burst/**", "max_results": 5}),
+        ("file.list", {"path": "burst", "sort": "size", "max_results": 3}),
+        ("file.search", {"pattern": "needle_burst", "output_mode": "count", "max_results": 3}),
+        ("file.search", {"pattern": "needle_burst_2499"})]
+    for pair in paired(ws, engine):
+        (ws / "burst").mkdir()
+        for i in range(2500):  # a create and a modify event each
+            (ws / "burst" / f"f{i}.py").write_text(f"needle_burst_{i}\n")
+        found = pair.differences(calls, "after the burst: ")
+        shutil.rmtree(ws / "burst")
+        found += pair.differences(calls, "after removing it: ")
+        assert not found, "\n".join(found)
+        pair.wait_warm()

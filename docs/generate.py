@@ -146,8 +146,8 @@ def _face(method: Method) -> str:
     hints = {"readOnlyHint": not method.mutating, "destructiveHint": method.destructive,
              "idempotentHint": method.idempotent, "openWorldHint": False}
     if not method.mcp_tool:
-        return (f"{'; '.join(traits).capitalize()}. Not an MCP tool: its notifications "
-                "would reach no model.")
+        return (f"{'; '.join(traits).capitalize()}. Not an MCP tool: it serves the "
+                "orchestrator, not the model.")
     title = f" (title \"{method.title}\")" if method.title else ""
     return (f"{'; '.join(traits).capitalize()}. MCP tool `{method.tool_name}`{title}, "
             f"annotations `{json.dumps(hints, separators=(', ', ': '))}`.")

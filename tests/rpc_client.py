@@ -154,12 +154,26 @@ class RpcServer:
         return [replies[rid] for rid in ids]
 
     def worker_pids(self) -> list[int]:
+        """The server's children but the warm tree's process (see `warm_pid`)."""
+        return [pid for pid in self.child_pids() if pid != self.warm_pid()]
+
+    def child_pids(self) -> list[int]:
         path = f"/proc/{self.proc.pid}/task/{self.proc.pid}/children"
         return [int(p) for p in Path(path).read_text().split()]
 
+    def warm_pid(self) -> int | None:
+        """The warm tree's process (named chorus-warm), if one runs."""
+        for pid in self.child_pids():
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "chorus-warm":
+                    return pid
+            except OSError:
+                continue
+        return None
+
     def live_children(self) -> list[int]:
         """The server's child processes that are running (not zombies)."""
-        return [pid for pid in self.worker_pids() if alive(pid)]
+        return [pid for pid in self.child_pids() if alive(pid)]
 
     def close(self, timeout: float = 15.0) -> int:
         """End of input, then wait for the exit code."""

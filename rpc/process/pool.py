@@ -77,6 +77,10 @@ class Pool:
         self._background: list[Any] = []
         self._ruleset: int | None = None  # Landlock: every child enters it after fork
 
+    def close_in_children(self, *fds: int) -> None:
+        """Descriptors opened after the pool was made that no child may keep."""
+        self._close_fds += fds
+
     @property
     def ruleset(self) -> int | None:
         """The Landlock ruleset every child of the server enters after fork (None: none)."""

@@ -1,12 +1,18 @@
-"""The warm tree's process (tools/warm/): forked beside the workers at start, confined as
-they are (Landlock), asked by them over a Unix socket in a private directory; the server
-only starts it, restarts it and ends it.
+"""The warm tree's process (tools/warm/): asked by the workers over a Unix socket in a
+private directory, confined as they are (Landlock); the server only starts, restarts and
+ends it.
 
-The socket is bound here, after any --user drop (so the workers, of the same user, may
-connect), before the workers are forked (they learn its path from their context). While
-no warm process runs, nobody holds the listening socket, so a worker's connect is refused
-at once and it walks the disk. One killed by a signal is started again (after RESTART_GAP
-seconds from its last start); one that exits on its own stays off: it said why in the log.
+It starts at the first question, so a server that never lists or searches never pays for
+it. The server binds the socket (after any --user drop, before the workers fork: they
+learn its path from their context) and answers every connection by closing it, which a
+worker reads as "walk the disk yourself"; the first one also starts the warm process. That
+one binds a socket of its own once its imports are done and renames it over the server's:
+from then on the workers reach it, and no question ever waits for its start. It runs at a
+lower priority (nice 10): building the tree must not slow today's calls.
+
+One killed by a signal is started again (after RESTART_GAP seconds from its last start);
+meanwhile its socket refuses connections, so the workers walk the disk. One that exits on
+its own stays off: it said why in the log.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import socket
 import tempfile
 from typing import Any, Callable
 
-from chorus_tools.rpc.process.worker import become_child
+from chorus_tools.rpc.process.worker import become_child, name_process
 from chorus_tools.tools.context import ToolContext
 
 log = logging.getLogger("chorus.warm")
@@ -37,45 +43,53 @@ class WarmProcess:
         self._inherited = inherited  # descriptors the process must close
         self._ruleset = ruleset  # the workers' Landlock domain: it enters it too
         self._dir: str | None = None
-        self._listener: socket.socket | None = None
+        self._door: socket.socket | None = None  # the server's socket (module doc)
         self._process: Any = None
         self._started = float("-inf")
         self._restart: asyncio.TimerHandle | None = None
 
-    def bind(self) -> None:
-        """Make the socket the workers will ask on; they must be forked after this."""
+    def bind(self) -> int:
+        """Make the socket the workers will ask on (they must fork after this); its
+        descriptor, which children must close."""
         self._dir = tempfile.mkdtemp(prefix="chorus-warm-")
         self._ctx.warm = os.path.join(self._dir, "socket")
-
-    def start(self) -> None:
-        assert self._ctx.warm is not None, "bind() first"
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        if os.path.lexists(self._ctx.warm):
-            os.unlink(self._ctx.warm)
-        self._listener.bind(self._ctx.warm)
-        self._listener.listen(64)
-        loop = asyncio.get_running_loop()
-        self._started = loop.time()
-        self._process = _mp.Process(
-            target=warm_main, daemon=True, name="chorus-warm",
-            args=(self._ctx, self._listener, self._budget, os.getpid(), self._inherited(),
-                  self._ruleset()))
-        self._process.start()
-        self._listener.close()  # the warm process holds it alone (see the module doc)
-        self._listener = None
-        loop.add_reader(self._process.sentinel, self._ended)
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
+        self._door = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._door.bind(self._ctx.warm)
+        self._door.listen(64)
+        self._door.setblocking(False)
+        asyncio.get_running_loop().add_reader(self._door.fileno(), self._knock)
+        return self._door.fileno()
 
     def close(self) -> None:
         if self._restart is not None:
             self._restart.cancel()
         self._stop()
+        if self._door is not None:
+            asyncio.get_running_loop().remove_reader(self._door.fileno())
+            self._door.close()
+            self._door = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+    def _knock(self) -> None:
+        assert self._door is not None
+        try:
+            conn, _ = self._door.accept()
+        except OSError:
+            return
+        conn.close()  # not warm yet: the worker walks the disk
+        if self._process is None and self._restart is None:
+            self._start()
+
+    def _start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._started = loop.time()
+        self._process = _mp.Process(
+            target=warm_main, daemon=True, name="chorus-warm",
+            args=(self._ctx, self._budget, os.getpid(), self._inherited(), self._ruleset()))
+        self._process.start()
+        loop.add_reader(self._process.sentinel, self._ended)
 
     def _stop(self) -> None:
         if self._process is None:
@@ -100,19 +114,27 @@ class WarmProcess:
 
     def _again(self) -> None:
         self._restart = None
-        self.start()
+        self._start()
 
 
-def warm_main(ctx: ToolContext, listener: socket.socket, budget: int, parent_pid: int,
-              close_fds: tuple[int, ...], ruleset: int | None) -> None:
+def warm_main(ctx: ToolContext, budget: int, parent_pid: int, close_fds: tuple[int, ...],
+              ruleset: int | None) -> None:
     """The warm process: confined like a worker, then serving until the server ends.
     What Landlock would refuse comes first: its inotify instance (inotify_simple finds
-    libc through a temporary file) and its memory's /proc file. numpy and the index load
-    here only."""
+    libc through a temporary file), its memory's /proc file and its socket (outside the
+    workspace). numpy and the index load here only."""
+    name_process("chorus-warm")
     from chorus_tools.tools.warm.answers import Memory
     from chorus_tools.tools.warm.events import Events
     from chorus_tools.tools.warm.service import serve
+    assert ctx.warm is not None
+    os.nice(10)
     events, memory = Events(), Memory()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    staged = f"{ctx.warm}.{os.getpid()}"
+    listener.bind(staged)
+    listener.listen(64)
+    os.rename(staged, ctx.warm)  # the workers reach this one from now on
     if not become_child(parent_pid, close_fds, ruleset):
         return
     serve(ctx, listener, budget, events, memory)

@@ -28,6 +28,7 @@ from chorus_tools.tools.confine.policy import guard
 from chorus_tools.tools.registry import ALL_METHODS
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
 log = logging.getLogger("chorus.worker")
 
 
@@ -40,6 +41,12 @@ def die_with_parent() -> None:
     """Ask the kernel to SIGKILL this process when its parent dies, so that no worker (or
     ripgrep child) outlives the server, even a server killed with SIGKILL."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def name_process(name: str) -> None:
+    """Name this process in /proc/PID/comm (ps, top), so a service child is told from a
+    worker at a glance."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, name.encode()[:15], 0, 0, 0)
 
 
 def run_job(ctx: ToolContext, task: Task) -> tuple[bool, Any, dict[str, Any] | None]:

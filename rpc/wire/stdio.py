@@ -177,11 +177,9 @@ class Server:
         loop = asyncio.get_running_loop()
         # before the first fork: from the moment a worker exists, SIGTERM means shut down
         loop.add_signal_handler(signal.SIGTERM, self._stop.set)
-        if self._warm is not None:
-            self._warm.bind()  # after any --user drop, before the workers fork
+        if self._warm is not None:  # after any --user drop, before the workers fork
+            self._pool.close_in_children(self._warm.bind())
         self._pool.start()
-        if self._warm is not None:
-            self._warm.start()
         self._pool.background("chorus_tools.tools.mutate.atomic:sweep_temp_files")
         await self._output.open()
         if self._listening is not None:

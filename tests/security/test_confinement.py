@@ -9,6 +9,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -172,15 +173,18 @@ def test_ripgrep_runs_inside_the_workers_domain(root: Path) -> None:
 
 
 def test_the_workers_and_the_watcher_of_a_real_server_are_confined(root: Path) -> None:
-    """End to end: the workers and the watcher process of the running server are in the
-    domain (their /proc status says no_new_privs, which entering Landlock sets; the
-    dispatcher has not)."""
+    """End to end: the workers, the watcher process and the warm tree's process of the
+    running server are in the domain (their /proc status says no_new_privs, which entering
+    Landlock sets; the dispatcher has not)."""
     from rpc_client import RpcServer
     with RpcServer(root, "--workers", "2", "--allow-root") as server:
-        server.result("file.list", {})
+        server.result("file.list", {"pattern": "**"})  # starts the warm process
         server.result("workspace.watch", {})  # forks the watcher process
+        while server.result("workspace.status")["tree"] != "ready":  # it answers: confined
+            time.sleep(0.01)
         pids = server.live_children()
-        assert len(pids) >= 3  # two workers and the watcher
+        assert server.warm_pid() in pids
+        assert len(pids) >= 4  # two workers, the watcher and the warm process
         flags = {pid: _status(pid, "NoNewPrivs") for pid in pids}
         own = _status(server.proc.pid, "NoNewPrivs")
     assert own == "0" and flags and set(flags.values()) == {"1"}

@@ -337,3 +337,12 @@ def test_a_huge_context_is_the_whole_file_not_a_hang(ctx: ToolContext, root: Pat
     found = run_search(ctx, engine, pattern="two", context_lines=2**63)
     assert found["matches"] == [{"path": "a.txt", "line": 2,
                                  "content": "    one\n--> two\n    three"}]
+
+
+@pytest.mark.parametrize("nest", ["[" * 3000, "(" * 3000], ids=["classes", "groups"])
+def test_deeply_nested_pattern_is_invalid_pattern_not_internal_error(
+        ctx: ToolContext, root: Path, engine: str, nest: str) -> None:
+    write(root, "a.txt", "[[[ (((\n")
+    with pytest.raises(ToolError) as raised:
+        run_search(ctx, engine, pattern=nest)
+    assert raised.value.code == "invalid_pattern"

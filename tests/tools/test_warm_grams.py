@@ -199,6 +199,15 @@ def test_braces_after_an_escape_hiding_a_class(tmp_path: Path) -> None:
         assert query(pattern) is None
 
 
+def test_query_grams_reads_hostile_patterns_in_linear_time() -> None:
+    """Regression: classes were read recursively (a RecursionError past ~1000 nested `[`)
+    and each `{` searched to the end for a `}` (quadratic on a pattern of `{`)."""
+    for pattern, expected in [("[" * 5000 + "a" + "]" * 5000 + "xyz", "xyz"),
+                              ("{" * 200_000 + "abc", "abc"), ("a{1}" * 50_000 + "bcd", "bcd")]:
+        assert query_grams(pattern, literal=False, case_sensitive=True, multiline=False,
+                           needs_pcre2=False) == grams(expected)
+
+
 def test_query_grams_gives_up_on_pcre2_and_unsplit_line_breaks() -> None:
     assert query_grams("foobar", literal=False, case_sensitive=True, multiline=False,
                        needs_pcre2=True) is None
@@ -217,23 +226,25 @@ def test_query_grams_case_insensitive_drops_foldable_bytes() -> None:
 @needs_rg
 def test_case_insensitive_letters_complete(tmp_path: Path) -> None:
     """Every ASCII word char a non-ASCII char matches case-insensitively, in every engine
-    a search may run (ripgrep's Rust engine, its PCRE2, and the `regex` module as the
-    python engine compiles it), over every code point: exactly the module's set."""
+    a search may run (ripgrep's Rust engine, its PCRE2, its fixed strings, and the `regex`
+    module as the python engine compiles it), over every code point: exactly the
+    module's set. Each char is tried alone and inside a literal string (`aCa`), since
+    engines match a string through other code than a single char."""
     chars = [chr(c) for c in range(0x80, sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
-    text = "\n".join(chars) + "\n"
+    alone, framed = "\n".join(chars), "".join(f"a{c}a\n" for c in chars)
     path = tmp_path / "every-char.txt"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(framed, encoding="utf-8")
     found: set[str] = set()
     for ch in WORD:
-        rx = compile_python(analyse(ch, literal=False), case_sensitive=False)
-        if rx.search(text):
-            found.add(ch.lower())
-        modes = [["--fixed-strings"], []] + ([["--pcre2"]] if RG_PCRE2 else [])
-        for mode in modes:
-            done = subprocess.run([str(RG_PATH), "--no-config", "--ignore-case", "--count",
-                                   *mode, f"--regexp={ch}", str(path)], capture_output=True)
+        for pattern, text in ((ch, alone), (f"a{ch}a", framed)):
+            rx = compile_python(analyse(pattern, literal=False), case_sensitive=False)
+            if rx.search(text):
+                found.add(ch.lower())
+        for mode in [["--fixed-strings"], []] + ([["--pcre2"]] if RG_PCRE2 else []):
+            done = subprocess.run([str(RG_PATH), "--no-config", "--ignore-case", "--quiet",
+                                   *mode, f"--regexp=a{ch}a", str(path)], capture_output=True)
             assert done.returncode in (0, 1), done.stderr
-            if done.returncode == 0:
+            if done.returncode == 0:  # every line holds a non-ASCII char
                 found.add(ch.lower())
     assert found == {chr(b) for b in CASE_INSENSITIVE_LETTERS}
 

@@ -57,6 +57,9 @@ def analyse(pattern: str, *, literal: bool) -> Pattern:
         return reader.read()
     except _Untranslatable as exc:
         return Pattern(pattern, reader.literal_newline, True, reader.pcre, str(exc))
+    except RecursionError:  # thousands of nested classes or groups: found by fuzzing
+        return Pattern(pattern, reader.literal_newline, True, reader.pcre,
+                       "the pattern nests classes or groups too deeply")
 
 
 _SIMPLE_FOLDING = "(?-f)"  # ripgrep folds case simply; V1 would fold fully
@@ -75,6 +78,8 @@ def compile_python(pat: Pattern, *, case_sensitive: bool) -> regex.Pattern:
                               f"{msg} at position {pos - len(_SIMPLE_FOLDING)}") from None
     except (OverflowError, ValueError) as exc:
         raise invalid_pattern(str(exc)) from None
+    except RecursionError:  # the regex module's parser recurses per group
+        raise invalid_pattern("the pattern nests groups too deeply") from None
 
 
 def invalid_pattern(reason: str) -> ToolError:

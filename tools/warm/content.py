@@ -31,7 +31,6 @@ class Content:
         self.free: list[int] = []
         self.queue: dict[str, None] = {}  # files to read, oldest first
         self.index: ContentIndex | None = None
-        self.indexed_files = 0
         self.indexed_bytes = 0
         self._sizes: dict[int, int] = {}  # bytes indexed per id, for indexed_bytes
         self.reason: str | None = None
@@ -61,7 +60,7 @@ class Content:
                            "leaves after the tree; searches run unindexed")
             self.queue.clear()
             return
-        index = self.index = ContentIndex(width)
+        index = self.index = ContentIndex(width, capacity)
         for fid, path in enumerate(self.paths):
             if path is not None:
                 index.unknown(fid)
@@ -84,8 +83,9 @@ class Content:
         paths = self.paths
         return {p for fid in self.index.candidates(codes) if (p := paths[int(fid)]) is not None}
 
-    def memory_bytes(self) -> int:
-        return self.index.memory_bytes() if self.index is not None else 0
+    @property
+    def indexed_files(self) -> int:
+        return self.index.indexed_files() if self.index is not None else 0
 
     def drop(self, reason: str) -> None:
         """Turn the index off for good (over budget): searches run unindexed."""
@@ -100,16 +100,12 @@ class Content:
         data = _content(self.ctx, path)
         if data is not None and self.index.put(fid, data):
             self._sizes[fid] = len(data)
-            self.indexed_files += 1
             self.indexed_bytes += len(data)
 
     def _unindexed(self, fid: int) -> None:
         if self.index is not None:
             self.index.unknown(fid)
-        size = self._sizes.pop(fid, None)
-        if size is not None:
-            self.indexed_files -= 1
-            self.indexed_bytes -= size
+        self.indexed_bytes -= self._sizes.pop(fid, 0)
 
     def _forget(self, path: str) -> None:
         fid = self.ids.pop(path, None)

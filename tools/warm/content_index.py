@@ -25,6 +25,8 @@ class ContentIndex:
     """Bit-sliced gram signatures of files, by file id."""
 
     def __init__(self, width: int, capacity: int = 4096) -> None:
+        """`width` columns (a power of two); room for `capacity` ids at first: a caller
+        that knows the tree's size spares the doubling's copies and its unused half."""
         if width < 2 or width > 1 << 24 or width & (width - 1):
             raise ValueError(f"width must be a power of two from 2 to 2**24, not {width}")
         self.width = width
@@ -74,8 +76,9 @@ class ContentIndex:
         return np.flatnonzero(np.unpackbits(found, bitorder="little"))
 
     def indexed_files(self) -> int:
-        """Live ids with an indexed content (not unknown)."""
-        return int(np.bitwise_count(self._live & ~self._unknown).sum())
+        """Live ids with an indexed content (not unknown). (Not np.bitwise_count: numpy
+        1.26, which pyproject allows, lacks it.)"""
+        return int(np.unpackbits(self._live & ~self._unknown).sum())
 
     def memory_bytes(self) -> int:
         """Bytes held by the signatures and the live and unknown rows."""
@@ -108,4 +111,6 @@ class ContentIndex:
 
     def _column_of(self, codes: np.ndarray) -> np.ndarray:
         """The columns of gram codes (uint32): the top bits of a Fibonacci hash."""
-        return (codes * _GOLDEN) >> self._shift
+        columns = codes * _GOLDEN
+        columns >>= self._shift
+        return columns

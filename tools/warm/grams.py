@@ -129,6 +129,7 @@ class _RegexRuns:
 
     def __init__(self, pattern: str) -> None:
         self.src = pattern
+        self.last_close = pattern.rfind("}")  # past it a `{` is plain: no rescans to the end
         self.i = 0
         self.runs: list[str] = []
         self.run: list[str] = []
@@ -153,11 +154,11 @@ class _RegexRuns:
             if c in "(|":
                 raise _GiveUp
             if c == "\\":
-                self.i = _escape_end(src, self.i)
+                self.i = self._escape_end(self.i)
             elif c == "[":
-                self.i = _class_end(src, self.i)
+                self.i = self._class_end(self.i)
             elif c == "{":
-                self.i = _braces_end(src, self.i)
+                self.i = self._braces_end(self.i)
             elif c in "?*+.^$":
                 self.i += 1
             else:
@@ -171,54 +172,56 @@ class _RegexRuns:
                     continue
             self._end_run()
 
+    def _escape_end(self, i: int) -> int:
+        """Where the escape at `i` ends, erring long: what it swallows is only not used.
+        Named backreferences and subroutines (`\\k<..>`, `\\g<..>`) need a group: given
+        up already."""
+        src = self.src
+        if i + 1 >= len(src) or src[i + 1] == "Q":
+            raise _GiveUp
+        kind, j = src[i + 1], i + 2
+        if kind.isalpha() and src.startswith("{", j):  # \x{..} \p{..} \N{..} \o{..} \d{2}
+            return self._braces_end(j)
+        if kind in _HEX_DIGITS:
+            stop = min(len(src), j + _HEX_DIGITS[kind])
+            while j < stop and src[j] in string.hexdigits:
+                j += 1
+        elif kind in _ONE_CHAR_ARGUMENT:
+            j += 1
+        elif kind.isdigit():  # octal, in the regex module and PCRE2
+            while j < len(src) and src[j].isdigit():
+                j += 1
+        return min(j, len(src))
 
-def _escape_end(src: str, i: int) -> int:
-    """Where the escape at `i` ends, erring long: what it swallows is only not used. Named
-    backreferences and subroutines (`\\k<..>`, `\\g<..>`) need a group: given up already."""
-    if i + 1 >= len(src) or src[i + 1] == "Q":
+    def _class_end(self, i: int) -> int:
+        """Where the bracketed class at `i` ends. A `[` inside always opens a nested class
+        (as in Rust and the regex module; a POSIX `[:name:]` ends at the same place); where
+        PCRE2 reads it as a plain `[` its class ends earlier, so what this skips is only
+        not used. A `]` right after an opening (or its `^`) is a plain char."""
+        src, j, depth = self.src, i, 0
+        while j < len(src):
+            c = src[j]
+            if c == "[":
+                depth, j = depth + 1, j + 1
+                j += src.startswith("^", j)
+                j += src.startswith("]", j)
+            elif c == "]":
+                depth, j = depth - 1, j + 1
+                if not depth:
+                    return j
+            elif c == "\\":
+                j = self._escape_end(j)
+            else:
+                j += 1
         raise _GiveUp
-    kind, j = src[i + 1], i + 2
-    if kind.isalpha() and src.startswith("{", j):  # \x{..} \p{..} \N{..} \o{..} \b{..}, \d{2}
-        return _braces_end(src, j)
-    if kind in _HEX_DIGITS:
-        while j < len(src) and j < i + 2 + _HEX_DIGITS[kind] and src[j] in string.hexdigits:
-            j += 1
-    elif kind in _ONE_CHAR_ARGUMENT:
-        j += 1
-    elif kind.isdigit():  # octal, in the regex module and PCRE2
-        while j < len(src) and src[j].isdigit():
-            j += 1
-    return min(j, len(src))
 
-
-def _class_end(src: str, i: int) -> int:
-    """Where the bracketed class at `i` ends. A `[` inside always opens a nested class (as
-    in Rust and the regex module, and for a POSIX `[:name:]` the same end); where PCRE2
-    reads it as a plain `[` its class ends earlier, so what this skips is only not used."""
-    j = i + 1
-    if src.startswith("^", j):
-        j += 1
-    if src.startswith("]", j):
-        j += 1
-    while j < len(src):
-        c = src[j]
-        if c == "]":
-            return j + 1
-        if c == "\\":
-            j = _escape_end(src, j)
-        elif c == "[":
-            j = _class_end(src, j)
-        else:
-            j += 1
-    raise _GiveUp
-
-
-def _braces_end(src: str, i: int) -> int:
-    """Past `{...}` when its body is a count (or no construct, where an engine takes the
-    braces literally); a `{` without a `}` is a plain char in every engine that accepts it."""
-    close = src.find("}", i)
-    if close < 0:
-        return i + 1
-    if any(c in "[\\(|{" for c in src[i + 1:close]):
-        raise _GiveUp
-    return close + 1
+    def _braces_end(self, i: int) -> int:
+        """Past `{...}` when its body holds no construct (a count, a fuzzy constraint, or
+        plain chars where an engine takes the braces literally); a `{` with no `}` after it
+        is a plain char in every engine that accepts it."""
+        if i > self.last_close:
+            return i + 1
+        close = self.src.find("}", i)
+        if any(c in "[\\(|{" for c in self.src[i + 1:close]):
+            raise _GiveUp
+        return close + 1

@@ -1,6 +1,7 @@
 """workspace.status: what the warm tree and the content index hold (tools/warm/answers.py),
-or that they are off. A server started with --index-memory 0 has neither; one whose warm
-process is not answering (starting again after a kill) says so, without waiting."""
+or that they are off. A server started with --index-memory 0 has neither; a warm process
+that does not answer yet is starting (this very question starts it, as the first listing
+or search does: rpc/process/warm_process.py), and the reply says so without waiting."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ def status(ctx: ToolContext) -> dict[str, Any]:
     found = ask(ctx, "status")
     if found is not None:
         return found
-    reason = ("--index-memory 0: every call walks the tree" if ctx.warm is None
-              else "the warm process is not answering (starting, or starting again)")
-    return {"tree": "off", "index": "off", "files": 0, "directories": 0, "indexed_files": 0,
+    if ctx.warm is None:
+        state, reason = "off", "--index-memory 0: every call walks the tree"
+    else:
+        state, reason = "building", "the warm process is starting"
+    return {"tree": state, "index": state, "files": 0, "directories": 0, "indexed_files": 0,
             "indexed_bytes": 0, "memory_bytes": 0, "memory_budget": 0, "reason": reason}

@@ -150,6 +150,7 @@ def _moved_in(ws: Path, outside: Path, folder: str) -> None:
 
 # the selective word each scenario's changes add, move or remove (default: needle_NAME)
 NEEDLES = {"modify": "needle_new", "mmap": "needle_new", "hardlink": "needle_new",
+           "hardlink_from_outside": "needle_new",
            "ignore_edits": "needle_ignore", "move_in_out": "needle_moved",
            "move_within": "needle_move", "deep_tree": "needle_deep",
            "replace_kind": "needle_inner", "symlinks": "needle_link"}
@@ -196,6 +197,11 @@ SCENARIOS: dict[str, list[Step]] = {
     "mmap": [
         ("setup", lambda ws, o: _write(ws / "m.py", "# TODO needle_old here\n")),
         ("written through a mapping", lambda ws, o: _write_through_mmap(ws / "m.py")),
+    ],
+    "hardlink_from_outside": [
+        ("setup", lambda ws, o: _write(ws / "h.py", "# TODO needle_old\n")),
+        ("linked from outside", lambda ws, o: os.link(ws / "h.py", o / "alias.py")),
+        ("written through that link", lambda ws, o: _same_size_new_content(o / "alias.py")),
     ],
     "delete": [
         ("setup", lambda ws, o: [_write(ws / n, "needle_delete\n") for n in ("a.py", "b/c.py")]),
@@ -280,7 +286,14 @@ SCENARIOS: dict[str, list[Step]] = {
 }
 
 
-@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+# Changes the kernel reports to no directory watch, which docs/design.md ("What inotify does
+# not say") lists as not seen: strict, so the day they are seen this says so.
+UNSEEN = pytest.mark.xfail(strict=True, reason="docs/design.md: not seen by inotify")
+
+
+@pytest.mark.parametrize("scenario", [
+    pytest.param(name, marks=UNSEEN) if name in ("mmap", "hardlink_from_outside") else name
+    for name in sorted(SCENARIOS)])
 def test_answers_alike_right_after_an_outside_change(live: Pair, scenario: str) -> None:
     ws = live.ws / scenario / "t"
     outside = live.ws.parent / "outside"

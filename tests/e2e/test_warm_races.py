@@ -67,3 +67,28 @@ def test_changes_while_the_warm_server_builds(tmp_path: Path, engine: str) -> No
         pair.wait_warm()
         _race(pair, churn, 20, "once built")
         assert_warm(pair)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_directory_changed_before_the_warm_tree_watches_it(tmp_path: Path,
+                                                             engine: str) -> None:
+    """The build lists the root, then spends a while in a big first directory; a file made
+    meanwhile in a later one changes that directory's mtime before it is watched."""
+    ws = tmp_path / "ws"
+    for i in range(6000):
+        path = ws / "a_bulk" / f"d{i % 50}" / f"f{i}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+    (ws / "zz").mkdir()
+    for pair in paired(ws, engine, ready=False):
+        status = pair.status()
+        while status["tree"] == "building" and status["directories"] < 3:
+            status = pair.status()
+        (ws / "zz" / "one.txt").write_text("made while the tree was built\n")
+        pair.wait_warm()
+        found = pair.differences([
+            ("file.list", {"recursive": True, "sort": "modified", "max_results": 5}),
+            ("file.list", {"pattern": "*"}), ("file.list", {"path": "zz"})],
+            f"changed when the tree was {status['tree']} with {status['directories']} "
+            "directories: ")
+        assert not found, "\n".join(found)

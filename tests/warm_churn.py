@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
-from warm_support import Call
+from warm_matrix import Call
 
 NAMES = ("a.py", "b.md", "c.txt", ".h.py", "x.log", "k.pem", "d", "d.py", "d-old",
          "e f.md", "ü.txt", "node_modules", ".env")

@@ -15,8 +15,8 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from warm_support import (ENGINES, Call, Pair, assert_warm, build_tree, matrix, paired,
-                          report)
+from warm_matrix import Call, build_tree, matrix
+from warm_support import ENGINES, Pair, assert_warm, paired, report
 
 
 # the warm server with its content index, and with the tree alone (a budget no index fits)

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from warm_churn import Churn
-from warm_support import ENGINES, Pair, assert_warm, build_tree, paired, source
+from warm_matrix import build_tree, source
+from warm_support import ENGINES, Pair, assert_warm, paired
 
 SEED = int(os.environ.get("CHORUS_WARM_SEED") or random.SystemRandom().randrange(1 << 32))
 STEPS = 200

@@ -1,0 +1,370 @@
+"""Issue 24's parity suite: the same file.list / file.search requests to a WARM server
+(warm tree + content index) and a COLD one (`--index-memory 0`) on the same workspace, on
+each engine, give byte-identical answers: on a workspace of traps (ignore files with
+negations, hidden and denied paths, symlinks, a FIFO, binary / UTF-16 / GBK / CRLF files,
+case-folding traps, sort-order traps), and right after every kind of change an outside
+process makes, asked with no pause after the change."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from warm_matrix import Call, build_tree, matrix
+from warm_support import ENGINES, Pair, assert_warm, paired, report
+
+
+# the warm server with its content index, and with the tree alone (a budget no index fits)
+BUDGETS = {"index": (), "tree-only": ("--index-memory", "1")}
+
+
+@pytest.fixture(scope="module", params=[(e, b) for e in ENGINES for b in BUDGETS],
+                ids=lambda p: "-".join(p))
+def static(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    """A ready pair on the trap workspace, which no test here changes."""
+    engine, budget = request.param
+    base = tmp_path_factory.mktemp(f"static-{engine}-{budget}")
+    build_tree(base / "ws", base / "outside")
+    for pair in paired(base / "ws", engine, *BUDGETS[budget]):
+        status = pair.status()
+        assert status["index"] == ("ready" if budget == "index" else "off"), status
+        yield pair
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def live(request: pytest.FixtureRequest,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    """A ready pair on a trap workspace the change tests change (each in its own folder)."""
+    base = tmp_path_factory.mktemp(f"live-{request.param}")
+    build_tree(base / "ws", base / "outside")
+    yield from paired(base / "ws", request.param)
+
+
+def test_every_list_and_search_query_answers_alike(static: Pair) -> None:
+    calls = matrix()
+    replies = static.ask_all(calls)
+    found = report(calls, replies, f"{static.engine} ")
+    assert not found, f"{len(found)} of {len(calls)} differ:\n" + "\n".join(found)
+    # the matrix exercises real answers, not a wall of errors
+    answered = sum('"result"' in cold[:12] for _, cold in replies)
+    assert answered > len(calls) * 0.8, answered
+    assert_warm(static)
+
+
+def _probes(top: str, needle: str) -> list[Call]:
+    """What is asked right after each change to `top`/t: listings and searches of that
+    folder and of `top` (where the folder's own mtime shows), for the scenario's selective
+    needle and for all of them. Nothing outside `top`: a difference one scenario leaves
+    behind shows in its own answers only."""
+    folder = f"{top}/t"
+    return [
+        ("file.list", {"path": top}),
+        ("file.list", {"path": top, "recursive": True, "sort": "modified", "max_results": 30}),
+        ("file.list", {"path": folder}),
+        ("file.list", {"path": folder, "recursive": True, "include_hidden": True}),
+        ("file.list", {"path": folder, "recursive": True, "include_ignored": True,
+                       "sort": "size"}),
+        ("file.list", {"pattern": f"{folder}/**", "sort": "modified"}),
+        ("file.list", {"pattern": "**/*.py", "path": top}),
+        ("file.search", {"pattern": needle, "path": top}),
+        ("file.search", {"pattern": needle, "path": folder, "output_mode": "count",
+                         "include_hidden": True}),
+        ("file.search", {"pattern": needle.upper(), "case_sensitive": False, "path": top,
+                         "output_mode": "files_with_matches", "include_ignored": True}),
+        ("file.search", {"pattern": r"needle_[a-z]+", "output_mode": "count", "path": top}),
+        ("file.search", {"pattern": "TODO", "path": folder, "context_lines": 1}),
+        ("Glob", {"pattern": "**/*", "path": folder}),
+        ("Grep", {"pattern": needle, "path": top, "output_mode": "files_with_matches"}),
+        ("list_directory", {"dir_path": folder}),
+    ]
+
+
+Step = tuple[str, Callable[[Path, Path], Any]]
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _append(path: Path, text: str) -> None:
+    with open(path, "a") as handle:
+        handle.write(text)
+
+
+def _same_size_new_content(path: Path) -> None:
+    """New bytes, same size, and the old mtime put back: only the content tells."""
+    st = path.stat()
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"needle_old", b"needle_new"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _write_through_mmap(path: Path) -> None:
+    """Same-size new content written through a shared mapping: no write(2) is made."""
+    with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as mapped:
+        at = mapped.find(b"needle_old")
+        mapped[at:at + 10] = b"needle_new"
+
+
+def _replace_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".swp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _deep_tree(top: Path) -> None:
+    leaf = top / "a" / "b" / "c" / "d" / "e" / "f"
+    os.makedirs(leaf)
+    level = top
+    for name in ("a", "b", "c", "d", "e", "f"):
+        level = level / name
+        (level / f"at_{name}.py").write_text(f"# TODO depth {name} needle_deep\n")
+
+
+def _file_to_dir(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+    (path / "inner.py").write_text("# TODO now a directory needle_inner\n")
+
+
+def _dir_to_file(path: Path) -> None:
+    shutil.rmtree(path)
+    path.write_text("# TODO now a file needle_inner\n")
+
+
+def _moved_in(ws: Path, outside: Path, folder: str) -> None:
+    tree = outside / f"incoming-{folder.replace('/', '_')}"
+    _write(tree / "in.py", "# TODO arrived needle_moved\n")
+    _write(tree / "nested" / "deeper.md", "needle_moved deeper\n")
+    _write(tree / ".gitignore", "skip.txt\n")
+    _write(tree / "skip.txt", "needle_moved but ignored\n")
+    os.rename(tree, ws / folder / "incoming")
+
+
+# the selective word each scenario's changes add, move or remove (default: needle_NAME)
+NEEDLES = {"modify": "needle_new", "mmap": "needle_new", "hardlink": "needle_new",
+           "hardlink_from_outside": "needle_new",
+           "ignore_edits": "needle_ignore", "move_in_out": "needle_moved",
+           "move_within": "needle_move", "deep_tree": "needle_deep",
+           "replace_kind": "needle_inner", "symlinks": "needle_link"}
+
+SCENARIOS: dict[str, list[Step]] = {
+    "create": [
+        ("a file", lambda ws, o: _write(ws / "f.py", "# TODO needle_create\n")),
+        ("a hidden file", lambda ws, o: _write(ws / ".h.py", "needle_create hidden\n")),
+        ("a directory with a file", lambda ws, o: _write(ws / "n" / "g.md", "needle_create\n")),
+        ("an empty file", lambda ws, o: (ws / "empty.py").touch()),
+        ("a denied file", lambda ws, o: _write(ws / ".env", "needle_create denied\n")),
+        ("a binary file", lambda ws, o: (ws / "b.py").write_bytes(b"needle_create\x00\n")),
+    ],
+    "modify": [
+        ("grow", lambda ws, o: _write(ws / "f.py", "# TODO\n" + "line needle_old\n" * 3)),
+        ("same size", lambda ws, o: _same_size_new_content(ws / "f.py")),
+        ("append", lambda ws, o: _append(ws / "f.py", "needle_new appended\n")),
+        ("shrink", lambda ws, o: _write(ws / "f.py", "needle_new\n")),
+        ("truncate", lambda ws, o: os.truncate(ws / "f.py", 0)),
+        ("atomic replace", lambda ws, o: _replace_atomically(ws / "f.py", "needle_new r\n")),
+        ("to binary", lambda ws, o: (ws / "f.py").write_bytes(b"needle_new\x00")),
+        ("to utf-16", lambda ws, o: (ws / "f.py").write_bytes(
+            "needle_new utf16\n".encode("utf-16"))),
+        ("back to text", lambda ws, o: _write(ws / "f.py", "needle_new text\n")),
+    ],
+    "hardlink": [
+        ("setup", lambda ws, o: _write(ws / "a.py", "# TODO needle_old\n")),
+        ("a second name", lambda ws, o: (os.mkdir(ws / "b"),
+                                         os.link(ws / "a.py", ws / "b" / "a2.py"))),
+        ("written through the first", lambda ws, o: _append(ws / "a.py", "needle_hardlink\n")),
+        ("same size through the second",
+         lambda ws, o: _same_size_new_content(ws / "b" / "a2.py")),
+        ("the first name removed", lambda ws, o: (ws / "a.py").unlink()),
+        ("written through the last", lambda ws, o: _append(ws / "b" / "a2.py", "more\n")),
+    ],
+    "timestamps": [
+        ("setup", lambda ws, o: [_write(ws / n, "needle_timestamps\n")
+                                 for n in ("o.py", "p.py")]),
+        ("an old mtime", lambda ws, o: os.utime(ws / "o.py", ns=(10**18, 10**18))),
+        ("a future mtime", lambda ws, o: os.utime(ws / "p.py", ns=(4 * 10**18, 4 * 10**18))),
+        ("touched now", lambda ws, o: os.utime(ws / "o.py")),
+        ("a directory's mtime", lambda ws, o: os.utime(ws, ns=(10**18, 10**18))),
+    ],
+    "mmap": [
+        ("setup", lambda ws, o: _write(ws / "m.py", "# TODO needle_old here\n")),
+        ("written through a mapping", lambda ws, o: _write_through_mmap(ws / "m.py")),
+    ],
+    "hardlink_from_outside": [
+        ("setup", lambda ws, o: _write(ws / "h.py", "# TODO needle_old\n")),
+        ("linked from outside", lambda ws, o: os.link(ws / "h.py", o / "alias.py")),
+        ("written through that link", lambda ws, o: _same_size_new_content(o / "alias.py")),
+    ],
+    "delete": [
+        ("setup", lambda ws, o: [_write(ws / n, "needle_delete\n") for n in ("a.py", "b/c.py")]),
+        ("a file", lambda ws, o: (ws / "a.py").unlink()),
+        ("a directory", lambda ws, o: shutil.rmtree(ws / "b")),
+        ("recreate the same name", lambda ws, o: _write(ws / "a.py", "needle_delete again\n")),
+    ],
+    "rename": [
+        ("setup", lambda ws, o: _write(ws / "d" / "r.py", "# TODO needle_rename\n")),
+        ("a file", lambda ws, o: os.rename(ws / "d" / "r.py", ws / "d" / "s.py")),
+        ("to an ignored name", lambda ws, o: os.rename(ws / "d" / "s.py", ws / "d" / "s.log")),
+        ("to a hidden name", lambda ws, o: os.rename(ws / "d" / "s.log", ws / "d" / ".s.py")),
+        ("to a denied name", lambda ws, o: os.rename(ws / "d" / ".s.py", ws / "d" / "s.pem")),
+        ("back", lambda ws, o: os.rename(ws / "d" / "s.pem", ws / "d" / "r.py")),
+        ("a directory", lambda ws, o: os.rename(ws / "d", ws / "e")),
+        ("over a file", lambda ws, o: (_write(ws / "t.py", "needle_rename target\n"),
+                                       os.replace(ws / "e" / "r.py", ws / "t.py"))),
+    ],
+    "chmod": [
+        ("setup", lambda ws, o: _write(ws / "c" / "m.py", "# TODO needle_chmod\n")),
+        ("file 000", lambda ws, o: os.chmod(ws / "c" / "m.py", 0)),
+        ("dir 000", lambda ws, o: os.chmod(ws / "c", 0)),
+        ("dir back", lambda ws, o: os.chmod(ws / "c", 0o755)),
+        ("file executable", lambda ws, o: os.chmod(ws / "c" / "m.py", 0o755)),
+    ],
+    "ignore_edits": [
+        ("setup", lambda ws, o: [_write(ws / n, "# TODO needle_ignore\n")
+                                 for n in ("k.py", "k.md", "sub/k.py", "sub/keep.py")]),
+        ("add a rule", lambda ws, o: _write(ws / ".gitignore", "*.py\n")),
+        ("add a nested negation", lambda ws, o: _write(ws / "sub" / ".ignore", "!keep.py\n")),
+        ("ignore a directory", lambda ws, o: _write(ws / ".rgignore", "sub/\n")),
+        ("remove the rule", lambda ws, o: _write(ws / ".gitignore", "")),
+        ("delete the ignore files", lambda ws, o: [(ws / n).unlink()
+                                                   for n in (".gitignore", ".rgignore")]),
+        ("a rule in the parent", lambda ws, o: _append(ws.parent / ".gitignore", "t/k.md\n")),
+        ("the parent's rule removed", lambda ws, o: _write(ws.parent / ".gitignore", "")),
+        ("a rule in the workspace root", lambda ws, o: _append(
+            ws.parent.parent / ".gitignore", "ignore_edits/t/sub/\n")),
+        ("the root's rule removed", lambda ws, o: _write(
+            ws.parent.parent / ".gitignore",
+            (ws.parent.parent / ".gitignore").read_text().replace("ignore_edits/t/sub/\n", ""))),
+    ],
+    "move_in_out": [
+        ("a tree moved in", lambda ws, o: _moved_in(ws.parent, o, ws.name)),
+        ("a file in it changed", lambda ws, o: _write(ws / "incoming" / "in.py", "needle_m\n")),
+        ("moved out", lambda ws, o: os.rename(ws / "incoming", o / "gone")),
+        ("moved back in renamed", lambda ws, o: os.rename(o / "gone", ws / "back")),
+    ],
+    "move_within": [
+        ("setup", lambda ws, o: [_write(ws / n, "needle_move\n")
+                                 for n in ("a/b/c/m/x.py", "s/m2/y.py", "k/z.py")]),
+        ("a directory moved shallower", lambda ws, o: os.rename(ws / "a/b/c/m", ws / "m")),
+        ("a file created in it", lambda ws, o: _write(ws / "m" / "new.py", "needle_move\n")),
+        ("a directory made in it", lambda ws, o: _write(ws / "m" / "sub" / "w.py", "x\n")),
+        ("a directory moved alongside", lambda ws, o: os.rename(ws / "s/m2", ws / "k/m2")),
+        ("a file changed in it", lambda ws, o: _append(ws / "k/m2/y.py", "needle_move\n")),
+        ("a directory moved deeper", lambda ws, o: os.rename(ws / "m", ws / "a/b/c/m")),
+        ("a file deleted in it", lambda ws, o: os.unlink(ws / "a/b/c/m/new.py")),
+    ],
+    "deep_tree": [
+        ("created at once", lambda ws, o: _deep_tree(ws)),
+        ("removed at once", lambda ws, o: shutil.rmtree(ws / "a")),
+        ("created again", lambda ws, o: _deep_tree(ws)),
+    ],
+    "replace_kind": [
+        ("setup", lambda ws, o: [_write(ws / n, "needle_inner\n") for n in ("x", "y/z.py")]),
+        ("a file replaced by a directory", lambda ws, o: _file_to_dir(ws / "x")),
+        ("a directory replaced by a file", lambda ws, o: _dir_to_file(ws / "y")),
+        ("and back", lambda ws, o: (_dir_to_file(ws / "x"), _file_to_dir(ws / "y"))),
+    ],
+    "symlinks": [
+        ("setup", lambda ws, o: _write(ws / "t" / "a.py", "# TODO needle_link\n")),
+        ("a link to a file", lambda ws, o: os.symlink("t/a.py", ws / "lf.py")),
+        ("a link to a directory", lambda ws, o: os.symlink("t", ws / "ld")),
+        ("a dangling link", lambda ws, o: os.symlink("later.py", ws / "dl.py")),
+        ("its target appears", lambda ws, o: _write(ws / "later.py", "needle_link later\n")),
+        ("a link retargeted", lambda ws, o: (os.unlink(ws / "lf.py"),
+                                             os.symlink("later.py", ws / "lf.py"))),
+        ("a link replaced by its directory", lambda ws, o: (os.unlink(ws / "ld"),
+                                                            os.rename(ws / "t", ws / "ld"))),
+    ],
+}
+
+
+# Changes the kernel reports to no directory watch, which docs/design.md ("What inotify does
+# not say") lists as not seen: strict, so the day they are seen this says so.
+UNSEEN = pytest.mark.xfail(strict=True, reason="docs/design.md: not seen by inotify")
+
+
+@pytest.mark.parametrize("scenario", [
+    pytest.param(name, marks=UNSEEN) if name in ("mmap", "hardlink_from_outside") else name
+    for name in sorted(SCENARIOS)])
+def test_answers_alike_right_after_an_outside_change(live: Pair, scenario: str) -> None:
+    ws = live.ws / scenario / "t"
+    outside = live.ws.parent / "outside"
+    ws.mkdir(parents=True)
+    found = []
+    for label, change in SCENARIOS[scenario]:
+        change(ws, outside)
+        needle = NEEDLES.get(scenario, f"needle_{scenario}")
+        found += live.differences(_probes(scenario, needle), f"after {scenario}: {label}: ")
+    assert not found, "\n".join(found)
+    assert_warm(live)
+
+
+def _own_changes(who: str) -> list[Call]:
+    top = f"own_{who}/t"
+    return [
+        ("file.write", {"path": f"{top}/w.py", "content": "# TODO needle_own\n"}),
+        ("file.patch", {"path": f"{top}/w.py", "patches": [{"find": "TODO", "replace": "X"}]}),
+        ("dir.create", {"path": f"{top}/made/deeper"}),
+        ("file.move", {"source": f"{top}/w.py", "destination": f"{top}/made/w.py"}),
+        ("file.write", {"path": f"{top}/.gitignore", "content": "made/\n"}),
+        ("file.delete", {"path": f"{top}/.gitignore"}),
+        ("dir.delete", {"path": f"{top}/made", "recursive": True}),
+    ]
+
+
+@pytest.mark.parametrize("who", ["warm", "cold"])
+def test_answers_alike_right_after_a_servers_own_change(live: Pair, who: str) -> None:
+    """Changes made by the warm server itself, and by the cold one (to the warm server, an
+    outside process like any other)."""
+    found = []
+    for method, params in _own_changes(who):
+        reply = getattr(live, who).call(method, params, timeout=60)
+        assert "result" in reply, reply
+        found += live.differences(_probes(f"own_{who}", "needle_own"),
+                                  f"after {who} {method} {params}: ")
+    assert not found, "\n".join(found)
+    assert_warm(live)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_answers_alike_once_the_workspace_itself_is_deleted(tmp_path: Path,
+                                                            engine: str) -> None:
+    ws = tmp_path / "ws"
+    _write(ws / "a" / "x.py", "needle_gone\n")
+    for pair in paired(ws, engine):
+        shutil.rmtree(ws)
+        found = pair.differences([
+            ("file.search", {"pattern": "needle_gone"}), ("file.list", {}),
+            ("file.list", {"pattern": "**"}), ("file.search", {"pattern": "x", "path": "a"}),
+            ("Glob", {"pattern": "**/*"})])
+        assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_answers_alike_right_after_a_burst_of_changes(tmp_path: Path, engine: str) -> None:
+    """Thousands of events at once, asked about before the warm tree could have read them
+    all: the answer waits for them (or walks), never shows part of the burst."""
+    ws = tmp_path / "ws"
+    _write(ws / "keep.py", "needle_burst\n")
+    calls: list[Call] = [
+        ("file.list", {"pattern": "burst/**", "max_results": 5}),
+        ("file.list", {"path": "burst", "sort": "size", "max_results": 3}),
+        ("file.search", {"pattern": "needle_burst", "output_mode": "count", "max_results": 3}),
+        ("file.search", {"pattern": "needle_burst_2499"})]
+    for pair in paired(ws, engine):
+        (ws / "burst").mkdir()
+        for i in range(2500):  # a create and a modify event each
+            (ws / "burst" / f"f{i}.py").write_text(f"needle_burst_{i}\n")
+        found = pair.differences(calls, "after the burst: ")
+        shutil.rmtree(ws / "burst")
+        found += pair.differences(calls, "after removing it: ")
+        assert not found, "\n".join(found)
+        pair.wait_warm()

@@ -346,3 +346,31 @@ def test_deeply_nested_pattern_is_invalid_pattern_not_internal_error(
     with pytest.raises(ToolError) as raised:
         run_search(ctx, engine, pattern=nest)
     assert raised.value.code == "invalid_pattern"
+
+
+def test_files_searched_counts_a_name_holding_a_newline_once(ctx: ToolContext, root: Path,
+                                                             engine: str) -> None:
+    """Found by the warm parity suite: ripgrep stopped early was counted again with
+    `rg --files`, one name per newline."""
+    write(root, "ok.txt", "TODO\n" * 150)
+    write(root, "new\nline.txt", "nothing\n")
+    found = run_search(ctx, engine, pattern="TODO", max_results=10)
+    assert found["truncated"] and found["files_searched"] == 2
+
+
+@pytest.mark.parametrize("max_results", [10, 1000])
+def test_files_searched_leaves_out_files_a_root_anchored_deny_rule_hides(
+        root: Path, engine: str, max_results: int) -> None:
+    """Found by the warm parity suite: `--deny secrets/**` is applied after ripgrep (it
+    cannot read it the same way from every start), and its files were counted."""
+    from chorus_tools.tools.confine.deny import DenyRules
+    from chorus_tools.tools.confine.sandbox import Workspace
+    write(root, "ok.txt", "TODO\n" * 150)
+    write(root, "secrets/token.txt", "TODO\n")
+    ws = Workspace(str(root), deny=DenyRules(["secrets/**"]))
+    try:
+        found = run_search(ToolContext(ws=ws), engine, pattern="TODO", max_results=max_results)
+    finally:
+        os.close(ws.root_fd)
+    assert found["files_searched"] == 1
+    assert {m["path"] for m in found["matches"]} == {"ok.txt"}

@@ -48,6 +48,10 @@ class DenyRules:
         return any(self._rules.match("/".join(parts[:i]), True) == IGNORE
                    for i in range(1, len(parts) + 1))
 
+    def all_in_rg(self) -> bool:
+        """Whether ripgrep's excludes hold every rule (no post-check needed)."""
+        return len(self.rg_excludes()) == len(self.globs)
+
     def rg_excludes(self) -> list[str]:
         """ripgrep `--glob` excludes for the rules it reads the same way wherever the
         search starts (those not anchored at the root); the rest is the post-check's."""

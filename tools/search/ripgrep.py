@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from chorus_tools.tools import pipes
@@ -70,6 +70,7 @@ def search(ctx: ToolContext, rel: str, shown: str, target: Target, pattern: str,
     walking, and the reply counts every file the query covers.
     A directory swapped away under rg is opened again, a few times."""
     if only is not None and not only.files:
+        ctx.ws.ensure_present()  # as rg would: it cannot start in a deleted workspace
         return assemble([], shape, "ripgrep", only.total)
     rg = ctx.rg_path
     assert rg is not None, "the caller runs ripgrep only when it was found"
@@ -123,10 +124,13 @@ def _search_once(ctx: ToolContext, rg: str, rel: str, target: Target, pattern: s
                          needs_pcre2, fallback)
             if only is not None:
                 found["files_searched"] = only.total
-            elif found["files_searched"] is None:
+            elif target.is_dir and (found["files_searched"] is None
+                                    or not ctx.ws.deny.all_in_rg()):
                 found["files_searched"] = _count_files(
-                    ctx, [rg, "--files", "--no-config", *walk], target.fd,
-                    ruleset) if target.is_dir else 1
+                    ctx, [rg, "--files", "--null", "--no-config", *walk], target.fd,
+                    ruleset)
+            elif found["files_searched"] is None:
+                found["files_searched"] = 1
             return found
         finally:
             if ruleset is not None:
@@ -238,12 +242,27 @@ def _kind(ctx: ToolContext, rel: str) -> str:
 
 def _count_files(ctx: ToolContext, argv: list[str], target_fd: int,
                  ruleset: int | None) -> int:
-    """How many files `rg --files` lists: the newlines of its output, never stored."""
+    """How many files `rg --files --null` lists (a name may hold a newline), leaving out
+    those --deny's root-anchored rules deny (rg cannot apply them: tools.confine.deny);
+    the list itself is never stored."""
     proc, output = _start(ctx, argv, target_fd, ruleset, subprocess.DEVNULL)
     with output:
-        count = sum(chunk.count(b"\n") for chunk in iter(lambda: output.read(1 << 16), b""))
+        if ctx.ws.deny.all_in_rg():
+            count = sum(chunk.count(b"\0") for chunk in iter(lambda: output.read(1 << 16), b""))
+        else:
+            count = sum(not ctx.ws.deny.denies(os.fsdecode(name).removeprefix("./"))
+                        for name in _names(output) if name)
     proc.wait()
     return count
+
+
+def _names(output: BinaryIO) -> Iterator[bytes]:
+    """NUL-separated names read in chunks."""
+    rest = b""
+    for chunk in iter(lambda: output.read(1 << 16), b""):
+        *names, rest = (rest + chunk).split(b"\0")
+        yield from names
+    yield rest
 
 
 def _start(ctx: ToolContext, argv: list[str], target_fd: int, ruleset: int | None,

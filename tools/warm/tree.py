@@ -231,6 +231,9 @@ class WarmTree:
         wd = self.events.watch(fd)
         node = self.dirs[path] = Node(wd)
         self.by_wd[wd] = path
+        if path:  # its time may have changed since its parent was listed, unwatched
+            parent, _, name = path.rpartition("/")
+            self.dirty.add((parent, name))
         self.generation += 1
         self.shape += 1
         prefix = f"{path}/" if path else ""

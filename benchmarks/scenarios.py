@@ -276,7 +276,8 @@ def rg_files_in(env: Env, tree: Path) -> Measure:
 
 
 def list_ours(env: Env) -> Measure:
-    return list_in(env, env.tree)
+    """Walking on every call (the warm tree has its own series: benchmarks/warm.py)."""
+    return list_in(env, env.tree, *env.walking())
 
 
 def list_rg(env: Env) -> Measure:
@@ -299,7 +300,7 @@ def list_reference(env: Env) -> Measure:
 
 def _search_ours(env: Env, engine: str) -> Measure:
     return _median_call(env, env.stdlib, "file.search", {"pattern": STDLIB_PATTERN},
-                        "matches", "--search-engine", engine, engine=engine)
+                        "matches", "--search-engine", engine, *env.walking(), engine=engine)
 
 
 def search_ours_ripgrep(env: Env) -> Measure:
@@ -488,7 +489,7 @@ def rss_huge_ours(env: Env) -> Measure:
 
 def rss_search_ours(env: Env) -> Measure:
     """During the search, once the server is up (as for the window read)."""
-    with env.ours(env.tree) as server:
+    with env.ours(env.tree, *env.walking()) as server:
         server.request("file.list", {})
         with PeakRss(server.pid) as peak:
             result = server.request("file.search", {"pattern": TREE_PATTERN,

@@ -7,7 +7,6 @@ process makes, asked with no pause after the change."""
 
 from __future__ import annotations
 
-import mmap
 import os
 import shutil
 from pathlib import Path
@@ -106,13 +105,6 @@ def _same_size_new_content(path: Path) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def _write_through_mmap(path: Path) -> None:
-    """Same-size new content written through a shared mapping: no write(2) is made."""
-    with open(path, "r+b") as handle, mmap.mmap(handle.fileno(), 0) as mapped:
-        at = mapped.find(b"needle_old")
-        mapped[at:at + 10] = b"needle_new"
-
-
 def _replace_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".swp")
     tmp.write_text(text)
@@ -149,8 +141,7 @@ def _moved_in(ws: Path, outside: Path, folder: str) -> None:
 
 
 # the selective word each scenario's changes add, move or remove (default: needle_NAME)
-NEEDLES = {"modify": "needle_new", "mmap": "needle_new", "hardlink": "needle_new",
-           "hardlink_from_outside": "needle_new",
+NEEDLES = {"modify": "needle_new", "hardlink": "needle_new",
            "ignore_edits": "needle_ignore", "move_in_out": "needle_moved",
            "move_within": "needle_move", "deep_tree": "needle_deep",
            "replace_kind": "needle_inner", "symlinks": "needle_link"}
@@ -193,15 +184,6 @@ SCENARIOS: dict[str, list[Step]] = {
         ("a future mtime", lambda ws, o: os.utime(ws / "p.py", ns=(4 * 10**18, 4 * 10**18))),
         ("touched now", lambda ws, o: os.utime(ws / "o.py")),
         ("a directory's mtime", lambda ws, o: os.utime(ws, ns=(10**18, 10**18))),
-    ],
-    "mmap": [
-        ("setup", lambda ws, o: _write(ws / "m.py", "# TODO needle_old here\n")),
-        ("written through a mapping", lambda ws, o: _write_through_mmap(ws / "m.py")),
-    ],
-    "hardlink_from_outside": [
-        ("setup", lambda ws, o: _write(ws / "h.py", "# TODO needle_old\n")),
-        ("linked from outside", lambda ws, o: os.link(ws / "h.py", o / "alias.py")),
-        ("written through that link", lambda ws, o: _same_size_new_content(o / "alias.py")),
     ],
     "delete": [
         ("setup", lambda ws, o: [_write(ws / n, "needle_delete\n") for n in ("a.py", "b/c.py")]),
@@ -286,14 +268,7 @@ SCENARIOS: dict[str, list[Step]] = {
 }
 
 
-# Changes the kernel reports to no directory watch, which docs/design.md ("What inotify does
-# not say") lists as not seen: strict, so the day they are seen this says so.
-UNSEEN = pytest.mark.xfail(strict=True, reason="docs/design.md: not seen by inotify")
-
-
-@pytest.mark.parametrize("scenario", [
-    pytest.param(name, marks=UNSEEN) if name in ("mmap", "hardlink_from_outside") else name
-    for name in sorted(SCENARIOS)])
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_answers_alike_right_after_an_outside_change(live: Pair, scenario: str) -> None:
     ws = live.ws / scenario / "t"
     outside = live.ws.parent / "outside"

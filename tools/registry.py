@@ -79,7 +79,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         description=(
             "Delete one file, or a symlink itself (never its target). Not a directory.")),
     Method(
-        "file.list", "chorus_tools.tools.walk.listing:list_files",
+        "file.list", "chorus_tools.tools.walk.listing:file_list",
         "List a directory's entries, or the paths matching a glob beneath it.",
         _obj([], path=PATH, pattern={"type": "string"}, recursive={"type": "boolean"},
              depth=POSITIVE, exclude=GLOBS,

@@ -16,6 +16,7 @@ import itertools
 import logging
 import multiprocessing
 import os
+import pickle
 import signal
 import struct
 import termios
@@ -30,6 +31,7 @@ from chorus_tools.tools.confine.workers import worker_ruleset
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.task import Task
+from chorus_tools.tools.warm.client import Pickled
 
 log = logging.getLogger("chorus.pool")
 _mp = multiprocessing.get_context("fork")
@@ -241,6 +243,8 @@ class Pool:
             if isinstance(outcome, Undecodable):  # an outcome that cannot be unpickled: a bug
                 outcome = (None, False, outcome.error, None)
             _, ok, payload, record = outcome
+            if type(payload) is Pickled:  # a warm listing handed on as it came
+                payload = pickle.loads(payload)
             job = worker.jobs.popleft()
             if not job.future.done():
                 job.future.set_result((ok, payload, record))

@@ -7,6 +7,7 @@ tests/e2e/test_warm_parity.py; this one reaches the corners a spawned server hid
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 from pathlib import Path
 from typing import Any, Iterator
@@ -75,7 +76,7 @@ def settle(warm: Warm) -> None:
 def assert_same(warm: Warm, ctx: ToolContext) -> None:
     assert warm.current(), "the tree should be current after a barrier"
     for query in QUERIES:
-        assert warm.listing(query) == list_files(ctx, **query), query
+        assert pickle.loads(warm.listing(query)) == list_files(ctx, **query), query
     for hidden in (False, True):
         chosen = warm.select("", hidden, False, [], (), None, True)
         disk = [p for p, _ in walk_files(ctx, "", include_hidden=hidden, include_ignored=False)]

@@ -38,7 +38,7 @@ from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.timefmt import iso_utc
 from chorus_tools.tools.walk.walk import Entry, Walker, walk_entries
 from chorus_tools.tools.walk.split import Pending, cut, expand, walk_frontier
-from chorus_tools.tools.warm.client import ask
+from chorus_tools.tools.warm.client import Pickled, ask
 
 DIRS_PER_RUN = 8  # a frontier this wide per worker is worth sharing out
 MAX_LISTED = 2000  # names listed here in search of that width before walking on alone
@@ -57,14 +57,35 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
     """List `path` (the root when "" or "."): its direct entries, or with `pattern` every
     entry beneath it whose path relative to it matches the glob (`recursive`: every
     entry), at most `depth` levels down."""
+    found = _list(ctx, path, pattern, recursive, depth, exclude, include_hidden,
+                  include_ignored, sort, max_results, raw=False)
+    assert not isinstance(found, Pickled), "asked for a dict"
+    return found
+
+
+def file_list(ctx: ToolContext, path: str = ".", pattern: str | None = None,
+              recursive: bool = False, depth: int | None = None,
+              exclude: str | list[str] | None = None, include_hidden: bool = False,
+              include_ignored: bool = False, sort: str = "path",
+              max_results: int = 5000) -> dict[str, Any] | FanOut | Pickled:
+    """The method file.list: list_files, but a warm answer goes back still pickled (the
+    tool sets' listings take list_files' dict)."""
+    return _list(ctx, path, pattern, recursive, depth, exclude, include_hidden,
+                 include_ignored, sort, max_results, raw=True)
+
+
+def _list(ctx: ToolContext, path: str, pattern: str | None, recursive: bool,
+          depth: int | None, exclude: str | list[str] | None, include_hidden: bool,
+          include_ignored: bool, sort: str, max_results: int, *, raw: bool
+          ) -> dict[str, Any] | FanOut | Pickled:
     if not pattern and (recursive or depth is not None):
         pattern = "**"
     if not pattern:
         return list_entries(ctx, path, exclude, include_hidden, include_ignored, sort,
                             max_results)
-    warm = ask(ctx, "list", path=path, pattern=pattern, depth=depth, exclude=exclude,
-               include_hidden=include_hidden, include_ignored=include_ignored, sort=sort,
-               max_results=max_results)
+    warm = ask(ctx, "list", raw=raw, path=path, pattern=pattern, depth=depth,
+               exclude=exclude, include_hidden=include_hidden,
+               include_ignored=include_ignored, sort=sort, max_results=max_results)
     if warm is not None:
         return warm
     start = _start(ctx, path)

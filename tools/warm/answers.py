@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import pickle
 import time
 from typing import Any, Iterator
 
@@ -24,6 +25,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.search.filetypes import FileTypes
 from chorus_tools.tools.walk.listing import list_files
 from chorus_tools.tools.walk.walk import walk_files
+from chorus_tools.tools.warm.client import Pickled
 from chorus_tools.tools.warm.content import Content
 from chorus_tools.tools.warm.events import Event, Events, WatchLimit
 from chorus_tools.tools.warm.memory import MemorySource, NotWarm
@@ -115,7 +117,8 @@ class Warm:
             if self.rss() > self.budget:  # what is kept goes first
                 self._cache.clear()
 
-    def listing(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def listing(self, kwargs: dict[str, Any]) -> Pickled:
+        """file.list's reply, pickled once (as the worker passes it on: client.Pickled)."""
         assert self.tree is not None
         key = ("list", tuple(sorted((k, _frozen(v)) for k, v in kwargs.items())))
         hit = self._cache.get(key)
@@ -123,9 +126,10 @@ class Warm:
             return hit[1]
         reply = list_files(self._memory_ctx(), **kwargs)
         assert isinstance(reply, dict), "a walk in memory is never shared out"
+        pickled = Pickled(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
         if len(reply["files"]) <= CACHED_ENTRIES:
-            self._keep(key, self.tree.generation, reply)
-        return reply
+            self._keep(key, self.tree.generation, pickled)
+        return pickled
 
     def select(self, rel: str, include_hidden: bool, include_ignored: bool,
                globs: list[str], types: tuple[str, ...], grams: list[int] | None,

@@ -18,6 +18,7 @@ from typing import Any
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.warm.answers import Memory, Warm
+from chorus_tools.tools.warm.client import Pickled
 from chorus_tools.tools.warm.events import Events
 
 SLICE = 0.02  # seconds of background work between two looks at the sockets
@@ -43,8 +44,12 @@ def serve(ctx: ToolContext, listener: socket.socket, budget: int, events: Events
             continue
         current = warm.current()
         for conn, (op, kwargs) in waiting:
+            reply = warm.answer(op, kwargs, current)
             try:
-                conn.send(warm.answer(op, kwargs, current))
+                if isinstance(reply, Pickled):  # kept pickled: tools/warm/client.py
+                    conn.send_bytes(reply)
+                else:
+                    conn.send(reply)
             except OSError:
                 _drop(conn, selector)
 

@@ -426,3 +426,13 @@ def test_the_mcp_face_lists_the_history_tools_with_the_rewind_destructive(
     assert tools["workspace_rewind"]["annotations"]["destructiveHint"] is True
     assert tools["file_history"]["annotations"]["readOnlyHint"] is True
     assert {"file_restore", "workspace_checkpoint"} <= set(tools)
+
+
+def test_a_checkpoint_label_with_a_lone_surrogate_is_invalid_params(root: Path,
+                                                                    hist: Path) -> None:
+    """Found by the params fuzzer: the label reached the history's UTF-8 log and was
+    internal_error."""
+    with serve(root, hist) as srv:
+        error = srv.error("workspace.checkpoint", {"label": "\ud800"})
+        assert error["data"]["error"] == "invalid_params" and error["data"]["param"] == "label"
+        assert srv.result("workspace.checkpoint", {"label": "fine"})["checkpoint"]

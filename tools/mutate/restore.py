@@ -27,7 +27,15 @@ def locate(ctx: ToolContext, path: str, limit: int = 20) -> dict[str, Any]:
 
 
 def mark(ctx: ToolContext, label: str = "") -> dict[str, Any]:
-    """workspace.checkpoint: nothing to do in the workspace (the options are checked)."""
+    """workspace.checkpoint: nothing to do in the workspace (the options are checked: the
+    label goes into the history's log, UTF-8; found by fuzzing, a lone surrogate there
+    was internal_error)."""
+    try:
+        label.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolError("invalid_params", "The checkpoint label is not valid Unicode text "
+                        "(it holds a lone surrogate). Give a plain text label.",
+                        param="label") from None
     return {}
 
 

@@ -3,11 +3,12 @@ exact must not leave a syntax error the file did not have.
 
 Each language is parsed by a real parser: Python's own compiler (on the top-level
 statements the change touched: tools.patch.pychunk), json, tomllib, PyYAML
-(events only, so custom tags cost nothing), tree-sitter grammars (tools.patch.grammars)
+(events only, so custom tags cost nothing), tree-sitter grammars (tools.code.parse)
 for JavaScript, TypeScript, Go, Rust, Java, C and C++, and Makefiles by the recipe-tab
-rule. Parsers that stop at the first error (Python, JSON, TOML, YAML) judge "did not
-have" as "the text before parsed"; the others compare how many errors each text has. A
-file in no known language is not judged.
+rule; which language a file is, the language table says (tools.code.languages). Parsers
+that stop at the first error (Python, JSON, TOML, YAML) judge "did not have" as "the text
+before parsed"; the others compare how many errors each text has. A file in no known
+language is not judged.
 """
 
 from __future__ import annotations
@@ -17,22 +18,12 @@ import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
+from chorus_tools.tools.code import languages
 from chorus_tools.tools.patch.pychunk import new_error
 
-_SUFFIXES = {
-    ".py": "python", ".pyi": "python", ".pyw": "python",
-    ".json": "json",
-    ".toml": "toml",
-    ".yaml": "yaml", ".yml": "yaml",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
-    ".go": "go", ".rs": "rust", ".java": "java", ".c": "c",
-    ".h": "cpp", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hh": "cpp", ".hpp": "cpp",
-    ".hxx": "cpp", ".mk": "make",
-}
-_NAMES = {"makefile": "make", "gnumakefile": "make"}
+# enough of a file to find a shebang, or a header's first C++ word after a long licence
+_HEAD_CHARS = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -44,15 +35,16 @@ class Broken:
     reason: str
 
 
-def language_of(path: str) -> str | None:
-    """The language the guard parses `path` as, by its name; None when it has no parser."""
-    name = PurePosixPath(path).name
-    return _NAMES.get(name.lower()) or _SUFFIXES.get(PurePosixPath(name).suffix.lower())
+def language_of(path: str, head: bytes | None = None) -> str | None:
+    """The language the guard judges `path` in; None when it has no judge for it
+    (Markdown parses whatever is written)."""
+    language = languages.language_of(path, head)
+    return None if language is None or language.name == "markdown" else language.name
 
 
 def broken(path: str, before: str, after: str) -> Broken | None:
     """The syntax error `after` has that `before` did not, or None."""
-    language = language_of(path)
+    language = language_of(path, (before or after)[:_HEAD_CHARS].encode("utf-8", "surrogatepass"))
     if language is None:
         return None
     if language == "python":
@@ -74,17 +66,16 @@ def preload() -> None:
     """Load every parser now: a server started as root imports everything it will need
     before dropping privileges, and a worker's Landlock domain reads only what Python
     needs."""
-    from chorus_tools.tools.patch import grammars
-    grammars.preload()
+    languages.preload()
     _yaml_loader()
 
 
 def _tree_sitter(language: str, path: str, before: str, after: str) -> Broken | None:
     """Errors counted in both texts, `before` parsed only when `after` has any."""
-    from chorus_tools.tools.patch import grammars
+    from chorus_tools.tools.code import parse
     old, new = before.encode("utf-8", "surrogatepass"), after.encode("utf-8", "surrogatepass")
-    now = grammars.errors(language, new, path, grammars.common_prefix(old, new))
-    if now.first is None or now.count <= grammars.errors(language, old, path).count:
+    now = parse.errors(language, new, path, parse.common_prefix(old, new))
+    if now.first is None or now.count <= parse.errors(language, old, path).count:
         return None
     return Broken(language, *now.first)
 

@@ -1,36 +1,23 @@
-"""Tree-sitter grammars for the syntax guard: JavaScript, TypeScript (and TSX), Go, Rust,
-Java, C and C++, each from the tree-sitter project's own Python package.
+"""Tree-sitter parses, kept per file so the next text of that file parses incrementally,
+and the syntax errors a tree holds.
 
-A grammar is loaded on first use (a worker that never patches such a file pays nothing),
-or all at once by `preload()` before a server started as root drops its privileges (the
-Python installation may then be unreadable). Parsing a 200 KiB file from scratch takes
-~30 ms, so each worker keeps the last text and tree it parsed of a few files, and parses
-any later text of the same file incrementally from them (told which bytes changed): a
-patch pays for the bytes it changed, not for the file, even when another worker made the
-changes in between.
+Parsing a 200 KiB file from scratch takes ~30 ms, so each process keeps the last text and
+tree it parsed of a few files, and parses any later text of the same file incrementally
+from them (told which bytes changed): an edit pays for the bytes it changed, not for the
+file, even when another worker made the changes in between. Which grammar a file takes is
+the language table's answer (tools.code.languages).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Node, Tree
 
-# name -> (module, function returning the language pointer)
-_GRAMMARS = {
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
-    "go": ("tree_sitter_go", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-    "java": ("tree_sitter_java", "language"),
-    "c": ("tree_sitter_c", "language"),
-    "cpp": ("tree_sitter_cpp", "language"),
-}
+from chorus_tools.tools.code.languages import parser
+
 _KEPT_FILES = 8
-_parsers: dict[str, Parser] = {}
 _trees: OrderedDict[tuple[str, str], tuple[bytes, Tree]] = OrderedDict()
 
 
@@ -43,20 +30,10 @@ class Errors:
     first: tuple[int, str] | None
 
 
-def names() -> frozenset[str]:
-    return frozenset(_GRAMMARS)
-
-
-def preload() -> None:
-    """Load every grammar now (before a privilege drop)."""
-    for name in _GRAMMARS:
-        _parser(name)
-
-
 def errors(name: str, data: bytes, key: str, near: int = 0) -> Errors:
     """The syntax errors of `data` in grammar `name`, parsed incrementally from the last
     text parsed under `key` (the file's path)."""
-    tree = _parse(name, key, data)
+    tree = parse(name, key, data)
     root = tree.root_node
     if not root.has_error:
         return Errors(0, None)
@@ -66,24 +43,17 @@ def errors(name: str, data: bytes, key: str, near: int = 0) -> Errors:
     return Errors(len(bad), (node.start_point[0] + 1, _describe(node)))
 
 
-def _parser(name: str) -> Parser:
-    parser = _parsers.get(name)
-    if parser is None:
-        module, function = _GRAMMARS[name]
-        language = Language(getattr(importlib.import_module(module), function)())
-        parser = _parsers[name] = Parser(language)
-    return parser
-
-
-def _parse(name: str, path: str, data: bytes) -> Tree:
+def parse(name: str, path: str, data: bytes) -> Tree:
+    """The tree of `data` in grammar `name`, incrementally from the last text parsed
+    under `path` in this process."""
     key = (name, path)
     kept = _trees.get(key)
     if kept is not None and kept[0] == data:
         tree = kept[1]
     else:
-        parser = _parser(name)
-        tree = (parser.parse(data) if kept is None
-                else parser.parse(data, old_tree=_edited(kept[1], kept[0], data)))
+        grammar = parser(name)
+        tree = (grammar.parse(data) if kept is None
+                else grammar.parse(data, old_tree=_edited(kept[1], kept[0], data)))
         _trees[key] = (data, tree)
         while len(_trees) > _KEPT_FILES:
             _trees.popitem(last=False)

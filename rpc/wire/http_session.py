@@ -1,6 +1,6 @@
-"""An HTTP client's session: its own dispatcher (so its MCP initialize state, the claude
-set's read-before-write memory and its request ids are its own), its own watches, and
-its notification stream (GET).
+"""An HTTP client's session: its own dispatcher (so its MCP initialize state and its
+request ids are its own; the claude set's reads are the workspace's, shared with every
+transport), its own watches, and its notification stream (GET).
 
 A notification about a request whose POST is still streaming (progress) goes on that
 POST's stream; every other one (a watch's `workspace/didChange`, progress of a request

@@ -147,8 +147,9 @@ def test_rpc_batches_and_notifications(ws: Path) -> None:
 
 
 def test_sessions_are_kept_apart(ws: Path) -> None:
-    """Two MCP sessions of the claude set: what one read, the other has not; each has
-    its own initialize; an ended session is 404; DELETE of an unknown one 404."""
+    """Two MCP sessions of the claude set: each has its own initialize, but the reads are
+    the workspace's (what one read, the other may edit); an ended session is 404; DELETE
+    of an unknown one 404."""
     with HttpServer(ws, "--workers", "2", "--tools", "claude") as server:
         first, second = initialize(server), initialize(server, "2025-06-18")
         assert first != second
@@ -161,10 +162,10 @@ def test_sessions_are_kept_apart(ws: Path) -> None:
             return reply.json()["result"]
 
         edit = {"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}
-        assert call(first, "Read", {"file_path": "a.txt"})["isError"] is False
         refused = call(second, "Edit", edit)
         assert refused["isError"] and refused["structuredContent"]["error"] == "not_read"
-        assert call(first, "Edit", edit)["isError"] is False
+        assert call(first, "Read", {"file_path": "a.txt"})["isError"] is False
+        assert call(second, "Edit", edit)["isError"] is False
         again = server.post("/mcp", {"jsonrpc": "2.0", "id": 9, "method": "initialize",
                                      "params": {"protocolVersion": "2025-11-25",
                                                 "capabilities": {}}},

@@ -38,6 +38,7 @@ from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, protocol_error
 from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback
 from chorus_tools.rpc.wire.http_conn import Connection, Head, Reply, Response
+from chorus_tools.rpc.wire.http_limits import Listener, connection_cap
 from chorus_tools.rpc.wire.http_session import Session, sse
 
 SESSION = "mcp-session-id"
@@ -68,7 +69,7 @@ class HttpFront:
         self._watches = watches
         self._sessions: dict[str, Session] = {}
         self._sessionless = self._session(None)
-        self._server: asyncio.Server | None = None
+        self._listener: Listener | None = None
         self._connections: set[Connection] = set()
         self._handlers: set[asyncio.Task] = set()
         self._closing = False
@@ -86,29 +87,46 @@ class HttpFront:
         return {t for s in sessions for t in s.dispatcher.tasks} | {
             t for t in self._handlers}
 
-    async def start(self, sock: socket.socket) -> str:
-        """Serve on `sock`, already bound and listening (http_options.listen)."""
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self._connection, sock=sock)
-        host, port = self._server.sockets[0].getsockname()[:2]
+    def start(self, sock: socket.socket) -> str:
+        """Serve on `sock`, already bound and listening (http_options.listen), at most
+        --http-max-connections at once (fewer under a low descriptor limit)."""
+        self._listener = Listener(sock, connection_cap(self._options.max_connections),
+                                  self._open_connection, self._evict,
+                                  lambda: len(self._connections))
+        self._listener.start()
+        host, port = sock.getsockname()[:2]
         self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         return self.address
 
+    async def _open_connection(self, sock: socket.socket) -> None:
+        await asyncio.get_running_loop().connect_accepted_socket(self._connection, sock)
+
     def _connection(self) -> Connection:
-        conn = Connection(self, self._options.max_message_bytes, self._handlers,
-                          lambda: self._closing, self._connections.discard)
+        conn = Connection(self, self._options, self._handlers, lambda: self._closing,
+                          self._connections.discard)
         self._connections.add(conn)
         return conn
 
+    def _evict(self) -> bool:
+        """Close the connection waiting longest for a request, if one waits (at the cap)."""
+        waiting = [c for c in self._connections if c.idle_since is not None]
+        if not waiting:
+            return False
+        min(waiting, key=lambda c: c.idle_since or 0.0).evict()  # counted until closed
+        return True
+
     def connection_fds(self) -> tuple[int, ...]:
-        """The open connections' sockets: a process forked now must not keep them."""
-        return tuple(c.fd for c in self._connections if c.fd >= 0)
+        """The open connections' sockets, and those accepted whose connection is being
+        made: a process forked now must not keep them."""
+        pending = self._listener.pending if self._listener is not None else set()
+        return (*(c.fd for c in self._connections if c.fd >= 0),
+                *(s.fileno() for s in pending if s.fileno() >= 0))
 
     def stop_listening(self) -> None:
         """Shutdown, first step: no new connection or request; sessions end."""
         self._closing = True
-        if self._server is not None:
-            self._server.close()
+        if self._listener is not None:
+            self._listener.close()
         for session in [self._sessionless, *self._sessions.values()]:
             session.end()
         for conn in list(self._connections):

@@ -198,7 +198,7 @@ class Server:
         assert self._options.http is not None
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._stop.set)
         self._http = HttpFront(self._options.http, self._new_dispatcher, self._watches)
-        address = await self._http.start(sock)
+        address = self._http.start(sock)
         self._pool.more_fds = self._http.connection_fds
         # the one line a launcher reads to learn the port (with --http 127.0.0.1:0)
         print(f"chorus-tools: serving HTTP on http://{address}/mcp (MCP) and "

@@ -37,8 +37,9 @@ from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, protocol_error
 from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback
-from chorus_tools.rpc.wire.http_conn import Connection, Head, Reply, Response
+from chorus_tools.rpc.wire.http_conn import Connection
 from chorus_tools.rpc.wire.http_limits import Listener, connection_cap
+from chorus_tools.rpc.wire.http_message import Head, Reply, Response, plain
 from chorus_tools.rpc.wire.http_session import Session, sse
 
 SESSION = "mcp-session-id"
@@ -46,11 +47,6 @@ PROTOCOL_VERSION = "mcp-protocol-version"
 JSON = [("content-type", "application/json")]
 MAX_SESSIONS = 1000
 SSE = [("content-type", "text/event-stream"), ("cache-control", "no-store")]
-
-
-def _plain(status: int, text: str, headers: list[tuple[str, str]] | None = None) -> Reply:
-    return Reply(status, text.encode() + b"\n",
-                 [("content-type", "text/plain; charset=utf-8"), *(headers or [])])
 
 
 def _error(status: int, message: str) -> Reply:
@@ -135,25 +131,25 @@ class HttpFront:
     # the checks made on a request's head, before its body is read
     def refuse(self, head: Head) -> Reply | None:
         if self._closing:
-            return _plain(503, "The server is shutting down.")
+            return plain(503, "The server is shutting down.")
         token = self._options.token
         if token is not None:
             given = head.headers.get("authorization", "").encode("latin-1")
             if not hmac.compare_digest(given, b"Bearer " + token):
-                return _plain(401, "Unauthorized: send Authorization: Bearer <token> (the "
+                return plain(401, "Unauthorized: send Authorization: Bearer <token> (the "
                               "content of --http-token-file).",
                               [("www-authenticate", 'Bearer realm="chorus-tools"')])
         origin = head.headers.get("origin")
         if origin is not None and not self._origin_allowed(origin):
-            return _plain(403, f"Forbidden: Origin {origin!r} is not this server's.")
+            return plain(403, f"Forbidden: Origin {origin!r} is not this server's.")
         host = head.headers.get("host", "")
         if self._loopback_bind and not _loopback_host(host):
-            return _plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
+            return plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
         if head.path not in ("/mcp", "/rpc"):
-            return _plain(404, "Not found: the endpoints are /mcp (MCP) and /rpc "
+            return plain(404, "Not found: the endpoints are /mcp (MCP) and /rpc "
                           "(JSON-RPC).")
         if head.method not in ("POST", "GET", "DELETE"):
-            return _plain(405, "Method not allowed.", [("allow", "GET, POST, DELETE")])
+            return plain(405, "Method not allowed.", [("allow", "GET, POST, DELETE")])
         return None
 
     def _origin_allowed(self, origin: str) -> bool:
@@ -194,9 +190,9 @@ class HttpFront:
 
     async def _listen(self, head: Head, session: Session, out: Response) -> None:
         if "text/event-stream" not in head.headers.get("accept", ""):
-            out.whole(_plain(406, "Not Acceptable: the stream is text/event-stream."))
+            out.whole(plain(406, "Not Acceptable: the stream is text/event-stream."))
         elif session.stream is not None and session.stream.open:
-            out.whole(_plain(409, "Conflict: this session's stream is already open."))
+            out.whole(plain(409, "Conflict: this session's stream is already open."))
         else:
             await session.listen(out, list(SSE))
 
@@ -211,7 +207,7 @@ class HttpFront:
 
     def _delete(self, head: Head, session: Session, out: Response) -> None:
         if head.path != "/mcp" or session.id is None:
-            out.whole(_plain(405 if head.path != "/mcp" else 400,
+            out.whole(plain(405 if head.path != "/mcp" else 400,
                              "DELETE ends an MCP session: send its Mcp-Session-Id."))
             return
         del self._sessions[session.id]

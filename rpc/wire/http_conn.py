@@ -24,17 +24,16 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from dataclasses import dataclass, field
-from http import HTTPStatus
-from typing import Awaitable, Callable, Protocol
+from typing import Awaitable, Callable
 
 import h11
 
+from chorus_tools.rpc.wire.http_message import (Endpoint, Head, Reply, Response, plain,
+                                                status_line)
 from chorus_tools.rpc.wire.http_options import HttpOptions
 
 log = logging.getLogger("chorus.http")
 DRAIN_SECONDS = 1.0  # how long the rest of a refused request is dropped before closing
-Headers = list[tuple[str, str]]
 
 
 class Phase(enum.Enum):
@@ -43,78 +42,6 @@ class Phase(enum.Enum):
     BODY = "receiving a body"
     BUSY = "answering"  # the endpoint has the request: no timer
     DONE = "closing"
-
-
-@dataclass
-class Head:
-    """A request's line and headers (names lower-cased; a repeated header's last value)."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes = b""
-
-
-@dataclass
-class Reply:
-    """A whole response: a status, headers and a body."""
-
-    status: int
-    body: bytes = b""
-    headers: Headers = field(default_factory=list)
-
-
-class Endpoint(Protocol):
-    def refuse(self, head: Head) -> Reply | None:
-        """The answer to a request that must not run, from its head alone."""
-        ...
-
-    def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
-        """Answer a request whose body was read whole, through `out`: at once, from
-        callbacks later, or by the awaitable returned (a stream), which runs as a task."""
-        ...
-
-
-class Response:
-    """How a handler answers: one whole reply, or a stream of chunks (server-sent events)
-    that ends with `end()` or with the connection."""
-
-    def __init__(self, conn: Connection) -> None:
-        self._conn = conn
-        self.started = False
-        self.ended = False
-        self.on_lost: Callable[[], None] | None = None  # the client went away mid-stream
-
-    @property
-    def open(self) -> bool:
-        return self.started and not self.ended and not self._conn.lost
-
-    def whole(self, reply: Reply) -> None:
-        """The reply in one write (head, body and end: one send on the socket)."""
-        assert not self.started
-        self.started = self.ended = True
-        self._conn.send(_head(reply.status, [*reply.headers,
-                                             ("content-length", str(len(reply.body)))]),
-                        h11.Data(data=reply.body), h11.EndOfMessage())
-        self._conn.finished()
-
-    def stream(self, status: int, headers: Headers) -> None:
-        self._start(status, headers)
-
-    def chunk(self, data: bytes) -> None:
-        if self.open:
-            self._conn.send(h11.Data(data=data))
-
-    def end(self) -> None:
-        if self.started and not self.ended:
-            self.ended = True
-            self._conn.send(h11.EndOfMessage())
-            self._conn.finished()
-
-    def _start(self, status: int, headers: Headers) -> None:
-        assert not self.started
-        self.started = True
-        self._conn.send(_head(status, headers))
 
 
 class Connection(asyncio.Protocol):
@@ -209,10 +136,10 @@ class Connection(asyncio.Protocol):
                 self._timer = loop.call_later(self._options.idle_timeout - stalled,
                                               self._expired)
                 return
-            self._refuse(_plain(408, "Request timeout: the body stalled for "
+            self._refuse(plain(408, "Request timeout: the body stalled for "
                                      "--http-idle-timeout seconds."))
         elif self._phase is Phase.HEAD and self._heard:
-            self._refuse(_plain(408, "Request timeout: the request head took longer than "
+            self._refuse(plain(408, "Request timeout: the request head took longer than "
                                      "--http-head-timeout seconds."))
         else:
             self._close()  # a connection that never spoke, or one idle between requests
@@ -335,7 +262,7 @@ class Connection(asyncio.Protocol):
             asyncio.get_running_loop().call_later(DRAIN_SECONDS, self._close)
 
     def _send_now(self, reply: Reply) -> None:
-        self.send(_head(reply.status, [*reply.headers,
+        self.send(status_line(reply.status, [*reply.headers,
                                        ("content-length", str(len(reply.body)))]),
                   h11.Data(data=reply.body), h11.EndOfMessage())
 
@@ -351,15 +278,6 @@ class Connection(asyncio.Protocol):
             self._close()
 
 
-def _head(status: int, headers: Headers) -> h11.Response:
-    return h11.Response(status_code=status, headers=headers,
-                        reason=HTTPStatus(status).phrase)
-
-
-def _plain(status: int, text: str) -> Reply:
-    return Reply(status, text.encode() + b"\n", [("content-type", "text/plain; charset=utf-8")])
-
-
 def _head_size(event: h11.Request) -> int:
     """A head's size as sent, near enough: its line and each header line."""
     return len(event.method) + len(event.target) + 12 + sum(
@@ -367,7 +285,7 @@ def _head_size(event: h11.Request) -> int:
 
 
 def _head_too_large(limit: int) -> Reply:
-    return _plain(431, f"Request header fields too large: the request line and headers "
+    return plain(431, f"Request header fields too large: the request line and headers "
                        f"are over --http-max-head-bytes ({limit} bytes).")
 
 

@@ -24,7 +24,7 @@ import os
 import resource
 import socket
 import time
-from typing import Awaitable, Callable
+from typing import Any, Callable, Coroutine
 
 import h11
 
@@ -74,7 +74,7 @@ class Listener:
     """Accepts connections on a listening socket, at most `cap` open at once."""
 
     def __init__(self, sock: socket.socket, cap: int,
-                 open_connection: Callable[[socket.socket], Awaitable[object]],
+                 open_connection: Callable[[socket.socket], Coroutine[Any, Any, None]],
                  evict: Callable[[], bool], count: Callable[[], int]) -> None:
         self._sock = sock
         self.cap = cap

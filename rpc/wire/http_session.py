@@ -17,7 +17,7 @@ from typing import Any
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.process.watch_service import OwnWatches
 from chorus_tools.rpc.wire.envelope import dumps
-from chorus_tools.rpc.wire.http_conn import Response
+from chorus_tools.rpc.wire.http_message import Response
 
 BACKLOG = 1000
 KEEP_ALIVE = 15.0  # seconds between comment lines on a quiet stream

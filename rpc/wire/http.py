@@ -12,7 +12,9 @@ the server's one dispatcher code, pool and sandbox. HTTP itself is h11's (http_c
   session, named by the `Mcp-Session-Id` response header, that the client sends back; an
   unknown or ended one is 404. Past MAX_SESSIONS, the least recently used session ends.
   A message without a session header is served by the sessionless client (stateless
-  requests, and /rpc).
+  requests, and /rpc). A request of MCP 2026-07-28 is checked against its headers first
+  (http_revision.py: 400 with the request's id) and has no session (a session header is
+  ignored); its -32601 is 404.
 - GET /mcp (or /rpc): the session's notification stream (http_session.py), the
   sessionless client's without a session header. One at a time.
 - DELETE /mcp: the session ends (its watches stop, its stream closes).
@@ -36,6 +38,7 @@ from chorus_tools.rpc.mcp.revision import SUPPORTED
 from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, protocol_error
+from chorus_tools.rpc.wire import http_revision as revision
 from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback
 from chorus_tools.rpc.wire.http_conn import Connection
 from chorus_tools.rpc.wire.http_limits import Listener, connection_cap
@@ -43,7 +46,6 @@ from chorus_tools.rpc.wire.http_message import Head, Reply, Response, plain
 from chorus_tools.rpc.wire.http_session import Session, sse
 
 SESSION = "mcp-session-id"
-PROTOCOL_VERSION = "mcp-protocol-version"
 JSON = [("content-type", "application/json")]
 MAX_SESSIONS = 1000
 SSE = [("content-type", "text/event-stream"), ("cache-control", "no-store")]
@@ -166,12 +168,21 @@ class HttpFront:
         return is_loopback(host) or host == self._options.host.lower()
 
     def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
-        version = head.headers.get(PROTOCOL_VERSION)
-        if head.path == "/mcp" and version is not None and version not in SUPPORTED:
+        version = head.headers.get(revision.HEADER_VERSION)
+        message, modern = None, False
+        if head.path == "/mcp" and head.method == "POST":
+            message = _loads(head.body) if revision.may_be_modern(head.headers,
+                                                                  head.body) else None
+            if refused := revision.refusal(head.headers, message):
+                out.whole(Reply(400, dumps(refused), list(JSON)))
+                return None
+            modern = revision.is_modern(head.headers, message)
+        elif head.path == "/mcp" and version is not None and version not in SUPPORTED:
             out.whole(_error(400, f"Bad Request: unsupported MCP-Protocol-Version "
                               f"{version!r}; this server speaks {', '.join(SUPPORTED)}."))
             return None
-        session_id = head.headers.get(SESSION) if head.path == "/mcp" else None
+        # a 2026-07-28 request has no session: one named is ignored, as that revision says
+        session_id = head.headers.get(SESSION) if head.path == "/mcp" and not modern else None
         session = self._sessionless
         if session_id is not None:
             found = self._sessions.pop(session_id, None)
@@ -185,7 +196,7 @@ class HttpFront:
         if head.method == "DELETE":
             self._delete(head, session, out)
         else:
-            self._post(head, session, out)
+            self._post(head, session, out, message, modern)
         return None
 
     async def _listen(self, head: Head, session: Session, out: Response) -> None:
@@ -214,14 +225,17 @@ class HttpFront:
         session.end()
         out.whole(Reply(200))
 
-    def _post(self, head: Head, session: Session, out: Response) -> None:
+    def _post(self, head: Head, session: Session, out: Response, message: Any,
+              modern: bool) -> None:
         """Hand the message to the session's dispatcher; its reply is written as it comes
-        (no task of our own per request). Only a message that may open a session or ask
-        for progress is parsed here; the dispatcher parses every one."""
+        (no task of our own per request). Only a message that may be of MCP 2026-07-28,
+        open a session or ask for progress is parsed here (`message`, else None); the
+        dispatcher parses every one."""
         body, mcp = head.body, head.path == "/mcp"
-        message = _loads(body) if mcp and (b'"initialize"' in body or
-                                           b'"progressToken"' in body) else None
-        if mcp and session.id is None and _is_initialize(message):
+        if message is None and mcp and (b'"initialize"' in body or
+                                        b'"progressToken"' in body):
+            message = _loads(body)
+        if mcp and session.id is None and not modern and _is_initialize(message):
             session = self._open_session()
         headers = [(SESSION, session.id)] if mcp and session.id is not None else []
         streamed = mcp and _wants_progress(message) and \
@@ -240,7 +254,8 @@ class HttpFront:
                     out.chunk(sse(sent))
                     out.end()
                 else:
-                    out.whole(Reply(200, dumps(sent), [*JSON, *headers]))
+                    out.whole(Reply(revision.status(sent) if modern else 200, dumps(sent),
+                                    [*JSON, *headers]))
 
         def done(_: asyncio.Task) -> None:
             """Nothing to answer (notifications only, or cancelled by

@@ -8,7 +8,6 @@ suite itself runs in tests/e2e/test_http_node_clients.py where node is present."
 from __future__ import annotations
 
 import base64
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -101,7 +100,8 @@ def test_mcp_name_is_compared_after_base64_decoding(
 @pytest.mark.parametrize("method", ["initialize", "ping", "logging/setLevel",
                                     "resources/subscribe", "resources/unsubscribe",
                                     "unknown/method"])
-def test_methods_removed_in_2026_07_28_get_200_instead_of_404(server: HttpServer, method: str) -> None:
+def test_methods_removed_in_2026_07_28_get_200_instead_of_404(
+        server: HttpServer, method: str) -> None:
     status, reply = post(server, method, {"_meta": META}, rid=500, **modern(method))
     assert status == 404 and reply["error"]["code"] == -32601, reply
     assert reply["id"] == 500

@@ -88,6 +88,20 @@ def parser() -> argparse.ArgumentParser:
     http.add_argument("--http-token-file", metavar="FILE",
                       help="every HTTP request must carry 'Authorization: Bearer TOKEN', "
                            "TOKEN being FILE's content (required off loopback)")
+    http.add_argument("--http-max-head-bytes", type=_positive, default=64 * KIB,
+                      metavar="N", help="largest request line and headers; larger: 431 "
+                                        "(default: 65536)")
+    http.add_argument("--http-head-timeout", type=_seconds, default=10.0, metavar="SECONDS",
+                      help="time a new connection, or a request whose head has begun, has "
+                           "to send the whole head; then 408 and closed (default: 10)")
+    http.add_argument("--http-idle-timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                      help="a kept-alive connection idle this long between requests, or a "
+                           "body stalled this long, is closed (default: 60)")
+    http.add_argument("--http-max-connections", type=_positive, default=256, metavar="N",
+                      help="HTTP connections open at once, lowered to keep a quarter of the "
+                           "descriptor limit (RLIMIT_NOFILE) for the workspace's own work; "
+                           "past it the connection idle longest is closed, or the new one "
+                           "is refused 503 (default: 256)")
     limits = p.add_argument_group("limits (each answered with a structured error when hit)")
     for flag, default, what in [
         ("--max-message-bytes", 64 * MIB, "largest JSON-RPC message read; larger: -32600"),
@@ -171,7 +185,11 @@ def _http_options(args: argparse.Namespace) -> HttpOptions | None:
     elif not is_loopback(host):
         _fail(f"--http {host}:{port} listens beyond this machine: give --http-token-file "
               "FILE so every request must carry its token")
-    return HttpOptions(host, port, token, args.max_message_bytes)
+    return HttpOptions(host, port, token, args.max_message_bytes,
+                       max_head_bytes=args.http_max_head_bytes,
+                       head_timeout=args.http_head_timeout,
+                       idle_timeout=args.http_idle_timeout,
+                       max_connections=args.http_max_connections)
 
 
 def _listen(http: HttpOptions) -> socket.socket:

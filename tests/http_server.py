@@ -12,47 +12,22 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 
-from rpc_client import REPO
+from rpc_client import REPO, RpcServer
 
 SERVING = re.compile(rb"serving HTTP on (http://[^/\s]+)/mcp")
 ACCEPT = "application/json, text/event-stream"
 
 
-class HttpServer:
-    def __init__(self, workspace: str | os.PathLike, *args: str, token: str | None = None,
-                 tmp: Path | None = None, stdin: Any = subprocess.DEVNULL,
-                 address: str = "127.0.0.1:0") -> None:
-        options = list(args)
-        self.token = token
-        if token is not None:
-            assert tmp is not None
-            token_file = tmp / "token"
-            token_file.write_text(token + "\n")
-            options += ["--http-token-file", str(token_file)]
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace),
-             "--allow-root", "--http", address, *options],
-            stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
-        self.stderr = b""
-        self._found = threading.Event()
-        self.base = ""
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
-        if not self._found.wait(30):
-            self.proc.kill()
-            raise RuntimeError(f"no address on stderr: {self.stderr!r}")
+class HttpEndpoint:
+    """Requests to a running server's HTTP address (`base`, e.g. http://127.0.0.1:PORT)."""
 
-    def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.stderr += line
-            if not self._found.is_set() and (match := SERVING.search(line)):
-                self.base = match.group(1).decode()
-                self._found.set()
-        self._found.set()
+    def __init__(self, base: str = "", token: str | None = None) -> None:
+        self.base = base
+        self.token = token
 
     @property
     def mcp(self) -> str:
@@ -73,6 +48,50 @@ class HttpServer:
         return httpx.post(self.base + path, json=message, headers=self.headers(**headers),
                           timeout=30)
 
+
+def beside(server: RpcServer, timeout: float = 30.0) -> HttpEndpoint:
+    """The HTTP side of a stdio server started with `--http 127.0.0.1:0` (its address read
+    from its stderr)."""
+    deadline = time.monotonic() + timeout
+    while not (match := SERVING.search(server.stderr)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert match, server.stderr.decode(errors="replace")
+    return HttpEndpoint(match.group(1).decode())
+
+
+class HttpServer(HttpEndpoint):
+    def __init__(self, workspace: str | os.PathLike, *args: str, token: str | None = None,
+                 tmp: Path | None = None, stdin: Any = subprocess.DEVNULL,
+                 address: str = "127.0.0.1:0",
+                 preexec_fn: Callable[[], None] | None = None) -> None:
+        super().__init__("", token)
+        options = list(args)
+        if token is not None:
+            assert tmp is not None
+            token_file = tmp / "token"
+            token_file.write_text(token + "\n")
+            options += ["--http-token-file", str(token_file)]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace),
+             "--allow-root", "--http", address, *options],
+            stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO,
+            preexec_fn=preexec_fn)
+        self.stderr = b""
+        self._found = threading.Event()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        if not self._found.wait(30):
+            self.proc.kill()
+            raise RuntimeError(f"no address on stderr: {self.stderr!r}")
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr += line
+            if not self._found.is_set() and (match := SERVING.search(line)):
+                self.base = match.group(1).decode()
+                self._found.set()
+        self._found.set()
+
     def stop(self, timeout: float = 30.0) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -91,7 +110,7 @@ class HttpServer:
         assert code == 0, (code, self.stderr.decode(errors="replace")[-2000:])
 
 
-def initialize(server: HttpServer, version: str = "2025-11-25") -> str:
+def initialize(server: HttpEndpoint, version: str = "2025-11-25") -> str:
     """A new MCP session over raw HTTP: its Mcp-Session-Id."""
     reply = server.post("/mcp", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": version, "capabilities": {},

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -64,11 +64,12 @@ def snapshot(root: str | os.PathLike, *, skip: tuple[str, ...] = ()) -> dict[str
 
 class RpcServer:
     def __init__(self, workspace: str | os.PathLike, *args: str,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None,
+                 preexec_fn: Callable[[], None] | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=REPO, env={**os.environ, **(env or {})})
+            cwd=REPO, env={**os.environ, **(env or {})}, preexec_fn=preexec_fn)
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._ids = itertools.count(1)
         self.stderr = b""

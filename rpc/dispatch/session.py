@@ -1,8 +1,9 @@
 """The `claude` set's read-before-write state (`not_read` in docs/protocol.md, Errors): per
-session, the version of every file a result showed the client or wrote, kept by the
-dispatcher (workers are shared and never see a session): in memory for the server's
-life, or on disk per workspace (rpc/dispatch/read_store.py, the default when the claude set
-is served), so it outlives the process for clients that spawn a server per call.
+workspace, the version of every file a result showed a client or wrote, kept by the
+dispatchers (workers are shared and never see a client): on disk (rpc/dispatch/read_store.py,
+the default when the claude set is served), so it outlives the process for clients that
+spawn a server per call, else in memory for the server's life; either way one memory for
+every transport and session of the workspace (stdio, and each HTTP session).
 
 Calls that show or write a file (`read_state` "shown": file.read, file.write,
 file.patch and the claude tools built on them) leave their result's `version`; the

@@ -21,11 +21,13 @@ from typing import Any, Awaitable, Callable
 from chorus_tools.rpc.dispatch.call import Call
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.wire.envelope import error_response, result_response
-from chorus_tools.rpc.wire.errors import CODES, INVALID_REQUEST, protocol_error, wire_error
+from chorus_tools.rpc.wire.errors import (CODES, INVALID_REQUEST, METHOD_NOT_FOUND,
+                                          protocol_error, wire_error)
 from chorus_tools.rpc.mcp.content import content
 from chorus_tools.rpc.mcp.progress import Progress
-from chorus_tools.rpc.mcp.revision import (HANDSHAKE_VERSIONS, SUPPORTED, Unsupported,
-                                           complete, is_stateless, requested_version)
+from chorus_tools.rpc.mcp.revision import (HANDSHAKE_VERSIONS, REMOVED, SUPPORTED,
+                                           Unsupported, complete, incomplete_meta,
+                                           is_stateless, requested_version)
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.registry import Method, callable_methods, listed_methods
 
@@ -73,6 +75,9 @@ class McpFace:
             version = requested_version(params) or self._version or VERSIONS[-1]
         except Unsupported as unsupported:
             return error_response(request.id, unsupported.error())
+        if is_stateless(version) and (refused := _refused_by_revision(request.id, request.method,
+                                                                     params)):
+            return refused
         response = await self._respond(call, params, version)
         if "result" in response and (is_stateless(version)
                                      or request.method == "server/discover"):
@@ -133,6 +138,19 @@ class McpFace:
         return result_response(rid, {"content": [{"type": "text", "text": error["message"]}],
                                      "structuredContent": error["data"], "isError": True})
 
+
+
+def _refused_by_revision(rid: Any, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """A 2026-07-28 request without the `_meta` the revision requires (-32602), or naming
+    a method it removed (-32601)."""
+    if lacking := incomplete_meta(params):
+        return _invalid_params(rid, f"Invalid params: {lacking}.", "_meta")
+    if method in REMOVED:
+        return error_response(rid, protocol_error(
+            METHOD_NOT_FOUND, f"Method not found: MCP 2026-07-28 has no {method!r} (it "
+            "has no handshake): call server/discover, tools/list or tools/call with "
+            "_meta, or speak an older version after initialize."))
+    return None
 
 
 @cache

@@ -6,7 +6,9 @@ The handshake revisions (2024-11-05 … 2025-11-25) pick their version once, wit
 version in `_meta["io.modelcontextprotocol/protocolVersion"]` and is served on its own,
 initialized or not; its results carry `resultType`, the server's identity in their
 `_meta`, and the cacheable ones (`server/discover`, `tools/list`) `ttlMs` and
-`cacheScope`. Followed from the specification's 2026-07-28 schema (schema.ts) and pages
+`cacheScope`. A request of that revision must carry its client's capabilities in `_meta`
+too (-32602 without them), and the methods it removed (`initialize`, `ping`, ...) are
+-32601 for it. Followed from the specification's 2026-07-28 schema (schema.ts) and pages
 (server/discover, basic/versioning, server/utilities/caching), at modelcontextprotocol
 commit b0f60ba.
 """
@@ -20,8 +22,14 @@ STATELESS_VERSIONS = ("2026-07-28",)
 SUPPORTED = (*reversed(STATELESS_VERSIONS), *reversed(HANDSHAKE_VERSIONS))  # newest first
 
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+HEADER_MISMATCH = -32020
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+# what 2026-07-28 removed with the handshake and the session: a request of that revision
+# naming one is -32601, as for any method the server does not have
+REMOVED = frozenset({"initialize", "notifications/initialized", "ping", "logging/setLevel",
+                     "resources/subscribe", "resources/unsubscribe"})
 
 # The tools of a process never change (its tool sets are fixed at start) and name nothing
 # of the user's: an hour's freshness, and any cache may share them.
@@ -58,6 +66,21 @@ def requested_version(params: dict[str, Any]) -> str | None:
 
 def is_stateless(version: str) -> bool:
     return version in STATELESS_VERSIONS
+
+
+def incomplete_meta(params: Any) -> str | None:
+    """What a 2026-07-28 request's `_meta` lacks (None: nothing). The revision requires
+    its protocol version and the client's capabilities (clientInfo is only a SHOULD)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict):
+        return ("a request of MCP 2026-07-28 carries params._meta with "
+                f"{PROTOCOL_VERSION!r} and {CLIENT_CAPABILITIES!r}")
+    for key in (PROTOCOL_VERSION, CLIENT_CAPABILITIES):
+        if key not in meta:
+            return f"params._meta lacks {key!r}, which MCP 2026-07-28 requires"
+    if not isinstance(meta[CLIENT_CAPABILITIES], dict):
+        return f"params._meta[{CLIENT_CAPABILITIES!r}] must be an object"
+    return None
 
 
 def complete(result: dict[str, Any], server_info: dict[str, str],

@@ -12,7 +12,9 @@ the server's one dispatcher code, pool and sandbox. HTTP itself is h11's (http_c
   session, named by the `Mcp-Session-Id` response header, that the client sends back; an
   unknown or ended one is 404. Past MAX_SESSIONS, the least recently used session ends.
   A message without a session header is served by the sessionless client (stateless
-  requests, and /rpc).
+  requests, and /rpc). A request of MCP 2026-07-28 is checked against its headers first
+  (http_revision.py: 400 with the request's id) and has no session (a session header is
+  ignored); its -32601 is 404.
 - GET /mcp (or /rpc): the session's notification stream (http_session.py), the
   sessionless client's without a session header. One at a time.
 - DELETE /mcp: the session ends (its watches stop, its stream closes).
@@ -36,20 +38,17 @@ from chorus_tools.rpc.mcp.revision import SUPPORTED
 from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, protocol_error
+from chorus_tools.rpc.wire import http_revision as revision
 from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback
-from chorus_tools.rpc.wire.http_conn import Connection, Head, Reply, Response
+from chorus_tools.rpc.wire.http_conn import Connection
+from chorus_tools.rpc.wire.http_limits import Listener, connection_cap
+from chorus_tools.rpc.wire.http_message import Head, Reply, Response, plain
 from chorus_tools.rpc.wire.http_session import Session, sse
 
 SESSION = "mcp-session-id"
-PROTOCOL_VERSION = "mcp-protocol-version"
 JSON = [("content-type", "application/json")]
 MAX_SESSIONS = 1000
 SSE = [("content-type", "text/event-stream"), ("cache-control", "no-store")]
-
-
-def _plain(status: int, text: str, headers: list[tuple[str, str]] | None = None) -> Reply:
-    return Reply(status, text.encode() + b"\n",
-                 [("content-type", "text/plain; charset=utf-8"), *(headers or [])])
 
 
 def _error(status: int, message: str) -> Reply:
@@ -68,7 +67,7 @@ class HttpFront:
         self._watches = watches
         self._sessions: dict[str, Session] = {}
         self._sessionless = self._session(None)
-        self._server: asyncio.Server | None = None
+        self._listener: Listener | None = None
         self._connections: set[Connection] = set()
         self._handlers: set[asyncio.Task] = set()
         self._closing = False
@@ -86,29 +85,46 @@ class HttpFront:
         return {t for s in sessions for t in s.dispatcher.tasks} | {
             t for t in self._handlers}
 
-    async def start(self, sock: socket.socket) -> str:
-        """Serve on `sock`, already bound and listening (http_options.listen)."""
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self._connection, sock=sock)
-        host, port = self._server.sockets[0].getsockname()[:2]
+    def start(self, sock: socket.socket) -> str:
+        """Serve on `sock`, already bound and listening (http_options.listen), at most
+        --http-max-connections at once (fewer under a low descriptor limit)."""
+        self._listener = Listener(sock, connection_cap(self._options.max_connections),
+                                  self._open_connection, self._evict,
+                                  lambda: len(self._connections))
+        self._listener.start()
+        host, port = sock.getsockname()[:2]
         self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         return self.address
 
+    async def _open_connection(self, sock: socket.socket) -> None:
+        await asyncio.get_running_loop().connect_accepted_socket(self._connection, sock)
+
     def _connection(self) -> Connection:
-        conn = Connection(self, self._options.max_message_bytes, self._handlers,
-                          lambda: self._closing, self._connections.discard)
+        conn = Connection(self, self._options, self._handlers, lambda: self._closing,
+                          self._connections.discard)
         self._connections.add(conn)
         return conn
 
+    def _evict(self) -> bool:
+        """Close the connection waiting longest for a request, if one waits (at the cap)."""
+        waiting = [c for c in self._connections if c.idle_since is not None]
+        if not waiting:
+            return False
+        min(waiting, key=lambda c: c.idle_since or 0.0).evict()  # counted until closed
+        return True
+
     def connection_fds(self) -> tuple[int, ...]:
-        """The open connections' sockets: a process forked now must not keep them."""
-        return tuple(c.fd for c in self._connections if c.fd >= 0)
+        """The open connections' sockets, and those accepted whose connection is being
+        made: a process forked now must not keep them."""
+        pending = self._listener.pending if self._listener is not None else set()
+        return (*(c.fd for c in self._connections if c.fd >= 0),
+                *(s.fileno() for s in pending if s.fileno() >= 0))
 
     def stop_listening(self) -> None:
         """Shutdown, first step: no new connection or request; sessions end."""
         self._closing = True
-        if self._server is not None:
-            self._server.close()
+        if self._listener is not None:
+            self._listener.close()
         for session in [self._sessionless, *self._sessions.values()]:
             session.end()
         for conn in list(self._connections):
@@ -117,25 +133,25 @@ class HttpFront:
     # the checks made on a request's head, before its body is read
     def refuse(self, head: Head) -> Reply | None:
         if self._closing:
-            return _plain(503, "The server is shutting down.")
+            return plain(503, "The server is shutting down.")
         token = self._options.token
         if token is not None:
             given = head.headers.get("authorization", "").encode("latin-1")
             if not hmac.compare_digest(given, b"Bearer " + token):
-                return _plain(401, "Unauthorized: send Authorization: Bearer <token> (the "
+                return plain(401, "Unauthorized: send Authorization: Bearer <token> (the "
                               "content of --http-token-file).",
                               [("www-authenticate", 'Bearer realm="chorus-tools"')])
         origin = head.headers.get("origin")
         if origin is not None and not self._origin_allowed(origin):
-            return _plain(403, f"Forbidden: Origin {origin!r} is not this server's.")
+            return plain(403, f"Forbidden: Origin {origin!r} is not this server's.")
         host = head.headers.get("host", "")
         if self._loopback_bind and not _loopback_host(host):
-            return _plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
+            return plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
         if head.path not in ("/mcp", "/rpc"):
-            return _plain(404, "Not found: the endpoints are /mcp (MCP) and /rpc "
+            return plain(404, "Not found: the endpoints are /mcp (MCP) and /rpc "
                           "(JSON-RPC).")
         if head.method not in ("POST", "GET", "DELETE"):
-            return _plain(405, "Method not allowed.", [("allow", "GET, POST, DELETE")])
+            return plain(405, "Method not allowed.", [("allow", "GET, POST, DELETE")])
         return None
 
     def _origin_allowed(self, origin: str) -> bool:
@@ -152,12 +168,21 @@ class HttpFront:
         return is_loopback(host) or host == self._options.host.lower()
 
     def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
-        version = head.headers.get(PROTOCOL_VERSION)
-        if head.path == "/mcp" and version is not None and version not in SUPPORTED:
+        version = head.headers.get(revision.HEADER_VERSION)
+        message, modern = None, False
+        if head.path == "/mcp" and head.method == "POST":
+            message = _loads(head.body) if revision.may_be_modern(head.headers,
+                                                                  head.body) else None
+            if refused := revision.refusal(head.headers, message):
+                out.whole(Reply(400, dumps(refused), list(JSON)))
+                return None
+            modern = revision.is_modern(head.headers, message)
+        elif head.path == "/mcp" and version is not None and version not in SUPPORTED:
             out.whole(_error(400, f"Bad Request: unsupported MCP-Protocol-Version "
                               f"{version!r}; this server speaks {', '.join(SUPPORTED)}."))
             return None
-        session_id = head.headers.get(SESSION) if head.path == "/mcp" else None
+        # a 2026-07-28 request has no session: one named is ignored, as that revision says
+        session_id = head.headers.get(SESSION) if head.path == "/mcp" and not modern else None
         session = self._sessionless
         if session_id is not None:
             found = self._sessions.pop(session_id, None)
@@ -171,14 +196,14 @@ class HttpFront:
         if head.method == "DELETE":
             self._delete(head, session, out)
         else:
-            self._post(head, session, out)
+            self._post(head, session, out, message, modern)
         return None
 
     async def _listen(self, head: Head, session: Session, out: Response) -> None:
         if "text/event-stream" not in head.headers.get("accept", ""):
-            out.whole(_plain(406, "Not Acceptable: the stream is text/event-stream."))
+            out.whole(plain(406, "Not Acceptable: the stream is text/event-stream."))
         elif session.stream is not None and session.stream.open:
-            out.whole(_plain(409, "Conflict: this session's stream is already open."))
+            out.whole(plain(409, "Conflict: this session's stream is already open."))
         else:
             await session.listen(out, list(SSE))
 
@@ -193,21 +218,24 @@ class HttpFront:
 
     def _delete(self, head: Head, session: Session, out: Response) -> None:
         if head.path != "/mcp" or session.id is None:
-            out.whole(_plain(405 if head.path != "/mcp" else 400,
+            out.whole(plain(405 if head.path != "/mcp" else 400,
                              "DELETE ends an MCP session: send its Mcp-Session-Id."))
             return
         del self._sessions[session.id]
         session.end()
         out.whole(Reply(200))
 
-    def _post(self, head: Head, session: Session, out: Response) -> None:
+    def _post(self, head: Head, session: Session, out: Response, message: Any,
+              modern: bool) -> None:
         """Hand the message to the session's dispatcher; its reply is written as it comes
-        (no task of our own per request). Only a message that may open a session or ask
-        for progress is parsed here; the dispatcher parses every one."""
+        (no task of our own per request). Only a message that may be of MCP 2026-07-28,
+        open a session or ask for progress is parsed here (`message`, else None); the
+        dispatcher parses every one."""
         body, mcp = head.body, head.path == "/mcp"
-        message = _loads(body) if mcp and (b'"initialize"' in body or
-                                           b'"progressToken"' in body) else None
-        if mcp and session.id is None and _is_initialize(message):
+        if message is None and mcp and (b'"initialize"' in body or
+                                        b'"progressToken"' in body):
+            message = _loads(body)
+        if mcp and session.id is None and not modern and _is_initialize(message):
             session = self._open_session()
         headers = [(SESSION, session.id)] if mcp and session.id is not None else []
         streamed = mcp and _wants_progress(message) and \
@@ -226,7 +254,8 @@ class HttpFront:
                     out.chunk(sse(sent))
                     out.end()
                 else:
-                    out.whole(Reply(200, dumps(sent), [*JSON, *headers]))
+                    out.whole(Reply(revision.status(sent) if modern else 200, dumps(sent),
+                                    [*JSON, *headers]))
 
         def done(_: asyncio.Task) -> None:
             """Nothing to answer (notifications only, or cancelled by

@@ -1,5 +1,6 @@
 """One HTTP/1.1 connection: h11 parses and frames (no HTTP is parsed by hand here), this
-module only moves bytes between h11 and an asyncio transport, one request at a time.
+module only moves bytes between h11 and an asyncio transport, one request at a time, and
+bounds the time a client may hold the connection without a request in progress.
 
 A request is shown to the endpoint twice: its head first (`Endpoint.refuse`: a wrong
 token, a bad Origin, an unknown path, a declared length over the limit are answered
@@ -9,111 +10,62 @@ A body that grows past the limit is answered 413 at that byte and the connection
 nothing bigger than the limit is ever held. One request is handled at a time; what a
 client sends ahead (pipelining) waits in h11's buffer, and reading pauses when that holds
 more than a body and a head.
+
+Bounds (docs/protocol.md, HTTP: limits): a head larger than --http-max-head-bytes is 431;
+a new connection, or a request whose head has begun, has --http-head-timeout to finish the
+head (a deadline that bytes trickling in do not move: slowloris), else 408 and closed (a
+connection that sent nothing is closed without a word); a kept-alive connection idle for
+--http-idle-timeout between requests, or a body that stalls that long, is closed. While a
+request is being answered (a stream included) no timer runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
-from dataclasses import dataclass, field
-from http import HTTPStatus
-from typing import Awaitable, Callable, Protocol
+from typing import Awaitable, Callable
 
 import h11
 
+from chorus_tools.rpc.wire.http_message import (Endpoint, Head, Reply, Response, plain,
+                                                status_line)
+from chorus_tools.rpc.wire.http_options import HttpOptions
+
 log = logging.getLogger("chorus.http")
-HEAD_BYTES = 1 << 16  # what a pipelining client may send beyond one body before we pause
 DRAIN_SECONDS = 1.0  # how long the rest of a refused request is dropped before closing
-Headers = list[tuple[str, str]]
 
 
-@dataclass
-class Head:
-    """A request's line and headers (names lower-cased; a repeated header's last value)."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes = b""
-
-
-@dataclass
-class Reply:
-    """A whole response: a status, headers and a body."""
-
-    status: int
-    body: bytes = b""
-    headers: Headers = field(default_factory=list)
-
-
-class Endpoint(Protocol):
-    def refuse(self, head: Head) -> Reply | None:
-        """The answer to a request that must not run, from its head alone."""
-        ...
-
-    def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
-        """Answer a request whose body was read whole, through `out`: at once, from
-        callbacks later, or by the awaitable returned (a stream), which runs as a task."""
-        ...
-
-
-class Response:
-    """How a handler answers: one whole reply, or a stream of chunks (server-sent events)
-    that ends with `end()` or with the connection."""
-
-    def __init__(self, conn: Connection) -> None:
-        self._conn = conn
-        self.started = False
-        self.ended = False
-        self.on_lost: Callable[[], None] | None = None  # the client went away mid-stream
-
-    @property
-    def open(self) -> bool:
-        return self.started and not self.ended and not self._conn.lost
-
-    def whole(self, reply: Reply) -> None:
-        """The reply in one write (head, body and end: one send on the socket)."""
-        assert not self.started
-        self.started = self.ended = True
-        self._conn.send(_head(reply.status, [*reply.headers,
-                                             ("content-length", str(len(reply.body)))]),
-                        h11.Data(data=reply.body), h11.EndOfMessage())
-        self._conn.finished()
-
-    def stream(self, status: int, headers: Headers) -> None:
-        self._start(status, headers)
-
-    def chunk(self, data: bytes) -> None:
-        if self.open:
-            self._conn.send(h11.Data(data=data))
-
-    def end(self) -> None:
-        if self.started and not self.ended:
-            self.ended = True
-            self._conn.send(h11.EndOfMessage())
-            self._conn.finished()
-
-    def _start(self, status: int, headers: Headers) -> None:
-        assert not self.started
-        self.started = True
-        self._conn.send(_head(status, headers))
+class Phase(enum.Enum):
+    IDLE = "between requests"  # kept alive, nothing of the next request yet
+    HEAD = "receiving a head"  # or connected, nothing sent yet
+    BODY = "receiving a body"
+    BUSY = "answering"  # the endpoint has the request: no timer
+    DONE = "closing"
 
 
 class Connection(asyncio.Protocol):
-    def __init__(self, endpoint: Endpoint, max_body: int, tasks: set[asyncio.Task],
+    def __init__(self, endpoint: Endpoint, options: HttpOptions, tasks: set[asyncio.Task],
                  closing: Callable[[], bool], gone: Callable[[Connection], None]) -> None:
         self._endpoint = endpoint
-        self._max_body = max_body
+        self._options = options
+        self._max_body = options.max_message_bytes
         self._tasks = tasks  # the server's: shutdown waits for every running handler
         self._closing = closing  # the server is shutting down: no new request
         self._gone = gone
-        self._h11 = h11.Connection(h11.SERVER)
+        self._h11 = h11.Connection(h11.SERVER,
+                                   max_incomplete_event_size=options.max_head_bytes)
         self._transport: asyncio.Transport | None = None
         self._head: Head | None = None
         self._body: list[bytes] = []
         self._size = 0
         self._busy = False
         self._draining = False
+        self._phase = Phase.HEAD
+        self._heard = False  # a byte of the request now awaited has come
+        self._timer: asyncio.TimerHandle | None = None
+        self._last_data = 0.0
+        self.idle_since: float | None = None  # since when it waits for a request (evictable)
         self.lost = False
         self.fd = -1
         self.response: Response | None = None
@@ -122,14 +74,20 @@ class Connection(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
         self.fd = transport.get_extra_info("socket").fileno()
+        self._enter(Phase.HEAD)
 
     def data_received(self, data: bytes) -> None:
         if self._draining:
             return  # the rest of a refused request: dropped unread
+        self._last_data = asyncio.get_running_loop().time()
+        if not self._heard:
+            self._heard = True
+            if self._phase is Phase.IDLE:
+                self._enter(Phase.HEAD)  # the next request began: its head's deadline
         self._h11.receive_data(data)
         self._advance()
-        if self._busy and len(self._h11.trailing_data[0]) > self._max_body + HEAD_BYTES \
-                and self._transport is not None:
+        if self._busy and len(self._h11.trailing_data[0]) > \
+                self._max_body + self._options.max_head_bytes and self._transport is not None:
             self._transport.pause_reading()  # a client sending ahead: stop taking more
 
     def eof_received(self) -> bool:
@@ -139,9 +97,52 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
+        self._enter(Phase.DONE)
         self._gone(self)
         if self.response is not None and not self.response.ended and self.response.on_lost:
             self.response.on_lost()
+
+    def evict(self) -> None:
+        """Closed at once to make room for a new connection (http_limits.py): only one
+        waiting for a request is chosen, so no answer is cut."""
+        self._enter(Phase.DONE)
+        if self._transport is not None:
+            self._transport.abort()
+
+    def _enter(self, phase: Phase) -> None:
+        """Move to `phase` and arm its timer: the head's deadline, the idle one, or none."""
+        self._phase = phase
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        loop = asyncio.get_running_loop()
+        waiting = phase in (Phase.IDLE, Phase.HEAD)
+        if not waiting:
+            self.idle_since = None
+        elif self.idle_since is None:
+            self.idle_since = loop.time()
+        seconds = {Phase.HEAD: self._options.head_timeout,
+                   Phase.IDLE: self._options.idle_timeout,
+                   Phase.BODY: self._options.idle_timeout}.get(phase)
+        if seconds is not None:
+            self._timer = loop.call_later(seconds, self._expired)
+
+    def _expired(self) -> None:
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        if self._phase is Phase.BODY:
+            stalled = loop.time() - self._last_data
+            if stalled < self._options.idle_timeout:  # the body still moves: wait on
+                self._timer = loop.call_later(self._options.idle_timeout - stalled,
+                                              self._expired)
+                return
+            self._refuse(plain(408, "Request timeout: the body stalled for "
+                                     "--http-idle-timeout seconds."))
+        elif self._phase is Phase.HEAD and self._heard:
+            self._refuse(plain(408, "Request timeout: the request head took longer than "
+                                     "--http-head-timeout seconds."))
+        else:
+            self._close()  # a connection that never spoke, or one idle between requests
 
     def send(self, *events: h11.Event) -> None:
         if self.lost or self._transport is None:
@@ -164,6 +165,8 @@ class Connection(asyncio.Protocol):
         elif self._h11.their_state is h11.DONE and self._h11.our_state is h11.DONE:
             self._h11.start_next_cycle()
             self._head, self._body, self._size = None, [], 0
+            self._heard = bool(self._h11.trailing_data[0])  # sent ahead (pipelining)
+            self._enter(Phase.HEAD if self._heard else Phase.IDLE)
             if self._transport is not None and not self._transport.is_reading():
                 self._transport.resume_reading()
             self._advance()
@@ -173,7 +176,9 @@ class Connection(asyncio.Protocol):
             try:
                 event = self._h11.next_event()
             except h11.RemoteProtocolError as exc:
-                self._refuse(Reply(exc.error_status_hint, b"Bad request: malformed HTTP.\n"))
+                self._refuse(_head_too_large(self._options.max_head_bytes)
+                             if exc.error_status_hint == 431 else
+                             Reply(exc.error_status_hint, b"Bad request: malformed HTTP.\n"))
                 return
             if event is h11.NEED_DATA or event is h11.PAUSED:
                 return
@@ -188,11 +193,15 @@ class Connection(asyncio.Protocol):
                 return
 
     def _on_head(self, event: h11.Request) -> None:
+        self._enter(Phase.BODY)
         target = event.target.decode("latin-1")
         self._head = head = Head(event.method.decode("ascii", "replace").upper(),
                                  target.split("?", 1)[0],
                                  {k.decode("latin-1"): v.decode("latin-1")
                                   for k, v in event.headers})
+        if _head_size(event) > self._options.max_head_bytes:  # arrived in one read
+            self._refuse(_head_too_large(self._options.max_head_bytes))
+            return
         refusal = self._endpoint.refuse(head)
         length = head.headers.get("content-length", "")
         if refusal is None and length.isdigit() and int(length) > self._max_body:
@@ -212,6 +221,7 @@ class Connection(asyncio.Protocol):
         assert head is not None
         head.body, self._body = b"".join(self._body), []
         self._busy = True
+        self._enter(Phase.BUSY)
         self.response = response = Response(self)
         try:
             pending = self._endpoint.handle(head, response)
@@ -242,8 +252,9 @@ class Connection(asyncio.Protocol):
         Our side is shut first and what the client still sends is dropped for a moment,
         so its kernel does not reset the connection before it reads the answer."""
         self._busy = self._draining = True
+        self._enter(Phase.DONE)
         reply.headers.append(("connection", "close"))
-        if self._h11.our_state is h11.SEND_RESPONSE:
+        if self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):  # IDLE: no head was read
             self._send_now(reply)
         if self._transport is not None and not self._transport.is_closing():
             if self._transport.can_write_eof():
@@ -251,12 +262,13 @@ class Connection(asyncio.Protocol):
             asyncio.get_running_loop().call_later(DRAIN_SECONDS, self._close)
 
     def _send_now(self, reply: Reply) -> None:
-        self.send(_head(reply.status, [*reply.headers,
+        self.send(status_line(reply.status, [*reply.headers,
                                        ("content-length", str(len(reply.body)))]),
                   h11.Data(data=reply.body), h11.EndOfMessage())
 
     def _close(self) -> None:
         self._busy = True
+        self._enter(Phase.DONE)
         if self._transport is not None and not self._transport.is_closing():
             self._transport.close()
 
@@ -266,9 +278,15 @@ class Connection(asyncio.Protocol):
             self._close()
 
 
-def _head(status: int, headers: Headers) -> h11.Response:
-    return h11.Response(status_code=status, headers=headers,
-                        reason=HTTPStatus(status).phrase)
+def _head_size(event: h11.Request) -> int:
+    """A head's size as sent, near enough: its line and each header line."""
+    return len(event.method) + len(event.target) + 12 + sum(
+        len(name) + len(value) + 4 for name, value in event.headers)
+
+
+def _head_too_large(limit: int) -> Reply:
+    return plain(431, f"Request header fields too large: the request line and headers "
+                       f"are over --http-max-head-bytes ({limit} bytes).")
 
 
 def _too_large(limit: int) -> Reply:

@@ -13,10 +13,17 @@ LOOPBACK_NAMES = ("localhost", "ip6-localhost")
 
 @dataclass(frozen=True)
 class HttpOptions:
+    """The transport's settings; the bounds (docs/protocol.md, HTTP: limits) are options
+    with these defaults."""
+
     host: str
     port: int
     token: bytes | None  # --http-token-file's content; required off loopback
     max_message_bytes: int
+    max_head_bytes: int = 64 * 1024  # a request's line and headers; past it: 431
+    head_timeout: float = 10.0  # from connecting, or a head's first byte, to its end: 408
+    idle_timeout: float = 60.0  # a kept-alive connection between requests, a stalled body
+    max_connections: int = 256  # open at once (fewer under a low descriptor limit)
 
 
 @functools.lru_cache(maxsize=256)  # asked per request, of the few Host values clients send

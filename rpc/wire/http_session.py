@@ -1,6 +1,6 @@
-"""An HTTP client's session: its own dispatcher (so its MCP initialize state, the claude
-set's read-before-write memory and its request ids are its own), its own watches, and
-its notification stream (GET).
+"""An HTTP client's session: its own dispatcher (so its MCP initialize state and its
+request ids are its own; the claude set's reads are the workspace's, shared with every
+transport), its own watches, and its notification stream (GET).
 
 A notification about a request whose POST is still streaming (progress) goes on that
 POST's stream; every other one (a watch's `workspace/didChange`, progress of a request
@@ -17,7 +17,7 @@ from typing import Any
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.process.watch_service import OwnWatches
 from chorus_tools.rpc.wire.envelope import dumps
-from chorus_tools.rpc.wire.http_conn import Response
+from chorus_tools.rpc.wire.http_message import Response
 
 BACKLOG = 1000
 KEEP_ALIVE = 15.0  # seconds between comment lines on a quiet stream

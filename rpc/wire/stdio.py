@@ -160,15 +160,17 @@ class Server:
         self._warm = (WarmProcess(ctx, options.index_memory, self._pool.inherited,
                                   lambda: self._pool.ruleset, self._pool.idle)
                       if options.index_memory else None)
-        # one client's dispatcher: stdio's, and one per HTTP session; all on one path order
-        # and one history; the claude reads on disk are stdio's (an HTTP session keeps its
-        # own, as it keeps its initialize state and its watches)
+        # one client's dispatcher: stdio's, and one per HTTP session; all on one path order,
+        # one history and one memory of the claude set's reads (the workspace's, on disk or
+        # else for this process: an HTTP session keeps only its initialize state and its
+        # watches, so a client that opens a session per call can Read then Edit)
         self._new_dispatcher = functools.partial(
             Dispatcher, self._pool, request_timeout=options.request_timeout,
             records=self._records, toolsets=options.toolsets, read_only=options.read_only,
             roots=ctx.ws.roots, order=PathOrder(),
-            history=HistoryCalls(self._history, ctx.ws.roots, options.read_only))
-        self._dispatcher = self._new_dispatcher(watches=self._watches, reads=options.reads)
+            history=HistoryCalls(self._history, ctx.ws.roots, options.read_only),
+            reads=options.reads if options.reads is not None else {})
+        self._dispatcher = self._new_dispatcher(watches=self._watches)
         self._http: HttpFront | None = None
         self._listening = listening  # --http's socket, bound before --user dropped root
         self._stop = asyncio.Event()
@@ -196,7 +198,7 @@ class Server:
         assert self._options.http is not None
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._stop.set)
         self._http = HttpFront(self._options.http, self._new_dispatcher, self._watches)
-        address = await self._http.start(sock)
+        address = self._http.start(sock)
         self._pool.more_fds = self._http.connection_fds
         # the one line a launcher reads to learn the port (with --http 127.0.0.1:0)
         print(f"chorus-tools: serving HTTP on http://{address}/mcp (MCP) and "

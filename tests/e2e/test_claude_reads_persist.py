@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from http_server import HttpEndpoint, beside, initialize
 from rpc_client import REPO, RpcServer, error_code
 
 
@@ -157,3 +158,56 @@ def test_the_state_survives_the_privilege_drop(tmp_path: Path) -> None:
                                    "new_string": "2"})
     assert "result" in edited, (edited, srv.stderr)
     assert (ws / "notes.txt").read_text() == "one\n2\n"
+
+
+def _tool(http: HttpEndpoint, session: str, name: str, arguments: dict[str, Any]) -> Any:
+    reply = http.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                               "params": {"name": name, "arguments": arguments}},
+                      mcp_session_id=session)
+    assert reply.status_code == 200, reply.text
+    return reply.json()["result"]
+
+
+@pytest.mark.parametrize("state_option", ["--state", "in memory"])
+def test_read_in_one_http_session_then_edit_in_a_new_session(
+        ws: Path, state: Path, state_option: str) -> None:
+    """langchain-mcp-adapters' get_tools() opens a session per call: the Read of one
+    session lets the Edit of the next through, as across stdio processes (and when the
+    reads are kept in memory, because the state directory lies inside the workspace)."""
+    where = (["--state", str(state)] if state_option == "--state"
+             else ["--history", "0"])
+    env = {} if state_option == "--state" else {"XDG_STATE_HOME": str(ws / ".state")}
+    with RpcServer(ws, "--tools", "claude", "--workers", "1", "--http", "127.0.0.1:0",
+                   *where, env=env) as srv:
+        http = beside(srv)
+        read = _tool(http, initialize(http), "Read", {"file_path": "notes.txt"})
+        assert read["isError"] is False
+        edited = _tool(http, initialize(http), "Edit", {
+            "file_path": "notes.txt", "old_string": "two", "new_string": "2"})
+        assert edited["isError"] is False, edited
+        never = _tool(http, initialize(http), "Write", {"file_path": "other.txt",
+                                                        "content": "x"})
+        assert never["isError"] is False  # a new file needs no Read
+        (ws / "third.txt").write_text("3\n")
+        refused = _tool(http, initialize(http), "Edit", {
+            "file_path": "third.txt", "old_string": "3", "new_string": "three"})
+        assert refused["structuredContent"]["error"] == "not_read", refused
+    assert (ws / "notes.txt").read_text() == "one\n2\n"
+    assert (ws / "third.txt").read_text() == "3\n"
+
+
+def test_a_stdio_client_and_an_http_session_share_the_reads(ws: Path, state: Path) -> None:
+    with RpcServer(ws, "--tools", "claude", "--workers", "1", "--http", "127.0.0.1:0",
+                   "--state", str(state)) as srv:
+        http = beside(srv)
+        srv.result("Read", {"file_path": "notes.txt"})  # over stdio
+        session = initialize(http)
+        assert _tool(http, session, "Edit", {"file_path": "notes.txt", "old_string": "two",
+                                             "new_string": "2"})["isError"] is False
+        (ws / "later.txt").write_text("later\n")
+        assert _tool(http, session, "Read", {"file_path": "later.txt"})["isError"] is False
+        # and the other way: what the HTTP session read, stdio may edit
+        assert srv.result("Edit", {"file_path": "later.txt", "old_string": "later",
+                                   "new_string": "now"})["replacements"] == 1
+    assert (ws / "notes.txt").read_text() == "one\n2\n"
+    assert (ws / "later.txt").read_text() == "now\n"

@@ -147,8 +147,9 @@ def test_rpc_batches_and_notifications(ws: Path) -> None:
 
 
 def test_sessions_are_kept_apart(ws: Path) -> None:
-    """Two MCP sessions of the claude set: what one read, the other has not; each has
-    its own initialize; an ended session is 404; DELETE of an unknown one 404."""
+    """Two MCP sessions of the claude set: each has its own initialize, but the reads are
+    the workspace's (what one read, the other may edit); an ended session is 404; DELETE
+    of an unknown one 404."""
     with HttpServer(ws, "--workers", "2", "--tools", "claude") as server:
         first, second = initialize(server), initialize(server, "2025-06-18")
         assert first != second
@@ -161,10 +162,10 @@ def test_sessions_are_kept_apart(ws: Path) -> None:
             return reply.json()["result"]
 
         edit = {"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}
-        assert call(first, "Read", {"file_path": "a.txt"})["isError"] is False
         refused = call(second, "Edit", edit)
         assert refused["isError"] and refused["structuredContent"]["error"] == "not_read"
-        assert call(first, "Edit", edit)["isError"] is False
+        assert call(first, "Read", {"file_path": "a.txt"})["isError"] is False
+        assert call(second, "Edit", edit)["isError"] is False
         again = server.post("/mcp", {"jsonrpc": "2.0", "id": 9, "method": "initialize",
                                      "params": {"protocolVersion": "2025-11-25",
                                                 "capabilities": {}}},
@@ -341,17 +342,19 @@ def test_a_port_below_1024_is_bound_before_user_drops_root(ws: Path) -> None:
 
 def test_server_discover_and_a_stateless_call_need_no_initialize_over_http(ws: Path) -> None:
     """MCP 2026-07-28 over HTTP as over stdio: a client that never initializes discovers the
-    server, then calls a tool with its version in `_meta` and in the MCP-Protocol-Version
-    header (which the older versions' session rules must not refuse)."""
-    meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+    server, then calls a tool with its version and capabilities in `_meta` and the headers
+    that mirror the body (which the older versions' session rules must not refuse)."""
+    meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}}}
     with HttpServer(ws, "--workers", "1") as server:
         found = server.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "server/discover",
-                                     "params": meta}, mcp_protocol_version="2026-07-28")
+                                     "params": meta}, mcp_protocol_version="2026-07-28",
+                            mcp_method="server/discover")
         assert found.status_code == 200, found.text
         assert found.json()["result"]["supportedVersions"][0] == "2026-07-28"
         call = server.post("/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             **meta, "name": "file_read", "arguments": {"path": "a.txt"}}},
-            mcp_protocol_version="2026-07-28")
+            mcp_protocol_version="2026-07-28", mcp_method="tools/call", mcp_name="file_read")
         assert call.status_code == 200, call.text
         result = call.json()["result"]
         assert result["resultType"] == "complete" and result["isError"] is False

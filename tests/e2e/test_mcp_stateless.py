@@ -126,3 +126,24 @@ def test_initialize_negotiates_only_the_handshake_versions(ws: Path) -> None:
         listed = server.result("tools/list")
     assert init["protocolVersion"] == LEGACY[-1]
     assert "resultType" not in listed
+
+
+@pytest.mark.parametrize("params", [{"_meta": {META_VERSION: MODERN}},
+                                    {"_meta": {META_VERSION: MODERN,
+                                               "io.modelcontextprotocol/clientCapabilities": 1}}])
+def test_a_stateless_request_without_client_capabilities_is_invalid_params(
+        ws: Path, params: dict[str, Any]) -> None:
+    with RpcServer(ws, "--workers", "1") as server:
+        reply = server.call("tools/list", params)
+    assert reply["error"]["code"] == -32602 and reply["error"]["data"]["param"] == "_meta"
+
+
+@pytest.mark.parametrize("method", ["initialize", "ping"])
+def test_methods_the_revision_removed_are_not_found_for_its_requests(
+        ws: Path, method: str) -> None:
+    """A stateless request naming a method 2026-07-28 removed is -32601; the same method
+    without that `_meta` is served as before."""
+    with RpcServer(ws, "--workers", "1") as server:
+        reply = server.call(method, meta())
+        assert reply["error"]["code"] == -32601, reply
+        assert server.result("ping") == {}

@@ -67,3 +67,26 @@ def test_a_port_already_taken_exits_2(tmp_path: Path) -> None:
         done = run("--workspace", str(tmp_path), "--allow-root", "--http", str(port))
     assert done.returncode == 2
     assert f"--http 127.0.0.1:{port}: Address already in use" in done.stderr
+
+
+def test_the_http_bounds_have_their_documented_defaults() -> None:
+    from chorus_tools.rpc.cli import parser
+    args = parser().parse_args(["--workspace", ".", "--http", "0"])
+    assert (args.http_max_head_bytes, args.http_head_timeout, args.http_idle_timeout,
+            args.http_max_connections) == (65536, 10.0, 60.0, 256)
+
+
+@pytest.mark.parametrize("limit, most", [(256, 256 - 64), (1024, 256), (4096, 256)])
+def test_the_connection_bound_leaves_a_quarter_of_the_descriptors(limit: int,
+                                                                  most: int) -> None:
+    """Under a real RLIMIT_NOFILE (set in a child process), the connections allowed at
+    once plus the descriptors open plus the reserve fit under the limit."""
+    code = ("import os, resource; resource.setrlimit(resource.RLIMIT_NOFILE, "
+            f"({limit}, {limit})); from chorus_tools.rpc.wire.http_limits import "
+            "connection_cap; print(connection_cap(256), len(os.listdir('/proc/self/fd')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO, timeout=60)
+    cap, open_now = map(int, done.stdout.split())
+    assert 1 <= cap <= most
+    assert cap + open_now + max(64, limit // 4) <= limit
+    assert (cap < 256) == (limit == 256)

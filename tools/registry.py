@@ -67,9 +67,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "Edit a file by exact find and replace: each of `patches` replaces `find` with "
             "`replace`, in order, all or nothing. Copy `find` from the file (no line "
             "numbers) with enough context to be unique, or set replace_all. Line endings "
-            "and indentation may differ. Returns a diff; `dry_run` only shows it. On "
-            "find_not_found, data.hint is the closest text: fix `find` from it without "
-            "re-reading.")),
+            "and indentation may differ. Returns a diff; `dry_run` only shows it. A find "
+            "not found is answered with the file's closest text: fix `find` from it "
+            "without re-reading.")),
     Method(
         "file.delete", "chorus_tools.tools.mutate.delete:delete",
         "Delete a regular file or a symlink (never its target, never a directory).",

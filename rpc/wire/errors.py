@@ -57,4 +57,4 @@ def wire_error(exc: BaseException) -> dict[str, Any]:
         exc = ToolError("internal_error",
                         f"Internal error in chorus-tools (a bug, not your input): "
                         f"{type(exc).__name__}: {exc}. Details are in the server's log.")
-    return {"code": CODES[exc.code], "message": exc.message, "data": exc.to_data()}
+    return {"code": CODES[exc.code], "message": exc.text, "data": exc.to_data()}

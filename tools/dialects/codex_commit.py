@@ -57,7 +57,7 @@ def commit(ctx: ToolContext, files: list[PlannedFile]) -> dict[str, str | None]:
         raise ToolError(err.code, f"{err.message} Nothing was changed: "
                         + (f"{', '.join(f.shown for f in done)} had been written and "
                            "were restored." if done else "no file had been written yet."),
-                        **err.details, restored=[f.rel for f in done],
+                        quote=err.quote, **err.details, restored=[f.rel for f in done],
                         **({"not_restored": undone} if undone else {})) from None
     return versions
 

@@ -86,12 +86,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              include_hidden={"type": "boolean"}, include_ignored={"type": "boolean"},
              sort={"enum": ["path", "modified", "size"]}, max_results=POSITIVE),
         _obj(["files", "truncated"], files={"type": "array", "items": FILE_ENTRY},
-             truncated={"type": "boolean"}),
+             truncated={"type": "boolean"},
+             hint=_obj(["pattern", "count"], pattern={"type": "string"}, count=POSITIVE)),
         stoppable=True, title="List files", idempotent=True, shown_as="list",
         description=(
             "List files. Without `pattern`: the entries directly in `path` (default the "
-            "root). With `pattern`: every path beneath `path` matching the glob "
-            "(`**/*.py`). Hidden and .gitignored paths are skipped unless include_hidden / "
+            "root). With `pattern`: the paths beneath `path` matching the glob; a pattern "
+            "without `/` (`*.py`) matches in `path` itself, or with `recursive` at any "
+            "depth. Hidden and .gitignored paths are skipped unless include_hidden / "
             "include_ignored. `sort`: path, modified (newest first) or size.")),
     Method(
         "file.search", "chorus_tools.tools.search.search:search",

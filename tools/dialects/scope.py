@@ -46,9 +46,8 @@ def write_file(ctx: ToolContext, path: str, content: str, encoding: str = "utf-8
 def list_directory(ctx: ToolContext, path: str, recursive: bool = False, depth: int | None = None,
                    glob: str | None = None,
                    includeHidden: bool = False) -> dict[str, Any] | FanOut:
-    """A glob without '/' or '**' filters names at every depth of a recursive listing."""
-    if glob and (recursive or depth) and "/" not in glob:
-        glob = f"**/{glob}"
+    """A glob without '/' filters names at every depth of a recursive listing (the
+    core's rule for a name pattern)."""
     listed = list_files(ctx, path, pattern=glob, recursive=recursive, depth=depth,
                         include_hidden=includeHidden, max_results=_EVERY)
     return then(listed, "chorus_tools.tools.dialects.scope:listing_result")

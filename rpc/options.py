@@ -63,7 +63,7 @@ class Parser(argparse.ArgumentParser):
     of a required option that the misspelling was meant to give."""
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+                   namespace: None = None) -> argparse.Namespace:
         self._given = list(sys.argv[1:] if args is None else args)
         return super().parse_args(args, namespace)
 

@@ -121,7 +121,7 @@ def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, afte
                         f"({occurrences(lines[:LINES_SHOWN], more)}). Set patches[0].count "
                         "to the number it occurs, or give longer anchors.", path=path,
                         patch_index=0, count=len(found), lines=lines[:LINES_SHOWN],
-                        tier="exact", expected=count, **({"more_lines": more} if more else {}))
+                        tier="exact", expected=count, **_more_lines(more))
     regions: dict[str, int] = {}
     for m in found:
         regions[m.group(0)] = regions.get(m.group(0), 0) + 1
@@ -131,6 +131,10 @@ def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, afte
         patches.append({"find": region, "count": times,
                         "replace": region[:start] + new + region[start + len(old):]})
     return patch(ctx, path, patches, expected_version=version_of(st))
+
+
+def _more_lines(more: int) -> dict[str, Any]:
+    return {"more_lines": more} if more else {}
 
 
 def listdir_tool(ctx: ToolContext, path: str = ".") -> dict[str, Any]:

@@ -214,6 +214,7 @@ def _misfit(text: str, refusal: Refusal, i: int, path: str) -> ToolError:
             "text": content(region), "similarity": 0.999}
     misfit = refusal.misfit
     reason = misfit.said(f"patches[{i}].find", f"patches[{i}].replace")
+    where: dict[str, Any] = {f"{misfit.part}_line": misfit.line}
     return ToolError("find_not_found",
                      f"patches[{i}].find matches lines {refusal.start_line}-"
                      f"{refusal.end_line} of {path} only when indentation is ignored, and "
@@ -222,7 +223,7 @@ def _misfit(text: str, refusal: Refusal, i: int, path: str) -> ToolError:
                      f"patches[{i}].replace the same way; lines {refusal.start_line}-"
                      f"{refusal.end_line} follow exactly as in the file:",
                      quote=hint["text"], path=path, patch_index=i, hint=hint,
-                     reason=reason, **{f"{misfit.part}_line": misfit.line})
+                     reason=reason, **where)
 
 
 def _not_found(text: str, find: str, i: int, path: str) -> ToolError:

@@ -155,12 +155,15 @@ def _walk_list(ctx: ToolContext, path: str, pattern: str, depth: int | None,
 
 def _count(ctx: ToolContext, path: str, pattern: str, exclude: str | list[str] | None,
            include_hidden: bool, include_ignored: bool) -> int:
-    """How many entries beneath `path` a glob matches (an empty answer's hint)."""
+    """How many entries beneath `path` a glob matches (an empty answer's hint); 0 when the
+    directory went away since it was listed (the empty answer was true then)."""
     start = _start(ctx, path)
     walker = _walker(ctx, _compile(pattern), start, include_hidden, include_ignored, None,
                      _excluded(_globs(exclude), len(start) + 1 if start else 0))
-    with _listing(path):
+    try:
         return sum(1 for _ in walker.walk_from(start, path))
+    except ToolError:
+        return 0
 
 
 def list_entries(ctx: ToolContext, path: str = ".", exclude: str | list[str] | None = None,

@@ -10,6 +10,7 @@ import os
 import pwd
 import signal
 import socket
+import stat
 import sys
 from typing import NoReturn
 
@@ -18,6 +19,7 @@ from chorus_tools.rpc.process.privileges import drop_to, preload
 from chorus_tools.rpc.dispatch.history import default_directory, give_history
 from chorus_tools.rpc.dispatch.read_store import ReadStore, state_root, store_dir
 from chorus_tools.rpc.dispatch.records import inside
+from chorus_tools.rpc.options import SIZES, Parser, count, seconds, size
 from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback, listen
 from chorus_tools.rpc.wire.stdio import Server, ServerOptions
 from chorus_tools.tools.context import KIB, MIB, Limits, ToolContext
@@ -30,14 +32,18 @@ from chorus_tools.tools.search.locate import find_ripgrep
 
 def parser() -> argparse.ArgumentParser:
     """The command line, also read by docs/generate.py for the options reference."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="chorus-tools",
-        description="Sandboxed file tools for agents: JSON-RPC 2.0 over stdin/stdout "
-                    "(newline-delimited, or Content-Length framed).")
+        description="Sandboxed file tools for agents, confined to one workspace: an MCP "
+                    "(Model Context Protocol) server and a plain JSON-RPC 2.0 server at "
+                    "once, over stdin/stdout (newline-delimited, or Content-Length "
+                    "framed) and, with --http, over HTTP. An MCP host starts it as a "
+                    "stdio server: chorus-tools --workspace DIR (docs/hosts.md).",
+        epilog=f"Options ending in -bytes, and --index-memory, take {SIZES}.")
     p.add_argument("--version", action=_Version)
     p.add_argument("--workspace", required=True, metavar="DIR",
                    help="the directory every path is confined to")
-    p.add_argument("--workers", type=_positive, default=os.cpu_count() or 1, metavar="N",
+    p.add_argument("--workers", type=count(1), default=os.cpu_count() or 1, metavar="N",
                    help="worker processes (default: the number of CPUs)")
     p.add_argument("--search-engine", choices=("auto", "ripgrep", "python"), default="auto",
                    help="auto (default): ripgrep when found, else the python engine")
@@ -59,10 +65,10 @@ def parser() -> argparse.ArgumentParser:
                    help="keep what every mutation replaces in DIR (outside the workspace) "
                         "for file.history, file.restore and workspace.rewind (default: the "
                         "user's state directory, one per workspace; 0 turns it off)")
-    p.add_argument("--history-bytes", type=_positive, default=256 * 1024 * 1024, metavar="N",
+    p.add_argument("--history-bytes", type=size(1), default=256 * 1024 * 1024, metavar="N",
                    help="the history's size budget; the oldest content goes first "
                         "(default: 268435456, 256 MiB)")
-    p.add_argument("--index-memory", type=_not_negative, default=256 * 1024 * 1024,
+    p.add_argument("--index-memory", type=size(0), default=256 * 1024 * 1024,
                    metavar="BYTES",
                    help="memory for the warm tree and content index that speed up repeated "
                         "listing and searching (default: 268435456, 256 MiB); 0 turns them "
@@ -88,16 +94,16 @@ def parser() -> argparse.ArgumentParser:
     http.add_argument("--http-token-file", metavar="FILE",
                       help="every HTTP request must carry 'Authorization: Bearer TOKEN', "
                            "TOKEN being FILE's content (required off loopback)")
-    http.add_argument("--http-max-head-bytes", type=_positive, default=64 * KIB,
+    http.add_argument("--http-max-head-bytes", type=size(1024), default=64 * KIB,
                       metavar="N", help="largest request line and headers; larger: 431 "
                                         "(default: 65536)")
-    http.add_argument("--http-head-timeout", type=_seconds, default=10.0, metavar="SECONDS",
+    http.add_argument("--http-head-timeout", type=seconds, default=10.0, metavar="SECONDS",
                       help="time a new connection, or a request whose head has begun, has "
                            "to send the whole head; then 408 and closed (default: 10)")
-    http.add_argument("--http-idle-timeout", type=_seconds, default=60.0, metavar="SECONDS",
+    http.add_argument("--http-idle-timeout", type=seconds, default=60.0, metavar="SECONDS",
                       help="a kept-alive connection idle this long between requests, or a "
                            "body stalled this long, is closed (default: 60)")
-    http.add_argument("--http-max-connections", type=_positive, default=256, metavar="N",
+    http.add_argument("--http-max-connections", type=count(1), default=256, metavar="N",
                       help="HTTP connections open at once, lowered to keep a quarter of the "
                            "descriptor limit (RLIMIT_NOFILE) for the workspace's own work; "
                            "past it the connection idle longest is closed, or the new one "
@@ -112,14 +118,16 @@ def parser() -> argparse.ArgumentParser:
         ("--max-diff-bytes", 64 * KIB, "size of file.patch's diff before it is cut"),
         ("--max-pending", 1024, "requests waiting for a worker before server_busy"),
     ]:
-        limits.add_argument(flag, type=_positive, default=default, metavar="N",
+        in_bytes = flag.endswith("-bytes")
+        limits.add_argument(flag, type=size(1) if in_bytes else count(1), default=default,
+                            metavar="SIZE" if in_bytes else "N",
                             help=f"{what} (default: {default})")
     for flag, default, what in [
         ("--request-timeout", 60.0, "a request running longer is stopped: timeout"),
         ("--shutdown-timeout", 10.0, "time to finish in-flight requests at exit"),
         ("--search-file-timeout", 1.0, "per-file budget of the python search engine"),
     ]:
-        limits.add_argument(flag, type=_seconds, default=default, metavar="SECONDS",
+        limits.add_argument(flag, type=seconds, default=default, metavar="SECONDS",
                             help=f"{what} (default: {default:g})")
     return p
 
@@ -133,20 +141,6 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         print(f"chorus-tools {server_version()}")
         parser.exit()
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def _not_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
 
 
 def _toolsets(text: str) -> tuple[str, ...]:
@@ -199,16 +193,25 @@ def _listen(http: HttpOptions) -> socket.socket:
         _fail(f"--http {http.host}:{http.port}: {exc.strerror or exc}")
 
 
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be a positive number of seconds")
-    return value
-
-
 def _fail(message: str) -> NoReturn:
     print(f"chorus-tools: {message}", file=sys.stderr)
     sys.exit(2)
+
+
+def _check_workspace(path: str) -> None:
+    """The workspace must be a directory: each way it is not, said as what it is."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        _fail(f"--workspace {path!r} does not exist; create it, or give the directory the "
+              "agent may work in")
+    except NotADirectoryError:
+        _fail(f"--workspace {path!r}: a parent of it is a file, not a directory")
+    except OSError as exc:
+        _fail(f"--workspace {path!r} cannot be reached: {exc.strerror}")
+    if not stat.S_ISDIR(st.st_mode):
+        _fail(f"--workspace {path!r} is a file, not a directory; give the directory that "
+              "holds it (e.g. its parent)")
 
 
 def _history_dir(args: argparse.Namespace) -> str | None:
@@ -313,8 +316,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="chorus-tools %(levelname)s %(name)s: %(message)s")
     user = _user(args)
-    if not os.path.isdir(args.workspace):
-        _fail(f"--workspace {args.workspace!r} does not exist or is not a directory")
+    _check_workspace(args.workspace)
     if args.records and inside(args.records, args.workspace):
         _fail(f"--records {args.records!r} lies inside the workspace; audit records must be "
               "out of the agent's reach")

@@ -142,6 +142,13 @@ def list_queries() -> list[dict[str, Any]]:
         {"recursive": True, "sort": "modified", "max_results": 4},
         {"path": "secrets"}, {"path": "keys", "recursive": True}, {"path": "missing"},
         {"path": "README.md"}, {"path": "dangling"}, {"path": "abs_out"}, {"path": "../x"},
+        # a pattern without '/' (issue 35): at the top, or at any depth with recursive or
+        # depth; an empty answer's hint counts **/PATTERN under the same rules
+        {"pattern": "*.py", "recursive": True}, {"pattern": "*.py", "depth": 3},
+        {"pattern": "mod_*", "depth": 2}, {"pattern": "*.md", "path": "src"},
+        {"pattern": "*.tmp"}, {"pattern": "*.tmp", "include_ignored": True},
+        {"pattern": "leaf_*", "exclude": "pkg1"}, {"pattern": "*.nothing"},
+        {"pattern": ".*", "recursive": True}, {"pattern": "*.pem"},
     ]
     return queries
 
@@ -219,12 +226,14 @@ def dialect_queries() -> list[Call]:
         ("LS", {"path": "."}), ("LS", {"path": "src", "ignore": ["pkg1"]}),
         ("LS", {"path": "link_dir"}), ("Glob", {"pattern": "**/*.py"}),
         ("Glob", {"pattern": "**/*"}), ("Glob", {"pattern": "*.md", "path": "docs"}),
+        ("Glob", {"pattern": "*.py"}),
         ("Grep", {"pattern": "unique_ident_3"}),
         ("Grep", {"pattern": "todo", "-i": True, "output_mode": "count"}),
         ("Grep", {"pattern": "Widget", "glob": "*.py", "output_mode": "content", "-C": 1}),
         ("list_directory", {"dir_path": "."}), ("list_directory", {"dir_path": "docs"}),
         ("glob", {"pattern": "**/*.MD"}), ("glob", {"pattern": "**/*.py", "dir_path": "src"}),
         ("glob", {"pattern": "**/*", "respect_git_ignore": False}),
+        ("glob", {"pattern": "*.py"}),
         ("grep_search", {"pattern": "unique_ident_1"}),
         ("grep_search", {"pattern": "TODO", "names_only": True, "no_ignore": True}),
         ("grep_search", {"pattern": "kelvin", "include_pattern": "*.txt"}),

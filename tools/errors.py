@@ -7,7 +7,8 @@ The codes are the `data.error` names of docs/protocol.md, Errors; the numeric JS
 from __future__ import annotations
 
 import errno
-from typing import Any
+import re
+from typing import Any, Mapping
 
 CODES = (
     "invalid_params",
@@ -36,25 +37,88 @@ CODES = (
 
 
 class ToolError(Exception):
-    """A failure the client caused or must know about; never a bug."""
+    """A failure the client caused or must know about; never a bug.
 
-    def __init__(self, code: str, message: str, **details: Any) -> None:
+    `message` says what went wrong and what to do; `quote` is text from the file that the
+    agent needs to act on (a hint's region, the lines an edit would have written), shown
+    after the message exactly as it is: most MCP hosts give a model the error's text
+    alone (docs/protocol.md, MCP), so that text holds what the data holds, never a
+    pointer to it. A tool set's own words (`in_words`) change the message, never the quote."""
+
+    def __init__(self, code: str, message: str, *, quote: str | None = None,
+                 own_words: bool = False, **details: Any) -> None:
         if code not in CODES:
             raise ValueError(f"unknown tool error code {code!r}")
         super().__init__(message)
         self.code = code
         self.message = message
+        self.quote = quote
+        self.own_words = own_words  # a tool set's adapter wrote it: in_words leaves it
         self.details = details
 
+    @property
+    def text(self) -> str:
+        """What the agent reads: the message, then the quote on the lines after it."""
+        return self.message if self.quote is None else f"{self.message}\n{self.quote}"
+
     def to_data(self) -> dict[str, Any]:
-        return {"error": self.code, "message": self.message, **self.details}
+        return {"error": self.code, "message": self.text, **self.details}
+
+    def saying(self, message: str, *, own_words: bool = False) -> ToolError:
+        """The same error (code, quote, details) with another message; `own_words`: a
+        tool set's adapter wrote it in the set's words, which may echo the agent's text
+        (an `old_str`), so the set's `words` must not touch it again."""
+        return ToolError(self.code, message, quote=self.quote, own_words=own_words,
+                         **self.details)
 
     def __reduce__(self):  # keyword details survive pickling across the worker pipe
-        return (_rebuild, (self.code, self.message, self.details))
+        return (_rebuild, (self.code, self.message, self.quote, self.own_words,
+                           self.details))
 
 
-def _rebuild(code: str, message: str, details: dict[str, Any]) -> ToolError:
-    return ToolError(code, message, **details)
+def _rebuild(code: str, message: str, quote: str | None, own_words: bool,
+             details: dict[str, Any]) -> ToolError:
+    return ToolError(code, message, quote=quote, own_words=own_words, **details)
+
+
+def in_words(err: ToolError, words: Mapping[str, str]) -> ToolError:
+    """`err` in a tool set's own words (a Method's `words`: docs/protocol.md, Tool sets).
+    Each key is a name the core uses (a parameter, `'path'` as messages quote it,
+    `patches[{i}].find` for every index, a method, a phrase) and becomes the tool's own
+    wherever it stands whole in the message, `data.param` and `data.reason`; the quote
+    (the file's text) is never touched. `data.param` also follows a quoted key
+    (`'path'`: the parameter `path`)."""
+    if not words:
+        return err
+    details = dict(err.details)
+    message = err.message if err.own_words else _swap(err.message, words)
+    for field in ("param", "reason"):
+        if isinstance(details.get(field), str):
+            details[field] = _swap(details[field], words)
+    param = details.get("param")
+    if isinstance(param, str) and f"'{param}'" in words:
+        details["param"] = words[f"'{param}'"].strip("'")
+    return ToolError(err.code, message, quote=err.quote, own_words=err.own_words, **details)
+
+
+def _swap(text: str, words: Mapping[str, str]) -> str:
+    for core, own in words.items():
+        text = _word(core).sub(lambda m, own=own: own.replace("{i}", m.group(1))
+                               if m.groups() else own, text)
+    return text
+
+
+_WORDS: dict[str, re.Pattern[str]] = {}
+
+
+def _word(core: str) -> re.Pattern[str]:
+    """`core` standing whole: not inside a longer name or a path (`src/file.patch.py`)."""
+    rx = _WORDS.get(core)
+    if rx is None:
+        rx = _WORDS[core] = re.compile(
+            r"(?<![\w./-])" + re.escape(core).replace(r"\{i\}", r"(\d+)")
+            + r"(?![\w\[/-]|\.\w)")
+    return rx
 
 
 _ERRNO_CODES = {

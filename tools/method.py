@@ -4,7 +4,7 @@ written with; the seed dialects' tables (tools/dialects/*_table.py) use them too
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, TypedDict
 
@@ -52,6 +52,7 @@ class Options(TypedDict, total=False):
     read_state: str
     shown_as: str
     mcp_tool: bool
+    words: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class Method:
     # claude's read-before-write (rpc/dispatch/session.py): shown | guarded | removed
     read_state: str = ""
     error_style: str = ""  # "module:function" giving a ToolError the set's own form
+    # the core's names in this tool's own (`'path'` -> `'file_path'`, `patches[{i}].find`
+    # -> `old_string`): every error its run raises is said in them (tools/errors.in_words)
+    words: dict[str, str] = field(default_factory=dict)
     # MCP content for a model: "read", "search", "list", "json" or "output" (its set's text)
     shown_as: str = "json"
     mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)

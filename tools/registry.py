@@ -67,9 +67,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "Edit a file by exact find and replace: each of `patches` replaces `find` with "
             "`replace`, in order, all or nothing. Copy `find` from the file (no line "
             "numbers) with enough context to be unique, or set replace_all. Line endings "
-            "and indentation may differ. Returns a diff; `dry_run` only shows it. On "
-            "find_not_found, data.hint is the closest text: fix `find` from it without "
-            "re-reading.")),
+            "and indentation may differ. Returns a diff; `dry_run` only shows it. A find "
+            "not found is answered with the file's closest text: fix `find` from it "
+            "without re-reading.")),
     Method(
         "file.delete", "chorus_tools.tools.mutate.delete:delete",
         "Delete a regular file or a symlink (never its target, never a directory).",
@@ -86,12 +86,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              include_hidden={"type": "boolean"}, include_ignored={"type": "boolean"},
              sort={"enum": ["path", "modified", "size"]}, max_results=POSITIVE),
         _obj(["files", "truncated"], files={"type": "array", "items": FILE_ENTRY},
-             truncated={"type": "boolean"}),
+             truncated={"type": "boolean"},
+             hint=_obj(["pattern", "count"], pattern={"type": "string"}, count=POSITIVE)),
         stoppable=True, title="List files", idempotent=True, shown_as="list",
         description=(
             "List files. Without `pattern`: the entries directly in `path` (default the "
-            "root). With `pattern`: every path beneath `path` matching the glob "
-            "(`**/*.py`). Hidden and .gitignored paths are skipped unless include_hidden / "
+            "root). With `pattern`: the paths beneath `path` matching the glob; a pattern "
+            "without `/` (`*.py`) matches in `path` itself, or with `recursive` at any "
+            "depth. Hidden and .gitignored paths are skipped unless include_hidden / "
             "include_ignored. `sort`: path, modified (newest first) or size.")),
     Method(
         "file.search", "chorus_tools.tools.search.search:search",

@@ -43,6 +43,7 @@ from chorus_tools.rpc.dispatch.undo import UndoEdits
 from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.wire.envelope import (Invalid, Request, error_response, parse,
                                             result_response, valid_id)
+from chorus_tools.rpc.dispatch.unknown import advice
 from chorus_tools.rpc.wire.errors import METHOD_NOT_FOUND, protocol_error, wire_error
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.registry import callable_methods
@@ -139,13 +140,20 @@ class Dispatcher:
             return await self._mcp.answer(call)
         method = self._methods.get(request.method)
         if method is None:
-            return error_response(request.id, protocol_error(
-                METHOD_NOT_FOUND, f"Method not found: {request.method!r}. Call "
-                "rpc.discover for the list of methods."))
+            return error_response(request.id, self._not_found(request.method))
         ok, payload = await self._invoker.invoke(call, method, request.params)
         if ok:
             return result_response(request.id, payload)
         return error_response(request.id, wire_error(payload))
+
+    def _not_found(self, name: str) -> dict[str, Any]:
+        """-32601, with the methods it probably meant (`data.did_you_mean`)."""
+        said, suggestions = advice(name, [*self._methods, DISCOVER, *McpFace.METHODS],
+                                   self._toolsets,
+                                   "rpc.discover")
+        extra = {"did_you_mean": suggestions} if suggestions else {}
+        return protocol_error(METHOD_NOT_FOUND, f"Method not found: {name!r}. {said}",
+                              **extra)
 
     def _release(self, call: Call) -> None:
         key = _id_key(call.request.id)

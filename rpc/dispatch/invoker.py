@@ -36,7 +36,7 @@ from chorus_tools.rpc.process.pool import Job
 from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.process.worker import resolve
 from chorus_tools.tools.confine.sandbox import ROOT, normalize
-from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.errors import ToolError, in_words
 from chorus_tools.tools.method import Method
 from chorus_tools.tools.task import Task
 from chorus_tools.tools.walk.fanout import FanOut
@@ -80,6 +80,7 @@ class Invoker:
         """Validate, run and record one call of `method`: (True, result) or (False, the
         exception, in the tool set's own error style)."""
         payload: Any  # the result, or the exception that ended the call
+        checked = None  # refused params are named as the tool's schema names them
         try:
             checked = self._validator.check(method, params)
             if method.name == UNWATCH:
@@ -93,7 +94,7 @@ class Invoker:
             ok, payload, audit = False, exc, None
         await self._record(call, method, params if isinstance(params, dict) else {},
                            payload, audit)
-        return ok, (payload if ok else _styled(method, payload))
+        return ok, (payload if ok else _styled(method, payload, ran=checked is not None))
 
     def _unwatch(self, watch_id: str) -> dict[str, Any]:
         if self._watches is None or not self._watches.remove(watch_id):
@@ -238,10 +239,16 @@ def _session_key(given: Any, paths: dict[str, str]) -> str | None:
     return paths.get(given) if isinstance(given, str) and given else None
 
 
-def _styled(method: Method, error: BaseException) -> BaseException:
-    """A tool set's own form of its errors (scope's data.code); a failure to give it is
-    a bug, logged, and the error goes out as it was."""
-    if not method.error_style or not isinstance(error, ToolError):
+def _styled(method: Method, error: BaseException, *, ran: bool) -> BaseException:
+    """A tool set's own form of its errors: the core's names in the tool's words (for an
+    error of its run: refused params already carry the schema's names), then the set's
+    style (scope's data.code); a failure to give that style is a bug, logged, and the
+    error goes out as it was."""
+    if not isinstance(error, ToolError):
+        return error
+    if ran:
+        error = in_words(error, method.words)
+    if not method.error_style:
         return error
     try:
         return resolve(method.error_style)(error)

@@ -52,8 +52,13 @@ def _search(result: dict[str, Any]) -> list[Block]:
 
 def _list(result: dict[str, Any]) -> list[Block]:
     lines = [f if isinstance(f, str) else f["path"] for f in result["files"]]
+    empty = "No entries."
+    hint = result.get("hint")
+    if hint:  # a name pattern matched nothing here, but does deeper (file.list's hint)
+        empty = (f"No entries: a pattern without '/' matches only in path itself; "
+                 f"{hint['count']} match {hint['pattern']} (or pass recursive: true).")
     return _with_note("\n".join(lines), _cut_or_empty(
-        result, lines, "No entries.",
+        result, lines, empty,
         "[More entries exist: narrow path or pattern, or raise max_results.]"))
 
 

@@ -20,6 +20,7 @@ from typing import Any, Awaitable, Callable
 
 from chorus_tools.rpc.dispatch.call import Call
 from chorus_tools.rpc.dispatch.discover import server_version
+from chorus_tools.rpc.dispatch.unknown import advice
 from chorus_tools.rpc.wire.envelope import error_response, result_response
 from chorus_tools.rpc.wire.errors import (CODES, INVALID_REQUEST, METHOD_NOT_FOUND,
                                           protocol_error, wire_error)
@@ -118,8 +119,10 @@ class McpFace:
         name, arguments = params.get("name"), params.get("arguments")
         method = self._by_tool_name.get(name) if isinstance(name, str) else None
         if method is None:
-            return _invalid_params(rid, f"Unknown tool: {name!r}. Call tools/list for the "
-                                   "tools this server offers.", "name")
+            said, suggestions = advice(str(name), self._by_tool_name, self._toolsets,
+                                       "tools/list")
+            return _invalid_params(rid, f"Unknown tool: {name!r}. {said}", "name",
+                                   **({"did_you_mean": suggestions} if suggestions else {}))
         if arguments is not None and not isinstance(arguments, dict):
             return _invalid_params(rid, f"The arguments of {name} must be an object.",
                                    "arguments")
@@ -168,9 +171,9 @@ def _progress(call: Call, meta: Any) -> Progress | None:
     return progress
 
 
-def _invalid_params(rid: Any, message: str, param: str) -> dict[str, Any]:
+def _invalid_params(rid: Any, message: str, param: str, **details: Any) -> dict[str, Any]:
     return error_response(rid, wire_error(ToolError("invalid_params", message,
-                                                    param=param)))
+                                                    param=param, **details)))
 
 
 @cache

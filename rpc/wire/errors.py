@@ -43,10 +43,10 @@ _PROTOCOL_NAMES = {PARSE_ERROR: "parse_error", INVALID_REQUEST: "invalid_request
                    METHOD_NOT_FOUND: "method_not_found"}
 
 
-def protocol_error(code: int, message: str) -> dict[str, Any]:
+def protocol_error(code: int, message: str, **details: Any) -> dict[str, Any]:
     """An error object for a message that never reached a method."""
     return {"code": code, "message": message,
-            "data": {"error": _PROTOCOL_NAMES[code], "message": message}}
+            "data": {"error": _PROTOCOL_NAMES[code], "message": message, **details}}
 
 
 def wire_error(exc: BaseException) -> dict[str, Any]:
@@ -57,4 +57,4 @@ def wire_error(exc: BaseException) -> dict[str, Any]:
         exc = ToolError("internal_error",
                         f"Internal error in chorus-tools (a bug, not your input): "
                         f"{type(exc).__name__}: {exc}. Details are in the server's log.")
-    return {"code": CODES[exc.code], "message": exc.message, "data": exc.to_data()}
+    return {"code": CODES[exc.code], "message": exc.text, "data": exc.to_data()}

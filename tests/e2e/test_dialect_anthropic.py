@@ -220,7 +220,8 @@ def test_str_replace_not_found_is_the_reference_text_plus_the_hint(srv: RpcServe
     assert err["message"].startswith("No replacement was performed, old_str `return 9` did "
                                      "not appear verbatim in a.py. The closest region is "
                                      "lines 2-2")
-    assert err["message"].endswith("\n     2\t\treturn 1")
+    assert err["message"].endswith("; correct old_str from its text, which follows exactly "
+                                   "as in the file:\n\treturn 1")
     assert err["data"]["hint"]["start_line"] == 2
     assert (ws / "a.py").read_text() == SRC
 

@@ -117,9 +117,9 @@ def test_read_file_errors(server: RpcServer, params: dict[str, Any], code: str,
 
 # list_dir ----------------------------------------------------------------------------------
 
-ROOT_LISTING = ("Absolute path: .", ".gitignore", ".hidden/", "  h.txt", "README.md", "build/",
-                "  out.txt", "img.png", "link@", "src/", "  app.py", "  crlf.txt", "  lib/",
-                "  long.txt")
+ROOT_LISTING = ("Relative path: . (the workspace root)", ".gitignore", ".hidden/", "  h.txt",
+                "README.md", "build/", "  out.txt", "img.png", "link@", "src/", "  app.py",
+                "  crlf.txt", "  lib/", "  long.txt")
 
 
 def test_list_dir_two_levels_with_type_labels(server: RpcServer) -> None:
@@ -129,13 +129,22 @@ def test_list_dir_two_levels_with_type_labels(server: RpcServer) -> None:
 def test_list_dir_depth_and_pages(server: RpcServer) -> None:
     got = server.result("list_dir", {"dir_path": "src", "depth": 3, "offset": 2,
                                      "limit": 2})
-    assert got["output"] == "Absolute path: src\ncrlf.txt\nlib/\nMore than 2 entries found"
+    assert got["output"] == "Relative path: src\ncrlf.txt\nlib/\nMore than 2 entries found"
     assert got["entries"] == [{"path": "src/crlf.txt", "type": "file"},
                               {"path": "src/lib", "type": "dir"}]
     assert (got["total"], got["truncated"]) == (5, True)
     last = _out(server, "list_dir", {"dir_path": "src", "depth": 3, "offset": 4})
-    assert last == "Absolute path: src\n  util.py\nlong.txt"
+    assert last == "Relative path: src\n  util.py\nlong.txt"
     assert _out(server, "list_dir", {"dir_path": "src", "depth": 1}).count("\n") == 4
+
+
+def test_list_dir_never_calls_a_relative_path_absolute(server: RpcServer) -> None:
+    """Issue 35: `list_dir {"dir_path": "src"}` printed "Absolute path: src"."""
+    first = _out(server, "list_dir", {"dir_path": "src", "depth": 1}).split("\n")[0]
+    assert first == "Relative path: src"
+    absolute = str(server.root / "src")  # type: ignore[attr-defined]
+    first = _out(server, "list_dir", {"dir_path": absolute, "depth": 1}).split("\n")[0]
+    assert first == f"Absolute path: {absolute}"
 
 
 @pytest.mark.parametrize("params, code, words", [

@@ -190,7 +190,7 @@ def test_replace_with_empty_old_string_creates_a_file(editor: RpcServer) -> None
     ({"old_string": "MAIN = 9", "new_string": "x"}, "find_not_found",
      ("Failed to edit, 0 occurrences found for old_string in src/app.py. Ensure you're not "
      "escaping content incorrectly and check whitespace, indentation, and context. Use "
-     "read_file tool to verify. The closest text is lines 7-7")),
+     "read_file tool to verify. The closest region is lines 7-7")),
     ({"old_string": "\n\n", "new_string": "\n"}, "find_not_unique",
      ("Failed to edit, Expected 1 occurrence but found 3 for old_string in file: "
      "src/app.py. If you intended to replace multiple occurrences, set 'allow_multiple' "

@@ -1,7 +1,8 @@
-"""The host configurations in README's "Use it from an MCP host" work when pasted: each
-JSON block and the `claude mcp add` line is parsed from the README, its placeholders
-replaced (the installed script's path, a workspace for the folder), and the exact command
-it holds is started by the official SDK's stdio client, which initializes and calls a tool.
+"""The host configurations in docs/hosts.md (and the one README's "Use it from an MCP
+host" shows) work when pasted: each JSON block, Codex's TOML table and every `claude mcp
+add` / `codex mcp add` line is parsed from the page, its placeholders replaced (the
+installed script's path, a workspace for the folder), and the exact command it holds is
+started by the official SDK's stdio client, which initializes and calls a tool.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 import re
 import shlex
 import sysconfig
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -25,30 +27,37 @@ FOLDER_PLACEHOLDERS = ("/home/me/project", "${workspaceFolder}", "$PWD")
 
 
 def _section() -> str:
+    """README's section on MCP hosts, then docs/hosts.md."""
     text = (REPO / "README.md").read_text()
     start = text.index("## Use it from an MCP host")
-    return text[start:text.index("\n## ", start + 1)]
+    return text[start:text.index("\n## ", start + 1)] + (REPO / "docs" / "hosts.md").read_text()
 
 
 def _configs() -> list[tuple[str, str, list[str]]]:
-    """(host, command, args) of every configuration the section shows."""
+    """(host, command, args) of every stdio configuration the pages show."""
     found = []
     for block in re.findall(r"```json\n(.*?)```", _section(), re.S):
         servers = json.loads(block)
+        if "type" in servers and servers["type"] == "http":
+            continue  # an HTTP host's shape: tests/project/test_deploy_recipe.py serves it
         key = "servers" if "servers" in servers else "mcpServers"
         entry = servers[key]["chorus-tools"]
         found.append((key, entry["command"], entry["args"]))
-    for line in re.findall(r"^claude mcp add .*$", _section(), re.M):
+    for block in re.findall(r"```toml\n(.*?)```", _section(), re.S):
+        entry = tomllib.loads(block)["mcp_servers"]["chorus-tools"]
+        found.append(("codex config.toml", entry["command"], entry["args"]))
+    for line in re.findall(r"^(?:claude|codex) mcp add .*$", _section(), re.M):
         words = shlex.split(line)
         command = words.index("--") + 1
-        found.append(("claude mcp add", words[command], words[command + 1:]))
+        found.append((f"{words[0]} mcp add", words[command], words[command + 1:]))
     return found
 
 
-def test_the_section_shows_every_host() -> None:
+def test_the_pages_show_every_host() -> None:
     hosts = [host for host, _, _ in _configs()]
-    assert hosts.count("mcpServers") == 2 and hosts.count("servers") == 1
-    assert "claude mcp add" in hosts
+    assert hosts.count("mcpServers") == 3 and hosts.count("servers") == 1
+    assert "claude mcp add" in hosts and "codex mcp add" in hosts
+    assert "codex config.toml" in hosts
 
 
 @pytest.mark.parametrize("host, command, args", _configs())

@@ -314,7 +314,7 @@ def test_codex_set_lists_and_calls_every_tool(ws: Path) -> None:
         ("apply_patch", {"input": patch},
          "Success. Updated the following files:\nA notes/new.md\nM src/app.py\n"),
         ("read_file", {"file_path": "src/app.py"}, "L1: def main():\nL2:     return 2"),
-        ("list_dir", {"dir_path": "src"}, "Absolute path: src\napp.py"),
+        ("list_dir", {"dir_path": "src"}, "Relative path: src\napp.py"),
         ("grep_files", {"pattern": "hello"}, "notes/new.md"),
     ]
     invalid = [

@@ -170,6 +170,42 @@ def test_readme_is_a_tour_whose_test_command_is_what_ci_runs() -> None:
     assert "pip install -e '.[test]' && python -m pytest -n auto\n" in commands
 
 
+def test_readme_commands_install_in_a_virtual_environment() -> None:
+    """Issue 35: a Debian-style system refuses `pip install` outside a virtual
+    environment, so the README's first two commands make one and use it."""
+    readme = (REPO / "README.md").read_text()
+    commands = [line for line in readme.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+                if line and not line.startswith("#")]
+    assert commands[0].startswith("python3 -m venv .venv && . .venv/bin/activate && pip ")
+    assert commands[1].startswith(". .venv/bin/activate && pip install -e '.[test]'")
+
+
+def _readme_mcp_section() -> str:
+    readme = (REPO / "README.md").read_text()
+    return readme.split("## Use it from an MCP host", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_names_every_method_tools_list_leaves_out() -> None:
+    """Issue 35: the README's list of what tools/list leaves out missed workspace_status
+    and rpc_discover."""
+    hidden = [m.name for m in METHODS.values() if not m.mcp_tool] + ["rpc.discover"]
+    assert "workspace.status" in hidden and len(hidden) >= 4
+    section = _readme_mcp_section()
+    assert [name for name in hidden if f"`{name}`" not in section] == []
+
+
+NUMBERS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+
+
+def test_toolsets_page_counts_and_names_every_set() -> None:
+    """Issue 35: docs/toolsets.md spoke of "three seed dialects" while seven sets exist."""
+    text = (REPO / "docs" / "toolsets.md").read_text()
+    intro = text.split("\n## ", 1)[0]
+    beside = [s for s in registry.TOOLSETS if s != "native"]
+    assert re.search(rf"\b{NUMBERS[len(beside)]} tool sets run beside `native`", intro, re.I)
+    assert [s for s in beside if f"`{s}`" not in intro] == []
+
+
 def _table(section: str) -> list[list[str]]:
     """The cells of the first Markdown table in section, header and rule left out."""
     lines = section.split("\n|", 1)[1].split("\n\n", 1)[0].splitlines()[2:]

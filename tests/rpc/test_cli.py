@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rpc_client import REPO
+from chorus_tools.rpc.cli import parser
+from chorus_tools.tools.context import KIB, MIB
+from rpc_client import REPO, RpcServer
 
 PYTHON_M = [sys.executable, "-m", "chorus_tools"]
 SPEC_OPTIONS = ["--workspace", "--workers", "--search-engine", "--rg", "--version", "--help",
@@ -81,6 +83,76 @@ def test_bad_option_values_exit_2(ws: Path, option: list[str]) -> None:
     result = run([*PYTHON_M, "--workspace", str(ws), *option])
     assert result.returncode == 2 and result.stdout == b""
     assert option[0] in result.stderr.decode()
+
+
+def test_missing_workspace_and_a_file_are_told_apart(ws: Path, tmp_path: Path) -> None:
+    """Issue 35: a missing workspace and a file shared one message."""
+    missing = run([*PYTHON_M, "--workspace", str(tmp_path / "nope")])
+    a_file = run([*PYTHON_M, "--workspace", str(ws / "a.txt")])
+    under_a_file = run([*PYTHON_M, "--workspace", str(ws / "a.txt" / "x")])
+    refused(missing, "does not exist")
+    refused(a_file, "is a file, not a directory")
+    refused(under_a_file, "a parent of it is a file")
+    assert "is a file" not in missing.stderr.decode()
+    assert "does not exist" not in a_file.stderr.decode()
+
+
+BYTE_OPTIONS = [o for action in parser()._actions for o in action.option_strings
+                if o.endswith("-bytes") or o == "--index-memory"]
+
+
+def test_every_byte_option_takes_units_through_one_parser() -> None:
+    """Issue 35: `--index-memory 256M` said `invalid _not_negative value`."""
+    assert len(BYTE_OPTIONS) >= 7
+    for text, size in [("2K", 2 * KIB), ("256M", 256 * MIB), ("64MiB", 64 * MIB),
+                       ("1g", 1024 * MIB), ("5000", 5000), ("3kb", 3 * KIB)]:
+        for option in BYTE_OPTIONS:
+            args = parser().parse_args(["--workspace", "w", option, text])
+            assert getattr(args, option[2:].replace("-", "_")) == size, (option, text)
+
+
+@pytest.mark.parametrize("option, value, words", [
+    ("--index-memory", "256Q", ["argument --index-memory", "256M", "KiB"]),
+    ("--history-bytes", "0", ["argument --history-bytes", "at least 1"]),
+    ("--max-read-bytes", "-1K", ["argument --max-read-bytes", "'-1K'"]),
+    ("--workers", "two", ["argument --workers", "whole number", "'two'"]),
+    ("--request-timeout", "soon", ["argument --request-timeout", "seconds", "'soon'"]),
+])
+def test_a_bad_value_names_its_option_and_what_it_takes(ws: Path, option: str, value: str,
+                                                        words: list[str]) -> None:
+    result = run([*PYTHON_M, "--workspace", str(ws), f"{option}={value}"])
+    assert result.returncode == 2 and result.stdout == b""
+    last = result.stderr.decode().splitlines()[-1]
+    assert all(word in last for word in words), last
+    assert "invalid" not in last  # argparse's "invalid _not_negative value"
+
+
+def test_a_size_with_a_unit_takes_effect(ws: Path) -> None:
+    (ws / "big.txt").write_text("".join(f"{n:>99}\n" for n in range(100)))
+    with RpcServer(ws, "--max-read-bytes", "1K", "--workers", "1") as server:
+        got = server.result("file.read", {"path": "big.txt"})
+    assert got["truncated"] is True and got["end_line"] < 100
+    assert len(got["content"].encode()) <= 1024
+
+
+@pytest.mark.parametrize("argv, meant", [
+    (["--workspce", "{ws}"], "--workspace"),
+    (["--workspace", "{ws}", "--max-pendng", "3"], "--max-pending"),
+    (["--workspace", "{ws}", "--index_memory=1M"], "--index-memory"),
+])
+def test_a_misspelt_option_is_answered_with_the_one_meant(ws: Path, argv: list[str],
+                                                          meant: str) -> None:
+    """Issue 35: `--workspce` only said that --workspace is required."""
+    result = run([*PYTHON_M, *(a.format(ws=ws) for a in argv)])
+    assert result.returncode == 2 and result.stdout == b""
+    assert f"did you mean {meant}?" in result.stderr.decode().splitlines()[-1]
+
+
+def test_help_says_it_speaks_mcp_and_how_sizes_read() -> None:
+    """Issue 35: `--help` did not say the server speaks MCP."""
+    text = " ".join(run([*PYTHON_M, "--help"]).stdout.decode().split())
+    assert "MCP (Model Context Protocol) server" in text
+    assert "K, M or G for KiB, MiB, GiB" in text
 
 
 def test_version() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.walk.listing import list_files
+from chorus_tools.tools.walk.listing import file_list, list_files
 from fanout_runner import run_list
 
 
@@ -206,6 +206,43 @@ def test_recursive_lists_everything_beneath_with_directories(ctx: ToolContext,
 def test_depth_counts_levels_below_path(ctx: ToolContext, tree: Path,
                                         params: dict[str, Any], expected: list[str]) -> None:
     assert _paths(run_list(ctx, path="src", **params)) == [f"src/{p}" for p in expected]
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"pattern": "*.py", "recursive": True}, ["a.py", "src/deep/y.py", "src/x.py"]),
+    ({"pattern": "*.py", "depth": 2}, ["a.py", "src/x.py"]),
+    ({"pattern": "*.py", "depth": 1}, ["a.py"]),
+    ({"pattern": "*.md", "recursive": True}, ["b.md", "docs/r.md"]),
+    ({"pattern": "{x,y}.py", "depth": 3}, ["src/deep/y.py", "src/x.py"]),
+    ({"pattern": "deep", "recursive": True}, ["src/deep"]),
+    ({"pattern": "src/*.py", "recursive": True}, ["src/x.py"]),  # a '/' anchors it
+])
+def test_a_pattern_without_a_slash_matches_names_at_any_depth_when_recursive(
+        ctx: ToolContext, tree: Path, params: dict[str, Any], expected: list[str]) -> None:
+    """Issue 35: `*.py` with `recursive: true` or `depth: 3` answered [] when src/app.py
+    existed, while file.search's glob `*.md` matches at any depth."""
+    assert _paths(run_list(ctx, **params)) == expected
+
+
+def test_an_empty_answer_to_a_name_pattern_says_how_many_match_deeper(
+        ctx: ToolContext, root: Path) -> None:
+    """Issue 35: `{"pattern": "*.py"}` answered [] with src/app.py there, and an agent
+    read it as "no Python files"."""
+    _write(root, {"src/app.py": "x", "src/lib/util.py": "y", ".hidden/h.py": "z",
+                  "build/b.py": "w", ".gitignore": "build/\n", "README.md": "r"})
+    assert file_list(ctx, pattern="*.py") == {
+        "files": [], "truncated": False, "hint": {"pattern": "**/*.py", "count": 2}}
+    # counted under the call's own rules
+    assert file_list(ctx, pattern="*.py", include_hidden=True,
+                     include_ignored=True)["hint"]["count"] == 4  # type: ignore[index]
+    assert file_list(ctx, pattern="*.py", exclude="lib")["hint"] == {  # type: ignore[index]
+        "pattern": "**/*.py", "count": 1}
+    assert file_list(ctx, path="src", pattern="*.py")["files"][0]["path"] == "src/app.py"
+    # nothing deeper, a pattern with '/', an answer that is not empty: no hint
+    for params in [{"pattern": "*.rs"}, {"pattern": "./*.py"}, {"pattern": "src/*.md"},
+                   {"pattern": "*.md"}, {"pattern": "*.py", "recursive": True}]:
+        assert "hint" not in file_list(ctx, **params), params
+    assert "hint" not in list_files(ctx, pattern="*.py")  # a tool set's listing
 
 
 @pytest.mark.parametrize("exclude, expected", [

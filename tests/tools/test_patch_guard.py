@@ -59,6 +59,9 @@ def test_a_looser_tier_edit_that_breaks_the_syntax_writes_nothing(
     assert err.details["line"] >= bad_line - 1
     assert err.details["reason"]
     assert f"+{bad}" in err.details["diff"] and f"-{line}" in err.details["diff"]
+    # what a model behind an MCP host reads: the diff itself, not a pointer to data.diff
+    assert err.quote == err.details["diff"] and err.text.endswith("\n" + err.details["diff"])
+    assert "data." not in err.text.removesuffix(err.details["diff"])
     assert f.read_text() == before
 
 

@@ -175,7 +175,7 @@ def test_patch_says_so_and_leaves_the_file(ctx: ToolContext, root: Path) -> None
         patch(ctx, "textwrap.py", [{"find": find, "replace": "pass"}])
     err = info.value
     assert err.code == "find_not_found"
-    assert ("your find contains the two characters \\n; did you mean a line break?"
+    assert ("patches[0].find contains the two characters \\n; did you mean a line break?"
             in err.message)
     assert (err.details["hint"]["start_line"], err.details["hint"]["end_line"]) == (
         line, line + 2)

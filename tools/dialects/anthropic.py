@@ -23,18 +23,19 @@ from typing import Any
 
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.dialects.anthropic_table import UNDO_KEY, UNDO_PARAM
-from chorus_tools.tools.dialects.common import renamed, then
+from chorus_tools.tools.dialects.anthropic_table import UNDO_KEY, UNDO_PARAM, WORDS
+from chorus_tools.tools.dialects.common import then
 from chorus_tools.tools.dialects.positional import (
     SNIPPET_LINES,
     current_bytes,
     insert_after,
     numbered,
 )
-from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.errors import ToolError, in_words
 from chorus_tools.tools.mutate.keep import keeping
 from chorus_tools.tools.mutate.restore import current, restore
 from chorus_tools.tools.mutate.write import write
+from chorus_tools.tools.patch.explain import closest
 from chorus_tools.tools.patch.patch import patch
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.read.text import decode
@@ -47,9 +48,6 @@ COMMAND_PARAMS = {"view": ("view_range", "max_characters"), "create": ("file_tex
 _CLIPPED = ("<response clipped><NOTE>To save on context only part of this file has been "
             "shown to you. View the rest with view_range [{next}, -1], or a narrower "
             "range.</NOTE>")
-_PATCH_NAMES = {"patches[0].find": "old_str", "patches[0].replace": "new_str",
-                "patches[0]": "the edit", "file.patch": "str_replace",
-                "file.write": "create", "file.read": "view", "file.list": "view"}
 
 
 def text_editor_tool(ctx: ToolContext, command: str, path: str,
@@ -267,8 +265,8 @@ def _changed(path: str, expected: str | None, now: str | None) -> ToolError:
 
 
 def _reference_text(err: ToolError, command: str, path: str, old_str: str | None) -> ToolError:
-    """A core error in the reference implementation's words (the data unchanged)."""
-    err = renamed(err, _PATCH_NAMES)
+    """A core error in the reference implementation's words (the data unchanged), with
+    what the model needs to fix a failed str_replace: the closest text, or the lines."""
     message = {
         "file_not_found": f"The path {path} does not exist. Please provide a valid path.",
         "is_directory": f"The path {path} is a directory and only the `view` command can "
@@ -277,23 +275,25 @@ def _reference_text(err: ToolError, command: str, path: str, old_str: str | None
                           "command `create`.",
     }.get(err.code)
     if err.code == "find_not_found":
-        message = (f"No replacement was performed, old_str `{old_str}` "
-                   f"did not appear verbatim in {path}." + _hint(err.details.get("hint")))
+        message = _not_found(in_words(err, WORDS), path, old_str)
     elif err.code == "find_not_unique":
+        more = err.details.get("more_lines")
         message = ("No replacement was performed. Multiple occurrences of old_str "
-                   f"`{old_str}` in lines {err.details.get('lines')}. "
-                   "Please ensure it is unique")
+                   f"`{old_str}` in lines {err.details.get('lines')}"
+                   + (f" and {more} more" if more else "") + ". Please ensure it is unique")
     if message is None or (err.code == "file_not_found" and command == "create"):
         return err  # create's missing parent and the rest: the core's message says it
-    return ToolError(err.code, message, **err.details)
+    return err.saying(message, own_words=True)
 
 
-def _hint(hint: dict[str, Any] | None) -> str:
-    if not hint:
-        return " No region of the file is similar: view the file and copy the text."
-    lines = hint["text"].split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    shown = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, hint["start_line"]))
-    return (f" The closest region is lines {hint['start_line']}-{hint['end_line']} "
-            f"(similarity {hint['similarity']}); correct old_str from it:\n{shown}")
+def _not_found(err: ToolError, path: str, old_str: str | None) -> str:
+    """The reference's sentence, why the looser tiers refused (data.reason, in this
+    set's words), and the closest region (quoted after it, as the core quotes it)."""
+    hint = err.details.get("hint")
+    why = err.details.get("reason")
+    if why and hint:
+        why = (f" It matches lines {hint['start_line']}-{hint['end_line']} only when "
+               f"indentation is ignored, and no single indentation mapping fits: {why}.")
+    where, _ = closest(hint, "old_str")
+    return (f"No replacement was performed, old_str `{old_str}` did not appear verbatim "
+            f"in {path}.{why or ''} {where}")

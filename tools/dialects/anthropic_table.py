@@ -32,6 +32,11 @@ _COMMON: dict[str, Any] = {
 }
 _RESULT = obj(["output", "path"], output=_TEXT, path=_TEXT,
               version=NULLABLE_STR)
+# the core's names in this tool's words (tools/errors.in_words)
+WORDS = {"patches[0].find": "old_str", "patches[0].replace": "new_str",
+         "patches[0]": "the edit", "file.info or file.read": "view",
+         "file.patch": "str_replace", "file.write": "create", "file.read": "view",
+         "file.list": "view"}
 
 
 def _method(name: str, target: str, commands: list[str], title: str, description: str,
@@ -40,7 +45,8 @@ def _method(name: str, target: str, commands: list[str], title: str, description
         name, _ADAPTERS + target, title,
         obj(["command", "path"], command={"enum": commands}, **_COMMON, **extra),
         _RESULT, mutating=True, destructive=True, toolset="anthropic", title=title,
-        description=description, shown_as="output", read_commands=frozenset({"view"}))
+        description=description, shown_as="output", read_commands=frozenset({"view"}),
+        words=WORDS)
 
 
 METHODS = (

@@ -18,7 +18,7 @@ from typing import Any
 from chorus_tools.tools.read import text
 from chorus_tools.tools.mutate.delete import delete
 from chorus_tools.tools.dialects import notebook
-from chorus_tools.tools.dialects.common import speaking, then
+from chorus_tools.tools.dialects.common import then
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
@@ -31,17 +31,8 @@ from chorus_tools.tools.mutate.write import write
 
 GLOB_LIMIT = 100  # Glob's most recent matches
 GLOB_SCAN = 5000  # entries considered to find them (directories are dropped)
-_CORE_NAMES = {"file.patch": "Edit", "file.write": "Write", "file.list": "LS",
-               "file.read": "Read", "file.info": "LS"}
-_EDIT_NAMES = {"patches[0].find": "old_string", "patches[0].replace": "new_string",
-               "patches[0]": "the edit", **_CORE_NAMES}
-_MULTI_NAMES = {"patches[{i}].find": "edits[{i}].old_string",
-                "patches[{i}].replace": "edits[{i}].new_string", "patches[{i}]": "edits[{i}]",
-                "patches": "edits", **_CORE_NAMES, "file.patch": "MultiEdit"}
-_FILE_PATH = {"path": "file_path"}
 
 
-@speaking(_CORE_NAMES, _FILE_PATH)
 def read_tool(ctx: ToolContext, file_path: str, offset: int | None = None,
               limit: int | None = None) -> dict[str, Any]:
     """file.read; a notebook rendered cell by cell. Offset 0 is the start, as in the seed."""
@@ -75,7 +66,6 @@ def _notebook(ctx: ToolContext, path: str, offset: int,
     return {**result, "encoding": "utf-8", "version": version_of(st), "images": shown}
 
 
-@speaking(_CORE_NAMES, _FILE_PATH)
 def write_tool(ctx: ToolContext, file_path: str, content: str,
                read_version: str | None = None) -> dict[str, Any]:
     """file.write, creating parent directories; an existing file must have been read."""
@@ -90,7 +80,6 @@ def write_tool(ctx: ToolContext, file_path: str, content: str,
         raise _changed(err, file_path) from None
 
 
-@speaking(_EDIT_NAMES, _FILE_PATH)
 def edit_tool(ctx: ToolContext, file_path: str, old_string: str, new_string: str,
               replace_all: bool = False, read_version: str | None = None) -> dict[str, Any]:
     """file.patch with one patch."""
@@ -98,7 +87,6 @@ def edit_tool(ctx: ToolContext, file_path: str, old_string: str, new_string: str
     return _patch(ctx, file_path, patches, read_version)
 
 
-@speaking(_MULTI_NAMES, _FILE_PATH)
 def multi_edit_tool(ctx: ToolContext, file_path: str, edits: list[dict[str, Any]],
                     read_version: str | None = None) -> dict[str, Any]:
     """file.patch: the edits in order, all or nothing; a first empty old_string creates."""
@@ -155,12 +143,10 @@ def _not_read(path: str) -> ToolError:
                      "Read it first (Read), then write or edit it.", path=path)
 
 
-@speaking(_CORE_NAMES, _FILE_PATH)
 def delete_tool(ctx: ToolContext, file_path: str) -> dict[str, Any]:
     return delete(ctx, file_path)
 
 
-@speaking({"exclude": "ignore", **_CORE_NAMES})
 def ls_tool(ctx: ToolContext, path: str, ignore: list[str] | None = None) -> dict[str, Any]:
     """One directory's entries (hidden and ignored ones left out, as file.list does),
     each with is_binary for files (null for the rest)."""
@@ -184,7 +170,6 @@ def _is_binary(ctx: ToolContext, rel: str) -> bool | None:
         os.close(fd)
 
 
-@speaking(_CORE_NAMES)
 def glob_tool(ctx: ToolContext, pattern: str, path: str = ".") -> dict[str, Any] | FanOut:
     """Files matching the glob beneath `path`, most recently modified first."""
     found = list_files(ctx, path, pattern=pattern, sort="modified", max_results=GLOB_SCAN)
@@ -197,7 +182,6 @@ def glob_result(listed: dict[str, Any]) -> dict[str, Any]:
             "truncated": len(files) > GLOB_LIMIT or listed["truncated"]}
 
 
-@speaking({**_CORE_NAMES, "max_results": "head_limit"})
 def grep_tool(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None,
               type: str | None = None, output_mode: str = "files_with_matches",
               multiline: bool = False, head_limit: int | None = None,

@@ -37,6 +37,17 @@ _GREP_RESULT = {**SEARCH_RESULT, "properties": {
         "properties": {"path": {"type": "string"}, "line": POSITIVE,
                        "content": {"type": "string"}}}}}}
 _CONTEXT = {**NON_NEGATIVE}
+# the core's names in these tools' words (tools/errors.in_words)
+_TOOLS = {"file.info or file.read": "Read", "file.patch": "Edit", "file.write": "Write",
+          "file.list": "LS", "file.read": "Read", "file.info": "LS"}
+_FILE_WORDS = {"'path'": "'file_path'", **_TOOLS}
+_EDIT_WORDS = {"patches[0].find": "old_string", "patches[0].replace_all": "replace_all",
+               "patches[0].replace": "new_string", "patches[0]": "the edit", **_FILE_WORDS}
+_MULTI_WORDS = {"patches[{i}].find": "edits[{i}].old_string",
+                "patches[{i}].replace_all": "edits[{i}].replace_all",
+                "patches[{i}].replace": "edits[{i}].new_string", "patches[{i}]": "edits[{i}]",
+                "patches": "edits", **_FILE_WORDS, "file.patch": "MultiEdit"}
+_NO_LITERAL = {"pass literal: true": "escape its special characters with '\\'"}
 
 METHODS = (
     Method(
@@ -50,7 +61,7 @@ METHODS = (
         "cut). PNG, JPEG, GIF and WebP images come back as images; a Jupyter notebook "
         "(.ipynb) is shown cell by cell (`<cell 0 code>`) with its outputs. PDFs and other "
         "binary files are refused. Read a file before you Write over it or Edit it.",
-        idempotent=True, path_params=("file_path",), read_state="shown"),
+        idempotent=True, path_params=("file_path",), read_state="shown", words=_FILE_WORDS),
     Method(
         "Write", _ADAPTERS + "write_tool", "Create or overwrite a file.",
         obj(["file_path", "content"], file_path=FILE_PATH,
@@ -59,7 +70,8 @@ METHODS = (
         description="Writes a file atomically, creating parent directories. Overwriting an "
         "existing file requires that this session Read it first (error not_read), and "
         "fails with conflict if it changed since. Prefer Edit for changes to existing files.",
-        idempotent=True, destructive=True, path_params=("file_path",), read_state="guarded"),
+        idempotent=True, destructive=True, path_params=("file_path",), read_state="guarded",
+        words=_FILE_WORDS),
     Method(
         "Edit", _ADAPTERS + "edit_tool", "Replace an exact string in a file.",
         obj(["file_path", "old_string", "new_string"], file_path=FILE_PATH, **_EDIT),
@@ -67,9 +79,9 @@ METHODS = (
         description="Replaces old_string with new_string in a file the session has Read. "
         "old_string must occur exactly once unless replace_all is true; line endings and "
         "indentation are matched leniently (and the replacement re-indented), nothing "
-        "looser. When old_string is not found, the error's data.hint shows the closest "
-        "region of the file.",
-        destructive=True, path_params=("file_path",), read_state="guarded"),
+        "looser. When old_string is not found, the error shows the closest region of "
+        "the file.",
+        destructive=True, path_params=("file_path",), read_state="guarded", words=_EDIT_WORDS),
     Method(
         "MultiEdit", _ADAPTERS + "multi_edit_tool", "Several edits to one file, atomically.",
         obj(["file_path", "edits"], file_path=FILE_PATH,
@@ -80,14 +92,14 @@ METHODS = (
         description="Applies several Edit-style replacements to one file in order, all or "
         "nothing. A first edit with an empty old_string creates a new file. The file must "
         "have been Read by this session if it exists.",
-        destructive=True, path_params=("file_path",), read_state="guarded"),
+        destructive=True, path_params=("file_path",), read_state="guarded", words=_MULTI_WORDS),
     Method(
         "Delete", _ADAPTERS + "delete_tool", "Delete a file.",
         obj(["file_path"], file_path=FILE_PATH),
         obj(["success"], success={"type": "boolean"}), mutating=True, toolset="claude",
         title="Delete file", description="Deletes a file or a symlink (never a directory, "
         "never a symlink's target). Needs no prior Read.",
-        destructive=True, path_params=("file_path",), read_state="removed"),
+        destructive=True, path_params=("file_path",), read_state="removed", words=_FILE_WORDS),
     Method(
         "LS", _ADAPTERS + "ls_tool", "List a directory.",
         obj(["path"], path={**PATH, "description": "The directory (absolute inside the "
@@ -100,7 +112,7 @@ METHODS = (
         description="Lists one directory's entries with type (file, dir, symlink, other), "
         "size and is_binary. Hidden and git-ignored entries are left out. Prefer Glob and "
         "Grep when you know what you are looking for.",
-        idempotent=True),
+        idempotent=True, words={"exclude": "ignore", **_TOOLS}),
     Method(
         "Glob", _ADAPTERS + "glob_tool", "Find files by glob, newest first.",
         obj(["pattern"], pattern={"type": "string", "description": "e.g. **/*.ts"},
@@ -112,7 +124,7 @@ METHODS = (
         description="Fast file pattern matching (`**/*.py`, `src/**/*.{ts,tsx}`). Returns "
         "the matching file paths, most recently modified first, at most 100 (truncated "
         "says when there were more). Ignored and hidden files are left out.",
-        idempotent=True),
+        idempotent=True, words=_TOOLS),
     Method(
         "Grep", _ADAPTERS + "grep_tool", "Search file contents (ripgrep).",
         obj(["pattern"], pattern={"type": "string", "description": "A regex in ripgrep's "
@@ -137,5 +149,5 @@ METHODS = (
         "(default) lists files, content shows matching lines (with -A/-B/-C context, -n "
         "line numbers), count counts per file. Filter with glob or type. Ignored, hidden and "
         "binary files are skipped. Results are capped at head_limit (default 100).",
-        idempotent=True),
+        idempotent=True, words={**_TOOLS, "max_results": "head_limit", **_NO_LITERAL}),
 )

@@ -7,7 +7,8 @@ texts.
 - read_file {file_path, offset?, limit?, mode?, indentation?}: `L<n>: <line>` lines, a
   slice or the indentation-aware block around an anchor line (codex_indent.py).
 - list_dir {dir_path, offset?, limit?, depth?}: entries indented two spaces a level,
-  `/` after a directory, `@` after a symlink, `?` after anything else, 1-based pages.
+  `/` after a directory, `@` after a symlink, `?` after anything else, 1-based pages,
+  under Codex's `Absolute path: DIR` line (`Relative path: DIR` for a relative one).
 - grep_files {pattern, include?, path?, limit?}: the files whose contents match, newest
   modification first.
 
@@ -115,7 +116,7 @@ def listing(listed: dict[str, Any], shown: str, base: str, offset: int,
     if entries and offset > len(entries):
         raise _say("offset exceeds directory entry count", "offset")
     page = entries[offset - 1:offset - 1 + limit]
-    lines = [f"Absolute path: {shown}"]
+    lines = [_heading(shown, base)]
     for e in page:
         depth = e["name"].count("/")
         lines.append("  " * depth + _cut(e["name"].rpartition("/")[2]) + _SUFFIX[e["type"]])
@@ -125,6 +126,14 @@ def listing(listed: dict[str, Any], shown: str, base: str, offset: int,
     return {"output": "\n".join(lines), "path": base.rstrip("/") or ".",
             "entries": [{"path": e["path"], "type": e["type"]} for e in page],
             "total": len(entries), "truncated": more}
+
+
+def _heading(shown: str, base: str) -> str:
+    """Codex's first line names the directory's absolute path; a relative path given is
+    named as what it is (relative to the workspace root), never as absolute."""
+    if shown.startswith("/"):
+        return f"Absolute path: {shown}"
+    return f"Relative path: {base.rstrip('/') or '. (the workspace root)'}"
 
 
 def grep_files(ctx: ToolContext, pattern: str, include: str | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
+from typing import Any
 
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
@@ -54,11 +55,13 @@ def commit(ctx: ToolContext, files: list[PlannedFile]) -> dict[str, str | None]:
         if f is not None:  # a new file's write may have made its directories first
             _remove_dirs(ctx, f)
         undone = _undo(ctx, done)
+        details: dict[str, Any] = {**err.details, "restored": [f.rel for f in done]}
+        if undone:
+            details["not_restored"] = undone
         raise ToolError(err.code, f"{err.message} Nothing was changed: "
                         + (f"{', '.join(f.shown for f in done)} had been written and "
                            "were restored." if done else "no file had been written yet."),
-                        **err.details, restored=[f.rel for f in done],
-                        **({"not_restored": undone} if undone else {})) from None
+                        quote=err.quote, **details) from None
     return versions
 
 

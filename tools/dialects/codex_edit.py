@@ -25,6 +25,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.hint import closest_region
 from chorus_tools.tools.context import Limits
 from chorus_tools.tools.patch.diff import unified_diff
+from chorus_tools.tools.patch.explain import closest, occurrences
 from chorus_tools.tools.patch.match import Refusal, apply, locate
 from chorus_tools.tools.patch.syntax import broken
 
@@ -76,15 +77,15 @@ def _guard(path: str, before: str, after: str, index: int, tier: str) -> None:
     leave a syntax error the file did not have."""
     found = broken(path, before, after)
     if found is not None:
+        diff = unified_diff(before, after, path, created=False, limit=Limits.max_diff_bytes)
         raise ToolError("edit_breaks_syntax",
                         f"Hunk {index + 1} for {path}, matched by the {tier} tier, would leave "
                         f"a syntax error at line {found.line} ({found.language}: "
                         f"{found.reason}) that the file did not have; nothing was written. "
                         "Copy the context lines exactly from the file (an exact match is "
-                        "applied as given).", path=path, patch_index=index, tier=tier,
-                        line=found.line, reason=found.reason,
-                        diff=unified_diff(before, after, path, created=False,
-                                          limit=Limits.max_diff_bytes))
+                        "applied as given). The change it would have made:", quote=diff,
+                        path=path, patch_index=index, tier=tier, line=found.line,
+                        reason=found.reason, diff=diff)
 
 
 def _insertion(text: str, at: int, new: tuple[str, ...], eol: str) -> str:
@@ -101,18 +102,20 @@ def _replace(region: str, where: Place, hunk: Hunk, index: int, path: str) -> st
     if where.tier == "unicode":
         match = locate(region, region, replace)  # Codex's widest tier: the lines as given
     if match is None or isinstance(match, Refusal):
-        why = {} if match is None else {"reason": match.misfit.reason,
-                                        f"{match.misfit.part}_line": match.misfit.line}
+        why = {} if match is None else {
+            "reason": match.misfit.said("the hunk's old side", "its new side"),
+            f"{match.misfit.part}_line": match.misfit.line}
+        shown = region.removesuffix("\n")
+        lines = f"lines {where.start + 1}-{where.start + where.length}"
         raise ToolError(
             "find_not_found",
-            f"The hunk at patch line {hunk.line} fits lines {where.start + 1}-"
-            f"{where.start + where.length} of {path} only when indentation is ignored, and "
-            "no single indentation change maps every one of its lines onto the file's"
-            + (f" ({why['reason']})" if why else "") + ". Copy the lines with the file's "
-            "own indentation (data.hint shows them).",
-            path=path, patch_index=index, line=hunk.line,
+            f"The hunk at patch line {hunk.line} fits {lines} of {path} only when "
+            "indentation is ignored, and no single indentation change maps every one of its "
+            "lines onto the file's" + (f" ({why['reason']})" if why else "") + ". Copy the "
+            f"lines with the file's own indentation; {lines} follow exactly as in the file:",
+            quote=shown, path=path, patch_index=index, line=hunk.line,
             hint={"start_line": where.start + 1, "end_line": where.start + where.length,
-                  "text": region, "similarity": 1.0}, **why)
+                  "text": shown, "similarity": 1.0}, **why)
     return apply(region, match)
 
 
@@ -123,25 +126,19 @@ def _not_found(text: str, miss: NotFound, hunk: Hunk, index: int, path: str) -> 
         head = f"Failed to find context {wanted!r} in {path}"
     else:
         head = f"Failed to find expected lines in {path}:\n{wanted}"
-    where = ("No region of the file is similar: read it and copy the lines exactly."
-             if hint is None else
-             f"The closest region is lines {hint['start_line']}-{hint['end_line']} "
-             f"(similarity {hint['similarity']}), in data.hint.text: correct the hunk "
-             "from it.")
+    where, quote = closest(hint, "the hunk")
     return ToolError("find_not_found", f"{head}\n(hunk at patch line {hunk.line}; searched "
                      f"after the previous hunk, exactly, then ignoring trailing and leading "
-                     f"whitespace and Unicode punctuation.) {where}", path=path,
+                     f"whitespace and Unicode punctuation.) {where}", quote=quote, path=path,
                      patch_index=index, line=hunk.line, hint=hint, anchor=miss.anchor)
 
 
 def _not_unique(many: NotUnique, hunk: Hunk, index: int, path: str) -> ToolError:
     lines = [s + 1 for s in many.starts]
-    shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
     return ToolError("find_not_unique",
                      f"The hunk at patch line {hunk.line} fits {len(lines)} places in {path} "
-                     f"(lines {shown}; {many.tier} match) and its @@ anchor does not decide "
-                     "between them. Add context lines, or an '@@ <line>' anchor naming the "
-                     "class or function just above the change.", path=path,
+                     f"({occurrences(lines)}; {many.tier} match) and its @@ anchor does not "
+                     "decide between them. Add context lines, or an '@@ <line>' anchor "
+                     "naming the class or function just above the change.", path=path,
                      patch_index=index, line=hunk.line, count=len(lines), lines=lines,
                      tier=many.tier)
-

@@ -29,7 +29,7 @@ APPLY_PATCH_DESCRIPTION = (
     "*** End Patch\n"
     "Give about 3 unchanged lines above and below each change; a hunk that fits more "
     "than one place is refused (find_not_unique: add context or an @@ anchor). A hunk "
-    "found nowhere is find_not_found with data.hint, the closest lines. All files "
+    "found nowhere is refused with the file's closest lines. All files "
     "change or none do.")
 
 
@@ -71,7 +71,8 @@ METHODS = (
                 truncated={"type": "boolean"}),
             "Reads a local file with 1-indexed line numbers (`L<n>: <line>`), supporting "
             "slice and indentation-aware block modes.",
-            stoppable=True, idempotent=True, path_params=("file_path",)),
+            stoppable=True, idempotent=True, path_params=("file_path",),
+            words={"'path'": "'file_path'"}),
     _method("list_dir", "List a directory",
             obj(["dir_path"],
                 dir_path={**_TEXT, "description": "Path to the directory to list."},
@@ -87,7 +88,8 @@ METHODS = (
                 total=NON_NEGATIVE, truncated={"type": "boolean"}),
             "Lists entries in a local directory with 1-indexed entry numbers and simple "
             "type labels (/ directory, @ symlink).",
-            stoppable=True, idempotent=True, path_params=("dir_path",)),
+            stoppable=True, idempotent=True, path_params=("dir_path",),
+            words={"'path'": "'dir_path'"}),
     _method("grep_files", "Find files by content",
             obj(["pattern"],
                 pattern={**_TEXT, "description": "Regular expression pattern to search "
@@ -101,5 +103,7 @@ METHODS = (
             obj(["output", "files", "truncated"], output=_OUTPUT, files=_STRINGS,
                 truncated={"type": "boolean"}),
             "Finds files whose contents match the pattern and lists them by modification "
-            "time.", stoppable=True, idempotent=True),
+            "time.", stoppable=True, idempotent=True,
+            words={"'glob'": "'include'",
+                   "pass literal: true": "escape its special characters with '\\'"}),
 )

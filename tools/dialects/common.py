@@ -1,13 +1,12 @@
 """What the dialects' adapters share: applying a conversion to a core result that may
-still be a FanOut, renaming the core's parameter names in its errors, aliases, integers
-given as strings, and a search window cut into context arrays."""
+still be a FanOut, aliases, integers given as strings, and a search window cut into
+context arrays. (Errors are said in each tool's words by its table's `words`:
+tools/errors.in_words.)"""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import re
-from typing import Any, Callable, TypeVar
+from typing import Any
 
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut, Merger
@@ -41,43 +40,6 @@ class MergeThen:
 
     def finish(self) -> dict[str, Any]:
         return self._convert(self._core.finish(), **self._extra)
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def speaking(names: dict[str, str], params: dict[str, str] | None = None) -> Callable[[F], F]:
-    """An adapter whose errors come out in its dialect's words (see `renamed`)."""
-    def wrap(adapter: F) -> F:
-        @functools.wraps(adapter)
-        def speaks(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return adapter(*args, **kwargs)
-            except ToolError as err:
-                raise renamed(err, names, params) from None
-        return speaks  # type: ignore[return-value]
-    return wrap
-
-
-def renamed(err: ToolError, names: dict[str, str],
-            params: dict[str, str] | None = None) -> ToolError:
-    """The core's error in the dialect's words: each core name (a key of `names`: a
-    parameter, `patches[{i}].find` for every index, a method) becomes the dialect's, in
-    the message and in `data.param`, wherever it stands as a whole name; `params` renames
-    `data.param` only (the core's `path` is the dialect's `file_path`)."""
-    message, details = err.message, dict(err.details)
-    if params and details.get("param") in params:
-        details["param"] = params[details["param"]]
-    for core, own in names.items():
-        rx = re.compile(r"(?<![\w.])" + re.escape(core).replace(r"\{i\}", r"(\d+)")
-                        + r"(?![\w\[]|\.\w)")
-
-        def swap(m: re.Match[str], own: str = own) -> str:
-            return own.replace("{i}", m.group(1)) if m.groups() else own
-        message = rx.sub(swap, message)
-        if isinstance(details.get("param"), str):
-            details["param"] = rx.sub(swap, details["param"])
-    return ToolError(err.code, message, **details)
 
 
 def window(match: dict[str, Any], before: int,

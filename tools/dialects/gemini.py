@@ -17,9 +17,11 @@ import time
 from typing import Any
 
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.dialects.common import renamed, then
-from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.dialects.common import then
+from chorus_tools.tools.dialects.gemini_table import REPLACE_WORDS
+from chorus_tools.tools.errors import ToolError, in_words
 from chorus_tools.tools.mutate.write import write
+from chorus_tools.tools.patch.explain import closest
 from chorus_tools.tools.patch.patch import patch
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.timefmt import iso_utc
@@ -30,18 +32,12 @@ DEFAULT_LINES = 2000  # read_file's lines when no end_line is given (DEFAULT_MAX
 MAX_LINE = 2000  # characters a line keeps (MAX_LINE_LENGTH_TEXT_FILE)
 CONTEXT = 5  # lines of context around an edit in replace's answer
 DAY_NS = 24 * 3600 * 10**9
-_PATCH_NAMES = {"patches[0].find": "old_string", "patches[0].replace": "new_string",
-                "patches[0]": "the edit", "file.patch": "replace", "file.write": "write_file",
-                "file.read": "read_file", "file.list": "list_directory"}
-
-
 def _texts(err: ToolError, path: str) -> ToolError:
     """A core error in Gemini CLI's words for the path errors every tool shares."""
-    err = renamed(err, _PATCH_NAMES)
     message = {"file_not_found": f"File not found: {path}",
                "is_directory": f"Path is a directory, not a file: {path}",
                "not_a_directory": f"Path is not a directory: {path}"}.get(err.code)
-    return err if message is None else ToolError(err.code, message, **err.details)
+    return err if message is None else err.saying(message, own_words=True)
 
 
 def read_file_tool(ctx: ToolContext, file_path: str, start_line: int | None = None,
@@ -55,8 +51,8 @@ def read_file_tool(ctx: ToolContext, file_path: str, start_line: int | None = No
         got = read(ctx, file_path, offset=first, limit=limit, raw=True)
     except ToolError as err:
         if err.code == "binary_file":
-            raise ToolError("binary_file", f"Cannot display content of binary file: "
-                            f"{file_path}", **err.details) from None
+            raise err.saying(f"Cannot display content of binary file: {file_path}",
+                             own_words=True) from None
         raise _texts(err, file_path) from None
     rel = ctx.ws.rel(file_path)
     if "image" in got:
@@ -135,9 +131,8 @@ def _create(ctx: ToolContext, file_path: str, content: str) -> dict[str, Any]:
         got = write(ctx, file_path, content, overwrite=False)
     except ToolError as err:
         if err.code == "already_exists":
-            raise ToolError("already_exists", f"File already exists, cannot create: "
-                            f"{file_path}. Give the text to replace as old_string.",
-                            **err.details) from None
+            raise err.saying(f"File already exists, cannot create: {file_path}. Give "
+                             "the text to replace as old_string.", own_words=True) from None
         raise
     rel = ctx.ws.rel(file_path)
     return {"output": f"Created new file: {rel} with provided content.", "path": rel,
@@ -145,23 +140,30 @@ def _create(ctx: ToolContext, file_path: str, content: str) -> dict[str, Any]:
 
 
 def _replace_text(err: ToolError, path: str) -> ToolError:
+    """replace's failures in Gemini CLI's words, with what the model needs to fix them:
+    why the looser tiers refused, the closest text (quoted after it), or the lines."""
     if err.code == "file_not_found":
-        return ToolError(err.code, f"File not found: {path}. Cannot apply edit. Use an "
-                         "empty old_string to create a new file.", **err.details)
+        return err.saying(f"File not found: {path}. Cannot apply edit. Use an empty "
+                          "old_string to create a new file.", own_words=True)
     if err.code == "find_not_found":
-        hint = err.details.get("hint")
-        where = ("" if not hint else f" The closest text is lines {hint['start_line']}-"
-                 f"{hint['end_line']} (similarity {hint['similarity']}):\n{hint['text']}")
-        return ToolError(err.code, f"Failed to edit, 0 occurrences found for old_string in "
-                         f"{path}. Ensure you're not escaping content incorrectly and check "
-                         "whitespace, indentation, and context. Use read_file tool to "
-                         f"verify.{where}", **err.details)
+        worded = in_words(err, REPLACE_WORDS)
+        hint, why = worded.details.get("hint"), worded.details.get("reason")
+        if why and hint:
+            why = (f" It matches lines {hint['start_line']}-{hint['end_line']} only when "
+                   f"indentation is ignored, and no single indentation mapping fits: {why}.")
+        where, _ = closest(hint, "old_string")
+        return err.saying(f"Failed to edit, 0 occurrences found for old_string in {path}. "
+                          "Ensure you're not escaping content incorrectly and check "
+                          "whitespace, indentation, and context. Use read_file tool to "
+                          f"verify.{why or ''} {where}", own_words=True)
     if err.code == "find_not_unique":
-        return ToolError(err.code, f"Failed to edit, Expected 1 occurrence but found "
-                         f"{err.details.get('count')} for old_string in file: {path}. If you "
-                         "intended to replace multiple occurrences, set 'allow_multiple' to "
-                         f"true. It occurs at lines {err.details.get('lines')}.",
-                         **err.details)
+        more = err.details.get("more_lines")
+        return err.saying(f"Failed to edit, Expected 1 occurrence but found "
+                          f"{err.details.get('count')} for old_string in file: {path}. If "
+                          "you intended to replace multiple occurrences, set "
+                          f"'allow_multiple' to true. It occurs at lines "
+                          f"{err.details.get('lines')}" + (f" and {more} more" if more
+                                                           else "") + ".", own_words=True)
     return _texts(err, path)
 
 

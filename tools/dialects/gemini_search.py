@@ -68,8 +68,8 @@ def search_core(ctx: ToolContext, pattern: str, dir_path: str, include: str | No
                       output_mode="files_with_matches" if files_only else "content")
     except ToolError as err:
         if err.code == "file_not_found":
-            raise ToolError(err.code, f"Search path does not exist {dir_path}",
-                            **err.details) from None
+            raise err.saying(f"Search path does not exist {dir_path}",
+                             own_words=True) from None
         raise
 
 

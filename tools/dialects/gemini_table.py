@@ -20,6 +20,15 @@ _FILTERING = obj([], respect_git_ignore=_BOOL, respect_gemini_ignore=_BOOL)
 _VERSION = NULLABLE_STR
 
 
+# the core's names in these tools' words (tools/errors.in_words)
+_TOOLS = {"file.info or file.read": "read_file", "file.patch": "replace",
+          "file.write": "write_file", "file.read": "read_file", "file.list": "list_directory"}
+_FILE_WORDS = {"'path'": "'file_path'", **_TOOLS}
+_DIR_WORDS = {"'path'": "'dir_path'", **_TOOLS}
+REPLACE_WORDS = {"patches[0].find": "old_string", "patches[0].replace_all": "allow_multiple",
+                 "patches[0].replace": "new_string", "patches[0]": "the edit", **_FILE_WORDS}
+
+
 def _result(*required: str, **props: Any) -> dict[str, Any]:
     return obj(["output", *required], output=_TEXT, **props)
 
@@ -40,14 +49,15 @@ METHODS = (
                     version=_VERSION),
             "Reads a file: its text (2000 lines unless start_line/end_line say which), or "
             "an image. Read only the lines you need.",
-            stoppable=True, idempotent=True, path_params=("file_path",)),
+            stoppable=True, idempotent=True, path_params=("file_path",), words=_FILE_WORDS),
     _method("write_file", _ADAPTERS + "write_file_tool", "Write file",
             obj(["file_path", "content"], file_path=_FILE,
                 content={**_TEXT, "description": "The complete content"}),
             _result("path", path=_TEXT, created=_BOOL, version=_VERSION),
             "Writes the complete content to a file, creating missing parent directories; "
             "overwrites an existing file. Use replace for targeted edits.",
-            mutating=True, idempotent=True, destructive=True, path_params=("file_path",)),
+            mutating=True, idempotent=True, destructive=True, path_params=("file_path",),
+            words=_FILE_WORDS),
     _method("replace", _ADAPTERS + "replace_tool", "Replace text",
             obj(["file_path", "old_string", "new_string"], file_path=_FILE,
                 instruction={**_TEXT, "description": "What the change is for"},
@@ -60,7 +70,8 @@ METHODS = (
             "Replaces text in a file: exactly one occurrence of old_string unless "
             "allow_multiple. Include enough surrounding lines to be unique. A failed "
             "replace changes nothing and names the closest text or the lines it occurs on.",
-            mutating=True, destructive=True, path_params=("file_path",)),
+            mutating=True, destructive=True, path_params=("file_path",),
+            words=REPLACE_WORDS),
     _method("glob", _ADAPTERS + "glob_tool", "Find files",
             obj(["pattern"], pattern={**_TEXT, "description": "e.g. **/*.py, docs/*.md"},
                 dir_path=_DIR, case_sensitive=_BOOL, respect_git_ignore=_BOOL,
@@ -68,7 +79,8 @@ METHODS = (
             _result("files", "truncated", files=_STRINGS, truncated=_BOOL),
             "Finds files matching a glob, newest first. Case-insensitive unless "
             "case_sensitive.",
-            stoppable=True, idempotent=True, path_params=("dir_path",)),
+            stoppable=True, idempotent=True, path_params=("dir_path",),
+            words=_DIR_WORDS),
     _method("grep_search", _SEARCH + "grep_search_tool", "Search file contents",
             obj(["pattern"], pattern={**_TEXT, "description": "A regex (Rust syntax)"},
                 dir_path=_DIR,
@@ -81,7 +93,9 @@ METHODS = (
                     truncated=_BOOL, engine={"enum": ["ripgrep", "python"]}),
             "Searches file contents for a regex (ripgrep), case-insensitive unless "
             "case_sensitive; at most 100 matches unless total_max_matches.",
-            stoppable=True, idempotent=True, path_params=("dir_path",)),
+            stoppable=True, idempotent=True, path_params=("dir_path",),
+            words={"'glob'": "'include_pattern'", "pass literal: true": "pass fixed_strings: true",
+                   **_DIR_WORDS}),
     _method("list_directory", _ADAPTERS + "list_directory_tool", "List directory",
             obj(["dir_path"], dir_path={**_TEXT, "description": "The directory"},
                 ignore={**_STRINGS, "description": "Globs of entries to leave out"},
@@ -91,7 +105,8 @@ METHODS = (
                         ["name", "type", "size"], name=_TEXT,
                         type={"enum": ["file", "dir"]}, size=NON_NEGATIVE)}),
             "Lists the files and subdirectories directly in a directory.",
-            stoppable=True, idempotent=True, path_params=("dir_path",)),
+            stoppable=True, idempotent=True, path_params=("dir_path",),
+            words=_DIR_WORDS),
     _method("read_many_files", _SEARCH + "read_many_files_tool", "Read many files",
             obj(["include"], include={"type": "array", "minItems": 1,
                                       "items": {**_TEXT, "minLength": 1},
@@ -102,5 +117,5 @@ METHODS = (
                     "items": obj(["path", "reason"], path=_TEXT, reason=_TEXT)}),
             "Reads the text files matching globs, each under a '--- path ---' line. "
             "node_modules, .git and binary files are skipped.",
-            stoppable=True, idempotent=True, path_params=()),
+            stoppable=True, idempotent=True, path_params=(), words=_TOOLS),
 )

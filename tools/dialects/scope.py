@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chorus_tools.tools.dialects.common import speaking, then, window
+from chorus_tools.tools.dialects.common import then, window
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
@@ -37,21 +37,17 @@ def read_file(ctx: ToolContext, path: str, startLine: int = 1,
             "truncated": got["end_line"] < wanted, "encoding": got["encoding"]}
 
 
-@speaking({"file.write with create_dirs: true": "write_file with createDirs: true"})
 def write_file(ctx: ToolContext, path: str, content: str, encoding: str = "utf-8",
                createDirs: bool = False) -> dict[str, Any]:
     got = write(ctx, path, content, create_dirs=createDirs, encoding=encoding)
     return {"path": ctx.ws.rel(path), "bytes": got["bytes_written"]}
 
 
-@speaking({"pattern": "glob", "file.list": "list_directory", "file.read": "read_file",
-           "file.info": "get_file_info"})
 def list_directory(ctx: ToolContext, path: str, recursive: bool = False, depth: int | None = None,
                    glob: str | None = None,
                    includeHidden: bool = False) -> dict[str, Any] | FanOut:
-    """A glob without '/' or '**' filters names at every depth of a recursive listing."""
-    if glob and (recursive or depth) and "/" not in glob:
-        glob = f"**/{glob}"
+    """A glob without '/' filters names at every depth of a recursive listing (the
+    core's rule for a name pattern)."""
     listed = list_files(ctx, path, pattern=glob, recursive=recursive, depth=depth,
                         include_hidden=includeHidden, max_results=_EVERY)
     return then(listed, "chorus_tools.tools.dialects.scope:listing_result")
@@ -64,7 +60,6 @@ def listing_result(listed: dict[str, Any]) -> dict[str, Any]:
             "total": len(files), "truncated": len(files) > CAP}
 
 
-@speaking({"context_lines": "contextLines", "literal: true": "regex: false"})
 def search_files(ctx: ToolContext, pattern: str, path: str = ".", regex: bool = False,
                  caseSensitive: bool = True, contextLines: int = 0,
                  glob: str | None = None) -> dict[str, Any] | FanOut:

@@ -25,7 +25,7 @@ def scope_error(err: ToolError) -> ToolError:
             "INVALID_INPUT" if err.code in _INPUT_ERRORS else "FILESYSTEM_ERROR")
     if err.details.get("code") == code:
         return err
-    styled = ToolError(err.code, f"{code}: {err.message}", **err.details)
+    styled = err.saying(f"{code}: {err.message}")
     styled.details["code"] = code
     return styled
 
@@ -56,7 +56,8 @@ METHODS = (
             obj(["path", "bytes"], path={"type": "string"}, bytes=NON_NEGATIVE),
             "Write a file atomically (temp file + rename), replacing it if it exists. "
             "UTF-16 encodings write a BOM. Parent directories must exist unless createDirs.",
-            mutating=True, idempotent=True, destructive=True),
+            mutating=True, idempotent=True, destructive=True,
+            words={"file.write with create_dirs: true": "write_file with createDirs: true"}),
     _method("list_directory", "List a directory",
             obj(["path"], path=_PATH, recursive={"type": "boolean"},
                 depth={**POSITIVE, "description": "Levels below path (1: its entries)"},
@@ -70,7 +71,9 @@ METHODS = (
             "List directory entries, optionally recursively (directories included) to a "
             "depth, filtered by a glob. Capped at 5,000 entries; total counts them all. "
             "Hidden entries only with includeHidden; git-ignored ones are left out.",
-            stoppable=True, idempotent=True),
+            stoppable=True, idempotent=True,
+            words={"'pattern'": "'glob'", "file.list": "list_directory",
+                   "file.read": "read_file", "file.info": "get_file_info"}),
     _method("search_files", "Search file contents",
             obj(["pattern"], pattern={"type": "string", "description": "Search pattern "
                                       "(literal unless regex)"},
@@ -91,7 +94,8 @@ METHODS = (
             "Search files for a pattern (ripgrep-style): a literal string unless regex is "
             "true. Each match has its file, line, content and context lines before and "
             "after. At most 5,000 matches (truncated says when there were more).",
-            stoppable=True, idempotent=True),
+            stoppable=True, idempotent=True,
+            words={"context_lines": "contextLines", "literal: true": "regex: false"}),
     _method("get_file_info", "Return file metadata",
             obj(["path"], path=_PATH),
             obj(["name", "path", "type", "size", "modified", "mime", "lines", "isSymlink",

@@ -19,12 +19,13 @@ import stat
 from typing import Any
 
 from chorus_tools.tools.dialects import jsregex
-from chorus_tools.tools.dialects.common import alias, integer, speaking, then, window
+from chorus_tools.tools.dialects.common import alias, integer, then, window
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.walk.listing import list_entries, list_files
 from chorus_tools.tools.patch.patch import LINES_SHOWN, patch
+from chorus_tools.tools.patch.explain import closest, occurrences
 from chorus_tools.tools.patch.hint import closest_region
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.confine.sandbox import ROOT, version_of
@@ -34,12 +35,8 @@ from chorus_tools.tools.mutate.write import write
 
 CAP = 5000  # entries Glob, matches Grep return at most (beside: truncated)
 _ALL_FILES = ("**/*", "**", "*")  # file_glob values that filter nothing
-_EDIT_NAMES = {"patches[{i}].find": "old", "patches[{i}].replace": "new",
-               "patches[{i}]": "the edit", "file.patch": "Edit", "file.write": "Write"}
-_FILE_PATH = {"path": "file_path"}
 
 
-@speaking({"file.read": "Read"}, _FILE_PATH)
 def read_tool(ctx: ToolContext, **params: Any) -> dict[str, Any]:
     path = alias(params, "file_path", "filePath")
     offset = integer(params.get("offset"), "offset")
@@ -52,7 +49,6 @@ def read_tool(ctx: ToolContext, **params: Any) -> dict[str, Any]:
     return {"file_path": shown, "content": got["content"]}
 
 
-@speaking({"file.patch": "Edit"}, _FILE_PATH)
 def write_tool(ctx: ToolContext, content: str, overwrite: bool = False,
                **params: Any) -> dict[str, Any]:
     path = alias(params, "file_path", "filePath")
@@ -69,7 +65,6 @@ def write_tool(ctx: ToolContext, content: str, overwrite: bool = False,
             "message": f"{verb} {shown} ({got['bytes_written']} bytes)."}
 
 
-@speaking(_EDIT_NAMES, _FILE_PATH)
 def edit_tool(ctx: ToolContext, before: str | None = None, after: str | None = None,
               **params: Any) -> dict[str, Any]:
     path = alias(params, "file_path", "filePath")
@@ -115,18 +110,18 @@ def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, afte
     lines = [text.count("\n", 0, m.start(1)) + 1 for m in found]
     if not found:
         hint = closest_region(text, before + old + after)
+        where, quote = closest(hint, "patches[0].find and its anchors")
         raise ToolError("find_not_found", f"patches[0].find was not found in {path} between "
-                        "the given before/after anchors (whitespace between them ignored)."
-                        + ("" if hint is None else f" The closest region is lines "
-                           f"{hint['start_line']}-{hint['end_line']}, in data.hint."),
-                        path=path, patch_index=0, hint=hint)
+                        "the given before/after anchors (whitespace between them ignored). "
+                        + where, quote=quote, path=path, patch_index=0, hint=hint)
     if count and len(found) != count:
+        more = max(len(lines) - LINES_SHOWN, 0)
         raise ToolError("find_not_unique", f"patches[0].find occurs {len(found)} times in "
-                        f"{path} between the anchors, not {count} (lines "
-                        f"{', '.join(map(str, lines[:20]))}).", path=path, patch_index=0,
-                        count=len(found), lines=lines[:LINES_SHOWN], tier="exact",
-                        expected=count, **({"more_lines": len(lines) - LINES_SHOWN}
-                                           if len(lines) > LINES_SHOWN else {}))
+                        f"{path} between the anchors, not {count} "
+                        f"({occurrences(lines[:LINES_SHOWN], more)}). Set patches[0].count "
+                        "to the number it occurs, or give longer anchors.", path=path,
+                        patch_index=0, count=len(found), lines=lines[:LINES_SHOWN],
+                        tier="exact", expected=count, **_more_lines(more))
     regions: dict[str, int] = {}
     for m in found:
         regions[m.group(0)] = regions.get(m.group(0), 0) + 1
@@ -138,7 +133,10 @@ def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, afte
     return patch(ctx, path, patches, expected_version=version_of(st))
 
 
-@speaking({"file.list": "ListDir", "file.info": "ListDir"})
+def _more_lines(more: int) -> dict[str, Any]:
+    return {"more_lines": more} if more else {}
+
+
 def listdir_tool(ctx: ToolContext, path: str = ".") -> dict[str, Any]:
     """Direct entries; a symlink is typed by what it leads to inside the workspace."""
     listed = list_entries(ctx, path)
@@ -160,7 +158,6 @@ def _leads_to_dir(ctx: ToolContext, rel: str) -> bool:
         os.close(fd)
 
 
-@speaking({"file.list": "Glob"}, {"path": "root"})
 def glob_tool(ctx: ToolContext, pattern: str, max_files: int | str | None = None,
               **params: Any) -> dict[str, Any] | FanOut:
     root = alias(params, "root", "path", required=False) or ROOT
@@ -174,7 +171,6 @@ def glob_result(listed: dict[str, Any]) -> dict[str, Any]:
     return {"matches": matches, "count": len(matches), "truncated": listed["truncated"]}
 
 
-@speaking({"pattern": "query", "glob": "file_glob"}, {"path": "root"})
 def grep_tool(ctx: ToolContext, query: str, file_glob: str = "**/*", case_sensitive: bool = True,
               mode: str = "content", before_context: int | str = 0,
               after_context: int | str = 0, **params: Any) -> dict[str, Any] | FanOut:

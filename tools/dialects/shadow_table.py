@@ -19,6 +19,14 @@ INT_STR = {"anyOf": [{"type": "integer", "minimum": 0},
                      {"type": "string", "pattern": r"^\s*[0-9]+\s*$"}]}
 _TEXT = {"type": "string"}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
+# the core's names in these tools' words (tools/errors.in_words)
+_FILE_WORDS = {"'path'": "'file_path'", "file.read": "Read", "file.patch": "Edit",
+               "file.write": "Write"}
+_EDIT_WORDS = {"patches[{i}].find": "old", "patches[{i}].replace_all": "replace_all",
+               "patches[{i}].replace": "new", "patches[{i}].count": "count",
+               "patches[{i}]": "the edit", **_FILE_WORDS}
+_ROOT_WORDS = {"'path'": "'root'", "file.info or file.read": "Read", "file.list": "Glob"}
+NO_LITERAL = {"pass literal: true": "escape its special characters with '\\'"}
 
 
 def _method(name: str, summary: str, params: dict, result: dict, description: str,
@@ -38,7 +46,7 @@ METHODS = (
                     image=_TEXT, mime_type=_TEXT, file_size=NON_NEGATIVE)]},
             "Reads a file from the workspace: text as numbered lines (offset/limit for a "
             "window), PNG/JPEG/GIF/WebP images as base64.",
-            stoppable=True, idempotent=True, path_params=_FILE),
+            stoppable=True, idempotent=True, path_params=_FILE, words=_FILE_WORDS),
     _method("Write", "Write a file",
             obj(["content"], file_path=_PATH, filePath=_ALIAS, content=_TEXT,
                 overwrite={"type": "boolean",
@@ -47,7 +55,7 @@ METHODS = (
                 bytes_written=NON_NEGATIVE, message=_TEXT),
             "Creates a file (and its directories) atomically. An existing file is "
             "already_exists unless overwrite is true.",
-            mutating=True, destructive=True, path_params=_FILE),
+            mutating=True, destructive=True, path_params=_FILE, words=_FILE_WORDS),
     _method("Edit", "Replace text in a file",
             obj([], file_path=_PATH, filePath=_ALIAS,
                 old={**_TEXT, "description": "Exact text to replace"},
@@ -68,13 +76,15 @@ METHODS = (
             "1; 0 or replace_all: every occurrence, at least one). before/after anchors "
             "pick the occurrences they surround. Nothing changes on any error; a failed "
             "find carries a hint of the closest region.",
-            mutating=True, destructive=True, path_params=_FILE),
+            mutating=True, destructive=True, path_params=_FILE, words=_EDIT_WORDS),
     _method("ListDir", "List a directory",
             obj([], path={**_PATH, "description": "Directory (default: workspace root)"}),
             obj(["path", "entries"], path=_TEXT, entries={"type": "array", "items": obj(
                 ["name", "type"], name=_TEXT, type={"enum": ["file", "dir"]})}),
             "Lists a directory's entries as file or dir (hidden and ignored ones left "
-            "out).", stoppable=True, idempotent=True),
+            "out).", stoppable=True, idempotent=True,
+            words={"file.info or file.read": "Read", "file.list": "ListDir",
+                   "file.info": "ListDir"}),
     _method("Glob", "Find files by glob",
             obj(["pattern"], pattern={**_TEXT, "description": "*, ? and ** (recursive)"},
                 root={**_PATH, "description": "Base directory"},
@@ -83,7 +93,7 @@ METHODS = (
             obj(["matches", "count", "truncated"], matches=_STRINGS, count=NON_NEGATIVE,
                 truncated={"type": "boolean"}),
             "Finds files matching a glob beneath root, in path order.",
-            stoppable=True, idempotent=True, path_params=("root", "path")),
+            stoppable=True, idempotent=True, path_params=("root", "path"), words=_ROOT_WORDS),
     _method("Grep", "Search file contents",
             obj(["query"], query={**_TEXT, "description": "A JavaScript RegExp source"},
                 file_glob={**_TEXT},
@@ -101,5 +111,6 @@ METHODS = (
                 "files": _STRINGS, "truncated": {"type": "boolean"}}},
             "Searches file contents with a JavaScript regex (ignored, hidden and binary "
             "files skipped): matching lines with context, or the files that match.",
-            stoppable=True, idempotent=True, path_params=("root", "path")),
+            stoppable=True, idempotent=True, path_params=("root", "path"),
+            words={"pattern": "query", "glob": "file_glob", **_ROOT_WORDS, **NO_LITERAL}),
 )

@@ -118,11 +118,17 @@ Mapping = Shift | Regrid
 @dataclass(frozen=True)
 class Misfit:
     """Why no mapping fits: the first line that disagrees (1-based within `find` or
-    `replace`, as `part` says) and a sentence an agent can act on."""
+    `replace`, as `part` says) and a sentence an agent can act on, which names the two
+    texts `{find}` and `{replace}` until `said` names them as the caller's parameters."""
 
     part: str
     line: int
     reason: str
+
+    def said(self, find: str, replace: str) -> str:
+        """The reason, naming `find` and `replace` as the caller calls them
+        (`patches[0].find`, a hunk's old lines)."""
+        return self.reason.replace("{find}", find).replace("{replace}", replace)
 
 
 def fit(pairs: list[tuple[str, str]], replace_inds: list[str | None], units: Iterable[str],
@@ -202,11 +208,11 @@ def _first_disagreement(pairs: list[tuple[str, str]]) -> Misfit:
     for number, (ours, theirs) in enumerate(pairs[1:], 2):
         if shift is None or shift.map(ours) != theirs:
             return Misfit("find", number, (
-                f"find line {number} is indented {ours!r} where the file has {theirs!r}, "
-                f"but find line 1 is indented {first_find!r} where the file has "
-                f"{first_file!r}: no single shift or change of unit fits both"))
-    return Misfit("find", 1, f"find line 1 is indented {first_find!r} where the file has "
-                             f"{first_file!r}, which no shift or change of unit maps")
+                f"{{find}} line {number} is indented {ours!r} where the file has "
+                f"{theirs!r}, but {{find}} line 1 is indented {first_find!r} where the "
+                f"file has {first_file!r}: no single shift or change of unit fits both"))
+    return Misfit("find", 1, f"{{find}} line 1 is indented {first_find!r} where the file "
+                             f"has {first_file!r}, which no shift or change of unit maps")
 
 
 def _first_unwritable(mapping: Mapping, replace_inds: list[str | None], seen: set[str],
@@ -228,8 +234,9 @@ def _first_unwritable(mapping: Mapping, replace_inds: list[str | None], seen: se
                 out = None
         if out is None:
             return Misfit("replace", number, (
-                f"replace line {number} is indented {ind!r}, which {mapping.describe()} "
-                "(the mapping that fits find) cannot write in this region's indentation"))
+                f"{{replace}} line {number} is indented {ind!r}, which "
+                f"{mapping.describe()} (the mapping that fits {{find}}) cannot write in "
+                "this region's indentation"))
     return None
 
 

@@ -15,6 +15,7 @@ from chorus_tools.tools.mutate.atomic import Current, mutate
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.diff import unified_diff
+from chorus_tools.tools.patch.explain import closest, occurrences
 from chorus_tools.tools.patch.hint import closest_region, escaped_newlines
 from chorus_tools.tools.patch.match import EXACT, Match, Refusal, apply, content, locate
 from chorus_tools.tools.patch.syntax import broken
@@ -80,21 +81,22 @@ def _check_patches(patches: list[dict[str, Any]]) -> None:
     """The semantic checks the params schema cannot make, before the disk is touched."""
     if not patches:
         raise ToolError("invalid_params", "'patches' is empty: give at least one "
-                        "{find, replace} edit.", param="patches")
+                        "edit.", param="patches")
     for i, p in enumerate(patches):
         if p["find"] == p["replace"]:
             raise ToolError("invalid_params",
-                            f"patches[{i}]: find and replace are identical, so the patch "
-                            "would change nothing. Put the new text in replace, or drop "
-                            "this patch.", param=f"patches[{i}].replace", patch_index=i)
+                            f"patches[{i}].find and patches[{i}].replace are identical, so "
+                            f"patches[{i}] would change nothing. Put the new text in "
+                            f"patches[{i}].replace, or drop patches[{i}].",
+                            param=f"patches[{i}].replace", patch_index=i)
         if i > 0 and p["find"] == "":
             raise _empty_find(i)
 
 
 def _empty_find(i: int) -> ToolError:
     return ToolError("invalid_params",
-                     f"patches[{i}].find is empty. An empty find only creates a missing "
-                     "file (as the first patch); to edit a file, give the exact text to "
+                     f"patches[{i}].find is empty, which only creates a missing file (and "
+                     "only as the first patch); to edit a file, give the exact text to "
                      "replace, or use file.write to replace the whole file.",
                      param=f"patches[{i}].find", patch_index=i)
 
@@ -106,9 +108,9 @@ def _current_text(current: Current, patches: list[dict[str, Any]],
     if current.data is None:
         if patches[0]["find"] != "":
             raise ToolError("file_not_found",
-                            f"File not found: {path}. To create it with file.patch, send "
-                            "one patch with find: \"\" and the content as replace (or use "
-                            "file.write).", path=path)
+                            f"File not found: {path}. To create it with file.patch, give "
+                            "patches[0].find as \"\" and the content as "
+                            "patches[0].replace (or use file.write).", path=path)
         return "", "utf-8"
     if patches[0]["find"] == "":
         raise _empty_find(0)
@@ -140,9 +142,10 @@ class _Guard:
                         f"patches[{i}] matched by the {tier} tier would leave a syntax error "
                         f"at line {found.line} of {self.path} ({found.language}: "
                         f"{found.reason}), which the file did not have; nothing was "
-                        "written. data.diff shows the change it would have made. Resend "
-                        "the patch with find copied exactly from the file (an exact match "
-                        "is applied as given), or fix replace's indentation.",
+                        f"written. Resend the patch with patches[{i}].find copied exactly "
+                        "from the file (an exact match is applied as given), or fix "
+                        f"patches[{i}].replace's indentation. The change it would have "
+                        "made:", quote=diff,
                         path=self.path, patch_index=i, tier=tier, line=found.line,
                         reason=found.reason, diff=diff)
 
@@ -176,28 +179,31 @@ def _apply_all(text: str, patches: list[dict[str, Any]], path: str, guard: _Guar
 
 
 def _not_unique(match: Match, i: int, path: str, expected: int | None) -> ToolError:
-    """find_not_unique with at most LINES_SHOWN lines; a count stopped at COUNT_LIMIT says
-    so (a short find in a huge file would otherwise list millions)."""
+    """find_not_unique with at most LINES_SHOWN lines, every one of them said; a count
+    stopped at COUNT_LIMIT says so (a short find in a huge file would otherwise list
+    millions)."""
     lines = match.lines
     count = f"at least {len(lines)}" if match.truncated else str(len(lines))
-    shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
+    more = max(len(lines) - LINES_SHOWN, 0)
+    where = f"{match.tier} match; {occurrences(lines[:LINES_SHOWN], more)}"
     details: dict[str, Any] = {
         "path": path, "patch_index": i, "count": len(lines), "lines": lines[:LINES_SHOWN],
         "tier": match.tier}
-    if len(lines) > LINES_SHOWN:
-        details["more_lines"] = len(lines) - LINES_SHOWN
+    if more:
+        details["more_lines"] = more
     if match.truncated:
         details["count_exact"] = False
     if expected:
         return ToolError("find_not_unique",
                          f"patches[{i}].find occurs {count} times in {path}, not "
-                         f"{expected} ({match.tier} match; lines {shown}). Give the number "
-                         "it occurs, or more surrounding text.", expected=expected, **details)
+                         f"{expected} ({where}). Set patches[{i}].count to the number it "
+                         f"occurs, or add surrounding text to patches[{i}].find.",
+                         expected=expected, **details)
     return ToolError("find_not_unique",
-                     f"patches[{i}].find occurs {count} times in {path} "
-                     f"({match.tier} match; lines {shown}). Add surrounding lines "
-                     "to make it unique, or set replace_all: true to replace every "
-                     "occurrence.", **details)
+                     f"patches[{i}].find occurs {count} times in {path} ({where}). Add "
+                     f"surrounding lines to patches[{i}].find to make it unique, or set "
+                     f"patches[{i}].replace_all: true to replace every occurrence.",
+                     **details)
 
 
 def _misfit(text: str, refusal: Refusal, i: int, path: str) -> ToolError:
@@ -207,30 +213,30 @@ def _misfit(text: str, refusal: Refusal, i: int, path: str) -> ToolError:
     hint = {"start_line": refusal.start_line, "end_line": refusal.end_line,
             "text": content(region), "similarity": 0.999}
     misfit = refusal.misfit
+    reason = misfit.said(f"patches[{i}].find", f"patches[{i}].replace")
+    where: dict[str, Any] = {f"{misfit.part}_line": misfit.line}
     return ToolError("find_not_found",
                      f"patches[{i}].find matches lines {refusal.start_line}-"
                      f"{refusal.end_line} of {path} only when indentation is ignored, and "
-                     f"no single indentation mapping fits: {misfit.reason}. Nothing was "
-                     "applied. Copy find from data.hint.text (the file's own lines) and "
-                     "indent replace the same way.", path=path, patch_index=i, hint=hint,
-                     reason=misfit.reason, **{f"{misfit.part}_line": misfit.line})
+                     f"no single indentation mapping fits: {reason}. Nothing was applied. "
+                     f"Copy patches[{i}].find from the file's own lines and indent "
+                     f"patches[{i}].replace the same way; lines {refusal.start_line}-"
+                     f"{refusal.end_line} follow exactly as in the file:",
+                     quote=hint["text"], path=path, patch_index=i, hint=hint,
+                     reason=reason, **where)
 
 
 def _not_found(text: str, find: str, i: int, path: str) -> ToolError:
     hint = closest_region(text, find)
-    where = ("No region of the file is similar; read the file and copy the exact text."
-             if hint is None else
-             f"The closest region is lines {hint['start_line']}-{hint['end_line']} "
-             f"(similarity {hint['similarity']}), its text is in data.hint.text: "
-             "correct find from it.")
+    where, quote = closest(hint, f"patches[{i}].find")
     if escaped_newlines(find):
-        where = ("Note: your find contains the two characters \\n; did you mean a line "
-                 f"break? {where}")
+        where = (f"Note: patches[{i}].find contains the two characters \\n; did you mean "
+                 f"a line break? {where}")
     after = " (after the earlier patches)" if i else ""
     return ToolError("find_not_found",
                      f"patches[{i}].find was not found in {path}{after}, neither exactly, "
                      f"nor ignoring line endings, nor ignoring indentation. {where}",
-                     path=path, patch_index=i, hint=hint)
+                     quote=quote, path=path, patch_index=i, hint=hint)
 
 
 def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str,

@@ -14,7 +14,10 @@ per-entry Python work and ~5k system calls, serial).
 
 `recursive: true` is the glob `**` (every entry beneath, directories included); `depth`
 bounds a recursive or glob listing to that many levels below `path` (1: its direct
-entries) and, given alone, makes the listing recursive. `exclude` globs read like ignore
+entries) and, given alone, makes the listing recursive. A pattern of names (no '/') is
+matched in `path` itself, or with `recursive` or `depth` at any depth (as `**/PATTERN`,
+file.search's `glob` rule); file.list's empty answer to one says how many entries
+`**/PATTERN` would match (`hint`), so "no files" is never a guess. `exclude` globs read like ignore
 lines relative to `path` (a glob without '/' matches the name at any depth): an excluded
 entry is left out, an excluded directory with everything beneath it.
 """
@@ -53,12 +56,14 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
                recursive: bool = False, depth: int | None = None,
                exclude: str | list[str] | None = None, include_hidden: bool = False,
                include_ignored: bool = False, sort: str = "path",
-               max_results: int = 5000) -> dict[str, Any] | FanOut:
+               max_results: int = 5000, hint: bool = False) -> dict[str, Any] | FanOut:
     """List `path` (the root when "" or "."): its direct entries, or with `pattern` every
     entry beneath it whose path relative to it matches the glob (`recursive`: every
-    entry), at most `depth` levels down."""
+    entry), at most `depth` levels down. `hint`: an empty answer to a name pattern says
+    how many entries `**/PATTERN` would match (file.list's; a tool set's listing keeps
+    its harness's answer)."""
     found = _list(ctx, path, pattern, recursive, depth, exclude, include_hidden,
-                  include_ignored, sort, max_results, raw=False)
+                  include_ignored, sort, max_results, raw=False, hint=hint)
     assert not isinstance(found, Pickled), "asked for a dict"
     return found
 
@@ -68,26 +73,55 @@ def file_list(ctx: ToolContext, path: str = ".", pattern: str | None = None,
               exclude: str | list[str] | None = None, include_hidden: bool = False,
               include_ignored: bool = False, sort: str = "path",
               max_results: int = 5000) -> dict[str, Any] | FanOut | Pickled:
-    """The method file.list: list_files, but a warm answer goes back still pickled (the
-    tool sets' listings take list_files' dict)."""
+    """The method file.list: list_files with its hint, but a warm answer goes back still
+    pickled (the tool sets' listings take list_files' dict)."""
     return _list(ctx, path, pattern, recursive, depth, exclude, include_hidden,
-                 include_ignored, sort, max_results, raw=True)
+                 include_ignored, sort, max_results, raw=True, hint=True)
 
 
 def _list(ctx: ToolContext, path: str, pattern: str | None, recursive: bool,
           depth: int | None, exclude: str | list[str] | None, include_hidden: bool,
-          include_ignored: bool, sort: str, max_results: int, *, raw: bool
+          include_ignored: bool, sort: str, max_results: int, *, raw: bool, hint: bool
           ) -> dict[str, Any] | FanOut | Pickled:
-    if not pattern and (recursive or depth is not None):
+    """A name pattern (no '/') matches in `path` itself, or with `recursive` or `depth`
+    names at any depth down to it, as file.search's `glob` does (docs/protocol.md,
+    file.list)."""
+    deep = recursive or depth is not None
+    if not pattern and deep:
         pattern = "**"
     if not pattern:
         return list_entries(ctx, path, exclude, include_hidden, include_ignored, sort,
                             max_results)
+    if deep and names_only(pattern):
+        pattern = f"**/{pattern}"
+    hint = hint and not deep and names_only(pattern)
     warm = ask(ctx, "list", raw=raw, path=path, pattern=pattern, depth=depth,
                exclude=exclude, include_hidden=include_hidden,
-               include_ignored=include_ignored, sort=sort, max_results=max_results)
+               include_ignored=include_ignored, sort=sort, max_results=max_results,
+               hint=hint)
     if warm is not None:
         return warm
+    found = _walk_list(ctx, path, pattern, depth, exclude, include_hidden, include_ignored,
+                       sort, max_results)
+    if hint and isinstance(found, dict) and not found["files"]:
+        count = _count(ctx, path, f"**/{pattern}", exclude, include_hidden,
+                       include_ignored)
+        if count:
+            found["hint"] = {"pattern": f"**/{pattern}", "count": count}
+    return found
+
+
+def names_only(pattern: str) -> bool:
+    """A glob of names (no '/'), matched at any depth where depth is asked for."""
+    return "/" not in pattern and pattern != "**"
+
+
+def _walk_list(ctx: ToolContext, path: str, pattern: str, depth: int | None,
+               exclude: str | list[str] | None, include_hidden: bool,
+               include_ignored: bool, sort: str, max_results: int
+               ) -> dict[str, Any] | FanOut:
+    """The glob listing walked: in one pass over a tree in memory, by this worker over a
+    narrow tree, else cut into runs for the pool."""
     start = _start(ctx, path)
     max_results = _capped(max_results)
     matcher = _compile(pattern)
@@ -117,6 +151,19 @@ def _list(ctx: ToolContext, path: str, pattern: str | None, recursive: bool,
                                 max_results=max_results),
                   sizes=[sum(type(item) is Pending for item in run) for run in split],
                   unit="directory trees listed")
+
+
+def _count(ctx: ToolContext, path: str, pattern: str, exclude: str | list[str] | None,
+           include_hidden: bool, include_ignored: bool) -> int:
+    """How many entries beneath `path` a glob matches (an empty answer's hint); 0 when the
+    directory went away since it was listed (the empty answer was true then)."""
+    start = _start(ctx, path)
+    walker = _walker(ctx, _compile(pattern), start, include_hidden, include_ignored, None,
+                     _excluded(_globs(exclude), len(start) + 1 if start else 0))
+    try:
+        return sum(1 for _ in walker.walk_from(start, path))
+    except ToolError:
+        return 0
 
 
 def list_entries(ctx: ToolContext, path: str = ".", exclude: str | list[str] | None = None,

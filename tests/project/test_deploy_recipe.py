@@ -1,0 +1,178 @@
+"""docs/deploy.md's container recipe works as written (issue 35: a container recipe with a
+non-root user, the history in a volume, HTTP with a token from a secret).
+
+There is no container engine here, so the recipe's `Dockerfile` is taken apart (`USER`,
+`VOLUME`, `ENTRYPOINT`, `CMD`) and its entry command is run for real: as a user who is not
+root and whose home does not exist, with stdin from /dev/null (a detached container),
+the volume, the workspace and the token file in the places the command names. The
+program is this checkout's `chorus-tools`.
+
+The user keeps one capability, CAP_DAC_READ_SEARCH: this machine's Python lies under
+/root (mode 0700), where the image's lies under /opt, readable by all. It lets the
+process read and look up paths; every write is still checked against the user's own
+permission bits, which is what the recipe depends on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import sysconfig
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from rpc_client import REPO
+
+TOKEN = "a-token-from-the-secret"
+SERVING = re.compile(r"serving HTTP on http://([^/\s]+)/mcp")
+
+
+def dockerfile() -> dict[str, list[str]]:
+    """The recipe's Dockerfile: each instruction's arguments, in order, by keyword."""
+    text = (REPO / "docs" / "deploy.md").read_text()
+    found = re.search(r"```dockerfile\n(.*?)```", text, re.S)
+    assert found, "docs/deploy.md shows no Dockerfile"
+    found_lines = re.sub(r"\\\n\s*", " ", found.group(1)).splitlines()
+    instructions: dict[str, list[str]] = {}
+    for line in found_lines:
+        if line.strip() and not line.startswith("#"):
+            keyword, _, rest = line.partition(" ")
+            instructions.setdefault(keyword.upper(), []).append(rest.strip())
+    return instructions
+
+
+def test_the_image_runs_as_a_user_with_no_home_and_keeps_its_data_in_a_volume() -> None:
+    docker = dockerfile()
+    [user] = docker["USER"]
+    assert user not in ("root", "0")
+    useradd = next(r for r in docker["RUN"] if "useradd" in r)
+    assert re.search(rf"useradd .*\b{user}\b", useradd)
+    assert "--no-create-home" in useradd and "--home-dir /nonexistent" in useradd
+    argv = json.loads(docker["ENTRYPOINT"][-1]) + json.loads(docker["CMD"][-1])
+    [volume] = json.loads(docker["VOLUME"][-1])
+    for option in ("--history", "--state"):
+        assert argv[argv.index(option) + 1].startswith(volume + "/"), option
+    assert argv[argv.index("--http-token-file") + 1].startswith("/run/secrets/")
+    assert argv[argv.index("--http") + 1].startswith("0.0.0.0:")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="running the entry command as another user needs root and setpriv")
+def test_the_entry_command_serves_http_with_the_token_as_that_user(tmp_path: Path) -> None:
+    nobody = pwd.getpwnam("nobody")
+    assert not os.path.exists(nobody.pw_dir) or not os.access(nobody.pw_dir, os.W_OK)
+    command, places = _entry_command(tmp_path)
+    for place in places.values():
+        os.chown(place, nobody.pw_uid, nobody.pw_gid)
+    token = places["token"]
+    os.chmod(token, 0o400)  # readable by the image's user alone
+    proc = subprocess.Popen(
+        ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
+         "--clear-groups", "--inh-caps=+dac_read_search",
+         "--ambient-caps=+dac_read_search", "env", "-i", "HOME=/nonexistent",
+         "PATH=/usr/bin:/bin", f"PYTHONPATH={REPO}", *command],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/")
+    try:
+        address, stderr = _address(proc)
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))  # type: ignore[union-attr]
+        assert uid == nobody.pw_uid != 0
+        _serves_with_the_token_only(f"http://127.0.0.1:{address.rpartition(':')[2]}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(30)
+    assert code == 0, stderr
+    assert (places["work"] / "notes.txt").stat().st_uid == nobody.pw_uid
+    history = places["data"] / "history"
+    assert history.is_dir() and history.stat().st_uid == nobody.pw_uid
+    assert any(p.is_file() and p.stat().st_size for p in history.rglob("*"))
+    assert "Traceback" not in "".join(stderr), stderr
+
+
+def _entry_command(tmp_path: Path) -> tuple[list[str], dict[str, Path]]:
+    """ENTRYPOINT + CMD with this checkout's program, the container's paths moved under
+    `tmp_path`, and a free port."""
+    docker = dockerfile()
+    argv = json.loads(docker["ENTRYPOINT"][-1]) + json.loads(docker["CMD"][-1])
+    [volume] = json.loads(docker["VOLUME"][-1])
+    places = {"work": tmp_path / "work", "data": tmp_path / "data",
+              "token": tmp_path / "secrets" / "chorus_token"}
+    moved = {argv[argv.index("--workspace") + 1]: places["work"], volume: places["data"],
+             argv[argv.index("--http-token-file") + 1]: places["token"]}
+    places["work"].mkdir()
+    places["data"].mkdir()
+    places["token"].parent.mkdir()
+    places["token"].write_text(TOKEN + "\n")
+    program = Path(sysconfig.get_paths()["scripts"]) / "chorus-tools"
+    assert Path(argv[0]).name == program.name
+    command = [str(program)]
+    for arg in argv[1:]:
+        for inside, outside in moved.items():
+            if arg == inside or arg.startswith(inside + "/"):
+                arg = str(outside) + arg[len(inside):]
+        command.append(arg)
+    at = command.index("--http") + 1
+    command[at] = command[at].rpartition(":")[0] + ":0"
+    return command, places
+
+
+def _address(proc: subprocess.Popen) -> tuple[str, list[str]]:
+    """The HOST:PORT the server printed, and its stderr (read on until it exits)."""
+    lines: list[str] = []
+    found = threading.Event()
+    address: list[str] = []
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for raw in proc.stderr:
+            lines.append(raw.decode(errors="replace"))
+            match = SERVING.search(lines[-1])
+            if match and not address:
+                address.append(match.group(1))
+                found.set()
+        found.set()
+    threading.Thread(target=drain, daemon=True).start()
+    assert found.wait(60) and address, lines
+    return address[0], lines
+
+
+def _serves_with_the_token_only(base: str) -> None:
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    write = {"jsonrpc": "2.0", "id": 1, "method": "file.write",
+             "params": {"path": "notes.txt", "content": "one\n"}}
+    assert httpx.post(f"{base}/rpc", json=write, timeout=30).status_code == 401
+    wrong = {"authorization": "Bearer not-the-token"}
+    assert httpx.post(f"{base}/rpc", json=write, headers=wrong, timeout=30).status_code == 401
+    assert _rpc(base, auth, write)["created"] is True
+    _rpc(base, auth, {**write, "params": {"path": "notes.txt", "content": "two\n"}})
+    versions = _rpc(base, auth, {"jsonrpc": "2.0", "id": 2, "method": "file.history",
+                                 "params": {"path": "notes.txt"}})["versions"]
+    assert versions and versions[0]["method"] == "file.write"
+    headers = {**auth, "accept": "application/json, text/event-stream"}
+    init = httpx.post(f"{base}/mcp", headers=headers, timeout=30, json={
+        "jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "deploy", "version": "1"}}})
+    assert init.status_code == 200, init.text
+    session = {"mcp-session-id": init.headers["mcp-session-id"]}
+    read = httpx.post(f"{base}/mcp", headers={**headers, **session}, timeout=30, json={
+        "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "file_read", "arguments": {"path": "notes.txt"}}})
+    assert read.json()["result"]["content"][0]["text"] == "     1\ttwo"
+
+
+def _rpc(base: str, headers: dict[str, str], message: dict[str, Any]) -> Any:
+    reply = httpx.post(f"{base}/rpc", json=message, headers=headers, timeout=30)
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert "result" in body, body
+    return body["result"]

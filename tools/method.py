@@ -27,6 +27,7 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
 NULLABLE_STR = nullable({"type": "string"})
 ENCODINGS = ["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1"]  # written
 READ_ENCODINGS = list(TEXT_ENCODINGS)  # read: those and the legacy ones a detector names
+INVALID_BYTES = POSITIVE  # UTF-8 with bytes that are not: how many (only when there are some)
 
 
 def load(target: str) -> Callable[..., Any]:
@@ -128,7 +129,8 @@ READ_RESULT = {
              "version"],
             content={"type": "string"}, total_lines=NON_NEGATIVE,
             truncated={"type": "boolean"}, start_line=POSITIVE,
-            end_line=NON_NEGATIVE, encoding={"enum": READ_ENCODINGS}, version=VERSION),
+            end_line=NON_NEGATIVE, encoding={"enum": READ_ENCODINGS},
+            invalid_bytes=INVALID_BYTES, version=VERSION),
         obj(["image", "mime_type", "size", "version"], image={"type": "string"},
             mime_type={"type": "string"}, size=NON_NEGATIVE, version=VERSION),
     ],

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from chorus_tools.tools.dialects import (anthropic_table, claude_table, codex_table,
                                          gemini_table, scope_table, shadow_table)
-from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_RESULT, PATH,
-                                      POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT, TIME,
-                                      VERSION, WRITE_RESULT, Method, nullable, obj as _obj)
+from chorus_tools.tools.method import (GLOBS, INVALID_BYTES, NON_NEGATIVE, NULLABLE_STR,
+                                      PATCH_RESULT, PATH, POSITIVE, READ_RESULT, FILE_ENTRY,
+                                      SEARCH_RESULT, TIME, VERSION, WRITE_RESULT, Method,
+                                      nullable, obj as _obj)
 
 OFFSET = {"type": "integer", "not": {"const": 0},
           "description": "First line, 1-based; negative counts from the end (-20: the last "
@@ -124,7 +125,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              mode=NULLABLE_STR, is_symlink={"type": "boolean"},
              symlink_target=NULLABLE_STR, mime_type=NULLABLE_STR,
              is_binary=nullable({"type": "boolean"}), encoding=NULLABLE_STR,
-             lines=nullable({"type": "integer"}), version=NULLABLE_STR),
+             invalid_bytes=INVALID_BYTES, lines=nullable({"type": "integer"}),
+             version=NULLABLE_STR),
         stoppable=True, title="File information", idempotent=True,
         description=(
             "Describe a path without reading it: type, size, modified time, mode, symlink "

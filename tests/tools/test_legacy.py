@@ -108,7 +108,6 @@ LOW_CONFIDENCE = {
     "a short GBK word": "你好\n".encode("gbk"),
     "a short cp1251 line": "Привет\n".encode("cp1251"),
     "random bytes": bytes(random.Random(5).randrange(0x20, 0x100) for _ in range(3000)),
-    "UTF-8 with one stray byte": TEXTS["zh_hans"].encode() + b"\xff\n",
     "broken UTF-8 behind a BOM": b"\xef\xbb\xbf" + TEXTS["ru"].encode("cp1251"),
 }
 
@@ -120,6 +119,15 @@ def test_without_confidence_a_file_is_latin1(rctx: ToolContext, root: Path,
     got = read(rctx, "f", raw=True)
     assert (got["content"], got["encoding"]) == (data.decode("latin-1"), "latin-1")
     assert info(rctx, "f")["encoding"] == "latin-1"
+
+
+def test_utf8_with_a_stray_byte_is_no_legacy_encoding(rctx: ToolContext, root: Path) -> None:
+    """The detector is not trusted on a sample that is mostly UTF-8: the file is UTF-8
+    with its bad byte shown as U+FFFD (tests/tools/test_broken_utf8.py)."""
+    (root / "f").write_bytes(TEXTS["zh_hans"].encode() + b"\xff\n")
+    got = read(rctx, "f", raw=True)
+    assert (got["content"], got["encoding"]) == (TEXTS["zh_hans"] + "\ufffd\n", "utf-8")
+    assert info(rctx, "f")["invalid_bytes"] == got["invalid_bytes"] == 1
 
 
 def test_a_file_that_does_not_decode_past_the_sample_is_latin1(rctx: ToolContext,

@@ -100,12 +100,16 @@ def test_a_big_file_is_counted_in_parts_cut_after_newlines(
         os.close(fd)
 
 
-def test_a_bad_byte_in_a_later_part_settles_latin1(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_bytes_in_a_later_part_settle_the_encoding(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """One bad byte among well-formed UTF-8 is UTF-8 with an invalid byte; more bad bytes
+    than well-formed ones over 0x7F are latin-1. Both found whatever part holds them."""
     monkeypatch.setattr(linecount, "PART_BYTES", 64)
     monkeypatch.setattr(linecount, "_threads", lambda: 4)
     lines, _ = _count(tmp_path / "f", "é\n".encode() * 200 + b"caf\xe9\n" + b"x\n" * 100)
-    assert (lines.encoding, lines.total) == ("latin-1", 301)
+    assert (lines.encoding, lines.total, lines.invalid) == ("utf-8", 301, 1)
+    lines, _ = _count(tmp_path / "g", "é\n".encode() * 4 + b"caf\xe9\n" * 9 + b"x\n" * 100)
+    assert (lines.encoding, lines.total, lines.invalid) == ("latin-1", 113, 0)
 
 
 def test_a_part_that_fails_fails_the_count_after_every_part_ends(

@@ -179,3 +179,48 @@ def test_python_by_statements_agrees_with_the_whole_module(data: st.DataObject) 
     except SyntaxError:
         whole_ok = False
     assert (new_error(PY_SAMPLE, after) is None) == whole_ok
+
+
+DEPTH = 100_000
+# Texts nested deeper than a parser goes (recursion, the PEG parser's stack, libyaml's
+# time), each with a shallow text of its language that parses.
+TOO_DEEP = {
+    "toml": ("a.toml", "a = 1\n", "deep = " + "[" * DEPTH + "]" * DEPTH + "\n"),
+    "toml_tables": ("a.toml", "a = 1\n", "deep = " + "{a = " * DEPTH + "1" + "}" * DEPTH),
+    "json": ("a.json", "[]\n", "[" * DEPTH + "]" * DEPTH + "\n"),
+    "yaml": ("a.yaml", "a: 1\n", "deep: " + "[" * DEPTH + "]" * DEPTH + "\n"),
+    "python_unary": ("a.py", "a = 1\n", "deep = " + "-" * DEPTH + "1\n"),
+    "python_sum": ("a.py", "a = 1\n", "deep = 1" + " + 1" * DEPTH + "\n"),
+}
+
+
+@pytest.mark.parametrize("case", list(TOO_DEEP))
+def test_regression_deeply_nested_input_the_parser_cannot_judge_is_not_judged(
+        case: str) -> None:
+    """Issue 36: 100,000 `[` made tomllib raise RecursionError (internal_error), json's
+    RecursionError was judged a syntax error, Python's parser stack overflow raised
+    MemoryError, and libyaml took a minute. What a parser cannot judge is not judged,
+    whether it is the text after the edit or the text before it."""
+    path, shallow, deep = TOO_DEEP[case]
+    assert broken(path, shallow, deep) is None
+    assert broken(path, deep, deep + "\n") is None
+    assert broken(path, deep, deep + "!@#[\n") is None  # an error it cannot say was new
+
+
+def test_deep_input_a_parser_judges_is_still_judged() -> None:
+    """CPython refuses more than 200 nested brackets itself (a SyntaxError, so the file
+    would not run); tree-sitter parses any depth without recursing."""
+    deep = "deep = " + "(" * DEPTH + ")" * DEPTH + "\n"
+    found = broken("a.py", "a = 1\n", deep)
+    assert found is not None and "too many nested parentheses" in found.reason
+    deep = "deep = " + "[" * DEPTH + "]" * DEPTH + ";\n"
+    assert broken("a.js", "a = 1;\n", deep) is None
+    assert broken("a.js", deep, deep + "!@#[\n") is not None
+
+
+def test_the_yaml_depth_bound_counts_nesting_not_brackets() -> None:
+    """Many flow collections side by side are judged as usual; only the depth counts."""
+    wide = "".join(f"k{i}: [1, {{a: [2]}}]\n" for i in range(5000))
+    assert broken("a.yaml", wide, wide + "bad: [1\n") is not None
+    deep = "deep: " + "[" * 1500 + "]" * 1500 + "\n"
+    assert broken("a.yaml", "a: 1\n", deep + "bad: [1\n") is None

@@ -277,13 +277,20 @@ def test_bom_then_invalid_utf8_is_latin1_bom_and_all(rctx: ToolContext, root: Pa
     assert (result["content"], result["encoding"]) == ("\xef\xbb\xbfcafé\n", "latin-1")
 
 
-def test_late_non_utf8_byte_makes_a_large_file_latin1(ctx: ToolContext, root: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_late_non_utf8_bytes_settle_a_large_files_encoding(
+        ctx: ToolContext, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window at the top of a big file is read in the encoding the whole file has: one
+    late bad byte leaves it UTF-8 (with an invalid byte), late latin-1 text makes it
+    latin-1."""
     monkeypatch.setattr(read_module, "SMALL_FILE", 1000)
-    (root / "l").write_bytes(b"caf\xc3\xa9?\n" + b"abc\n" * 1000 + b"\xe9\n")
+    (root / "u").write_bytes(b"caf\xc3\xa9?\n" + b"abc\n" * 1000 + b"\xe9\n")
+    result = read(ctx, "u", limit=1)
+    assert (result["content"], result["encoding"]) == ("     1\tcafé?", "utf-8")
+    assert (result["total_lines"], result["invalid_bytes"]) == (1002, 1)
+    (root / "l").write_bytes(b"caf\xc3\xa9?\n" + b"abc\n" * 1000 + b"\xe9\xe8\n")
     result = read(ctx, "l", limit=1)
     assert (result["content"], result["encoding"]) == ("     1\tcafÃ©?", "latin-1")
-    assert result["total_lines"] == 1002
+    assert result["total_lines"] == 1002 and "invalid_bytes" not in result
 
 
 # --- images and binaries ---------------------------------------------------------------

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chorus_tools.tools.read import text
+from chorus_tools.tools.read.reencode import encode_edit
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 ODD_CHARS = "\u2028\u2029\x0c\x0b\x85\x1c\x1d\x1e\r"
@@ -85,9 +86,17 @@ def test_decode(data: bytes, expected: tuple[str, str] | None) -> None:
 
 @given(st.binary(max_size=64))
 def test_decode_is_lossless_for_any_bytes_without_a_utf16_bom(data: bytes) -> None:
+    """Lossless as text, or UTF-8 whose bad bytes, shown as U+FFFD, an edit that changes
+    nothing writes back as they were."""
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         data = b"x" + data
-    assert text.encode(*text.decode(data)) == data
+    found = text.decoded(data)
+    if found.invalid:
+        assert found.encoding in ("utf-8", "utf-8-sig")
+        assert text.encode(found.text, found.encoding) != data
+    else:
+        assert text.encode(found.text, found.encoding) == data
+    assert encode_edit(found.text, found.encoding, found.text, data) == data
 
 
 @given(st.text(max_size=40).filter(lambda s: not any(0xD800 <= ord(c) <= 0xDFFF for c in s)),

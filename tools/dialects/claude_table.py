@@ -4,7 +4,7 @@ on spell them; adapters in claude.py."""
 
 from __future__ import annotations
 
-from chorus_tools.tools.method import (ENTRY_TYPE, NON_NEGATIVE, PATCH_RESULT, PATH,
+from chorus_tools.tools.method import (ENTRY_TYPE, INVALID_BYTES, NON_NEGATIVE, PATCH_RESULT, PATH,
                                       POSITIVE, READ_ENCODINGS, SEARCH_RESULT, VERSION,
                                       WRITE_RESULT, Method, nullable, obj)
 
@@ -23,7 +23,8 @@ _READ_RESULT = {"type": "object", "oneOf": [
          "version"],
         content={"type": "string"}, total_lines=NON_NEGATIVE, truncated={"type": "boolean"},
         start_line=POSITIVE, end_line=NON_NEGATIVE, encoding={"enum": READ_ENCODINGS},
-        version=VERSION, images={"type": "array", "items": _IMAGE}),
+        invalid_bytes=INVALID_BYTES, version=VERSION,
+        images={"type": "array", "items": _IMAGE}),
     obj(["image", "mime_type", "size", "version"], image={"type": "string"},
         mime_type={"type": "string"}, size=NON_NEGATIVE, version=VERSION),
 ]}

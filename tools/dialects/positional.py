@@ -5,7 +5,8 @@ Replacing text goes through the core patch engine (tools/patch); an insert has n
 to find, so it runs through the core's one way a file changes (tools.mutate.atomic's
 `mutate`: the directory lock, the version check, the atomic rename, the audit hashes),
 keeping the file's encoding, BOM and line endings: every byte outside the inserted lines
-stays as it was.
+stays as it was (tools/read/reencode.py: a legacy file's own byte forms, a UTF-8 file's bad
+bytes).
 """
 
 from __future__ import annotations
@@ -19,13 +20,8 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import Current, mutate
 from chorus_tools.tools.read.read import window_text
-from chorus_tools.tools.read.text import (
-    SNIFF_BYTES,
-    binary_mime,
-    count_lines,
-    decode,
-    encode,
-)
+from chorus_tools.tools.read.reencode import encode_edit
+from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, count_lines, decode
 
 SNIPPET_LINES = 4  # lines shown above and below an edit (the reference's)
 
@@ -74,7 +70,7 @@ def insert_after(ctx: ToolContext, path: str, line: int, text: str,
                             f"[0, {total}]", param=param, path=path)
         new, added = _spliced(old, line, text)
         try:
-            data = encode(new, encoding)
+            data = encode_edit(new, encoding, old, current.data)
         except UnicodeEncodeError as exc:
             raise ToolError("invalid_params", f"The text holds {new[exc.start:exc.end]!r}, "
                             f"which the file's encoding ({encoding}) cannot represent: "

@@ -19,7 +19,9 @@ _OPENS = ("(", "[", "{", ",", "\\")
 
 
 def compile_error(text: str) -> tuple[int, str] | None:
-    """(1-based line, message) of the first syntax error of a module, or None."""
+    """(1-based line, message) of the first syntax error of a module, or None. Nesting
+    deeper than the compiler goes raises RecursionError or MemoryError: the caller
+    (tools/patch/syntax.py) does not judge such a text."""
     try:
         # compiled, not only parsed: 'return' outside a function is an error too
         compile(text, "<patched>", "exec", dont_inherit=True)
@@ -27,8 +29,6 @@ def compile_error(text: str) -> tuple[int, str] | None:
         return exc.lineno or 1, f"{type(exc).__name__}: {exc.msg}"
     except ValueError as exc:  # a NUL byte
         return 1, str(exc)
-    except RecursionError:
-        return 1, "nested too deeply"
     return None
 
 

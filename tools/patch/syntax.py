@@ -8,7 +8,12 @@ for JavaScript, TypeScript, Go, Rust, Java, C and C++, and Makefiles by the reci
 rule; which language a file is, the language table says (tools.code.languages). Parsers
 that stop at the first error (Python, JSON, TOML, YAML) judge "did not have" as "the text
 before parsed"; the others compare how many errors each text has. A file in no known
-language is not judged.
+language is not judged, and neither is a text its parser cannot judge: nested deeper than
+the parser recurses (tomllib and json raise RecursionError, Python's compiler
+RecursionError or, for its parser's stack, MemoryError), or YAML flow collections nested
+deeper than YAML_DEPTH, where libyaml's time grows with the square of the depth (100,000
+`[` take a minute). Such an edit is applied: the guard refuses only an error it
+can show.
 """
 
 from __future__ import annotations
@@ -24,6 +29,16 @@ from chorus_tools.tools.patch.pychunk import new_error
 
 # enough of a file to find a shebang, or a header's first C++ word after a long licence
 _HEAD_CHARS = 64 * 1024
+
+
+YAML_DEPTH = 1000  # the nesting libyaml's own later versions refuse by default (0.2.5 has none)
+
+
+class _TooDeep(Exception):
+    """A text nested deeper than its parser can judge in reasonable time."""
+
+
+_CANNOT_JUDGE = (RecursionError, MemoryError, _TooDeep)
 
 
 @dataclass(frozen=True)
@@ -43,10 +58,18 @@ def language_of(path: str, head: bytes | None = None) -> str | None:
 
 
 def broken(path: str, before: str, after: str) -> Broken | None:
-    """The syntax error `after` has that `before` did not, or None."""
+    """The syntax error `after` has that `before` did not, or None (also when the parser
+    cannot judge either text)."""
     language = language_of(path, (before or after)[:_HEAD_CHARS].encode("utf-8", "surrogatepass"))
     if language is None:
         return None
+    try:
+        return _judged(language, path, before, after)
+    except _CANNOT_JUDGE:
+        return None
+
+
+def _judged(language: str, path: str, before: str, after: str) -> Broken | None:
     if language == "python":
         error = new_error(before, after)
         return None if error is None else Broken(language, *error)
@@ -85,8 +108,6 @@ def _json(text: str) -> tuple[int, str] | None:
         json.loads(text)
     except json.JSONDecodeError as exc:
         return exc.lineno, exc.msg
-    except RecursionError:
-        return 1, "nested too deeply"
     return None
 
 
@@ -109,6 +130,8 @@ def _yaml_loader() -> type:
 
 def _yaml(text: str) -> tuple[int, str] | None:
     import yaml
+    if _flow_depth(text) > YAML_DEPTH:
+        raise _TooDeep
     try:
         for _ in yaml.parse(text, Loader=_yaml_loader()):
             pass
@@ -119,6 +142,25 @@ def _yaml(text: str) -> tuple[int, str] | None:
     except yaml.YAMLError as exc:
         return 1, str(exc)
     return None
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _flow_depth(text: str) -> int:
+    """How deep brackets nest in `text`, counted over every bracket (quoted ones too: an
+    overcount only spares the parser); a text with fewer opening brackets than YAML_DEPTH
+    is not scanned."""
+    if text.count("[") + text.count("{") <= YAML_DEPTH:
+        return 0
+    depth = deepest = 0
+    for m in _BRACKETS.finditer(text):
+        if m.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    return deepest
 
 
 _FIRST_ERROR: dict[str, Callable[[str], tuple[int, str] | None]] = {

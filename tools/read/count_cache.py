@@ -21,7 +21,8 @@ from chorus_tools.tools.read import linecount
 from chorus_tools.tools.read.linecount import Lines
 from chorus_tools.tools.read.text import ENCODINGS as _ENCODINGS
 
-_SLOT = struct.Struct("<QQqqQQBq")  # dev, ino, mtime_ns, size, newlines, total, enc, check
+# dev, ino, mtime_ns, size, newlines, total, enc, invalid (bad UTF-8 bytes), check
+_SLOT = struct.Struct("<QQqqQQBQq")
 
 
 class CountCache:
@@ -50,15 +51,16 @@ class CountCache:
 
     def get(self, st: os.stat_result) -> Lines | None:
         key = self._key(st)
-        *stored, newlines, total, enc, check = _SLOT.unpack_from(self._map, self._at(key))
-        if tuple(stored) != key or check != hash((*key, newlines, total, enc)) \
+        *stored, newlines, total, enc, invalid, check = _SLOT.unpack_from(self._map,
+                                                                         self._at(key))
+        if tuple(stored) != key or check != hash((*key, newlines, total, enc, invalid)) \
                 or enc >= len(_ENCODINGS):
             return None
-        return Lines(newlines, total, _ENCODINGS[enc])
+        return Lines(newlines, total, _ENCODINGS[enc], invalid)
 
     def put(self, st: os.stat_result, lines: Lines) -> None:
         key = self._key(st)
         enc = _ENCODINGS.index(lines.encoding)
-        check = hash((*key, lines.newlines, lines.total, enc))
+        check = hash((*key, lines.newlines, lines.total, enc, lines.invalid))
         self._map[self._at(key):self._at(key) + _SLOT.size] = _SLOT.pack(
-            *key, lines.newlines, lines.total, enc, check)
+            *key, lines.newlines, lines.total, enc, lines.invalid, check)

@@ -114,7 +114,7 @@ def _content(ctx: ToolContext, rel: str, path: str, named: str) -> dict[str, Any
     finally:
         os.close(fd)
     return {"mime_type": _text_mime(named), "is_binary": False, "encoding": lines.encoding,
-            "lines": lines.total}
+            "lines": lines.total, **({"invalid_bytes": lines.invalid} if lines.invalid else {})}
 
 
 @functools.cache

@@ -1,8 +1,9 @@
 """Legacy encodings: which one a text file that is not UTF-8 is written in, or none.
 
-docs/protocol.md, `file.read`: a file that is neither UTF-8 nor UTF-16 behind a BOM is named by a
-charset detector when it is confident (a GBK file reads as its Chinese text), else it is
-latin-1. The detector is charset-normalizer, asked only about files that are not UTF-8,
+docs/protocol.md, `file.read`: a file that is neither UTF-8 nor UTF-16 behind a BOM, nor
+mostly UTF-8 (UTF-8 with a few bad bytes: tools/read/lossy.py), is named by a charset
+detector when it is confident (a GBK file reads as its Chinese text), else it is latin-1.
+The detector is charset-normalizer, asked only about files that are not UTF-8,
 so a UTF-8 read never pays for it. The decision is a function of the file's bytes alone,
 the same whichever path reads them (whole in memory, or streamed for a big file):
 
@@ -12,7 +13,7 @@ the same whichever path reads them (whole in memory, or streamed for a big file)
    character in any candidate encoding.
 2. charset-normalizer ranks the CANDIDATES that decode the sample. It is trusted when the
    sample holds at least MIN_EVIDENCE bytes over 0x7F that are not mostly well-formed
-   UTF-8 (a UTF-8 file with a stray byte stays latin-1), and its best answer beats every
+   UTF-8 (by the rule of tools/read/lossy.py), and its best answer beats every
    answer that decodes to other text by its own margins (mess ratio lower by 0.005, else
    coherence higher by 0.02); a tie it would settle by multi-byte usage is not confident.
 3. Of the encodings that decode the sample to the same text, the first in CANDIDATES
@@ -33,6 +34,8 @@ import codecs
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
+
+from chorus_tools.tools.read import lossy
 
 SAMPLE_BYTES = 1 << 14  # what the detector sees: bounded, and enough text to judge
 LOOKBACK = 1 << 10  # how far back from the first non-UTF-8 byte its line may start
@@ -82,8 +85,8 @@ def detect(sample: bytes) -> str | None:
     """The SPEC name of the encoding of `sample` (bytes that are not UTF-8), when the
     detector is confident; None otherwise. Remembered per sample: a repeat read of the
     same small file does not run the detector again."""
-    high = len(sample) - len(sample.translate(None, _HIGH))
-    if high < MIN_EVIDENCE or _mostly_utf8(sample, high):
+    counted = lossy.tally(sample)
+    if counted.high < MIN_EVIDENCE or counted.mostly_utf8:
         return None
     from charset_normalizer import from_bytes  # only files that are not UTF-8 need it
     results = list(from_bytes(sample, cp_isolation=_ISOLATION))
@@ -97,15 +100,6 @@ def detect(sample: bytes) -> str | None:
                 None)
 
 
-_HIGH = bytes(range(0x80, 0x100))
-
-
-def _mostly_utf8(sample: bytes, high: int) -> bool:
-    """Are most of the sample's bytes over 0x7F parts of well-formed UTF-8 characters?"""
-    kept = sample.decode("utf-8", "ignore")
-    return 2 * (len(kept.encode("utf-8")) - (len(sample) - high)) > high
-
-
 def _clearly_better(best: Any, other: Any) -> bool:
     if abs(best.chaos - other.chaos) >= _CHAOS_MARGIN:
         return best.chaos < other.chaos
@@ -114,7 +108,13 @@ def _clearly_better(best: Any, other: Any) -> bool:
 
 def decode(data: bytes, bad: int) -> tuple[str, str] | None:
     """A whole file, not UTF-8 from byte `bad` on, decoded in the legacy encoding named
-    for it, with that name; None when none is named or the file does not decode in it."""
+    for it, with that name; None when it is mostly UTF-8 (then it is UTF-8 with bad
+    bytes), when none is named, or when the file does not decode in it."""
+    return None if lossy.tally(data).mostly_utf8 else named_text(data, bad)
+
+
+def named_text(data: bytes, bad: int) -> tuple[str, str] | None:
+    """`decode` for a file already known not to be mostly UTF-8."""
     for name in widening(name_of(lambda pos, n: data[pos:pos + n], bad, len(data))):
         text = decoded(data, name)
         if text is not None:

@@ -16,8 +16,9 @@ A newline is the unit 0x0A: a byte in UTF-8, latin-1 and every legacy encoding n
 character), a 16-bit unit in UTF-16 (whose 0x0A bytes may be half of another character).
 The count checks UTF-8 on the way: only pieces with a byte over 0x7F (or a sequence
 pending from the last one) go through the UTF-8 decoder. A file that is not UTF-8 is then
-named from a bounded sample (tools/read/legacy.py) and, when a legacy encoding is named,
-checked by a second pass to decode in it; the rest is latin-1.
+tallied by a second pass: UTF-8 with bad bytes when mostly well-formed UTF-8
+(tools/read/lossy.py); else named from a bounded sample (tools/read/legacy.py) and, when
+a legacy encoding is named, checked by a third pass to decode in it; the rest is latin-1.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Callable, Iterator
 
-from chorus_tools.tools.read import legacy, text
+from chorus_tools.tools.read import legacy, lossy, text
 
 NEWLINE = 10
 
@@ -42,6 +43,7 @@ class Lines:
     newlines: int  # "\n" units
     total: int  # lines as file.read counts them: a last line without "\n" counts too
     encoding: str
+    invalid: int = 0  # bytes of ill-formed UTF-8 sequences in a UTF-8 file
 
 
 def _np() -> Any:
@@ -116,8 +118,9 @@ def count(fd: int, head: bytes, size: int) -> Lines:
     """Count the lines of the first `size` bytes (its size when opened) of a text file
     whose first bytes are `head`, in one pass (split among threads when it is big)."""
     if size <= SMALL:
-        content, encoding = text.decode(os.pread(fd, size, 0))
-        return Lines(content.count("\n"), text.count_lines(content), encoding)
+        found = text.decoded(os.pread(fd, size, 0))
+        return Lines(found.text.count("\n"), text.count_lines(found.text), found.encoding,
+                     found.invalid)
     bom = text.bom_encoding(head)
     encoding = bom or "utf-8"
     validate = bom not in ("utf-16-le", "utf-16-be")
@@ -127,28 +130,40 @@ def count(fd: int, head: bytes, size: int) -> Lines:
     newlines = sum(part.newlines for part in parts)
     ends_open = bool(parts) and parts[-1].ends_open
     bad = min((part.bad for part in parts if part.bad is not None), default=None)
-    if bad is not None:
-        encoding = _not_utf8(fd, bad, size) if bom is None else "latin-1"
-    return Lines(newlines, newlines + ends_open, encoding)
+    if bad is None:
+        return Lines(newlines, newlines + ends_open, encoding)
+    encoding, invalid = _not_utf8(fd, bad, size, bom)
+    return Lines(newlines, newlines + ends_open, encoding, invalid)
 
 
-def _not_utf8(fd: int, bad: int, size: int) -> str:
-    """The encoding of a file that is not UTF-8 from byte `bad` on: the legacy one named
-    from a sample there (or its superset), if the whole file decodes in it; else latin-1."""
-    named = legacy.name_of(lambda pos, n: os.pread(fd, n, pos), bad, size)
-    return next((name for name in legacy.widening(named) if _decodes(fd, size, name)),
-                "latin-1")
+def _not_utf8(fd: int, bad: int, size: int, bom: str | None) -> tuple[str, int]:
+    """The encoding of a file that is not UTF-8 from byte `bad` on, and its bad bytes:
+    UTF-8 (behind its BOM) when mostly well-formed; else, without a BOM, the legacy one
+    named from a sample there (or its superset), if the whole file decodes in it; else
+    latin-1."""
+    counted = lossy.Tally()
+    _fed(fd, text_start(bom or "utf-8"), size, counted.feed)
+    if counted.mostly_utf8:
+        return bom or "utf-8", counted.bad
+    if bom is None:
+        named = legacy.name_of(lambda pos, n: os.pread(fd, n, pos), bad, size)
+        for name in legacy.widening(named):
+            check = legacy.Decodes(name)
+            if _fed(fd, 0, size, check.feed) and check.fits:
+                return name, 0
+    return "latin-1", 0
 
 
-def _decodes(fd: int, size: int, name: str) -> bool:
-    """Do the file's first `size` bytes decode in legacy encoding `name`? One pass."""
-    check, pos = legacy.Decodes(name), 0
-    for chunk in text.chunks(fd):
+def _fed(fd: int, start: int, size: int, feed: Callable[[Any, bool], Any]) -> bool:
+    """Feed the file's bytes from `start` up to `size` to `feed` in pieces, the last with
+    final=True, while it answers anything but False; whether all were fed (one pass)."""
+    pos = start
+    for chunk in text.chunks(fd, start):
         piece = chunk[:max(0, size - pos)]
         pos += len(piece)
-        if not check.feed(piece, final=pos >= size) or pos >= size:
+        if feed(piece, pos >= size) is False or pos >= size:
             break
-    return check.fits and pos >= size
+    return pos >= size
 
 
 @dataclass(frozen=True)

@@ -60,15 +60,18 @@ def read(ctx: ToolContext, path: str, offset: int = 1, limit: int | None = None,
             return _binary(ctx.limits, fd, path, mime, size, data if small else None,
                            version_of(st))
         if small:
-            content, encoding = text.decode(data)
-            result = window_text(content, offset, limit, raw, ctx.limits)
+            found = text.decoded(data)
+            encoding, invalid = found.encoding, found.invalid
+            result = window_text(found.text, offset, limit, raw, ctx.limits)
         else:
             lines = ctx.line_counts.lines(fd, st, head)
-            encoding = lines.encoding
+            encoding, invalid = lines.encoding, lines.invalid
             result = _window_stream(fd, lines, size, offset, limit, raw, ctx.limits)
     finally:
         os.close(fd)
     result["encoding"] = encoding
+    if invalid:
+        result["invalid_bytes"] = invalid
     result["version"] = version_of(st)
     return result
 

@@ -6,12 +6,13 @@ part of the line ending); U+2028, form feeds, U+0085 and the like are ordinary c
 so nothing here uses str.splitlines().
 
 Encoding names (docs/protocol.md, `file.read`): "utf-8", "utf-8-sig" (UTF-8 behind a
-BOM), "utf-16-le" and "utf-16-be" (behind their BOM), a legacy encoding the charset
-detector names with confidence for other text (tools/read/legacy.py: "gb18030",
-"shift_jis", "cp1251", ...), and "latin-1" for the rest; latin-1 maps every byte to one
-character, so that decoding is lossless. A legacy encoding is named only when the whole
-file decodes in it; an edit goes back to bytes through tools/read/reencode.py, which keeps
-every unchanged byte.
+BOM; either may hold a few bytes that are not UTF-8, shown as U+FFFD and counted as
+`invalid`: tools/read/lossy.py), "utf-16-le" and "utf-16-be" (behind their BOM), a legacy
+encoding the charset detector names with confidence for other text (tools/read/legacy.py:
+"gb18030", "shift_jis", "cp1251", ...), and "latin-1" for the rest; latin-1 maps every
+byte to one character, so that decoding is lossless. A legacy encoding is named only when
+the whole file decodes in it; an edit goes back to bytes through tools/read/reencode.py,
+which keeps every unchanged byte.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from __future__ import annotations
 import codecs
 import errno
 import os
+from dataclasses import dataclass
 from typing import Iterator
 
-from chorus_tools.tools.read import legacy
+from chorus_tools.tools.read import legacy, lossy
 
 SNIFF_BYTES = 8192  # a NUL within this many leading bytes makes a file binary
 CHUNK = 1 << 18  # streaming read size: bounds memory, amortises the syscalls, and
@@ -97,24 +99,44 @@ def binary_mime(head: bytes) -> str | None:
     return None
 
 
-def decode(data: bytes) -> tuple[str, str]:
-    """Decode a whole text file to (text, encoding name); the BOM is not part of the text.
+@dataclass(frozen=True)
+class Decoded:
+    """A whole text file's text (without its BOM), encoding name, and the bytes of its
+    ill-formed UTF-8 sequences (each shown as U+FFFD) when the encoding is UTF-8."""
+
+    text: str
+    encoding: str
+    invalid: int = 0
+
+
+def decoded(data: bytes) -> Decoded:
+    """Decode a whole text file.
 
     UTF-16 that is not well formed decodes with U+FFFD replacements (the BOM settles the
-    encoding); every other byte string decodes losslessly, in the legacy encoding the
-    detector names when not UTF-8, else as latin-1; `encode(*decode(data)) == data` for
-    all of them but the few legacy files with a character of two byte forms (see
-    tools/read/reencode.py). Broken UTF-8 behind a UTF-8 BOM is latin-1, BOM and all."""
+    encoding). Other bytes that are not UTF-8 decode as UTF-8 with U+FFFD for each
+    ill-formed sequence when most bytes over 0x7F are well-formed UTF-8
+    (tools/read/lossy.py), else in the legacy encoding the detector names, else losslessly
+    as latin-1 (BOM and all). `encode(text, encoding) == data` for all but those with
+    U+FFFD replacements and the few legacy files with a character of two byte forms; an
+    edit keeps their bytes (tools/read/reencode.py)."""
     bom = bom_encoding(data)
     if bom is not None and bom != "utf-8-sig":
-        return data[2:].decode(bom, errors="replace"), bom
+        return Decoded(data[2:].decode(bom, errors="replace"), bom)
+    body = data[3:] if bom else data
     try:
-        if bom == "utf-8-sig":
-            return data[3:].decode("utf-8"), bom
-        return data.decode("utf-8"), "utf-8"
+        return Decoded(body.decode("utf-8"), bom or "utf-8")
     except UnicodeDecodeError as exc:
-        found = None if bom else legacy.decode(data, exc.start)
-        return found or (data.decode("latin-1"), "latin-1")
+        counted = lossy.tally(body)
+        if counted.mostly_utf8:
+            return Decoded(body.decode("utf-8", "replace"), bom or "utf-8", counted.bad)
+        found = None if bom else legacy.named_text(data, exc.start)
+        return Decoded(*found) if found else Decoded(data.decode("latin-1"), "latin-1")
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """`decoded(data)` as (text, encoding name)."""
+    found = decoded(data)
+    return found.text, found.encoding
 
 
 def encode(text: str, encoding: str) -> bytes:

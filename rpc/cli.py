@@ -15,8 +15,11 @@ from typing import NoReturn
 
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.process.privileges import drop_to, preload
-from chorus_tools.rpc.dispatch.history import default_directory, give_history
-from chorus_tools.rpc.dispatch.read_store import ReadStore, state_root, store_dir
+from chorus_tools.rpc import history_cli
+from chorus_tools.rpc.dispatch.history import History, give_history
+from chorus_tools.rpc.dispatch.history_home import open_history
+from chorus_tools.rpc.dispatch.read_store import ReadStore, open_store
+from chorus_tools.rpc.dispatch.state_places import StartError
 from chorus_tools.rpc.dispatch.records import inside
 from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback, listen
 from chorus_tools.rpc.wire.stdio import Server, ServerOptions
@@ -33,7 +36,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="chorus-tools",
         description="Sandboxed file tools for agents: JSON-RPC 2.0 over stdin/stdout "
-                    "(newline-delimited, or Content-Length framed).")
+                    "(newline-delimited, or Content-Length framed).",
+        epilog=history_cli.EPILOG)
     p.add_argument("--version", action=_Version)
     p.add_argument("--workspace", required=True, metavar="DIR",
                    help="the directory every path is confined to")
@@ -58,10 +62,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--history", metavar="DIR",
                    help="keep what every mutation replaces in DIR (outside the workspace) "
                         "for file.history, file.restore and workspace.rewind (default: the "
-                        "user's state directory, one per workspace; 0 turns it off)")
+                        "user's state directory, one per workspace, else a private one "
+                        "beside the temporary files, else memory; 0 turns it off)")
     p.add_argument("--history-bytes", type=_positive, default=256 * 1024 * 1024, metavar="N",
                    help="the history's size budget; the oldest content goes first "
                         "(default: 268435456, 256 MiB)")
+    history_cli.add_options(p, _positive)
     p.add_argument("--index-memory", type=_not_negative, default=256 * 1024 * 1024,
                    metavar="BYTES",
                    help="memory for the warm tree and content index that speed up repeated "
@@ -193,17 +199,6 @@ def _fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
-def _history_dir(args: argparse.Namespace) -> str | None:
-    """Where the history lives (None: off); never inside the workspace (exit 2)."""
-    if args.history == "0":
-        return None
-    directory = args.history or default_directory(args.workspace)
-    if inside(directory, args.workspace):
-        _fail(f"--history {directory!r} lies inside the workspace; the history must be out "
-              "of the agent's reach (choose another directory, or --history 0)")
-    return directory
-
-
 def _tool_context(args: argparse.Namespace) -> ToolContext:
     rg_path, pcre2 = (None, False) if args.search_engine == "python" else find_ripgrep(args.rg)
     if rg_path is None and (args.rg or args.search_engine == "ripgrep"):
@@ -236,30 +231,23 @@ def _user(args: argparse.Namespace) -> pwd.struct_passwd | None:
 
 
 def _read_store(args: argparse.Namespace, user: pwd.struct_passwd | None) -> ReadStore | None:
-    """The claude set's reads on disk, opened (and handed to --user) before any drop. A
-    --state the server cannot use is an error; when the default place cannot be used, or
-    lies inside the workspace (a workspace that holds the home directory), reads are kept
-    in memory for this process only, with a warning."""
+    """The claude set's reads on disk, opened (and handed to --user) before any drop
+    (rpc/dispatch/read_store.py: an unusable --state ends the start, the default place
+    falls back)."""
     if "claude" not in args.tools:
         return None
-    directory = store_dir(state_root(args.state), args.workspace)
-    if inside(directory, args.workspace):
-        if args.state:
-            _fail(f"--state {args.state!r} lies inside the workspace; the files read must be "
-                  "remembered out of the agent's reach")
-        logging.getLogger("chorus.cli").warning(
-            "the state directory %s lies inside the workspace: the claude set remembers "
-            "reads for this process only (give --state DIR outside it)", directory)
-        return None
+    return open_store(args.state, args.workspace,
+                      (user.pw_uid, user.pw_gid) if user else None)
+
+
+def _readable(ctx: ToolContext) -> None:
+    """The workspace can be listed by the user the server serves as: otherwise every
+    call would fail, so the start does (exit 2)."""
     try:
-        return ReadStore(directory, (user.pw_uid, user.pw_gid) if user else None)
+        os.close(os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=ctx.ws.root_fd))
     except OSError as exc:
-        if args.state:
-            _fail(f"--state {args.state!r}: {exc.strerror} ({exc.filename or directory})")
-        logging.getLogger("chorus.cli").warning(
-            "cannot keep reads in %s (%s): the claude set remembers reads for this process "
-            "only", directory, exc.strerror)
-        return None
+        _fail(f"--workspace {ctx.ws.roots[0]!r}: {exc.strerror} (the server runs as uid "
+              f"{os.geteuid()}, which must be able to read and enter it)")
 
 
 def _drop_privileges(args: argparse.Namespace, user: pwd.struct_passwd,
@@ -291,6 +279,8 @@ def _take_the_wire() -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # until the server takes over
+    if history_cli.wants(argv):  # chorus-tools history|restore|checkpoints|rewind
+        sys.exit(history_cli.main(argv))
     args = parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="chorus-tools %(levelname)s %(name)s: %(message)s")
@@ -300,7 +290,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.records and inside(args.records, args.workspace):
         _fail(f"--records {args.records!r} lies inside the workspace; audit records must be "
               "out of the agent's reach")
-    history = _history_dir(args)
     clash = clashes(args.tools)
     if clash:
         sets = next(iter(clash.values()))
@@ -308,27 +297,37 @@ def main(argv: list[str] | None = None) -> None:
               f"{', '.join(n for n, s in clash.items() if s == sets)}; choose one of them")
     http = _http_options(args)
     ctx = _tool_context(args)
+    try:  # docs/protocol.md, History: where it lives
+        history = open_history(args.history, args.workspace, args.history_bytes,
+                               args.history_total_bytes)
+        reads = _read_store(args, user)
+    except StartError as exc:
+        _fail(str(exc))
     options = ServerOptions(workers=args.workers, max_message_bytes=args.max_message_bytes,
                             request_timeout=args.request_timeout,
                             shutdown_timeout=args.shutdown_timeout,
                             max_pending=args.max_pending, records_dir=args.records,
                             toolsets=args.tools, read_only=args.read_only,
-                            history_dir=history, history_bytes=args.history_bytes,
-                            index_memory=args.index_memory,
-                            reads=_read_store(args, user), http=http)
+                            history=history, history_full=args.history_full,
+                            index_memory=args.index_memory, reads=reads, http=http)
     wire_in, wire_out = _take_the_wire()
     listening = _listen(http) if http is not None else None  # before --user drops root
-    try:  # opens the records and the history as root
+    try:  # opens the records as root
         server = Server(ctx, options, wire_in, wire_out, listening)
     except OSError as exc:
-        _fail(f"--history {history!r}: {exc.strerror}")
+        _fail(f"{exc.filename or '--records'}: {exc.strerror}")
     if user is not None:
-        if history is not None:
-            give_history(history, user)
+        _give(history, user)
         _drop_privileges(args, user, ctx)
     elif os.geteuid() == 0 and not args.allow_root:
         logging.getLogger("chorus.cli").warning(
             "running as root: a tool call can reach whatever root can beneath the "
             "workspace; start with --user NAME to drop privileges (--allow-root silences "
             "this)")
+    _readable(ctx)
     sys.exit(asyncio.run(server.run()))
+
+
+def _give(history: History | None, user: pwd.struct_passwd) -> None:
+    if history is not None and history.directory is not None:
+        give_history(history.directory, user)

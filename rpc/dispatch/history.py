@@ -29,6 +29,7 @@ were evicted.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import secrets
 import time
@@ -44,6 +45,7 @@ from chorus_tools.rpc.dispatch.history_room import (Lost, Room, append_line, cop
 from chorus_tools.tools.timefmt import iso_utc
 
 WORKSPACE_FILE = "workspace"
+log = logging.getLogger("chorus.history")
 
 
 @dataclass
@@ -176,7 +178,10 @@ class History:
                     self._append(lines, room)
                 except OSError as exc:
                     return [Lost(item["path"], errno_name(exc)) for item in kept]
-            self._packs.evict(self._dropped)
+            try:
+                self._packs.evict(self._dropped)
+            except OSError:  # the change and its history are kept: only the budget waits
+                log.exception("cannot drop the history's oldest packs")
             return lost
         finally:
             room.release()

@@ -24,6 +24,7 @@ it and a change after it waits.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -42,6 +43,7 @@ CHECKPOINT, REWIND = "workspace.checkpoint", "workspace.rewind"
 REWIND_TARGET = "chorus_tools.tools.mutate.rewind:rewind"
 LOCATE_TARGET = "chorus_tools.tools.mutate.restore:locate"
 _UNFINISHED = ("worker_crashed", "timeout")  # the worker may have stopped half way
+log = logging.getLogger("chorus.history")
 
 Run = Callable[[Task], Awaitable[tuple[bool, Any, Any]]]  # one more job of the call
 
@@ -197,8 +199,10 @@ class HistoryCalls:
         if not ok:
             self.history.discard(kept or [], reserved)
             raise payload
-        if kept:
-            await self.history.keep(REWIND, kept, reserved)
+        if kept and (lost := await self.history.keep(REWIND, kept, reserved)):
+            log.warning("the rewind a killed server left is complete, but the history could "
+                        "not keep what it replaced in %s (%s)",
+                        ", ".join(x.path for x in lost), lost[0].errno)
         rewind.clear_journal(self.history)
 
 

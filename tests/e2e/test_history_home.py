@@ -182,3 +182,14 @@ def test_all_histories_together_stay_within_the_total_budget(tmp_path: Path) -> 
         srv.result("file.write", {"path": "a.txt", "content": "x"})
     assert [name for name, path in made.items() if path.exists()] == ["older", "newer"]
     assert sum(f.stat().st_blocks * 512 for f in home.rglob("*") if f.is_file()) <= 250_000
+
+
+def test_an_unusable_history_given_ends_the_start_suggesting_history_0(root: Path,
+                                                                        tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    done = subprocess.run([sys.executable, "-m", "chorus_tools", "--workspace", str(root),
+                           "--history", str(tmp_path / "file" / "h")], input=b"",
+                          capture_output=True, cwd=REPO, timeout=60)
+    assert done.returncode == 2
+    (line,) = done.stderr.decode().splitlines()
+    assert "--history" in line and "--history 0" in line and "Not a directory" in line

@@ -174,3 +174,46 @@ def test_a_checkpoint_on_a_full_history_disk_is_write_failed(root: Path,
         fill(small_fs, 0)
         error = srv.error("workspace.checkpoint", {"label": "x" * 8000})
         assert (error["data"]["error"], error["data"]["where"]) == ("write_failed", "history")
+
+
+def test_a_history_directory_removed_while_serving_refuses_changes(root: Path,
+                                                                  tmp_path: Path) -> None:
+    """Its directory gone (or unwritable): no pack can take old content, so nothing is
+    written; a new directory given to a new server works again."""
+    seed(root)
+    hist = tmp_path / "h"
+    with RpcServer(root, "--history", str(hist), "--workers", "1") as srv:
+        srv.result("file.write", {"path": "warm.txt", "content": "w"})
+        subprocess.run(["rm", "-rf", str(hist)], check=True)
+        before = snapshot(root)
+        for _ in range(2):  # the first call finds the pack gone, the next one too
+            error = srv.error("file.write", {"path": "big.txt", "content": "short"})
+            assert (error["data"]["error"], error["data"]["where"]) == ("write_failed",
+                                                                        "history")
+            assert error["data"]["errno"] == "ENOENT"
+        assert snapshot(root) == before
+
+
+def test_streamed_content_is_moved_into_its_pack_on_a_full_disk(small_fs: Path) -> None:
+    """Past 1 MiB old content is streamed into a spool before the change; if the disk is
+    full by the time it is kept, it moves into the pack a chunk at a time, each chunk
+    freed from the spool first, so it needs no room it does not already take."""
+    import asyncio
+
+    from chorus_tools.rpc.dispatch.history import History
+    from chorus_tools.tools.mutate import reserve
+    history = History(str(small_fs / "h"), 1 << 30)
+    (spool,) = history.spools(1)
+    data = os.urandom(1_300_000)
+    os.pwrite(spool, data, 0)
+    room = reserve.pages(len(data))
+    reserve.allocate(spool, room, 64 << 10)  # the call's reservation: log line, slack
+    history.ready()
+    fill(small_fs, 0)
+    item = {"path": "big.bin", "sha256": hashlib.sha256(data).hexdigest(),
+            "bytes": len(data), "mode": 0o644, "data": None, "spool": (0, 0), "after": "v"}
+    lost = asyncio.run(history.keep("file.write", [item], [(0, room, 64 << 10)]))
+    assert lost == []
+    (version,) = history.versions("big.bin", 1)["versions"]
+    assert history.read(version["sha256"]) == data
+    history.close()

@@ -16,8 +16,8 @@ from typing import NoReturn
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.process.privileges import drop_to, preload
 from chorus_tools.rpc import history_cli
-from chorus_tools.rpc.dispatch.history import History, give_history
-from chorus_tools.rpc.dispatch.history_home import open_history
+from chorus_tools.rpc.dispatch.history import History
+from chorus_tools.rpc.dispatch.history_home import give_history, open_history
 from chorus_tools.rpc.dispatch.read_store import ReadStore, open_store
 from chorus_tools.rpc.dispatch.state_places import StartError
 from chorus_tools.rpc.dispatch.records import inside

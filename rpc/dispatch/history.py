@@ -15,7 +15,8 @@ Layout of the directory:
 - `rewind.json`: the journal of a rewind in progress (rpc/dispatch/rewind.py);
 - `workspace`: the workspace's path, so a later server can drop the history of a
   workspace that no longer exists (rpc/dispatch/history_home.py). Every server using the
-  directory holds a shared flock on it for its life: a directory in use is never dropped.
+  directory holds a shared flock on it for its life (DiskFolder.held): a directory in use
+  is never dropped.
 
 A full disk never loses a change's old content: the worker reserved room for it on the
 history's disk before making the change (tools/mutate/reserve.py), and that room is
@@ -44,7 +45,6 @@ from chorus_tools.rpc.dispatch.history_room import (Lost, Room, append_line, cop
                                                     errno_name, logged_path, path_field)
 from chorus_tools.tools.timefmt import iso_utc
 
-WORKSPACE_FILE = "workspace"
 log = logging.getLogger("chorus.history")
 
 
@@ -64,14 +64,11 @@ class Entry:
 
 
 class History:
-    def __init__(self, directory: str | None, budget: int,
-                 workspace: str | None = None) -> None:
+    def __init__(self, directory: str | None, budget: int) -> None:
         """`directory` None: in memory, for this process only."""
-        self.folder: Folder = MemoryFolder() if directory is None else _in_use(directory)
+        self.folder: Folder = MemoryFolder() if directory is None else DiskFolder.held(directory)
         self.directory = directory
         self.budget = budget
-        if workspace is not None and directory is not None:
-            _note_workspace(self.folder, workspace)
         self._spool_dir = self.folder.sub("spool")
         self._packs = Packs(self.folder, budget)
         self._log = self.folder.open("log.jsonl", os.O_RDWR | os.O_CREAT)
@@ -262,40 +259,6 @@ class History:
             os.close(fd)
         self._spool_dir.close()
         self.folder.close()
-
-
-def _in_use(directory: str) -> DiskFolder:
-    """The directory, made if missing and held with a shared flock while this server
-    runs. A cleaner (history_home.py) removes a directory only under an exclusive lock,
-    so one it removed while this server waited for the lock is made afresh."""
-    for _ in range(3):
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        folder = DiskFolder.at(directory)
-        fcntl.flock(folder.fd, fcntl.LOCK_SH)
-        if os.fstat(folder.fd).st_nlink > 0:
-            return folder
-        folder.close()
-    raise OSError(16, "the history directory keeps being removed", directory)
-
-
-def _note_workspace(folder: Folder, workspace: str) -> None:
-    """Write the workspace's path once (history_home.py drops the history when it is
-    gone)."""
-    try:
-        fd = folder.open(WORKSPACE_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    except FileExistsError:
-        return
-    try:
-        os.write(fd, os.fsencode(os.path.realpath(workspace)))
-    finally:
-        os.close(fd)
-
-
-def give_history(directory: str, user: Any) -> None:
-    """Hand the history directory to the user a root server drops to (--user)."""
-    for top, dirs, files in os.walk(directory):
-        for name in [top, *(os.path.join(top, n) for n in dirs + files)]:
-            os.chown(name, user.pw_uid, user.pw_gid, follow_symlinks=False)
 
 
 def version_id(offset: int) -> str:

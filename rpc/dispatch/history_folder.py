@@ -10,6 +10,8 @@ spools and a rewind's journal are written by one piece of code whichever holds t
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 from typing import Protocol
 
@@ -44,8 +46,18 @@ class DiskFolder:
         self.fd = fd
 
     @classmethod
-    def at(cls, path: str) -> DiskFolder:
-        return cls(os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+    def held(cls, path: str) -> DiskFolder:
+        """The directory, made if missing and held with a shared flock while this process
+        runs. Whoever removes one (rpc/dispatch/history_home.py) does so under the
+        exclusive lock, so one removed while this process waited is made afresh."""
+        for _ in range(3):
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            folder = cls(os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+            fcntl.flock(folder.fd, fcntl.LOCK_SH)
+            if os.fstat(folder.fd).st_nlink > 0:
+                return folder
+            folder.close()
+        raise OSError(errno.EBUSY, "the directory keeps being removed", path)
 
     def open(self, name: str, flags: int, mode: int = 0o600) -> int:
         return os.open(name, flags | os.O_CLOEXEC, mode, dir_fd=self.fd)

@@ -20,10 +20,13 @@ import hashlib
 import os
 import shutil
 from dataclasses import dataclass
+from typing import Any
 
-from chorus_tools.rpc.dispatch.history import WORKSPACE_FILE, History
+from chorus_tools.rpc.dispatch.history import History
 from chorus_tools.rpc.dispatch.records import inside
 from chorus_tools.rpc.dispatch.state_places import StartError, first_place
+
+WORKSPACE_FILE = "workspace"
 
 
 def workspace_key(workspace: str) -> str:
@@ -41,20 +44,42 @@ def open_history(given: str | None, workspace: str, budget: int,
                              "must be out of the agent's reach (choose a directory outside "
                              "it, or --history 0 to run without a history)")
         try:
-            return History(given, budget, workspace)
+            return _noted(History(given, budget), workspace)
         except OSError as exc:
             raise StartError(f"--history {given!r}: {exc.strerror} ({exc.filename or given}); "
                              "choose a directory this user can write, or --history 0 to run "
                              "without a history") from None
     history, root = first_place(
         os.path.join("history", workspace_key(workspace)), workspace,
-        lambda directory: History(directory, budget, workspace), "the history",
+        lambda directory: _noted(History(directory, budget), workspace), "the history",
         "choose with --history DIR, or turn it off with --history 0")
     if history is None:
         return History(None, budget)
     assert root is not None and history.directory is not None
     tidy(root, history.directory, total)
     return history
+
+
+def _noted(history: History, workspace: str) -> History:
+    """Write the workspace's path into its history once, so a later start can tell when
+    the workspace is gone."""
+    assert history.directory is not None
+    try:
+        fd = history.folder.open(WORKSPACE_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except FileExistsError:
+        return history
+    try:
+        os.write(fd, os.fsencode(os.path.realpath(workspace)))
+    finally:
+        os.close(fd)
+    return history
+
+
+def give_history(directory: str, user: Any) -> None:
+    """Hand the history directory to the user a root server drops to (--user)."""
+    for top, dirs, files in os.walk(directory):
+        for name in [top, *(os.path.join(top, n) for n in dirs + files)]:
+            os.chown(name, user.pw_uid, user.pw_gid, follow_symlinks=False)
 
 
 @dataclass

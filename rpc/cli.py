@@ -16,8 +16,11 @@ from typing import NoReturn
 
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.process.privileges import drop_to, preload
-from chorus_tools.rpc.dispatch.history import default_directory, give_history
-from chorus_tools.rpc.dispatch.read_store import ReadStore, state_root, store_dir
+from chorus_tools.rpc import history_cli
+from chorus_tools.rpc.dispatch.history import History
+from chorus_tools.rpc.dispatch.history_home import give_history, open_history
+from chorus_tools.rpc.dispatch.read_store import ReadStore, open_store
+from chorus_tools.rpc.dispatch.state_places import StartError
 from chorus_tools.rpc.dispatch.records import inside
 from chorus_tools.rpc.options import SIZES, Parser, count, seconds, size
 from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback, listen
@@ -39,7 +42,8 @@ def parser() -> argparse.ArgumentParser:
                     "once, over stdin/stdout (newline-delimited, or Content-Length "
                     "framed) and, with --http, over HTTP. An MCP host starts it as a "
                     "stdio server: chorus-tools --workspace DIR (docs/hosts.md).",
-        epilog=f"Options ending in -bytes, and --index-memory, take {SIZES}.")
+        epilog=f"Options ending in -bytes, and --index-memory, take {SIZES}. "
+               f"{history_cli.EPILOG}")
     p.add_argument("--version", action=_Version)
     p.add_argument("--workspace", required=True, metavar="DIR",
                    help="the directory every path is confined to")
@@ -64,10 +68,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--history", metavar="DIR",
                    help="keep what every mutation replaces in DIR (outside the workspace) "
                         "for file.history, file.restore and workspace.rewind (default: the "
-                        "user's state directory, one per workspace; 0 turns it off)")
+                        "user's state directory, one per workspace, else a private one "
+                        "beside the temporary files, else memory; 0 turns it off)")
     p.add_argument("--history-bytes", type=size(1), default=256 * 1024 * 1024, metavar="N",
                    help="the history's size budget; the oldest content goes first "
                         "(default: 268435456, 256 MiB)")
+    history_cli.add_options(p, size(1))
     p.add_argument("--index-memory", type=size(0), default=256 * 1024 * 1024,
                    metavar="BYTES",
                    help="memory for the warm tree and content index that speed up repeated "
@@ -214,17 +220,6 @@ def _check_workspace(path: str) -> None:
               "holds it (e.g. its parent)")
 
 
-def _history_dir(args: argparse.Namespace) -> str | None:
-    """Where the history lives (None: off); never inside the workspace (exit 2)."""
-    if args.history == "0":
-        return None
-    directory = args.history or default_directory(args.workspace)
-    if inside(directory, args.workspace):
-        _fail(f"--history {directory!r} lies inside the workspace; the history must be out "
-              "of the agent's reach (choose another directory, or --history 0)")
-    return directory
-
-
 def _tool_context(args: argparse.Namespace) -> ToolContext:
     rg_path, pcre2 = (None, False) if args.search_engine == "python" else find_ripgrep(args.rg)
     if rg_path is None and (args.rg or args.search_engine == "ripgrep"):
@@ -257,30 +252,23 @@ def _user(args: argparse.Namespace) -> pwd.struct_passwd | None:
 
 
 def _read_store(args: argparse.Namespace, user: pwd.struct_passwd | None) -> ReadStore | None:
-    """The claude set's reads on disk, opened (and handed to --user) before any drop. A
-    --state the server cannot use is an error; when the default place cannot be used, or
-    lies inside the workspace (a workspace that holds the home directory), reads are kept
-    in memory for this process only, with a warning."""
+    """The claude set's reads on disk, opened (and handed to --user) before any drop
+    (rpc/dispatch/read_store.py: an unusable --state ends the start, the default place
+    falls back)."""
     if "claude" not in args.tools:
         return None
-    directory = store_dir(state_root(args.state), args.workspace)
-    if inside(directory, args.workspace):
-        if args.state:
-            _fail(f"--state {args.state!r} lies inside the workspace; the files read must be "
-                  "remembered out of the agent's reach")
-        logging.getLogger("chorus.cli").warning(
-            "the state directory %s lies inside the workspace: the claude set remembers "
-            "reads for this process only (give --state DIR outside it)", directory)
-        return None
+    return open_store(args.state, args.workspace,
+                      (user.pw_uid, user.pw_gid) if user else None)
+
+
+def _readable(ctx: ToolContext) -> None:
+    """The workspace can be listed by the user the server serves as: otherwise every
+    call would fail, so the start does (exit 2)."""
     try:
-        return ReadStore(directory, (user.pw_uid, user.pw_gid) if user else None)
+        os.close(os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=ctx.ws.root_fd))
     except OSError as exc:
-        if args.state:
-            _fail(f"--state {args.state!r}: {exc.strerror} ({exc.filename or directory})")
-        logging.getLogger("chorus.cli").warning(
-            "cannot keep reads in %s (%s): the claude set remembers reads for this process "
-            "only", directory, exc.strerror)
-        return None
+        _fail(f"--workspace {ctx.ws.roots[0]!r}: {exc.strerror} (the server runs as uid "
+              f"{os.geteuid()}, which must be able to read and enter it)")
 
 
 def _drop_privileges(args: argparse.Namespace, user: pwd.struct_passwd,
@@ -312,6 +300,8 @@ def _take_the_wire() -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # until the server takes over
+    if history_cli.wants(argv):  # chorus-tools history|restore|checkpoints|rewind
+        sys.exit(history_cli.main(argv))
     args = parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="chorus-tools %(levelname)s %(name)s: %(message)s")
@@ -320,7 +310,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.records and inside(args.records, args.workspace):
         _fail(f"--records {args.records!r} lies inside the workspace; audit records must be "
               "out of the agent's reach")
-    history = _history_dir(args)
     clash = clashes(args.tools)
     if clash:
         sets = next(iter(clash.values()))
@@ -328,27 +317,37 @@ def main(argv: list[str] | None = None) -> None:
               f"{', '.join(n for n, s in clash.items() if s == sets)}; choose one of them")
     http = _http_options(args)
     ctx = _tool_context(args)
+    try:  # docs/protocol.md, History: where it lives
+        history = open_history(args.history, args.workspace, args.history_bytes,
+                               args.history_total_bytes)
+        reads = _read_store(args, user)
+    except StartError as exc:
+        _fail(str(exc))
     options = ServerOptions(workers=args.workers, max_message_bytes=args.max_message_bytes,
                             request_timeout=args.request_timeout,
                             shutdown_timeout=args.shutdown_timeout,
                             max_pending=args.max_pending, records_dir=args.records,
                             toolsets=args.tools, read_only=args.read_only,
-                            history_dir=history, history_bytes=args.history_bytes,
-                            index_memory=args.index_memory,
-                            reads=_read_store(args, user), http=http)
+                            history=history, history_full=args.history_full,
+                            index_memory=args.index_memory, reads=reads, http=http)
     wire_in, wire_out = _take_the_wire()
     listening = _listen(http) if http is not None else None  # before --user drops root
-    try:  # opens the records and the history as root
+    try:  # opens the records as root
         server = Server(ctx, options, wire_in, wire_out, listening)
     except OSError as exc:
-        _fail(f"--history {history!r}: {exc.strerror}")
+        _fail(f"{exc.filename or '--records'}: {exc.strerror}")
     if user is not None:
-        if history is not None:
-            give_history(history, user)
+        _give(history, user)
         _drop_privileges(args, user, ctx)
     elif os.geteuid() == 0 and not args.allow_root:
         logging.getLogger("chorus.cli").warning(
             "running as root: a tool call can reach whatever root can beneath the "
             "workspace; start with --user NAME to drop privileges (--allow-root silences "
             "this)")
+    _readable(ctx)
     sys.exit(asyncio.run(server.run()))
+
+
+def _give(history: History | None, user: pwd.struct_passwd) -> None:
+    if history is not None and history.directory is not None:
+        give_history(history.directory, user)

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -64,12 +64,17 @@ def snapshot(root: str | os.PathLike, *, skip: tuple[str, ...] = ()) -> dict[str
 
 class RpcServer:
     def __init__(self, workspace: str | os.PathLike, *args: str,
-                 env: dict[str, str] | None = None,
+                 env: Mapping[str, str | None] | None = None,
+                 command: list[str] | None = None,
                  preexec_fn: Callable[[], None] | None = None) -> None:
+        """`env` adds to the environment (None unsets a name); `command` replaces
+        `python -m chorus_tools` (a launcher that starts it)."""
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *args],
+            [*(command or [sys.executable, "-m", "chorus_tools"]), "--workspace",
+             str(workspace), *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=REPO, env={**os.environ, **(env or {})}, preexec_fn=preexec_fn)
+            cwd=REPO, env={k: v for k, v in {**os.environ, **(env or {})}.items()
+                           if v is not None}, preexec_fn=preexec_fn)
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._ids = itertools.count(1)
         self.stderr = b""

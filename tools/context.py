@@ -49,6 +49,9 @@ class ToolContext:
     # history on (docs/protocol.md, History): the spool descriptors the dispatcher opened
     # before the fork (tools/mutate/keep.py); None when --history 0
     history_spools: tuple[int, ...] | None = None
+    history_budget: int | None = None  # --history-bytes: larger content is only hashed
+    history_full: str = "refuse"  # --history-full: refuse | write (tools/mutate/reserve.py)
+    keeping_paused: bool = False  # a failed call putting its own changes back keeps nothing
     # the warm tree (tools/warm/): the socket its process answers on, None when it is off
     # (--index-memory 0) and inside that process itself
     warm: str | None = None

@@ -41,6 +41,11 @@ def obj(required: list[str], **props: Any) -> dict[str, Any]:
             "additionalProperties": False}
 
 
+HISTORY_NOTE = obj(["kept", "errno", "paths", "message"],
+                   kept={"type": "boolean", "const": False}, errno={"type": "string"},
+                   paths={"type": "array", "items": PATH}, message={"type": "string"})
+
+
 class Options(TypedDict, total=False):
     """How the runtime may treat a method (Method's fields after its schemas, less those
     a dialect's table fills in for all its methods), for the dialects' tables."""
@@ -120,6 +125,15 @@ class Method:
     @cached_property
     def func(self) -> Callable[..., Any] | None:
         return None if self.target is None else load(self.target)
+
+    @cached_property
+    def reply(self) -> dict[str, Any]:
+        """The result's schema as answered: a change may add `history`, when the history
+        could not keep what it replaced (docs/protocol.md, History: --history-full)."""
+        if not self.mutating or "properties" not in self.result:
+            return self.result
+        return {**self.result, "properties": {**self.result["properties"],
+                                              "history": HISTORY_NOTE}}
 
 
 READ_RESULT = {

@@ -43,7 +43,7 @@ def method_document(m: Method, errors: list[dict[str, Any]]) -> dict[str, Any]:
         "params": [{"name": p, "required": p in m.params["required"],
                     "schema": _with_default(schema, _defaults(m).get(p))}
                    for p, schema in m.params["properties"].items()],
-        "result": {"name": "result", "schema": m.result},
+        "result": {"name": "result", "schema": m.reply},
         "errors": errors,
     }
 

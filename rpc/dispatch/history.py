@@ -1,6 +1,7 @@
 """The history store (docs/protocol.md, History): what every mutation replaced, kept by the
 dispatcher in a directory outside the workspace that no tool call can reach (workers have
-no access to it at all: tools/confine/workers.py).
+no access to it at all: tools/confine/workers.py), or in memory where no such directory
+exists (rpc/dispatch/history_folder.py).
 
 Layout of the directory:
 - `packs/`: the content, appended to pack files, each found by its SHA-256 (an unchanged
@@ -11,7 +12,15 @@ Layout of the directory:
   exclusive flock, so servers sharing the directory never interleave or reuse an id;
 - `spool/`: where the spool files workers stream large content into are made, and at
   once unlinked (tools/mutate/keep.py);
-- `rewind.json`: the journal of a rewind in progress (rpc/dispatch/rewind.py).
+- `rewind.json`: the journal of a rewind in progress (rpc/dispatch/rewind.py);
+- `workspace`: the workspace's path, so a later server can drop the history of a
+  workspace that no longer exists (rpc/dispatch/history_home.py). Every server using the
+  directory holds a shared flock on it for its life (DiskFolder.held): a directory in use
+  is never dropped.
+
+A full disk never loses a change's old content: the worker reserved room for it on the
+history's disk before making the change (tools/mutate/reserve.py), and that room is
+released here as the content and its log line are written (rpc/dispatch/history_room.py).
 
 The byte budget (`--history-bytes`) counts the packs: past it, the oldest are removed
 first. Their log lines stay, so file.history still lists those versions and says they
@@ -20,9 +29,8 @@ were evicted.
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
-import hashlib
+import logging
 import os
 import secrets
 import time
@@ -31,21 +39,13 @@ from typing import Any
 
 import orjson
 
+from chorus_tools.rpc.dispatch.history_folder import DiskFolder, Folder, MemoryFolder
 from chorus_tools.rpc.dispatch.history_packs import Packs, Where
+from chorus_tools.rpc.dispatch.history_room import (Lost, Room, append_line, copy_in,
+                                                    errno_name, logged_path, path_field)
 from chorus_tools.tools.timefmt import iso_utc
 
-_PUNCH_HOLE = 0x01 | 0x02  # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
-
-
-def default_directory(workspace: str) -> str:
-    """The user's state directory, one subdirectory per workspace (its resolved path's
-    hash), as XDG asks: $XDG_STATE_HOME, else ~/.local/state."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "state")
-    key = hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()[:16]
-    return os.path.join(base, "chorus-tools", "history", key)
+log = logging.getLogger("chorus.history")
 
 
 @dataclass
@@ -64,20 +64,21 @@ class Entry:
 
 
 class History:
-    def __init__(self, directory: str, budget: int) -> None:
-        os.makedirs(os.path.join(directory, "spool"), mode=0o700, exist_ok=True)
-        # every later access goes through these descriptors, so the directory stays
-        # reachable after --user drops root (its path may lie beneath /root)
-        self.dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        self._packs = Packs(self.dir_fd, budget)
-        self._log = os.open("log.jsonl", os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
-                            0o600, dir_fd=self.dir_fd)
+    def __init__(self, directory: str | None, budget: int) -> None:
+        """`directory` None: in memory, for this process only."""
+        self.folder: Folder = MemoryFolder() if directory is None else DiskFolder.held(directory)
+        self.directory = directory
+        self.budget = budget
+        self._spool_dir = self.folder.sub("spool")
+        self._packs = Packs(self.folder, budget)
+        self._log = self.folder.open("log.jsonl", os.O_RDWR | os.O_CREAT)
         self._spools: tuple[int, ...] = ()
         self._read_to = 0
         self._partial = b""
         self.entries: dict[int, Entry] = {}
         self.by_path: dict[str, list[int]] = {}
         self.checkpoints: dict[int, str] = {}
+        self.checkpoint_times: dict[int, int] = {}
         self._where: dict[str, Where] = {}  # sha -> where its content is kept
 
     def spools(self, count: int) -> tuple[int, ...]:
@@ -86,12 +87,16 @@ class History:
         directory never share a spool."""
         fds = []
         for _ in range(count):
-            name = f"spool/{os.getpid()}-{secrets.token_hex(8)}"
-            fds.append(os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
-                               0o600, dir_fd=self.dir_fd))
-            os.unlink(name, dir_fd=self.dir_fd)
+            name = f"{os.getpid()}-{secrets.token_hex(8)}"
+            fds.append(self._spool_dir.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL))
+            self._spool_dir.unlink(name)
         self._spools = tuple(fds)
         return self._spools
+
+    def ready(self) -> None:
+        """Before a change: the pack its old content goes to exists and is open (OSError
+        when the history's directory cannot take it)."""
+        self._packs.ready()
 
     # the log ------------------------------------------------------------------------
 
@@ -112,22 +117,23 @@ class History:
     def _add(self, offset: int, line: dict[str, Any]) -> None:
         if "cp" in line:
             self.checkpoints[offset] = line["cp"]
+            self.checkpoint_times[offset] = line["t"]
             return
-        entry = Entry(offset, line["t"], line["m"], line["p"], line["s"], line["b"],
-                      line["mo"], line["a"], line.get("mv"))
+        entry = Entry(offset, line["t"], line["m"], logged_path(line, "p"), line["s"],
+                      line["b"], line["mo"], line["a"], logged_path(line, "mv"))
         self.entries[offset] = entry
         self.by_path.setdefault(entry.path, []).append(offset)
         if line.get("at") is not None:
             self._where[entry.sha256] = tuple(line["at"])  # type: ignore[index]
 
-    def _append(self, lines: list[dict[str, Any]]) -> int:
+    def _append(self, lines: list[dict[str, Any]], room: Room | None = None) -> int:
         """Append lines under the log's lock; the offset of the first."""
+        data = [orjson.dumps(line) + b"\n" for line in lines]
         fcntl.flock(self._log, fcntl.LOCK_EX)
         try:
             self.load()
             offset = self._read_to
-            data = [orjson.dumps(line) + b"\n" for line in lines]
-            os.write(self._log, b"".join(data))
+            append_line(self._log, offset, b"".join(data), room)
             for line, raw in zip(lines, data):
                 self._add(self._read_to, line)
                 self._read_to += len(raw)
@@ -140,47 +146,69 @@ class History:
 
     # keeping content ----------------------------------------------------------------
 
-    async def keep(self, method: str, kept: list[dict[str, Any]]) -> None:
-        """Store what one call replaced and log each change, before it is answered."""
-        self.load()
-        now = time.time_ns()
-        lines = []
-        for item in kept:
-            line = {"t": now, "m": method, "p": item["path"], "s": item["sha256"],
-                    "b": item["bytes"], "mo": item["mode"], "a": item["after"]}
-            if item["sha256"] is not None:
-                line["at"] = await self._store(item)
-            if item.get("moved_to") is not None:
-                line["mv"] = item["moved_to"]
-            lines.append(line)
-        if lines:
-            self._append(lines)
-        self._packs.evict(self._dropped)
+    async def keep(self, method: str, kept: list[dict[str, Any]],
+                   reserved: list[tuple[int, int, int]] | None = None) -> list[Lost]:
+        """Store what one call replaced and log each change, before it is answered; the
+        room the worker reserved is released as it is used. Returns the changes whose
+        old content could not be kept after all (the reply says so)."""
+        room = Room(self._spools, reserved or [])
+        try:
+            self.load()
+            now = time.time_ns()
+            lines, lost = [], []
+            for item in kept:
+                line = {"t": now, "m": method, "s": item["sha256"], "b": item["bytes"],
+                        "mo": item["mode"], "a": item["after"],
+                        **path_field("p", item["path"])}
+                if item.get("unkept"):
+                    lost.append(Lost(item["path"], item["unkept"]))
+                elif item["sha256"] is not None:
+                    try:
+                        line["at"] = await self._store(item, room)
+                    except OSError as exc:
+                        lost.append(Lost(item["path"], errno_name(exc)))
+                if item.get("moved_to") is not None:
+                    line.update(path_field("mv", item["moved_to"]))
+                lines.append(line)
+            if lines:
+                try:
+                    self._append(lines, room)
+                except OSError as exc:
+                    return [Lost(item["path"], errno_name(exc)) for item in kept]
+            try:
+                self._packs.evict(self._dropped)
+            except OSError:  # the change and its history are kept: only the budget waits
+                log.exception("cannot drop the history's oldest packs")
+            return lost
+        finally:
+            room.release()
 
-    def discard(self, kept: list[dict[str, Any]]) -> None:
-        """A failed call's spooled content: nobody needs it."""
+    def discard(self, kept: list[dict[str, Any]],
+                reserved: list[tuple[int, int, int]] | None = None) -> None:
+        """A failed call's spooled content and reserved room: nobody needs them."""
+        room = Room(self._spools, reserved or [])
         for item in kept:
-            if item.get("spool") is not None:
-                self._punch(item)
+            room.free_spooled(item)
+        room.release()
 
-    async def _store(self, item: dict[str, Any]) -> Where | None:
+    async def _store(self, item: dict[str, Any], room: Room) -> Where | None:
         where = self._where.get(item["sha256"])
         try:
             if self._packs.kept(where):
                 return where
-            if item["spool"] is None:
-                return self._packs.put(item["data"])
-            index, offset = item["spool"]
-            return await self._packs.put_range(self._spools[index], offset, item["bytes"])
+            if item["spool"] is None and item["data"] is None:
+                return None  # larger than the whole budget: only hashed
+            claimed = self._packs.claim(item["bytes"])
+            if claimed is None:
+                return None  # larger than the whole budget
+            where, fd = claimed
+            try:
+                await copy_in(item, fd, where[1], room)
+            finally:
+                os.close(fd)
+            return where
         finally:
-            if item["spool"] is not None:
-                self._punch(item)
-
-    def _punch(self, item: dict[str, Any]) -> None:
-        """Free the spool's blocks of a range already copied (the file keeps its size:
-        the worker appends past it; the kernel frees the space)."""
-        index, offset = item["spool"]
-        _libc.fallocate(self._spools[index], _PUNCH_HOLE, offset, item["bytes"])
+            room.free_spooled(item)
 
     def _dropped(self, pack: str) -> None:
         for sha in [s for s, w in self._where.items() if w[0] == pack]:
@@ -191,43 +219,46 @@ class History:
     def kept(self, sha: str | None) -> bool:
         return sha is not None and self._packs.kept(self._where.get(sha))
 
-    def read(self, sha: str) -> bytes:
-        return self._packs.read(self._where[sha])
+    def read(self, sha: str) -> bytes | None:
+        """The content, or None when the budget has dropped it."""
+        where = self._where.get(sha)
+        return None if where is None else self._packs.read(where)
 
     def stored(self) -> int:
-        """Bytes of content kept (what the budget counts)."""
+        """Bytes of content kept in the directory (what the budget counts)."""
         return self._packs.stored()
 
     def versions(self, path: str, limit: int) -> dict[str, Any]:
         """file.history's answer: the path's past contents, newest first."""
         self.load()
         ids = self.by_path.get(path, [])
+        alive: dict[str, bool] = {}  # sha -> still kept, asked once per answer
+
+        def evicted(e: Entry) -> bool:
+            if e.sha256 is None:
+                return False
+            if e.sha256 not in alive:
+                alive[e.sha256] = self.kept(e.sha256)
+            return not alive[e.sha256]
+
         out = []
         for offset in reversed(ids[-limit:] if limit else []):
             e = self.entries[offset]
             item: dict[str, Any] = {"version": version_id(offset), "time": iso_utc(e.time),
                                     "method": e.method, "bytes": e.size, "sha256": e.sha256,
-                                    "exists": e.sha256 is not None,
-                                    "evicted": e.sha256 is not None and not self.kept(e.sha256)}
+                                    "exists": e.sha256 is not None, "evicted": evicted(e)}
             if e.moved_to is not None:
                 item["moved_to"] = e.moved_to
             out.append(item)
-        evicted = sum(1 for o in ids if self.entries[o].sha256 is not None
-                      and not self.kept(self.entries[o].sha256))
         return {"versions": out, "total": len(ids), "truncated": len(ids) > limit,
-                "evicted": evicted}
+                "evicted": sum(1 for o in ids if evicted(self.entries[o]))}
 
     def close(self) -> None:
         self._packs.close()
-        for fd in (self._log, self.dir_fd, *self._spools):
+        for fd in (self._log, *self._spools):
             os.close(fd)
-
-
-def give_history(directory: str, user: Any) -> None:
-    """Hand the history directory to the user a root server drops to (--user)."""
-    for top, dirs, files in os.walk(directory):
-        for name in [top, *(os.path.join(top, n) for n in dirs + files)]:
-            os.chown(name, user.pw_uid, user.pw_gid, follow_symlinks=False)
+        self._spool_dir.close()
+        self.folder.close()
 
 
 def version_id(offset: int) -> str:
@@ -245,5 +276,3 @@ def parse_id(text: str, prefix: str) -> int | None:
         return int(text[len(prefix):], 16)
     except ValueError:
         return None
-
-

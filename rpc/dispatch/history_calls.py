@@ -5,11 +5,18 @@ it and a change after it waits.
 
 - every mutation: `finish` keeps what the worker handed back (tools/mutate/keep.py)
   before the call is answered;
+- every mutation: `prepare` first makes sure the history can take what it replaces (its
+  pack open: a directory gone or unwritable refuses the change before it); the worker
+  reserves room on the history's disk (tools/mutate/reserve.py); a change whose old
+  content could not be kept after all (`--history-full write`) is answered with its
+  result and a `history` member saying so;
 - file.history: the worker checks the path (confinement, --deny, no symlink); the answer
   comes from the store;
-- file.restore: `prepare` finds the version and hands its content to the worker;
-  str_replace_editor's undo_edit the same, the version being the one before the path's
-  last edit (rpc/dispatch/history_undo.py); `finish` logs it as an undo;
+- file.restore: `prepare` has a worker judge the path first (docs/protocol.md, Paths:
+  a symlink leading outside is path_outside_workspace, whatever the version), then finds
+  the version and hands its content to the worker; str_replace_editor's undo_edit the
+  same, the version being the one before the path's last edit
+  (rpc/dispatch/history_undo.py); `finish` logs it as an undo;
 - workspace.checkpoint: the worker checks the options; `finish` logs the checkpoint;
 - workspace.rewind: `prepare` first completes a journal left by a killed rewind, then
   plans this one, writes its journal and hands the content over; `finish` clears it.
@@ -17,11 +24,13 @@ it and a change after it waits.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from chorus_tools.rpc.dispatch import rewind
 from chorus_tools.rpc.dispatch.history import History, checkpoint_id, parse_id
+from chorus_tools.rpc.dispatch.history_room import Lost, errno_name
 from chorus_tools.rpc.dispatch.history_undo import is_undo, logged_as, undo_target
 from chorus_tools.tools.dialects.anthropic_table import UNDO_PARAM
 from chorus_tools.tools.confine.sandbox import normalize
@@ -32,7 +41,9 @@ from chorus_tools.tools.task import Task
 HISTORY, RESTORE = "file.history", "file.restore"
 CHECKPOINT, REWIND = "workspace.checkpoint", "workspace.rewind"
 REWIND_TARGET = "chorus_tools.tools.mutate.rewind:rewind"
+LOCATE_TARGET = "chorus_tools.tools.mutate.restore:locate"
 _UNFINISHED = ("worker_crashed", "timeout")  # the worker may have stopped half way
+log = logging.getLogger("chorus.history")
 
 Run = Callable[[Task], Awaitable[tuple[bool, Any, Any]]]  # one more job of the call
 
@@ -42,16 +53,20 @@ class HistoryCalls:
     methods are refused as invalid_params, saying so."""
 
     def __init__(self, history: History | None, roots: tuple[str, ...],
-                 read_only: bool) -> None:
+                 read_only: bool, full: str = "refuse") -> None:
         self._store = history
         self.on = history is not None  # mutations hand back what they replace
         self._journaled = False  # the running rewind wrote a journal (rewinds run alone)
         self._roots = roots
         self._read_only = read_only
+        self._full = full  # --history-full: refuse | write
 
     async def prepare(self, method: Method, params: dict[str, Any],
                       run: Run) -> dict[str, Any]:
         """The params the worker runs with."""
+        judged = None
+        if method.name == RESTORE or is_undo(method, params):
+            judged = await self._judge(params["path"], run)  # before anything else
         if self._read_only and method.mutating:
             return params  # the worker refuses it before anything happens
         if self._store is None:
@@ -59,10 +74,12 @@ class HistoryCalls:
                 raise ToolError("invalid_params", "The history is off (--history 0): "
                                 "there is nothing to restore or rewind.", param="method")
             return params
+        if method.mutates(params):
+            self._ready()
         if method.name == RESTORE:
-            return {**params, **self._version(params)}
+            return {**params, **self._version(params, judged)}
         if is_undo(method, params):
-            return {**params, UNDO_PARAM: self._undo_to(params["path"])}
+            return {**params, UNDO_PARAM: self._undo_to(judged, params["path"])}
         if method.name == REWIND:
             return await self._plan(params, run)
         return params
@@ -74,11 +91,12 @@ class HistoryCalls:
             return ({"versions": [], "total": 0, "truncated": False, "evicted": 0}
                     if ok and method.name == HISTORY else payload)
         kept = (audit or {}).pop("kept", None)
-        if kept:
-            if ok:
-                await self.history.keep(logged_as(method, params), kept)
-            else:
-                self.history.discard(kept)
+        reserved = (audit or {}).pop("reserved", None)
+        lost = []
+        if ok and kept:
+            lost = await self.history.keep(logged_as(method, params), kept, reserved)
+        elif kept or reserved:
+            self.history.discard(kept or [], reserved)
         if method.name == REWIND and self._journaled:
             self._journaled = False
             if ok or getattr(payload, "code", None) not in _UNFINISHED:
@@ -88,43 +106,63 @@ class HistoryCalls:
         if method.name == HISTORY:
             return self.history.versions(payload["path"], params.get("limit", 20))
         if method.name == CHECKPOINT:
-            return {"checkpoint": checkpoint_id(self.history.checkpoint(
-                params.get("label", "")))}
-        return payload
+            return {"checkpoint": checkpoint_id(self._checkpoint(params.get("label", "")))}
+        return not_kept(payload, lost) if lost else payload
+
+    def _ready(self) -> None:
+        """The history can take what a change replaces, or the change is refused."""
+        try:
+            self.history.ready()
+        except OSError as exc:
+            if self._full != "write":
+                raise history_error(exc, "nothing was changed") from None
+
+    def _checkpoint(self, label: str) -> int:
+        try:
+            return self.history.checkpoint(label)
+        except OSError as exc:
+            raise history_error(exc, "no checkpoint was made") from None
+
+    async def _judge(self, path: str, run: Run) -> str:
+        """The path as a worker judges it (confinement, --deny, no symlink on the way):
+        its error, if any, is the call's, before the version is even looked at."""
+        paths = {}
+        try:
+            paths[path] = normalize(path, allow_empty=True, roots=self._roots)
+        except ToolError:
+            pass  # the worker refuses it with this same error
+        ok, payload, _ = await run(Task(LOCATE_TARGET, {"path": path}, paths))
+        if not ok:
+            raise payload
+        return payload["path"]
 
     @property
     def history(self) -> History:
         assert self._store is not None  # only reached with the history on
         return self._store
 
-    def _version(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The content and mode of the version a restore names."""
+    def _version(self, params: dict[str, Any], path: str | None) -> dict[str, Any]:
+        """The content and mode of the version a restore names (`path` as judged)."""
         self.history.load()
         offset = parse_id(params["version"], "h-")
         entry = self.history.entries.get(offset) if offset is not None else None
-        try:
-            path = normalize(params["path"], roots=self._roots)
-        except ToolError:
-            return {}  # the worker refuses the path with this same error
         if entry is None or entry.path != path:
             raise ToolError("invalid_params", f"{params['version']!r} is not a version of "
                             f"{params['path']}. Take one from file.history for this path.",
                             param="version")
         if entry.sha256 is None:
             return {"content": None}
-        if not self.history.kept(entry.sha256):
+        content = self.history.read(entry.sha256)
+        if content is None:
             raise ToolError("invalid_params", f"Version {params['version']} of "
-                            f"{params['path']} was dropped by the history's byte budget "
-                            "(--history-bytes); restore a newer one.", param="version",
+                            f"{params['path']} is no longer kept (the history's byte budget, "
+                            "--history-bytes, dropped it, or its disk was full when it "
+                            "changed); restore a newer one.", param="version",
                             evicted=True)
-        return {"content": self.history.read(entry.sha256), "mode": entry.mode}
+        return {"content": content, "mode": entry.mode}
 
-    def _undo_to(self, given: str) -> dict[str, Any] | None:
-        try:
-            path = normalize(given, roots=self._roots)
-        except ToolError:
-            return None  # the worker refuses the path with its own error
-        return undo_target(self.history, path, given)
+    def _undo_to(self, path: str | None, given: str) -> dict[str, Any] | None:
+        return None if path is None else undo_target(self.history, path, given)
 
     async def _plan(self, params: dict[str, Any], run: Run) -> dict[str, Any]:
         dry_run = params.get("dry_run") is True
@@ -140,7 +178,10 @@ class HistoryCalls:
         items = rewind.plan(self.history, since)
         loaded = rewind.with_content(self.history, items, name)
         if not dry_run:
-            rewind.write_journal(self.history, name, items, force)
+            try:
+                rewind.write_journal(self.history, name, items, force)
+            except OSError as exc:
+                raise history_error(exc, "nothing was changed") from None
             self._journaled = True
         return {"checkpoint": name, "items": loaded, "force": force, "dry_run": dry_run}
 
@@ -154,11 +195,34 @@ class HistoryCalls:
             "checkpoint": journal["checkpoint"], "items": items, "force": journal["force"]},
             mutating=True, keep=True))
         kept = (audit or {}).pop("kept", None)
+        reserved = (audit or {}).pop("reserved", None)
         if not ok:
-            if kept:
-                self.history.discard(kept)
+            self.history.discard(kept or [], reserved)
             raise payload
-        if kept:
-            await self.history.keep(REWIND, kept)
+        if kept and (lost := await self.history.keep(REWIND, kept, reserved)):
+            log.warning("the rewind a killed server left is complete, but the history could "
+                        "not keep what it replaced in %s (%s)",
+                        ", ".join(x.path for x in lost), lost[0].errno)
         rewind.clear_journal(self.history)
 
+
+
+def history_error(exc: OSError, outcome: str) -> ToolError:
+    """The history's directory cannot be written (docs/protocol.md, History: a full
+    history): `write_failed` naming the OS error, and where."""
+    name = errno_name(exc)
+    return ToolError("write_failed", f"The history cannot be written ({name}: "
+                     f"{exc.strerror}), so {outcome}. Free space where the history is "
+                     "kept, or have the server started with another --history DIR.",
+                     errno=name, where="history")
+
+
+def not_kept(payload: Any, lost: list[Lost]) -> Any:
+    """A change made whose old content the history could not keep: the result says so
+    (docs/protocol.md, History: `--history-full`)."""
+    if not isinstance(payload, dict):
+        return payload
+    return {**payload, "history": {
+        "kept": False, "errno": lost[0].errno, "paths": [x.path for x in lost],
+        "message": f"The change was made, but the history could not keep what it "
+                   f"replaced ({lost[0].errno}): it cannot be restored or rewound."}}

@@ -54,12 +54,11 @@ def undo_target(history: History, path: str, shown: str) -> dict[str, Any] | Non
             skip -= 1
         elif entry.sha256 is None:
             return {"content": None, "expected_version": expected}
-        elif not history.kept(entry.sha256):
+        elif (content := history.read(entry.sha256)) is None:
             raise ToolError("invalid_params", f"The content {shown} held before its last "
-                            "edit was dropped by the history's byte budget "
-                            "(--history-bytes), so it cannot be undone.", param="command",
-                            path=shown, evicted=True)
+                            "edit is no longer kept (dropped by the history's byte budget, "
+                            "--history-bytes, or not kept on a full disk), so it cannot be "
+                            "undone.", param="command", path=shown, evicted=True)
         else:
-            return {"content": history.read(entry.sha256), "mode": entry.mode,
-                    "expected_version": expected}
+            return {"content": content, "mode": entry.mode, "expected_version": expected}
     return None

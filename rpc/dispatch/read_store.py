@@ -3,10 +3,11 @@ server: --state): the version each file was last shown or written at, per worksp
 Read in one server process lets an Edit in the next one through (clients that spawn a
 server per call: the Inspector CLI, langchain-mcp-adapters, llama-index).
 
-Where: `<root>/<key of the workspace>/`, root being `--state DIR`, else
-$XDG_STATE_HOME/chorus-tools, else ~/.local/state/chorus-tools; the key is a digest of the
-workspace's real path. It always lies outside the workspace (the command line refuses one
-inside), so no tool call can read or forge it.
+Where: `<root>/<key of the workspace>/`, root being `--state DIR`, else the first default
+place that works (rpc/dispatch/state_places.py: $XDG_STATE_HOME/chorus-tools, else
+~/.local/state/chorus-tools; a private directory beside the temporary files; memory); the
+key is a digest of the workspace's real path. It always lies outside the workspace (a
+--state inside is refused at start), so no tool call can read or forge it.
 
 How: one entry per remembered path, named by a digest of the path: a symlink whose target
 is the version and the path (never followed, only read with readlink). Every update makes
@@ -35,6 +36,9 @@ import os
 import shutil
 import time
 
+from chorus_tools.rpc.dispatch.records import inside
+from chorus_tools.rpc.dispatch.state_places import StartError, first_place, state_base
+
 MAX_ENTRIES = 2048
 STALE_DAYS = 30
 _PREFIX = "reads-"
@@ -45,10 +49,28 @@ _TEMP = ".tmp-"
 
 def state_root(explicit: str | None) -> str:
     """The directory the workspaces' stores live under."""
+    return os.path.abspath(explicit) if explicit else state_base()
+
+
+def open_store(explicit: str | None, workspace: str,
+               owner: tuple[int, int] | None = None) -> ReadStore | None:
+    """The store of `workspace` (None: reads are remembered by the process only). An
+    explicit --state inside the workspace or unusable ends the start (StartError); the
+    default place falls back as every default does (rpc/dispatch/state_places.py)."""
     if explicit:
-        return os.path.abspath(explicit)
-    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    return os.path.join(base, "chorus-tools")
+        directory = store_dir(state_root(explicit), workspace)
+        if inside(directory, workspace):
+            raise StartError(f"--state {explicit!r} lies inside the workspace; the files "
+                             "read must be remembered out of the agent's reach")
+        try:
+            return ReadStore(directory, owner)
+        except OSError as exc:
+            raise StartError(f"--state {explicit!r}: {exc.strerror} "
+                             f"({exc.filename or directory})") from None
+    leaf = os.path.basename(store_dir(state_base(), workspace))
+    store, _ = first_place(leaf, workspace, lambda d: ReadStore(d, owner),
+                           "the claude set's reads", "choose with --state DIR")
+    return store
 
 
 def store_dir(root: str, workspace: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from chorus_tools.rpc.dispatch.history import History
+from chorus_tools.rpc.dispatch.history_room import logged_path, path_field
 from chorus_tools.tools.errors import ToolError
 
 JOURNAL = "rewind.json"
@@ -44,8 +45,10 @@ def with_content(history: History, items: list[dict[str, Any]],
                  checkpoint: str) -> list[dict[str, Any]]:
     """The items with the content each must get back; the byte budget may have dropped
     some, and a rewind that cannot restore everything restores nothing."""
+    content = {i["sha256"]: history.read(i["sha256"]) for i in items
+               if i["sha256"] is not None}
     gone = [i["path"] for i in items if i["sha256"] is not None
-            and not history.kept(i["sha256"])]
+            and content[i["sha256"]] is None]
     if gone:
         raise ToolError("invalid_params", f"The history's byte budget (--history-bytes) "
                         f"has dropped content this rewind needs ({', '.join(gone[:5])}"
@@ -53,39 +56,48 @@ def with_content(history: History, items: list[dict[str, Any]],
                         "Restore the files you need one by one with file.restore, or "
                         "rewind to a later checkpoint.", param="checkpoint",
                         checkpoint=checkpoint, evicted=gone)
-    return [{**i, "content": None if i["sha256"] is None else history.read(i["sha256"])}
+    return [{**i, "content": None if i["sha256"] is None else content[i["sha256"]]}
             for i in items]
 
 
 def write_journal(history: History, checkpoint: str, items: list[dict[str, Any]],
                   force: bool) -> None:
     """Durably, before any file changes: a temp file, fsync, rename, fsync the directory."""
-    where = history.dir_fd
+    folder = history.folder
     tmp = JOURNAL + ".tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600,
-                 dir_fd=where)
+    fd = folder.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
-        os.write(fd, orjson.dumps({"checkpoint": checkpoint, "force": force,
-                                   "items": items}))
+        data = orjson.dumps({"checkpoint": checkpoint, "force": force, "items": [
+            {**{k: v for k, v in i.items() if k != "path"}, **path_field("path", i["path"])}
+            for i in items]})
+        written = 0  # at explicit offsets: a memory folder's descriptors share one
+        while written < len(data):
+            written += os.pwrite(fd, data[written:], written)
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.rename(tmp, JOURNAL, src_dir_fd=where, dst_dir_fd=where)
-    os.fsync(where)
+    folder.rename(tmp, JOURNAL)
+    folder.sync()
 
 
 def read_journal(history: History) -> dict[str, Any] | None:
     try:
-        fd = os.open(JOURNAL, os.O_RDONLY | os.O_CLOEXEC, dir_fd=history.dir_fd)
+        fd = history.folder.open(JOURNAL, os.O_RDONLY)
     except FileNotFoundError:
         return None
-    with os.fdopen(fd, "rb") as f:
-        return orjson.loads(f.read())
+    try:
+        journal = orjson.loads(os.pread(fd, os.fstat(fd).st_size, 0))
+    finally:
+        os.close(fd)
+    for item in journal["items"]:
+        item["path"] = logged_path(item, "path")
+        item.pop("pathx", None)
+    return journal
 
 
 def clear_journal(history: History) -> None:
     try:
-        os.unlink(JOURNAL, dir_fd=history.dir_fd)
+        history.folder.unlink(JOURNAL)
     except FileNotFoundError:
         return
-    os.fsync(history.dir_fd)
+    history.folder.sync()

@@ -76,6 +76,8 @@ def _output(result: dict[str, Any]) -> list[Block]:
     if "image" in result:
         blocks.append({"type": "image", "data": result["image"],
                        "mimeType": result["mime_type"]})
+    if "history" in result:  # the change was made, its old content lost (--history-full)
+        blocks.append(_text(result["history"]["message"]))
     return blocks
 
 

@@ -198,5 +198,5 @@ def _tool(method: Method, with_output_schema: bool) -> dict[str, Any]:
                         "idempotentHint": method.idempotent,
                         "openWorldHint": False}}
     if with_output_schema:
-        tool["outputSchema"] = {"type": "object", "anyOf": [method.result, TOOL_ERROR]}
+        tool["outputSchema"] = {"type": "object", "anyOf": [method.reply, TOOL_ERROR]}
     return tool

@@ -22,6 +22,7 @@ from chorus_tools.rpc.process.channel import frame, read_frame, write_all
 from chorus_tools.tools.confine.workers import enter
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.mutate import reserve
 from chorus_tools.tools.task import Task
 from chorus_tools.tools.method import load
 from chorus_tools.tools.confine.policy import guard
@@ -53,10 +54,13 @@ def run_job(ctx: ToolContext, task: Task) -> tuple[bool, Any, dict[str, Any] | N
     ctx.record = {} if task.record or task.keep else None
     ctx.auditing = task.record  # False: the history's content only, no audit hashes
     ctx.ws.normalised = task.paths
+    ok = False
     try:
         guard(ctx, task)  # --read-only and --deny, before the tool runs
         kwargs = {**pickle.loads(task.shared), **task.kwargs} if task.shared else task.kwargs
-        return True, resolve(task.target)(ctx, **kwargs), ctx.record
+        result = resolve(task.target)(ctx, **kwargs)
+        ok = True
+        return True, result, ctx.record
     except ToolError as exc:
         return False, exc, ctx.record
     except Exception as exc:  # a bug: report it, keep serving
@@ -66,6 +70,8 @@ def run_job(ctx: ToolContext, task: Task) -> tuple[bool, Any, dict[str, Any] | N
             f"{type(exc).__name__}: {exc}. Details are in the server's log."), ctx.record
     finally:
         ctx.ws.normalised = {}
+        if task.keep:
+            reserve.settle(ctx, ok)  # the history's room: tools/mutate/reserve.py
 
 
 def become_child(parent_pid: int, close_fds: tuple[int, ...],

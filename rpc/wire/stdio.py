@@ -54,8 +54,8 @@ class ServerOptions:
     records_dir: str | None
     toolsets: tuple[str, ...] = ("native",)
     read_only: bool = False
-    history_dir: str | None = None  # docs/protocol.md, History; None: --history 0
-    history_bytes: int = 256 * 1024 * 1024
+    history: History | None = None  # docs/protocol.md, History; None: --history 0
+    history_full: str = "refuse"  # what a change does when its history cannot be kept
     reads: ReadStore | None = None  # the claude set's reads on disk (opened by the cli)
     http: HttpOptions | None = None
     index_memory: int = 0  # the warm tree's budget (rpc/process/warm_process.py); 0: off
@@ -148,10 +148,10 @@ class Server:
         self._decoder = Decoder(options.max_message_bytes)
         self._output = Output(wire_out, self._output_lost)
         self._records = Records(options.records_dir) if options.records_dir else None
-        self._history = (History(options.history_dir, options.history_bytes)
-                         if options.history_dir else None)
+        self._history = options.history  # opened by the cli (rpc/dispatch/history_home.py)
         if self._history is not None:  # the workers inherit them at fork: tools/mutate/keep.py
             ctx.history_spools = self._history.spools(2 * options.workers + 2)
+            ctx.history_budget, ctx.history_full = self._history.budget, options.history_full
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out,
                                      *([options.reads.fd] if options.reads else []),
@@ -168,7 +168,8 @@ class Server:
             Dispatcher, self._pool, request_timeout=options.request_timeout,
             records=self._records, toolsets=options.toolsets, read_only=options.read_only,
             roots=ctx.ws.roots, order=PathOrder(),
-            history=HistoryCalls(self._history, ctx.ws.roots, options.read_only),
+            history=HistoryCalls(self._history, ctx.ws.roots, options.read_only,
+                                 options.history_full),
             reads=options.reads if options.reads is not None else {})
         self._dispatcher = self._new_dispatcher(watches=self._watches)
         self._http: HttpFront | None = None

@@ -436,3 +436,54 @@ def test_a_checkpoint_label_with_a_lone_surrogate_is_invalid_params(root: Path,
         error = srv.error("workspace.checkpoint", {"label": "\ud800"})
         assert error["data"]["error"] == "invalid_params" and error["data"]["param"] == "label"
         assert srv.result("workspace.checkpoint", {"label": "fine"})["checkpoint"]
+
+
+@pytest.mark.parametrize("options", [(), ("--read-only",), ("--history", "0")],
+                         ids=["history on", "read-only", "history off"])
+def test_a_history_path_through_a_symlink_to_outside_is_path_outside_workspace(
+        root: Path, hist: Path, outside: Path, options: tuple[str, ...]) -> None:
+    """The fault: file.restore of such a path answered invalid_params (no such version):
+    the path is judged before the version, for every history method."""
+    (root / "out").symlink_to(outside)
+    seed(root)
+    with serve(root, hist) as srv:  # a real version, of another path
+        srv.result("file.write", {"path": "a.txt", "content": "x"})
+        version = srv.result("file.history", {"path": "a.txt"})["versions"][0]["version"]
+    with serve(root, hist, "--tools", "anthropic", *options) as srv:
+        for method, params in [
+                ("file.restore", {"path": "out/canary.txt", "version": version}),
+                ("file.restore", {"path": "out/canary.txt", "version": "h-zz"}),
+                ("file.history", {"path": "out/canary.txt"}),
+                ("str_replace_editor", {"command": "undo_edit", "path": "out/canary.txt"})]:
+            assert error_code(srv.call(method, params)) == "path_outside_workspace", \
+                (method, params)
+    assert (outside / "canary.txt").read_text() == "CANARY-OUTSIDE\n"
+
+
+def test_a_file_whose_name_is_not_utf8_keeps_its_history(root: Path, hist: Path) -> None:
+    """The fault: the write happened, was answered internal_error, and the old content
+    was in no version (the log could not hold the name)."""
+    name = os.fsdecode(b"caf\xe9.txt")
+    (root / name).write_bytes(b"old")
+    with serve(root, hist) as srv:
+        srv.result("file.write", {"path": name, "content": "new"})
+        (version,) = srv.result("file.history", {"path": name})["versions"]
+        srv.result("file.restore", {"path": name, "version": version["version"]})
+    assert (root / name).read_bytes() == b"old"
+
+
+def test_codex_apply_patch_keeps_what_it_changes_and_deletes(root: Path, hist: Path) -> None:
+    """The fault: apply_patch kept nothing in the history, so its edits and deletions
+    could not be restored or rewound."""
+    seed(root, "a.txt", b"one\n")
+    seed(root, "gone.txt", b"bye\n")
+    with serve(root, hist, "--tools", "codex") as srv:
+        cp = srv.result("workspace.checkpoint", {})["checkpoint"]
+        srv.result("apply_patch", {"input": "\n".join([
+            "*** Begin Patch", "*** Update File: a.txt", "@@", "-one", "+two",
+            "*** Delete File: gone.txt", "*** Add File: new.txt", "+made", "*** End Patch"])})
+        assert [v["method"] for v in srv.result("file.history", {"path": "gone.txt"})[
+            "versions"]] == ["apply_patch"]
+        done = srv.result("workspace.rewind", {"checkpoint": cp})
+    assert sorted(done["restored"]) == ["a.txt", "gone.txt"] and done["deleted"] == ["new.txt"]
+    assert files(root) == {"a.txt": (b"one\n", 0o640), "gone.txt": (b"bye\n", 0o640)}

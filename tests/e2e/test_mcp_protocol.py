@@ -88,7 +88,7 @@ def test_tools_list_follows_the_registry(ws: Path) -> None:
         assert listed["inputSchema"] == method.params
         assert listed["outputSchema"]["type"] == "object"
         result, failure = listed["outputSchema"]["anyOf"]
-        assert result == method.result and failure["required"] == ["error", "message"]
+        assert result == method.reply and failure["required"] == ["error", "message"]
         assert listed["title"] and listed["description"] != listed["title"]
         assert listed["annotations"] == {
             "title": listed["title"], "readOnlyHint": not method.mutating,

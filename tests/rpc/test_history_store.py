@@ -65,3 +65,35 @@ def test_spooled_content_is_copied_in_and_its_spool_blocks_freed(tmp_path: Path)
     assert history.read(item["sha256"]) == data
     assert os.fstat(spool).st_blocks * 512 < 1 << 20
     assert os.listdir(tmp_path / "h" / "spool") == []
+
+
+def test_a_history_in_memory_keeps_reads_evicts_and_journals_as_on_disk() -> None:
+    """For a workspace that holds every directory (`--workspace /`): memfds, no path."""
+    from chorus_tools.rpc.dispatch import rewind
+    history = History(None, 10_000)
+    (spool,) = history.spools(1)
+    for n in range(6):
+        asyncio.run(history.keep("file.write", [_item("a", bytes([n]) * 3000)]))
+    got = history.versions("a", 20)
+    assert [v["evicted"] for v in got["versions"]] == [False] * 3 + [True] * 3
+    assert history.read(got["versions"][0]["sha256"]) == bytes([5]) * 3000
+    assert history.stored() <= 10_000
+    rewind.write_journal(history, "cp-0", [{"path": "a", "sha256": None, "mode": 0,
+                                             "expected": None}], False)
+    assert rewind.read_journal(history)["items"][0]["path"] == "a"  # type: ignore[index]
+    rewind.clear_journal(history)
+    assert rewind.read_journal(history) is None
+    os.pwrite(spool, b"x", 0)
+    history.close()
+
+
+def test_a_path_that_is_not_utf8_is_logged_and_read_back(tmp_path: Path) -> None:
+    """JSON holds no lone surrogate: such a path (a file name's undecodable bytes) is
+    logged by its bytes."""
+    name = "caf\udce9.txt"
+    first = History(str(tmp_path), 1 << 20)
+    asyncio.run(first.keep("file.move", [{**_item(name, b"old"), "moved_to": name + "2"}]))
+    first.close()
+    again = History(str(tmp_path), 1 << 20)
+    (version,) = again.versions(name, 20)["versions"]
+    assert version["moved_to"] == name + "2" and again.read(version["sha256"]) == b"old"

@@ -143,3 +143,13 @@ def test_a_split_call_reports_the_items_of_its_finished_parts() -> None:
         assert response["result"]["structuredContent"]["files"] == [{"path": "a"},
                                                                      {"path": "b"}]
     asyncio.run(go())
+
+
+def test_a_text_harness_change_the_history_could_not_keep_says_so_to_the_model() -> None:
+    """--history-full write: a codex/anthropic/gemini model reads text, not the result's
+    `history` member, so the note is a block of its own."""
+    from chorus_tools.rpc.mcp.content import content
+    note = {"kept": False, "errno": "ENOSPC", "paths": ["a"], "message": "not kept"}
+    assert content("output", {"output": "Done."}) == [{"type": "text", "text": "Done."}]
+    assert content("output", {"output": "Done.", "history": note})[1] == {
+        "type": "text", "text": "not kept"}

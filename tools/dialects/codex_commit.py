@@ -15,6 +15,7 @@ from typing import Any
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.mutate import keep, reserve
 from chorus_tools.tools.mutate.atomic import Current, locked_dir, mutate, split_parent
 
 
@@ -41,6 +42,9 @@ def commit(ctx: ToolContext, files: list[PlannedFile]) -> dict[str, str | None]:
     done: list[PlannedFile] = []
     versions: dict[str, str | None] = {}
     f = None
+    if files:  # a full history refuses the patch before its first file, never half way
+        keep.ahead(ctx, sum(len(f.before or b"") for f in files), [f.rel for f in files],
+                   files[0].shown)
     try:
         for f in files:
             if f.removed and f.present:
@@ -54,7 +58,8 @@ def commit(ctx: ToolContext, files: list[PlannedFile]) -> dict[str, str | None]:
     except ToolError as err:
         if f is not None:  # a new file's write may have made its directories first
             _remove_dirs(ctx, f)
-        undone = _undo(ctx, done)
+        with reserve.paused(ctx):  # the undo must not fail for want of history room
+            undone = _undo(ctx, done)
         details: dict[str, Any] = {**err.details, "restored": [f.rel for f in done]}
         if undone:
             details["not_restored"] = undone
@@ -95,10 +100,12 @@ def _remove(ctx: ToolContext, f: PlannedFile) -> None:
             if f.link is None and (not stat.S_ISREG(st.st_mode) or st.st_size != len(
                     f.before or b"")):
                 raise _changed(f)
+            snap = keep.snapshot(ctx, dir_fd, name, st, f.rel, f.shown)
             os.unlink(name, dir_fd=dir_fd)
             os.fsync(dir_fd)
         except OSError as exc:
             raise from_os_error(exc, f.shown, "write_failed") from None
+        keep.commit(ctx, snap, None)
 
 
 def _undo(ctx: ToolContext, done: list[PlannedFile]) -> list[str]:

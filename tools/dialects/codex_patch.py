@@ -48,7 +48,9 @@ class Plan:
 def apply_patch(ctx: ToolContext, text: str) -> list[dict[str, Any]]:
     """Apply the V4A patch `text`; one {path, action, version} per operation."""
     plan = Plan(ctx)
-    record, ctx.record = ctx.record, None  # the core's writes must not fill it one by one
+    # the core's writes must not fill the audit hashes one by one, but do hand back what
+    # they replace for the history (found missing: a patch's changes could not be undone)
+    auditing, ctx.auditing = ctx.auditing, False
     committed = False
     try:
         for op in parse(text):
@@ -56,7 +58,7 @@ def apply_patch(ctx: ToolContext, text: str) -> list[dict[str, Any]]:
         versions = commit(ctx, list(plan.files.values()))
         committed = True
     finally:
-        ctx.record = record
+        ctx.auditing = auditing
         _audit(ctx, plan, committed)
     for item in plan.report:
         item["version"] = versions.get(item["path"])

@@ -13,11 +13,15 @@ always appends: the dispatcher copies the range it is told about into its store 
 punches it out of the spool, so the two never coordinate beyond the range itself.
 
 A snapshot is taken before the change and committed after it: only committed snapshots
-reach the result (`ctx.record["kept"]`), so a call that fails hands back nothing.
+reach the result (`ctx.record["kept"]`), so a call that fails hands back nothing. Taking
+one also reserves room on the history's disk for keeping it (tools/mutate/reserve.py):
+a full disk refuses the change before anything is written. Content larger than the whole
+byte budget (which would be dropped at once) is hashed, never streamed.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -28,6 +32,7 @@ from typing import Any
 from chorus_tools.tools.confine.sandbox import open_same, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.mutate import reserve
 
 INLINE_MAX = 1 << 20  # larger content is streamed through the spool
 INLINE_TOTAL = 8 << 20  # and so is whatever passes this in one call (a deleted tree)
@@ -45,11 +50,13 @@ class Snapshot:
     mode: int = 0
     data: bytes | None = None  # inline content
     spool: tuple[int, int] | None = None  # (spool index, offset) of streamed content
+    unkept: str | None = None  # why the history cannot keep it (--history-full write)
 
 
 def keeping(ctx: ToolContext) -> bool:
     """Whether this call hands back what it replaces (history on, a recorded mutation)."""
-    return ctx.record is not None and ctx.history_spools is not None
+    return ctx.record is not None and ctx.history_spools is not None \
+        and not ctx.keeping_paused
 
 
 def absent(path: str) -> Snapshot:
@@ -65,7 +72,9 @@ def snapshot(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result | None
     if not keeping(ctx):
         return None
     if st is None:
-        return absent(path)
+        snap = absent(path)
+        reserve.claim(ctx, snap, 0, _claim(ctx))
+        return snap
     if not stat.S_ISREG(st.st_mode):
         return None
     snap = Snapshot(path, mode=stat.S_IMODE(st.st_mode))
@@ -74,9 +83,18 @@ def snapshot(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result | None
     if data is not None and _room(ctx, len(data)):
         snap.sha256, snap.size, snap.data = hashlib.sha256(data).hexdigest(), len(data), data
         ctx.record["inline"] = ctx.record.get("inline", 0) + len(data)  # type: ignore[index]
+        reserve.claim(ctx, snap, len(data), _claim(ctx))
         return snap
     _stream(ctx, dir_fd, name, st, snap, shown)
+    reserve.claim(ctx, snap, reserve.PAGE, _claim(ctx))
     return snap
+
+
+def ahead(ctx: ToolContext, content: int, paths: list[str], shown: str) -> None:
+    """Before a call's first of several changes: room for keeping all of them, or the
+    call is refused before any (tools/mutate/reserve.py)."""
+    if keeping(ctx):
+        reserve.ahead(ctx, content, paths, _claim(ctx), shown)
 
 
 def snapshot_tree(ctx: ToolContext, dir_fd: int, path: str,
@@ -110,6 +128,10 @@ def commit(ctx: ToolContext, snap: Snapshot | None, after: str | None,
                              "after": after}
     if moved_to is not None:
         entry["moved_to"] = moved_to
+    if snap.unkept is not None:
+        entry["unkept"] = snap.unkept
+    if snap.spool is not None:
+        reserve.handed(ctx, *snap.spool)
     ctx.record.setdefault("kept", []).append(entry)
 
 
@@ -143,23 +165,51 @@ def _read_small(dir_fd: int, name: str, st: os.stat_result, shown: str) -> bytes
 
 def _stream(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result, snap: Snapshot,
             shown: str) -> None:
-    """Copy the file into this worker's spool, hashing on the way, 1 MiB at a time."""
+    """Copy the file into this worker's spool, hashing on the way, 1 MiB at a time; a
+    file larger than the whole budget is only hashed (it would be dropped at once)."""
     index, spool = _claim(ctx)
-    offset = os.lseek(spool, 0, os.SEEK_END)
+    offset = reserve.aligned_end(spool)
+    to_spool = st.st_size <= (ctx.history_budget or st.st_size)
+    if to_spool:
+        reserve.pend(ctx, index, offset, st.st_size)
     digest = hashlib.sha256()
     fd = open_same(dir_fd, name, st, shown, doing="keeping its history")
     try:
-        while chunk := os.read(fd, _CHUNK):
+        while chunk := _read(fd, shown):
             digest.update(chunk)
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(spool, view):]
+            if to_spool:
+                to_spool = _spool_chunk(ctx, snap, spool, chunk, offset + snap.size)
             snap.size += len(chunk)
-    except OSError as exc:
-        raise from_os_error(exc, shown, "write_failed") from None
     finally:
         os.close(fd)
-    snap.sha256, snap.spool = digest.hexdigest(), (index, offset)
+    if to_spool:
+        reserve.handed(ctx, index, offset)
+        reserve.pend(ctx, index, offset, snap.size)
+        snap.spool = index, offset
+    snap.sha256 = digest.hexdigest()
+
+
+def _read(fd: int, shown: str) -> bytes:
+    try:
+        return os.read(fd, _CHUNK)
+    except OSError as exc:
+        raise from_os_error(exc, shown, "write_failed") from None
+
+
+def _spool_chunk(ctx: ToolContext, snap: Snapshot, spool: int, chunk: bytes, at: int) -> bool:
+    """Append a chunk to the spool; False (and the snapshot not kept, or the change
+    refused) when the history's disk is full."""
+    view = memoryview(chunk)
+    while view:
+        try:
+            written = os.pwrite(spool, view, at)
+        except OSError as exc:  # room reserved ahead for this call is given to it first
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT) and reserve.give_back(ctx, len(view)):
+                continue
+            reserve.full(ctx, snap, exc)  # refuses, unless --history-full write
+            return False
+        view, at = view[written:], at + written
+    return True
 
 
 def _claim(ctx: ToolContext) -> tuple[int, int]:

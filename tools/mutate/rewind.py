@@ -18,6 +18,7 @@ from typing import Any
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.mutate import keep, reserve
 from chorus_tools.tools.mutate.atomic import mutate
 from chorus_tools.tools.mutate.delete import delete
 from chorus_tools.tools.mutate.restore import current, real_path
@@ -70,6 +71,10 @@ def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
 
 def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
     done: list[tuple[str, bytes | None, int]] = []
+    now = [current(ctx, i["path"], i["path"]) for i in todo]
+    if todo:  # a full history refuses the rewind before its first file, never half way
+        keep.ahead(ctx, sum(st.st_size for st in now if st is not None),
+                   [i["path"] for i in todo], todo[0]["path"])
     try:
         for item in todo:
             path, content = item["path"], item["content"]
@@ -83,13 +88,14 @@ def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
                        create_dirs=True, read_current=False, mode=item["mode"])
             done.append((path, before, 0 if st is None else stat.S_IMODE(st.st_mode)))
     except ToolError:
-        for path, before, mode in reversed(done):  # all or nothing
-            if before is None:
-                if current(ctx, path, path) is not None:
-                    delete(ctx, path)
-            else:
-                mutate(ctx, path, shown=path, compute=lambda _, c=before: c,
-                       create_dirs=True, read_current=False, mode=mode)
+        with reserve.paused(ctx):  # all or nothing, even on a full history disk
+            for path, before, mode in reversed(done):
+                if before is None:
+                    if current(ctx, path, path) is not None:
+                        delete(ctx, path)
+                else:
+                    mutate(ctx, path, shown=path, compute=lambda _, c=before: c,
+                           create_dirs=True, read_current=False, mode=mode)
         raise
 
 

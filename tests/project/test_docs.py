@@ -172,12 +172,14 @@ def test_readme_is_a_tour_whose_test_command_is_what_ci_runs() -> None:
 
 def test_readme_commands_install_in_a_virtual_environment() -> None:
     """Issue 35: a Debian-style system refuses `pip install` outside a virtual
-    environment, so the README's first two commands make one and use it."""
+    environment, so the README's first two commands make one and use it, each on its own
+    (a newcomer may run the tests' command first)."""
     readme = (REPO / "README.md").read_text()
     commands = [line for line in readme.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
                 if line and not line.startswith("#")]
     assert commands[0].startswith("python3 -m venv .venv && . .venv/bin/activate && pip ")
-    assert commands[1].startswith(". .venv/bin/activate && pip install -e '.[test]'")
+    assert commands[1].startswith("python3 -m venv .venv && . .venv/bin/activate && pip "
+                                  "install -e '.[test]'")
 
 
 def _readme_mcp_section() -> str:

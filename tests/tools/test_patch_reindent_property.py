@@ -12,12 +12,12 @@ import yaml
 from fuzzing import examples
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from syntax_support import broken
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.indent import indent
 from chorus_tools.tools.patch.patch import patch
-from chorus_tools.tools.patch.syntax import broken
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 NAMES = sorted(p.name for p in SAMPLES.iterdir())

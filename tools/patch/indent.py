@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain, pairwise
 
 TAB = "\t"
@@ -84,10 +85,14 @@ class Regrid:
     one_level: bool = False  # `src` read off lines of one depth: it writes no other width
 
     def map(self, ind: str) -> str | None:
-        for ours, theirs in self.known:
-            if ours == ind:
-                return theirs
-        return self._measured(ind)
+        theirs = self._known.get(ind)
+        return theirs if theirs is not None else self._measured(ind)
+
+    @cached_property
+    def _known(self) -> dict[str, str]:
+        """`known` by find's indentation: one lookup a line, however many indentations
+        `find` has (a scan of them all made a long find quadratic)."""
+        return dict(self.known)
 
     def _measured(self, ind: str) -> str | None:
         measured = levels(ind, self.src)

@@ -17,7 +17,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.diff import unified_diff
 from chorus_tools.tools.patch.hint import closest_region, escaped_newlines
 from chorus_tools.tools.patch.match import EXACT, Match, Refusal, apply, content, locate
-from chorus_tools.tools.patch.syntax import broken
+from chorus_tools.tools.patch.diagnostics import Judge, refuse_introduced, with_diagnostics
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.read.reencode import encode_edit
 from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode, lines_with_endings
@@ -37,8 +37,10 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
     def compute(current: Current) -> bytes | None:
         done["reached"] = True
         before, encoding = _current_text(current, patches, path)
-        guard = _Guard(ctx, path, rel, before)
-        after, matches = _apply_all(before, patches, path, guard, created=current.data is None)
+        created = current.data is None
+        judge = Judge.of(ctx, rel, before or patches[0]["replace"], shown=path)
+        guard = _Guard(ctx, path, rel, before, judge)
+        after, matches = _apply_all(before, patches, path, guard, created=created)
         new = _encode(after, encoding, patches, path, before, current.data)
         limit = ctx.limits.max_write_bytes
         if len(new) > limit:
@@ -46,7 +48,10 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
                             f"The patched file would be {len(new)} bytes, over the "
                             f"{limit}-byte write limit: {path}.", path=path, size=len(new),
                             limit=limit)
-        done.update(before=before, after=after, matches=matches, created=current.data is None)
+        diagnosis = judge.diagnosis(None if created else before, after)
+        refuse_introduced(judge, diagnosis, path, lambda: guard.diff(after))
+        done.update(before=before, after=after, matches=matches, created=created,
+                    diagnosis=diagnosis)
         return None if dry_run else new
 
     try:
@@ -56,7 +61,7 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
             raise _no_parent(path, creating=patches[0]["find"] == "") from None
         raise
     matches = done["matches"]
-    return {
+    result = {
         "success": True,
         "patches_applied": len(patches),
         "replacements": sum(m["count"] for m in matches),
@@ -65,6 +70,7 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
                              limit=ctx.limits.max_diff_bytes),
         "version": None if out.stat is None else version_of(out.stat),
     }
+    return with_diagnostics(result, done["diagnosis"])
 
 
 def _no_parent(path: str, *, creating: bool) -> ToolError:
@@ -123,28 +129,34 @@ def _current_text(current: Current, patches: list[dict[str, Any]],
 
 class _Guard:
     """The syntax guard of one call: a patch applied by a looser tier than exact must not
-    leave a syntax error that the text before it did not have (docs/protocol.md, `file.patch`)."""
+    leave a syntax error that the text before it did not have (docs/protocol.md,
+    `file.patch`), unless `--syntax-gate off`. A text past the parse's bounds cannot be
+    checked, so such a patch is refused, saying which bound."""
 
-    def __init__(self, ctx: ToolContext, path: str, rel: str, original: str) -> None:
-        self.ctx, self.path, self.rel, self.original = ctx, path, rel, original
+    def __init__(self, ctx: ToolContext, path: str, rel: str, original: str,
+                 judge: Judge) -> None:
+        self.ctx, self.path, self.rel, self.original, self.judge = ctx, path, rel, original, judge
+
+    def diff(self, after: str) -> str:
+        return unified_diff(self.original, after, self.rel, created=False,
+                            limit=self.ctx.limits.max_diff_bytes)
 
     def check(self, i: int, tier: str, before: str, after: str) -> None:
         if tier == EXACT:
             return  # the agent's own text: never second-guessed
-        found = broken(self.rel, before, after)
-        if found is None:
+        first = self.judge.guard(before, after, f"patches[{i}] (matched by the {tier} tier)",
+                                 patch_index=i, tier=tier)
+        if first is None:
             return
-        diff = unified_diff(self.original, after, self.rel, created=False,
-                            limit=self.ctx.limits.max_diff_bytes)
         raise ToolError("edit_breaks_syntax",
                         f"patches[{i}] matched by the {tier} tier would leave a syntax error "
-                        f"at line {found.line} of {self.path} ({found.language}: "
-                        f"{found.reason}), which the file did not have; nothing was "
+                        f"at line {first.line} of {self.path} ({self.judge.language}: "
+                        f"{first.message}), which the file did not have; nothing was "
                         "written. data.diff shows the change it would have made. Resend "
                         "the patch with find copied exactly from the file (an exact match "
                         "is applied as given), or fix replace's indentation.",
-                        path=self.path, patch_index=i, tier=tier, line=found.line,
-                        reason=found.reason, diff=diff)
+                        path=self.path, patch_index=i, tier=tier, line=first.line,
+                        reason=first.message, diff=self.diff(after))
 
 
 def _apply_all(text: str, patches: list[dict[str, Any]], path: str, guard: _Guard, *,

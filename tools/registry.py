@@ -20,6 +20,7 @@ from chorus_tools.tools.dialects import (anthropic_table, claude_table, codex_ta
 from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, NULLABLE_STR, PATCH_RESULT, PATH,
                                       POSITIVE, READ_RESULT, FILE_ENTRY, SEARCH_RESULT, TIME,
                                       VERSION, WRITE_RESULT, Method, nullable, obj as _obj)
+from chorus_tools.tools.method import DIAGNOSTICS
 
 OFFSET = {"type": "integer", "not": {"const": 0},
           "description": "First line, 1-based; negative counts from the end (-20: the last "
@@ -178,7 +179,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["path", "version"], path=PATH, version={"type": "string"},
              expected_version=VERSION),
         _obj(["success", "version"], success=_SUCCESS,
-             version=nullable(VERSION)),
+             version=nullable(VERSION), diagnostics=DIAGNOSTICS),
         mutating=True, destructive=True, title="Restore file",
         description=(
             "Put a file back as it was at a file_history `version`, atomically (a deleted "

@@ -33,11 +33,11 @@ ELSEWHERE = {
     "internal_error": "needs a bug",
     "not_read": "test_dialect_claude.py (a claude-set session)",
     "edit_breaks_syntax": "test_patch_kinds_e2e.py (a parsed file, a looser-tier patch)",
-    "unsupported_language": "tests/tools/test_symbols.py until the code.* methods serve it",
     "symbol_not_found": "code.edit's own tests", "symbol_not_unique": "code.edit's own tests",
 }
 
 CASES = [
+    ("unsupported_language", "code.outline", {"path": "a.txt"}),
     ("invalid_params", "file.read", {}),
     ("invalid_params", "file.read", {"path": "a.txt", "bogus": 1}),
     ("invalid_params", "file.read", {"path": "a.txt", "offset": "1"}),

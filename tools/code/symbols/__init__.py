@@ -17,7 +17,7 @@ from chorus_tools.tools.code.languages import SUPPORTED, language_of, name_of
 from chorus_tools.tools.code.symbols.record import Symbol
 from chorus_tools.tools.errors import ToolError
 
-__all__ = ["Symbol", "symbols", "supported", "unsupported"]
+__all__ = ["HEAD_BYTES", "Symbol", "symbols", "supported", "unsupported"]
 
 HEAD_BYTES = 64 * 1024  # what language_of may look at (a shebang, C++ in a .h)
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+KINDS = ("class", "interface", "struct", "enum", "trait", "impl", "namespace", "function",
+         "method", "constructor", "field", "property", "constant", "variable", "type",
+         "macro", "heading")
 
 @dataclass(frozen=True, slots=True)
 class Symbol:

@@ -35,8 +35,8 @@ METHODS = [
             truncated=_FLAG, syntax_errors=NON_NEGATIVE),
         stoppable=True, title="Outline a file", idempotent=True,
         description=(
-            "A code file's definitions as a tree (`depth` levels, default 2) with line "
-            "ranges and signatures: cheaper than reading the file.")),
+            "A code file's definitions as a tree, with line ranges and signatures: "
+            "cheaper than reading it.")),
     Method(
         "code.symbols", "chorus_tools.tools.code.find:find_symbols",
         "Where a name is defined: symbols by name or name path across the workspace.",
@@ -49,8 +49,8 @@ METHODS = [
             truncated=_FLAG, files_parsed=NON_NEGATIVE, files_skipped=NON_NEGATIVE),
         stoppable=True, title="Find definitions", idempotent=True,
         description=(
-            "Where a name is defined: `query` is a name or a name path (`Parser/parse`); "
-            "`match`: exact, prefix or substring; `kind`: class, function, method, ...")),
+            "Where a name is defined. `query`: a name or name path (`Class/method`); "
+            "`kind`: class, function, ...")),
     Method(
         "code.references", "chorus_tools.tools.code.references:references",
         "Where a name is used as an identifier (calls, imports, types), never in text.",
@@ -61,6 +61,17 @@ METHODS = [
             truncated=_FLAG, files_searched=NON_NEGATIVE, files_skipped=NON_NEGATIVE),
         stoppable=True, title="Find references", idempotent=True,
         description=(
-            "Where a name is used as an identifier (never in strings or comments): line, "
-            "kind (call, import, type, reference) and the enclosing function it is `in`.")),
+            "Where a name is used as an identifier (not in strings or comments): line, "
+            "kind (call, import, ...) and enclosing function.")),
+    Method(
+        "code.map", "chorus_tools.tools.code.codemap:code_map",
+        "The code's most referenced definitions, ranked, within a byte budget.",
+        obj([], path=PATH, glob=GLOBS, focus={"type": "array", "items": {"type": "string"}},
+            max_bytes=POSITIVE),
+        obj(["map", "files", "symbols", "truncated"], map={"type": "string"},
+            files=NON_NEGATIVE, symbols=NON_NEGATIVE, truncated=_FLAG),
+        stoppable=True, title="Map the code", idempotent=True,
+        description=(
+            "Overview of unfamiliar code: the most referenced definitions, file by file, "
+            "within `max_bytes`; `focus`: paths or names to rank around.")),
 ]

@@ -140,15 +140,17 @@ def signature(data: bytes, node: Node, kind: str) -> str:
 
 
 def _body_start(node: Node, depth: int = 3) -> int | None:
-    """Where the body of a definition's head begins: its `body`, a child that is a body
-    (`{`, a block), else the same within its value, type or declaration, or within the
-    one thing a declaration declares."""
+    """Where the head of a definition ends: before its `body` (or a child that is a body:
+    `{`, a block), after the last token before it that is no comment; else the same
+    within its value, type or declaration, or within the one thing a declaration
+    declares."""
     body = node.child_by_field_name("body")
-    if body is not None:
-        return body.start_byte
+    end = None
     for child in node.children:
-        if child.type in _BODIES:
-            return child.start_byte
+        if child == body or child.type in _BODIES:
+            return child.start_byte if end is None else end
+        if "comment" not in child.type:
+            end = child.end_byte
     if depth == 0:
         return None
     inner = [node.child_by_field_name(f) for f in ("value", "type", "declaration", "right")]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
@@ -29,6 +30,27 @@ _KEPT_BYTES = 1 << 20
 _KEPT_TOTAL = 4 << 20
 _READ_CHUNK = 64 * 1024
 _trees: OrderedDict[tuple[str, str], tuple[bytes, Tree]] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class Errors:
+    """The syntax errors of a text: how many nodes are ERROR or MISSING, and the first
+    (1-based line, what is wrong) at or after a byte offset, else the first of all."""
+
+    count: int
+    first: tuple[int, str] | None
+
+
+def errors(name: str, data: bytes, key: str, near: int = 0) -> Errors:
+    """The syntax errors of `data` in grammar `name`, parsed incrementally from the last
+    text parsed under `key` (the file's path)."""
+    root = parse(name, key, data).root_node
+    if not root.has_error:
+        return Errors(0, None)
+    bad = list(error_nodes(root))
+    after = [n for n in bad if n.end_byte >= near] or bad
+    node = min(after, key=lambda n: n.start_byte)
+    return Errors(len(bad), (node.start_point[0] + 1, describe(node, data)))
 
 
 def parse(name: str, path: str, data: bytes, budget: Budget | None = None) -> Tree:

@@ -174,10 +174,16 @@ def _regrids(pairs: list[tuple[str, str]], dst: str, agent_unit: str | None) -> 
     known = tuple(dict(pairs).items())
     finds = [f for f, _ in pairs]
     if any(TAB in f for f in finds):
-        ours = levels(finds[0], TAB)
-        if ours is None or dst == TAB:
+        # the levels moved are read off a line that is whole levels on both sides: a
+        # gofmt continuation line (`\t\t            b)`) may open find, and its file line
+        # (20 spaces) reads as more levels than it holds
+        ours = [levels(f, TAB) for f in finds]
+        at = next((i for i, (o, t) in enumerate(zip(ours, theirs))
+                   if o is not None and t is not None and o[1] == t[1] == 0), 0)
+        anchor = ours[at]
+        if anchor is None or dst == TAB:
             return []
-        return [Regrid(TAB, dst, theirs[0][0] - ours[0], known)]  # type: ignore[index]
+        return [Regrid(TAB, dst, theirs[at][0] - anchor[0], known)]  # type: ignore[index]
     whole = [(len(f), t[0]) for f, t in zip(finds, theirs) if t is not None and t[1] == 0]
     steps: list[tuple[int, int, bool]] = []  # (width of find's unit, offset, one level)
     if agent_unit and agent_unit != TAB and whole:
@@ -193,9 +199,11 @@ def _regrids(pairs: list[tuple[str, str]], dst: str, agent_unit: str | None) -> 
             if w1 % step == 0:
                 steps.append((step, l1 - w1 // step, False))
             break
+    # the agent's unit, read off its rises, may be alignment (12 columns under a bracket):
+    # a step it is a whole number of still agrees with it
     found = [Regrid(" " * step, dst, offset, known, one)
              for step, offset, one in dict.fromkeys(steps)
-             if agent_unit in (None, TAB) or " " * step == agent_unit]
+             if agent_unit in (None, TAB) or len(agent_unit) % step == 0]
     return [r for r in found if (r.src, r.offset) != (dst, 0)]
 
 

@@ -131,6 +131,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "target, MIME type, binary or not, encoding, line count, and its version (for "
             "expected_version).")),
     Method(
+        "file.check", "chorus_tools.tools.code.check:check",
+        "A file's syntax errors as it is (the parse every edit's diagnostics come from).",
+        _obj(["path"], path=PATH),
+        _obj(["path", "language", "diagnostics"], path={"type": "string"},
+             language={"type": "string"}, diagnostics=DIAGNOSTICS),
+        stoppable=True, title="Check syntax", idempotent=True,
+        description="A code or config file's syntax errors (line, column, message)."),
+    Method(
         "file.move", "chorus_tools.tools.mutate.move:move",
         "Move or rename a file or directory (one atomic rename inside the workspace).",
         _obj(["source", "destination"], source=PATH, destination=PATH,

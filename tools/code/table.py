@@ -5,7 +5,8 @@ by the native set and, with `--code-tools`, by any other."""
 from __future__ import annotations
 
 from chorus_tools.tools.code.symbols.record import KINDS
-from chorus_tools.tools.method import GLOBS, NON_NEGATIVE, POSITIVE, Method, obj
+from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, PATCH_RESULT, POSITIVE, VERSION,
+                                      Method, obj)
 
 PATH = {"type": "string"}  # file.*'s description of a path is not repeated: the native
 # set's tools/list, these included, must stay under 10,000 bytes
@@ -74,4 +75,16 @@ METHODS = [
         description=(
             "Overview of unfamiliar code: the most referenced definitions, file by file, "
             "within `max_bytes`; `focus`: paths or names to rank around.")),
+    Method(
+        "code.edit", "chorus_tools.tools.code.edit:edit",
+        "Replace, delete, or insert before or after a symbol, by its name path.",
+        obj(["path", "symbol", "action"], path=PATH, symbol={"type": "string"},
+            action={"enum": ["replace", "insert_before", "insert_after", "delete"]},
+            text={"type": "string"}, line=POSITIVE, expected_version=VERSION,
+            dry_run=_FLAG),
+        PATCH_RESULT, mutating=True, destructive=True, title="Edit a symbol",
+        description=(
+            "Change a definition by name path (`Parser/parse`): replace it with `text`, "
+            "delete it, or insert `text` before/after it. text is re-indented onto it; "
+            "`line` picks one of several. Returns a diff.")),
 ]

@@ -153,6 +153,24 @@ def fit(pairs: list[tuple[str, str]], replace_inds: list[str | None], units: Ite
     return misfit
 
 
+def onto(lines: list[str], target: str, units: Iterable[str],
+         spaces_only: bool) -> list[str] | Misfit:
+    """A block of lines (no line breaks) moved so its first non-blank line is indented
+    `target`, every line through the one mapping that takes that line there: a shift,
+    else a change of the block's unit into one of `units` (code.edit's `text` placed at a
+    symbol). Blank lines come out empty."""
+    inds = [indent(line) if line.strip() else None for line in lines]
+    base = next(ind for ind in inds if ind is not None)
+    mapping = fit([(base, target)], inds, units, unit_of(lines), spaces_only)
+    if isinstance(mapping, Misfit):
+        return mapping
+    placed = []
+    for line, ind in zip(lines, inds):
+        out = None if ind is None else mapping.map(ind)
+        placed.append("" if ind is None or out is None else out + line[len(ind):])
+    return placed
+
+
 def _shift(pairs: list[tuple[str, str]]) -> Shift | None:
     ours, theirs = pairs[0]
     if theirs.endswith(ours):
@@ -173,7 +191,7 @@ def _regrids(pairs: list[tuple[str, str]], dst: str, agent_unit: str | None) -> 
         return []
     known = tuple(dict(pairs).items())
     finds = [f for f, _ in pairs]
-    if any(TAB in f for f in finds):
+    if any(TAB in f for f in finds) or agent_unit == TAB:
         # the levels moved are read off a line that is whole levels on both sides: a
         # gofmt continuation line (`\t\t            b)`) may open find, and its file line
         # (20 spaces) reads as more levels than it holds

@@ -87,6 +87,15 @@ def locate(text: str, find: str, replace: str, replace_all: bool = False,
     return None
 
 
+def exact_at(text: str, find: str, replace: str, at: int) -> Match | None:
+    """The exact occurrence of `find` that starts at offset `at`, or None (a change the
+    server placed itself, where an identical text elsewhere must not be taken)."""
+    if not find or not text.startswith(find, at):
+        return None
+    spans = [(at, at + len(find))]
+    return Match(EXACT, _edits(text, spans, [replace], _line_numbers(text, spans)))
+
+
 def apply(text: str, match: Match) -> str:
     """The text with every edit of `match` made."""
     pieces = []

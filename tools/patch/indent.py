@@ -161,7 +161,13 @@ def onto(lines: list[str], target: str, units: Iterable[str],
     symbol). Blank lines come out empty."""
     inds = [indent(line) if line.strip() else None for line in lines]
     base = next(ind for ind in inds if ind is not None)
-    mapping = fit([(base, target)], inds, units, unit_of(lines), spaces_only)
+    units = list(units)
+    agent = unit_of(lines)
+    mapping: Mapping | Misfit | None = None
+    if agent and units and agent != units[0]:  # written in another unit: convert it
+        mapping = _converted(base, target, agent, units[0], inds, spaces_only)
+    if mapping is None:
+        mapping = fit([(base, target)], inds, units, agent, spaces_only)
     if isinstance(mapping, Misfit):
         return mapping
     placed = []
@@ -169,6 +175,21 @@ def onto(lines: list[str], target: str, units: Iterable[str],
         out = None if ind is None else mapping.map(ind)
         placed.append("" if ind is None or out is None else out + line[len(ind):])
     return placed
+
+
+def _converted(base: str, target: str, src: str, dst: str, inds: list[str | None],
+               spaces_only: bool) -> Regrid | None:
+    """The change of unit from the block's own unit to the file's that puts its base at
+    `target`, if it writes every line in the file's characters."""
+    ours, theirs = levels(base, src), levels(target, dst)
+    if ours is None or theirs is None or ours[1] or theirs[1]:
+        return None
+    regrid = Regrid(src, dst, theirs[0] - ours[0])
+    for ind in inds:
+        out = None if ind is None else regrid.map(ind)
+        if ind is not None and (out is None or (spaces_only and TAB in out)):
+            return None
+    return regrid
 
 
 def _shift(pairs: list[tuple[str, str]]) -> Shift | None:

@@ -151,7 +151,8 @@ CASES: dict[str, tuple[str, str, dict[str, Any], str]] = {
         TS + "\nexport function after(): number {\n  return 2;\n}\n"),
     "go: a method replaced, spaces written as the file's tabs": (
         "a.go", GO, {"symbol": "Point/Len", "action": "replace",
-                     "text": "// Len doubles.\nfunc (p Point) Len() int {\n    return p.X * 2\n}\n"},
+                     "text": "// Len doubles.\nfunc (p Point) Len() int {\n"
+                             "    return p.X * 2\n}\n"},
         GO.replace("// Len measures.", "// Len doubles.").replace("p.X\n", "p.X * 2\n")),
     "go: a method after a method": (
         "a.go", GO, {"symbol": "Point/Len", "action": "insert_after",

@@ -10,7 +10,7 @@ from typing import Any, Callable, TypedDict
 
 from chorus_tools.tools.read.text import ENCODINGS as TEXT_ENCODINGS
 
-PATH = {"type": "string", "description": "Workspace-relative path (or absolute inside it)"}
+PATH = {"type": "string", "description": "In the workspace (relative, or absolute)"}
 VERSION = {"type": "string", "description": "Opaque; changes whenever the file changes"}
 TIME = {"type": "string", "description": "ISO 8601 UTC, e.g. 2026-01-31T12:00:00.000000Z"}
 POSITIVE = {"type": "integer", "minimum": 1}
@@ -142,7 +142,8 @@ MATCH_REPORT = obj(["patch_index", "tier", "count", "lines"], patch_index=NON_NE
 GLOBS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 
 # the syntax errors a change left (docs/protocol.md, Diagnostics), or why none were sought
-DIAGNOSTICS = {"anyOf": [
+DIAGNOSTICS = {"description": "The syntax errors the change left (Diagnostics), or why "
+               "none were sought", "anyOf": [
     obj(["errors", "total", "introduced"],
         errors={"type": "array", "items": obj(["line", "column", "message"], line=POSITIVE,
                                               column=POSITIVE, message={"type": "string"})},

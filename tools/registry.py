@@ -38,10 +38,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         READ_RESULT, stoppable=True, read_state="shown", shown_as="read", title="Read file",
         idempotent=True,
         description=(
-            "Read a text file as lines numbered like `cat -n` (the numbers are not part of "
-            "the file: never copy them into a find). Long files come in windows: `offset` "
-            "is the first line, `limit` the count; continue from end_line + 1. `raw: true` "
-            "gives the exact text. Images come back as images.")),
+            "Read a text file as lines numbered like `cat -n` (never copy the numbers into a "
+            "find). Long files come in windows: `offset` (first line) and `limit`; continue "
+            "from end_line + 1. `raw: true`: the exact text. Images come back as images.")),
     Method(
         "file.write", "chorus_tools.tools.mutate.write:write",
         "Create or replace a file atomically with UTF-8 content.",
@@ -51,10 +50,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         WRITE_RESULT, mutating=True, read_state="shown", title="Write file", idempotent=True,
         destructive=True,
         description=(
-            "Create a file or replace a whole file with `content` (atomic; parent "
-            "directories are created). To change part of a file use file_patch. `overwrite:"
-            " false` refuses an existing file; `expected_version` refuses one changed since"
-            " (conflict: read it again).")),
+            "Create or replace a whole file with `content` (atomic; parent directories are "
+            "created); for part of one use file_patch. `overwrite: false` refuses an "
+            "existing file, `expected_version` a changed one.")),
     Method(
         "file.patch", "chorus_tools.tools.patch.patch:patch",
         "Apply ordered search-and-replace edits, all or nothing.",
@@ -66,12 +64,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         PATCH_RESULT, mutating=True, read_state="shown", title="Edit file (find and replace)",
         destructive=True,
         description=(
-            "Edit a file by exact find and replace: each of `patches` replaces `find` with "
-            "`replace`, in order, all or nothing. Copy `find` from the file (no line "
-            "numbers) with enough context to be unique, or set replace_all. Line endings "
-            "and indentation may differ. Returns a diff; `dry_run` only shows it. On "
-            "find_not_found, data.hint is the closest text: fix `find` from it without "
-            "re-reading.")),
+            "Find and replace: each of `patches`, in order, all or nothing. "
+            "Copy `find` from the file (no line numbers), unique unless replace_all; line "
+            "endings and indentation may differ. Returns a diff (`dry_run`: only that). On "
+            "find_not_found, fix `find` from data.hint.")),
     Method(
         "file.delete", "chorus_tools.tools.mutate.delete:delete",
         "Delete a regular file or a symlink (never its target, never a directory).",
@@ -91,10 +87,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              truncated={"type": "boolean"}),
         stoppable=True, title="List files", idempotent=True, shown_as="list",
         description=(
-            "List files. Without `pattern`: the entries directly in `path` (default the "
-            "root). With `pattern`: every path beneath `path` matching the glob "
-            "(`**/*.py`). Hidden and .gitignored paths are skipped unless include_hidden / "
-            "include_ignored. `sort`: path, modified (newest first) or size.")),
+            "List the entries in `path` (default the root), or with `pattern` every path "
+            "beneath it matching the glob (`**/*.py`). Hidden and .gitignored paths are "
+            "skipped unless include_hidden / include_ignored.")),
     Method(
         "file.search", "chorus_tools.tools.search.search:search",
         "Search file contents with a regex (ripgrep syntax) or a fixed string.",
@@ -111,8 +106,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "Search file contents beneath `path` for a ripgrep regex (or a fixed string "
             "with `literal: true`); answers `path:line:text` lines. `glob` limits the files"
             " (`*.py`, `!tests/**`); `output_mode`: content, files_with_matches or count. "
-            "At most `max_results` (default 100). Hidden and .gitignored files are skipped "
-            "unless asked for.")),
+            "Hidden and .gitignored files are skipped unless asked for.")),
     Method(
         "file.info", "chorus_tools.tools.read.info:info",
         "Describe a path: type, size, times, mode, symlink, encoding, lines, version.",
@@ -127,17 +121,16 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              lines=nullable({"type": "integer"}), version=NULLABLE_STR),
         stoppable=True, title="File information", idempotent=True,
         description=(
-            "Describe a path without reading it: type, size, modified time, mode, symlink "
-            "target, MIME type, binary or not, encoding, line count, and its version (for "
-            "expected_version).")),
+            "Describe a path without reading it: type, size, times, mode, link, MIME type, "
+            "encoding, lines, version.")),
     Method(
         "file.check", "chorus_tools.tools.code.check:check",
         "A file's syntax errors as it is (the parse every edit's diagnostics come from).",
-        _obj(["path"], path=PATH),
+        _obj(["path"], path={"type": "string"}),
         _obj(["path", "language", "diagnostics"], path={"type": "string"},
              language={"type": "string"}, diagnostics=DIAGNOSTICS),
         stoppable=True, title="Check syntax", idempotent=True,
-        description="A code or config file's syntax errors (line, column, message)."),
+        description="A code file's syntax errors."),
     Method(
         "file.move", "chorus_tools.tools.mutate.move:move",
         "Move or rename a file or directory (one atomic rename inside the workspace).",

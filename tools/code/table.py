@@ -5,8 +5,7 @@ by the native set and, with `--code-tools`, by any other."""
 from __future__ import annotations
 
 from chorus_tools.tools.code.symbols.record import KINDS
-from chorus_tools.tools.method import (GLOBS, NON_NEGATIVE, PATCH_RESULT, POSITIVE, VERSION,
-                                      Method, obj)
+from chorus_tools.tools.method import GLOBS, NON_NEGATIVE, PATCH_RESULT, POSITIVE, Method, obj
 
 PATH = {"type": "string"}  # file.*'s description of a path is not repeated: the native
 # set's tools/list, these included, must stay under 10,000 bytes
@@ -80,11 +79,10 @@ METHODS = [
         "Replace, delete, or insert before or after a symbol, by its name path.",
         obj(["path", "symbol", "action"], path=PATH, symbol={"type": "string"},
             action={"enum": ["replace", "insert_before", "insert_after", "delete"]},
-            text={"type": "string"}, line=POSITIVE, expected_version=VERSION,
+            text={"type": "string"}, line=POSITIVE, expected_version={"type": "string"},
             dry_run=_FLAG),
         PATCH_RESULT, mutating=True, destructive=True, title="Edit a symbol",
         description=(
-            "Change a definition by name path (`Parser/parse`): replace it with `text`, "
-            "delete it, or insert `text` before/after it. text is re-indented onto it; "
-            "`line` picks one of several. Returns a diff.")),
+            "Replace or delete a definition named by its path (`Parser/parse`), or insert "
+            "`text` before/after it.")),
 ]

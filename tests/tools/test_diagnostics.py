@@ -92,3 +92,22 @@ def test_the_note_names_the_errors() -> None:
                                   "in a.py: line 1: x; line 2: x; line 3: x; ...")
     assert note({"errors": [], "total": 0, "introduced": 0}) is None
     assert note({"skipped": "file over 10 bytes"}) is None
+
+
+def test_on_the_edit_corpora_introduced_is_exactly_a_result_that_does_not_parse() -> None:
+    """tests/patch_kinds.py's rows and seeded one-line mutations of every sample, through
+    file.patch with the gate off, judged by each language's own parser (GNU make's for
+    Makefiles): no edit whose result parses reports an error, every one that breaks does."""
+    from benchmarks.diagnostics import confusion
+    matrix = confusion(mutations=12)
+    assert matrix[True, False] == 0 and matrix[False, True] == 0, matrix
+    assert matrix[True, True] >= 20 and matrix[False, False] >= 50, matrix
+
+
+def test_a_recipe_line_that_lost_its_tab_is_an_error() -> None:
+    before = "all: app\n\tcc -o app main.c\n"
+    assert _reply("Makefile", before, "all: app\ncc -o app main.c\n")["errors"] == [
+        {"line": 2, "column": 1, "message": "missing separator: a recipe line must start "
+                                            "with a tab"}]
+    fine = "all: app\n\tcc -o app main.c\n$(info built)\nVAR = 1\n"
+    assert _reply("Makefile", before, fine)["total"] == 0

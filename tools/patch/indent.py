@@ -212,7 +212,7 @@ def _regrids(pairs: list[tuple[str, str]], dst: str, agent_unit: str | None) -> 
         return []
     known = tuple(dict(pairs).items())
     finds = [f for f, _ in pairs]
-    if any(TAB in f for f in finds) or agent_unit == TAB:
+    if any(TAB in f for f in finds):
         # the levels moved are read off a line that is whole levels on both sides: a
         # gofmt continuation line (`\t\t            b)`) may open find, and its file line
         # (20 spaces) reads as more levels than it holds

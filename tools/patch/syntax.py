@@ -153,12 +153,15 @@ _ASSIGNMENT = re.compile(r"^\s*[^\s=:#]+\s*(?:[:+?!]|::)?=")
 
 
 _SPACES_IN_RECIPE = "missing separator: a recipe line must start with a tab, not spaces"
+_NO_TAB = "missing separator: a recipe line must start with a tab"
+# a make function that may expand to nothing (then the line is no recipe line)
+_FUNCTION = re.compile(r"\$[({](?:eval|info|warning|error|call|foreach|if|or|and)\s")
 
 
 def _make_errors(text: str) -> list[tuple[int, str]]:
     """The lines make would refuse by the recipe-tab rule: a line in a rule's recipe that
-    is indented with spaces instead of a tab (make's 'missing separator'), and a line a tab
-    starts before any rule ('recipe commences before first target')."""
+    is indented with spaces instead of a tab, or not at all (make's 'missing separator'),
+    and a line a tab starts before any rule ('recipe commences before first target')."""
     errors = []
     in_rule = continued = False
     for number, line in enumerate(text.splitlines(), 1):
@@ -174,6 +177,9 @@ def _make_errors(text: str) -> list[tuple[int, str]]:
             continue
         if line[0] == " " and in_rule and not _RULE.match(body):
             errors.append((number, _SPACES_IN_RECIPE))
+            continue
+        if in_rule and not _RULE.match(body) and not _FUNCTION.match(line):
+            errors.append((number, _NO_TAB))  # a recipe line that lost its tab
             continue
         in_rule = bool(_RULE.match(body))
     return errors

@@ -13,6 +13,7 @@ lines per language, and seeded one-line mutations of every sample in tests/sampl
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import random
@@ -161,9 +162,12 @@ def _make_reads(text: str) -> bool:
 
 def _corpus(mutations: int) -> list[tuple[str, str, str, str]]:
     """(path, before, find, replace) edits whose `before` parses."""
-    sys.path.insert(0, str(REPO / "tests"))
-    from patch_kinds import ROWS  # noqa: PLC0415 - the tests' own corpus
-    edits = [(row.path, row.before, row.find, row.replace) for row in ROWS.values()]
+    spec = importlib.util.spec_from_file_location("patch_kinds", REPO / "tests/patch_kinds.py")
+    assert spec is not None and spec.loader is not None
+    kinds = importlib.util.module_from_spec(spec)
+    sys.modules["patch_kinds"] = kinds  # its dataclasses look themselves up there
+    spec.loader.exec_module(kinds)
+    edits = [(row.path, row.before, row.find, row.replace) for row in kinds.ROWS.values()]
     rng = random.Random(34)
     samples = [p for p in (REPO / "tests" / "samples").rglob("*") if p.is_file()]
     for sample in samples:

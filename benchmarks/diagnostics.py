@@ -3,7 +3,8 @@
 Rows: an exact-tier edit of a parsed file (its reply carries diagnostics) against the same
 edit of a `.txt` copy (no parse), for 4 KiB of Python and 200 KiB of TypeScript; and the
 bytes of a code.edit `replace` of a 40-line method against the file.patch that makes the
-same change (`find` = the old body), their results checked byte-identical.
+same change (`find` = the old body), their results checked byte-identical; code.edit's
+text is sent flush left, as re-indentation onto the symbol allows.
 
 `confusion()` (also `python -m benchmarks.diagnostics`) runs the edit corpora through
 file.patch with the gate off and sets `introduced > 0` against whether the result parses,
@@ -20,6 +21,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import textwrap
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -90,8 +92,9 @@ def _edit_bytes(env: Env, method: str) -> Measure:
     text, old, new = _method_file()
     name = f"engine-{next(_NAMES)}.py"
     (env.scratch / name).write_text(text)
-    params: dict[str, Any] = (
-        {"path": name, "symbol": "Engine/compute", "action": "replace", "text": new}
+    params: dict[str, Any] = (  # code.edit's text at no indentation: the server places it
+        {"path": name, "symbol": "Engine/compute", "action": "replace",
+         "text": textwrap.dedent(new)}
         if method == "code.edit" else
         {"path": name, "patches": [{"find": old, "replace": new}]})
     with env.ours(env.scratch) as server:

@@ -111,3 +111,20 @@ def test_a_recipe_line_that_lost_its_tab_is_an_error() -> None:
                                             "with a tab"}]
     fine = "all: app\n\tcc -o app main.c\n$(info built)\nVAR = 1\n"
     assert _reply("Makefile", before, fine)["total"] == 0
+
+
+DEPTH = 100_000
+
+
+@pytest.mark.parametrize("path, shallow, deep", [
+    ("a.toml", "a = 1\n", "deep = " + "[" * DEPTH + "]" * DEPTH + "\n"),
+    ("a.json", "[]\n", "[" * DEPTH + "]" * DEPTH + "\n"),
+    ("a.yaml", "a: 1\n", "deep: " + "[" * DEPTH + "]" * DEPTH + "\n"),
+    ("a.py", "a = 1\n", "deep = " + "-" * DEPTH + "1\n"),
+])
+def test_a_text_nested_deeper_than_its_parser_goes_is_not_judged(path: str, shallow: str,
+                                                                 deep: str) -> None:
+    """(issue 36, with w5-utf8's guard change) RecursionError, MemoryError or libyaml's
+    quadratic time: the diagnostics say so, and the guard lets the edit through."""
+    assert _reply(path, shallow, deep) == {"skipped": "nested deeper than its parser goes"}
+    assert Judge(path, deep).guard(shallow, deep + "!@#[\n", "the change") is None

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 class Skipped(Exception):
     """A text the bounds keep from being parsed: `reason` says which, as a reply shows it
-    (`file over 4194304 bytes`); `kind` is "size" (then `size` is the text's) or "time",
-    `limit` the bound's value."""
+    (`file over 4194304 bytes`); `kind` is "size" (then `size` is the text's), "time", or
+    "depth" (nested deeper than its parser goes), `limit` the bound's value."""
 
     def __init__(self, reason: str, kind: str, limit: float, size: int = 0) -> None:
         super().__init__(reason)

@@ -7,7 +7,8 @@ tomllib, PyYAML (events only, so custom tags cost nothing), tree-sitter grammars
 by the recipe-tab rule; which language a file is, the language table says
 (tools.code.languages). Parsers that stop at the first error (JSON, TOML, YAML) give one
 error at most. Every parse stays within the call's Budget (tools.code.bounds): a text
-over its bytes, or a parse past its time, is Skipped.
+over its bytes, or a parse past its time, is Skipped; so is a text its parser cannot
+judge (nested deeper than it goes).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chorus_tools.tools.code import languages
-from chorus_tools.tools.code.bounds import Budget
+from chorus_tools.tools.code.bounds import Budget, Skipped
 from chorus_tools.tools.patch import pychunk
 
 if TYPE_CHECKING:
@@ -29,6 +30,18 @@ if TYPE_CHECKING:
 # enough of a file to find a shebang, or a header's first C++ word after a long licence
 HEAD_CHARS = 64 * 1024
 _CHECK_EVERY = 1024  # error nodes walked between two looks at the clock
+YAML_DEPTH = 1000  # the nesting libyaml's own later versions refuse by default (0.2.5 has none)
+
+
+class _TooDeep(Exception):
+    """A text nested deeper than its parser can judge in reasonable time."""
+
+
+# nested deeper than the parser recurses (tomllib and json: RecursionError; Python's
+# compiler: RecursionError or, for its parser's stack, MemoryError), or YAML flow
+# collections deeper than YAML_DEPTH, where libyaml's time grows with the square of the
+# depth: such a text is not judged (issue 36)
+_CANNOT_JUDGE = (RecursionError, MemoryError, _TooDeep)
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,13 @@ def problems(language: str, path: str, text: str, budget: Budget) -> list[Proble
     """The syntax errors of `text` in `language`, in order (Skipped past the budget)."""
     budget.admit(len(text) if len(text) > budget.max_bytes or text.isascii()
                  else len(text.encode("utf-8", "surrogatepass")))
+    try:
+        return _problems(language, path, text, budget)
+    except _CANNOT_JUDGE:
+        raise Skipped("nested deeper than its parser goes", "depth", YAML_DEPTH) from None
+
+
+def _problems(language: str, path: str, text: str, budget: Budget) -> list[Problem]:
     if language == "markdown":
         return []  # Markdown parses whatever is written
     if language == "python":
@@ -105,8 +125,6 @@ def _json(text: str) -> tuple[int, int, str] | None:
         json.loads(text)
     except json.JSONDecodeError as exc:
         return exc.lineno, exc.colno, exc.msg
-    except RecursionError:
-        return 1, 1, "nested too deeply"
     return None
 
 
@@ -130,6 +148,8 @@ def _yaml_loader() -> type:
 
 def _yaml(text: str) -> tuple[int, int, str] | None:
     import yaml
+    if _flow_depth(text) > YAML_DEPTH:
+        raise _TooDeep
     try:
         for _ in yaml.parse(text, Loader=_yaml_loader()):
             pass
@@ -140,6 +160,25 @@ def _yaml(text: str) -> tuple[int, int, str] | None:
     except yaml.YAMLError as exc:
         return 1, 1, str(exc)
     return None
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _flow_depth(text: str) -> int:
+    """How deep brackets nest in `text`, counted over every bracket (quoted ones too: an
+    overcount only spares the parser); a text with fewer opening brackets than YAML_DEPTH
+    is not scanned."""
+    if text.count("[") + text.count("{") <= YAML_DEPTH:
+        return 0
+    depth = deepest = 0
+    for m in _BRACKETS.finditer(text):
+        if m.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    return deepest
 
 
 _FIRST_ERROR: dict[str, Callable[[str], tuple[int, int, str] | None]] = {

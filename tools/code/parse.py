@@ -26,8 +26,8 @@ from chorus_tools.tools.code.bounds import Budget
 from chorus_tools.tools.code.languages import parser
 
 _KEPT_FILES = 8
-_KEPT_BYTES = 1 << 20
-_KEPT_TOTAL = 4 << 20
+_KEPT_BYTES = 512 << 10
+_KEPT_TOTAL = 2 << 20
 _READ_CHUNK = 64 * 1024
 _trees: OrderedDict[tuple[str, str], tuple[bytes, Tree]] = OrderedDict()
 

@@ -18,9 +18,10 @@ import re
 from collections import OrderedDict
 
 from chorus_tools.tools.code.bounds import Budget
-from chorus_tools.tools.read.text import lines_with_endings
 
-_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b|[\s#)\]}]")
+# a line at column 0 that may start a statement (not blank, indented, a comment, a
+# closing bracket, nor an `else`, `elif`, `except` or `finally`)
+_CANDIDATE = re.compile(r"^(?!(?:else|elif|except|finally)\b)[^\s#)\]}]", re.MULTILINE)
 _OPENS = ("(", "[", "{", ",", "\\")
 _DOCSTRING = re.compile(r"[rRuUbBfF]{0,2}['\"]")
 _KEPT_CHARS = 4 << 20  # statement verdicts kept, by their text's size
@@ -73,24 +74,28 @@ def compile_error(text: str) -> Found | None:
 def errors(text: str, budget: Budget) -> list[Found]:
     """The syntax errors of a module: the compiler's first, then the first of each later
     top-level statement that does not compile on its own."""
-    lines = lines_with_endings(text)
-    starts = _starts(lines)
+    starts = _starts(text)
     found: list[Found] = []
     chunks = []
-    for start, stop in zip(starts, [*starts[1:], len(lines)]):
+    lines = []  # the 1-based line each statement starts at
+    line, counted = 1, 0
+    for start, stop in zip(starts, [*starts[1:], len(text)]):
         budget.check()
-        chunk = "".join(lines[start:stop])
+        line += text.count("\n", counted, start)
+        counted = start
+        lines.append(line)
+        chunk = text[start:stop]
         chunks.append(chunk)
         error = _statement(chunk)
         if error is not None:
-            found.append((start + error[0], error[1], error[2]))
+            found.append((line - 1 + error[0], error[1], error[2]))
     if not found and not _misplaced_future(chunks):
         return []
     first = _whole(text)
     if first is None:
         return []
-    later = next((s for s in starts if s >= first[0]), len(lines))
-    return [first, *(f for f in found if f[0] > later)]
+    later = next((n for n in lines if n > first[0]), line + text.count("\n", counted) + 1)
+    return [first, *(f for f in found if f[0] >= later)]
 
 
 def _misplaced_future(chunks: list[str]) -> bool:
@@ -107,17 +112,33 @@ def _misplaced_future(chunks: list[str]) -> bool:
     return False
 
 
-def _starts(lines: list[str]) -> list[int]:
-    """0-based indexes of the lines a top-level statement starts at; 0 always (the lines
-    before the first statement go with it)."""
+def _starts(text: str) -> list[int]:
+    """The offsets of the lines a top-level statement starts at; 0 always (the lines
+    before the first statement go with it). Only lines at column 0 are looked at, so
+    the cost is the text's scan in C, not a Python step per line."""
     starts = [0]
-    quotes = 0
-    previous = ""
-    for i, line in enumerate(lines):
-        if i and quotes % 2 == 0 and line.strip() and not _CONTINUES.match(line) \
-                and not previous.startswith("@") and not previous.rstrip().endswith(_OPENS):
-            starts.append(i)
-        quotes += line.count('"""') + line.count("'''")
-        if line.strip() and not line.lstrip().startswith("#"):
-            previous = line
+    quotes, scanned = 0, 0
+    for m in _CANDIDATE.finditer(text):
+        at = m.start()
+        if not at:
+            continue
+        quotes += text.count('"""', scanned, at) + text.count("'''", scanned, at)
+        scanned = at
+        previous = _code_line_before(text, at)
+        if quotes % 2 == 0 and not previous.startswith("@") \
+                and not previous.rstrip().endswith(_OPENS):
+            starts.append(at)
     return starts
+
+
+def _code_line_before(text: str, at: int) -> str:
+    """The last line before offset `at` (a line start) that is neither blank nor a
+    comment, or ''."""
+    end = at - 1
+    while end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        if line.strip() and not line.lstrip().startswith("#"):
+            return line
+        end = start - 1
+    return ""

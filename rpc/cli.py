@@ -62,6 +62,9 @@ def parser() -> argparse.ArgumentParser:
                    help="repeatable: paths matching GLOB (e.g. '**/.env', '*.pem', "
                         "'.git/**'; matched after symlinks resolve) are permission_denied "
                         "for every method and never listed, searched or watched")
+    p.add_argument("--syntax-gate", choices=("loose", "all", "off"), default="loose",
+                   help="loose: refuse a looser-tier edit that breaks syntax; all: refuse "
+                        "any write or edit that does; off: only report (default: loose)")
     p.add_argument("--records", metavar="DIR",
                    help="append an audit record of every mutating call to DIR/records.jsonl "
                         "(DIR must lie outside the workspace)")
@@ -123,6 +126,7 @@ def parser() -> argparse.ArgumentParser:
         ("--max-line-chars", 2000, "characters of one line shown before it is cut"),
         ("--max-diff-bytes", 64 * KIB, "size of file.patch's diff before it is cut"),
         ("--max-pending", 1024, "requests waiting for a worker before server_busy"),
+        ("--syntax-max-bytes", 4 * MIB, "largest file the syntax guard and diagnostics parse"),
     ]:
         in_bytes = flag.endswith("-bytes")
         limits.add_argument(flag, type=size(1) if in_bytes else count(1), default=default,
@@ -132,6 +136,7 @@ def parser() -> argparse.ArgumentParser:
         ("--request-timeout", 60.0, "a request running longer is stopped: timeout"),
         ("--shutdown-timeout", 10.0, "time to finish in-flight requests at exit"),
         ("--search-file-timeout", 1.0, "per-file budget of the python search engine"),
+        ("--syntax-timeout", 5.0, "parsing budget of one call's syntax guard and diagnostics"),
     ]:
         limits.add_argument(flag, type=seconds, default=default, metavar="SECONDS",
                             help=f"{what} (default: {default:g})")
@@ -228,14 +233,16 @@ def _tool_context(args: argparse.Namespace) -> ToolContext:
     limits = Limits(max_read_bytes=args.max_read_bytes, max_image_bytes=args.max_image_bytes,
                     max_write_bytes=args.max_write_bytes, max_line_chars=args.max_line_chars,
                     max_diff_bytes=args.max_diff_bytes,
-                    search_file_timeout=args.search_file_timeout)
+                    search_file_timeout=args.search_file_timeout,
+                    syntax_max_bytes=args.syntax_max_bytes, syntax_timeout=args.syntax_timeout)
     try:
         deny = DenyRules(args.deny)
     except GlobError as exc:
         _fail(f"--deny: {exc}")
     return ToolContext(ws=Workspace(args.workspace, deny=deny), limits=limits,
                        search_engine=args.search_engine, rg_path=rg_path,
-                       workers=args.workers, rg_has_pcre2=pcre2, read_only=args.read_only)
+                       workers=args.workers, rg_has_pcre2=pcre2, read_only=args.read_only,
+                       syntax_gate=args.syntax_gate)
 
 
 def _user(args: argparse.Namespace) -> pwd.struct_passwd | None:

@@ -92,6 +92,16 @@ JSON_ARRAY = ('{\n'
               '  ]\n'
               '}\n')
 
+GO_4 = ("func run() {\n"
+        "    for {\n"
+        "        value := pick(first,\n"
+        "                    second)\n"
+        "        use(value)\n"
+        "    }\n"
+        "}\n")
+
+GO_TABS = GO_4.replace("    ", "\t").replace("\t\t\t\t\t", "\t\t            ")
+
 KINDS: dict[str, dict[str, Row]] = {
     "continuation-line start": {
         "shifted by -2 columns: a shift": Row(
@@ -230,6 +240,25 @@ KINDS: dict[str, dict[str, Row]] = {
             "- Install\n- pip install chorus-tools\n",
             "- Install\n- pip install chorus-tools==1\n",
             None, find_line=2),
+    },
+    "gofmt: tabs for levels, spaces for alignment (issue 34)": {
+        "a gofmt find on a 4-space file: 2 levels + 12 spaces are 20 columns": Row(
+            "a.go", GO_4,
+            "\t\tvalue := pick(first,\n\t\t            second)\n\t\tuse(value)\n",
+            "\t\tvalue := pick(first,\n\t\t            second,\n\t\t            third)\n"
+            "\t\tuse(value)\n",
+            GO_4.replace("second)\n", "second,\n                    third)\n")),
+        "a gofmt find that opens at the alignment line": Row(
+            "a.go", GO_4,
+            "\t\t            second)\n\t\tuse(value)\n\t}\n",
+            "\t\t            second)\n\t\tuse(value)\n\t\tlog(value)\n\t}\n",
+            GO_4.replace("        use(value)\n", "        use(value)\n        log(value)\n")),
+        "spaces in find, tabs and alignment in the file": Row(
+            "a.go", GO_TABS,
+            "        value := pick(first,\n                    second)\n        use(value)\n",
+            "        value := pick(first,\n                    second,\n"
+            "                    third)\n        use(value)\n",
+            GO_TABS.replace("second)\n", "second,\n\t\t            third)\n")),
     },
     "JSON re-indented": {
         "4 spaces for the file's 2": Row(

@@ -31,6 +31,9 @@ class Limits:
     max_line_chars: int = 2000
     max_diff_bytes: int = 64 * KIB
     search_file_timeout: float = 1.0
+    # the syntax guard's and diagnostics' parse (tools/code/bounds.py)
+    syntax_max_bytes: int = 4 * MIB
+    syntax_timeout: float = 5.0
 
 
 @dataclass
@@ -42,6 +45,7 @@ class ToolContext:
     rg_has_pcre2: bool = False
     workers: int = 1  # the pool's size: how many parts a FanOut should make for it
     read_only: bool = False  # --read-only: every mutating method is refused
+    syntax_gate: str = "loose"  # --syntax-gate: loose | all | off (tools/code/diagnostics.py)
     line_counts: CountCache = field(default_factory=CountCache)  # made before the fork:
     # shared by every worker
     record: dict[str, Any] | None = None

@@ -31,6 +31,9 @@ CODES = (
     "server_busy",
     "not_read",
     "edit_breaks_syntax",
+    "unsupported_language",
+    "symbol_not_found",
+    "symbol_not_unique",
     "cancelled",
     "internal_error",
 )

@@ -10,7 +10,7 @@ from typing import Any, Callable, TypedDict
 
 from chorus_tools.tools.read.text import ENCODINGS as TEXT_ENCODINGS
 
-PATH = {"type": "string", "description": "Workspace-relative path (or absolute inside it)"}
+PATH = {"type": "string", "description": "Relative to the workspace root"}
 VERSION = {"type": "string", "description": "Opaque; changes whenever the file changes"}
 TIME = {"type": "string", "description": "ISO 8601 UTC, e.g. 2026-01-31T12:00:00.000000Z"}
 POSITIVE = {"type": "integer", "minimum": 1}
@@ -161,15 +161,25 @@ MATCH_REPORT = obj(["patch_index", "tier", "count", "lines"], patch_index=NON_NE
 
 GLOBS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 
+# the syntax errors a change left (docs/protocol.md, Diagnostics), or why none were sought
+DIAGNOSTICS = {"description": "The syntax errors the change left (Diagnostics), or why "
+               "none were sought", "anyOf": [
+    obj(["errors", "total", "introduced"],
+        errors={"type": "array", "items": obj(["line", "column", "message"], line=POSITIVE,
+                                              column=POSITIVE, message={"type": "string"})},
+        total=NON_NEGATIVE, introduced=NON_NEGATIVE),
+    obj(["skipped"], skipped={"type": "string"}),
+]}
+
 WRITE_RESULT = obj(["success", "bytes_written", "created", "version"],
                     success={"type": "boolean"}, bytes_written=NON_NEGATIVE,
-                    created={"type": "boolean"}, version=VERSION)
+                    created={"type": "boolean"}, version=VERSION, diagnostics=DIAGNOSTICS)
 
 PATCH_RESULT = obj(["success", "patches_applied", "replacements", "matches", "diff", "version"],
                     success={"type": "boolean"}, patches_applied=NON_NEGATIVE,
                     replacements=NON_NEGATIVE, matches={"type": "array", "items": MATCH_REPORT},
                     diff={"type": "string"},
-                    version=nullable(VERSION))
+                    version=nullable(VERSION), diagnostics=DIAGNOSTICS)
 
 SEARCH_RESULT = {"type": "object", "required": ["truncated", "files_searched", "engine"],
                  "properties": {

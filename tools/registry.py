@@ -15,12 +15,13 @@ for the tools it runs.
 
 from __future__ import annotations
 
+from chorus_tools.tools.code import table as code_table
 from chorus_tools.tools.dialects import (anthropic_table, claude_table, codex_table,
                                          gemini_table, scope_table, shadow_table)
-from chorus_tools.tools.method import (GLOBS, INVALID_BYTES, NON_NEGATIVE, NULLABLE_STR,
-                                      PATCH_RESULT, PATH, POSITIVE, READ_RESULT, FILE_ENTRY,
-                                      SEARCH_RESULT, TIME, VERSION, WRITE_RESULT, Method,
-                                      nullable, obj as _obj)
+from chorus_tools.tools.method import (DIAGNOSTICS, GLOBS, INVALID_BYTES, NON_NEGATIVE,
+                                      NULLABLE_STR, PATCH_RESULT, PATH, POSITIVE, READ_RESULT,
+                                      FILE_ENTRY, SEARCH_RESULT, TIME, VERSION, WRITE_RESULT,
+                                      Method, nullable, obj as _obj)
 
 OFFSET = {"type": "integer", "not": {"const": 0},
           "description": "First line, 1-based; negative counts from the end (-20: the last "
@@ -37,10 +38,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         READ_RESULT, stoppable=True, read_state="shown", shown_as="read", title="Read file",
         idempotent=True,
         description=(
-            "Read a text file as lines numbered like `cat -n` (the numbers are not part of "
-            "the file: never copy them into a find). Long files come in windows: `offset` "
-            "is the first line, `limit` the count; continue from end_line + 1. `raw: true` "
-            "gives the exact text. Images come back as images.")),
+            "Read a text file as lines numbered like `cat -n` (never copy the numbers into a "
+            "find). Long files come in windows: `offset` (first line) and `limit`; continue "
+            "from end_line + 1. `raw: true`: the exact text. Images come back as images.")),
     Method(
         "file.write", "chorus_tools.tools.mutate.write:write",
         "Create or replace a file atomically with UTF-8 content.",
@@ -50,10 +50,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         WRITE_RESULT, mutating=True, read_state="shown", title="Write file", idempotent=True,
         destructive=True,
         description=(
-            "Create a file or replace a whole file with `content` (atomic; parent "
-            "directories are created). To change part of a file use file_patch. `overwrite:"
-            " false` refuses an existing file; `expected_version` refuses one changed since"
-            " (conflict: read it again).")),
+            "Create or replace a whole file with `content` (atomic; parent directories are "
+            "created); for part of one use file_patch. `overwrite: false` refuses an "
+            "existing file, `expected_version` a changed one.")),
     Method(
         "file.patch", "chorus_tools.tools.patch.patch:patch",
         "Apply ordered search-and-replace edits, all or nothing.",
@@ -65,12 +64,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         PATCH_RESULT, mutating=True, read_state="shown", title="Edit file (find and replace)",
         destructive=True,
         description=(
-            "Edit a file by exact find and replace: each of `patches` replaces `find` with "
-            "`replace`, in order, all or nothing. Copy `find` from the file (no line "
-            "numbers) with enough context to be unique, or set replace_all. Line endings "
-            "and indentation may differ. Returns a diff; `dry_run` only shows it. A find "
-            "not found is answered with the file's closest text: fix `find` from it "
-            "without re-reading.")),
+            "Find and replace: each of `patches`, in order, all or nothing. "
+            "Copy `find` from the file (no line numbers), unique unless replace_all; line "
+            "endings and indentation may differ. Returns a diff (`dry_run`: only that). A "
+            "find not found is answered with the closest text: fix `find` from it.")),
     Method(
         "file.delete", "chorus_tools.tools.mutate.delete:delete",
         "Delete a regular file or a symlink (never its target, never a directory).",
@@ -91,11 +88,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              hint=_obj(["pattern", "count"], pattern={"type": "string"}, count=POSITIVE)),
         stoppable=True, title="List files", idempotent=True, shown_as="list",
         description=(
-            "List files. Without `pattern`: the entries directly in `path` (default the "
-            "root). With `pattern`: the paths beneath `path` matching the glob; a pattern "
-            "without `/` (`*.py`) matches in `path` itself, or with `recursive` at any "
-            "depth. Hidden and .gitignored paths are skipped unless include_hidden / "
-            "include_ignored. `sort`: path, modified (newest first) or size.")),
+            "List the entries in `path` (default the root), or with `pattern` the paths "
+            "beneath it matching the glob: `*.py` in `path` itself, or with `recursive` at "
+            "any depth (as `**/*.py`). Hidden and .gitignored paths are skipped unless "
+            "include_hidden / include_ignored.")),
     Method(
         "file.search", "chorus_tools.tools.search.search:search",
         "Search file contents with a regex (ripgrep syntax) or a fixed string.",
@@ -112,8 +108,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "Search file contents beneath `path` for a ripgrep regex (or a fixed string "
             "with `literal: true`); answers `path:line:text` lines. `glob` limits the files"
             " (`*.py`, `!tests/**`); `output_mode`: content, files_with_matches or count. "
-            "At most `max_results` (default 100). Hidden and .gitignored files are skipped "
-            "unless asked for.")),
+            "Hidden and .gitignored files are skipped unless asked for.")),
     Method(
         "file.info", "chorus_tools.tools.read.info:info",
         "Describe a path: type, size, times, mode, symlink, encoding, lines, version.",
@@ -129,9 +124,16 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              version=NULLABLE_STR),
         stoppable=True, title="File information", idempotent=True,
         description=(
-            "Describe a path without reading it: type, size, modified time, mode, symlink "
-            "target, MIME type, binary or not, encoding, line count, and its version (for "
-            "expected_version).")),
+            "Describe a path without reading it: type, size, times, mode, link, MIME type, "
+            "encoding, lines, version.")),
+    Method(
+        "file.check", "chorus_tools.tools.code.check:check",
+        "A file's syntax errors as it is (the parse every edit's diagnostics come from).",
+        _obj(["path"], path={"type": "string"}),
+        _obj(["path", "language", "diagnostics"], path={"type": "string"},
+             language={"type": "string"}, diagnostics=DIAGNOSTICS),
+        stoppable=True, title="Check syntax", idempotent=True,
+        description="A code file's syntax errors."),
     Method(
         "file.move", "chorus_tools.tools.mutate.move:move",
         "Move or rename a file or directory (one atomic rename inside the workspace).",
@@ -182,7 +184,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["path", "version"], path=PATH, version={"type": "string"},
              expected_version=VERSION),
         _obj(["success", "version"], success=_SUCCESS,
-             version=nullable(VERSION)),
+             version=nullable(VERSION), diagnostics=DIAGNOSTICS),
         mutating=True, destructive=True, title="Restore file",
         description=(
             "Put a file back as it was at a file_history `version`, atomically (a deleted "
@@ -233,6 +235,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              indexed_bytes=NON_NEGATIVE, memory_bytes=NON_NEGATIVE,
              memory_budget=NON_NEGATIVE, reason={"type": "string"}),
         path_params=(), mcp_tool=False),
+    *code_table.METHODS,
 ]}
 
 

@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 import orjson
 
+from chorus_tools.tools.patch.note import note
+
 Block = dict[str, Any]
 
 
@@ -82,7 +84,10 @@ def _output(result: dict[str, Any]) -> list[Block]:
 
 
 def _json(result: Any) -> list[Block]:
-    return [_text(orjson.dumps(result).decode())]
+    """The result as JSON; a change that left syntax errors says so in a line of its own
+    (docs/protocol.md, Diagnostics)."""
+    said = note(result.get("diagnostics")) if isinstance(result, dict) else None
+    return _with_note(orjson.dumps(result).decode(), said)
 
 
 SHOWN_AS: dict[str, Callable[[Any], list[Block]]] = {

@@ -16,6 +16,7 @@ import pkgutil
 import pwd
 
 import chorus_tools
+from chorus_tools.tools.code.symbols import queries
 from chorus_tools.tools.patch import syntax
 
 _PR_SET_DUMPABLE = 4
@@ -37,6 +38,7 @@ def preload() -> None:
     for encoding in _ENCODINGS:
         codecs.lookup(encoding)
     syntax.preload()  # the patch guard's parsers: their grammars are shared libraries
+    queries.preload()  # the symbols' queries: tags.scm files in the grammar packages
 
 
 def drop_to(user: pwd.struct_passwd) -> None:

@@ -35,6 +35,9 @@ CODES: dict[str, int] = {
     "server_busy": -32017,
     "not_read": -32018,
     "edit_breaks_syntax": -32019,
+    "unsupported_language": -32023,
+    "symbol_not_found": -32024,
+    "symbol_not_unique": -32025,
     "cancelled": -32800,
     "internal_error": -32603,
 }

@@ -238,18 +238,23 @@ def test_str_replace_not_unique_names_the_lines(srv: RpcServer, ws: Path) -> Non
 
 # insert -----------------------------------------------------------------------------------
 
+BROKE = ("\nNote: this edit left 2 syntax errors: line 2: IndentationError: expected an "
+         "indented block after function definition on line 1; line 4: IndentationError: "
+         "unexpected indent")
+
+
 @pytest.mark.parametrize("method, text_param", [(NEW, "insert_text"), (NEW, "new_str"),
                                                 (OLD, "new_str")])
-@pytest.mark.parametrize("line, text, after", [
-    (0, "# top", "# top\n" + SRC),
-    (2, "\t# two\n", SRC.replace("return 1\n", "return 1\n\t# two\n")),
-    (6, "x = 1", SRC + "x = 1\n"),
-    (1, "a\nb", SRC.replace("def f():\n", "def f():\na\nb\n")),
-    (3, "", SRC.replace("return 1\n\n", "return 1\n\n\n")),
+@pytest.mark.parametrize("line, text, after, note", [
+    (0, "# top", "# top\n" + SRC, ""),
+    (2, "\t# two\n", SRC.replace("return 1\n", "return 1\n\t# two\n"), ""),
+    (6, "x = 1", SRC + "x = 1\n", ""),
+    (1, "a\nb", SRC.replace("def f():\n", "def f():\na\nb\n"), BROKE),
+    (3, "", SRC.replace("return 1\n\n", "return 1\n\n\n"), ""),
 ])
 def test_insert_adds_whole_lines_after_the_line(srv: RpcServer, ws: Path, method: str,
                                                 text_param: str, line: int, text: str,
-                                                after: str) -> None:
+                                                after: str, note: str) -> None:
     got = srv.result(method, {"command": "insert", "path": "a.py", "insert_line": line,
                               text_param: text})
     assert (ws / "a.py").read_text() == after
@@ -259,7 +264,8 @@ def test_insert_adds_whole_lines_after_the_line(srv: RpcServer, ws: Path, method
         "The file a.py has been edited. Here's the result of running `cat -n` on a snippet "
         f"of the edited file:\n{numbered(chr(10).join(shown), first)}\nReview the "
         "changes and make sure they are as expected (correct indentation, no duplicate "
-        "lines, etc). Edit the file again if necessary.")
+        "lines, etc). Edit the file again if necessary." + note)
+    assert got["diagnostics"]["introduced"] == (2 if note else 0)
 
 
 @pytest.mark.parametrize("before, line, after", [

@@ -21,7 +21,8 @@ SPEC_CODES = {
     "conflict": -32009, "permission_denied": -32010, "find_not_found": -32011,
     "find_not_unique": -32012, "invalid_pattern": -32013, "write_failed": -32014,
     "timeout": -32015, "worker_crashed": -32016, "server_busy": -32017, "not_read": -32018,
-    "edit_breaks_syntax": -32019, "cancelled": -32800, "internal_error": -32603,
+    "edit_breaks_syntax": -32019, "unsupported_language": -32023, "symbol_not_found": -32024,
+    "symbol_not_unique": -32025, "cancelled": -32800, "internal_error": -32603,
 }
 
 # Provoked elsewhere, where the situation they need is set up, or not provokable at all.
@@ -32,9 +33,11 @@ ELSEWHERE = {
     "internal_error": "needs a bug",
     "not_read": "test_dialect_claude.py (a claude-set session)",
     "edit_breaks_syntax": "test_patch_kinds_e2e.py (a parsed file, a looser-tier patch)",
+    "symbol_not_found": "code.edit's own tests", "symbol_not_unique": "code.edit's own tests",
 }
 
 CASES = [
+    ("unsupported_language", "code.outline", {"path": "a.txt"}),
     ("invalid_params", "file.read", {}),
     ("invalid_params", "file.read", {"path": "a.txt", "bogus": 1}),
     ("invalid_params", "file.read", {"path": "a.txt", "offset": "1"}),

@@ -8,6 +8,7 @@ import pytest
 from chorus_tools.tools.code import languages
 from chorus_tools.tools.code.languages import language_of, name_of
 from chorus_tools.tools.patch import syntax
+from chorus_tools.tools.patch.diagnostics import Judge
 
 
 @pytest.mark.parametrize(("path", "expected"), [
@@ -64,10 +65,12 @@ def test_every_grammar_loads_and_parses() -> None:
         assert not tree.root_node.has_error, grammar
 
 
-def test_guard_judges_what_the_table_names_except_markdown() -> None:
-    assert syntax.language_of("x.h", b"struct s { int a; };\n") == "c"
-    assert syntax.language_of("bin/run", b"#!/usr/bin/env python\n") == "python"
-    assert syntax.language_of("README.md") is None
-    broken_script = syntax.broken("bin/run", "#!/usr/bin/env python\nx = 1\n",
-                                  "#!/usr/bin/env python\nx = (1\n")
-    assert broken_script is not None and broken_script.language == "python"
+def test_guard_judges_what_the_table_names() -> None:
+    assert syntax.language_of("x.h", "struct s { int a; };\n") == "c"
+    assert syntax.language_of("bin/run", "#!/usr/bin/env python\n") == "python"
+    assert syntax.language_of("README.md") == "markdown"
+    assert syntax.language_of("notes.txt") is None
+    judge = Judge("bin/run", "#!/usr/bin/env python\nx = 1\n")
+    assert judge.language == "python"
+    assert judge.guard("#!/usr/bin/env python\nx = 1\n", "#!/usr/bin/env python\nx = (1\n",
+                       "the change") is not None

@@ -587,3 +587,33 @@ def test_find_not_unique_counts_exactly_below_the_cap(ctx: ToolContext, root: Pa
     err = fails("find_not_unique", ctx, "many.txt", edits(("x\n", "y\n")))
     assert err.details["count"] == 150 and "count_exact" not in err.details
     assert err.details["lines"] == list(range(1, 101)) and err.details["more_lines"] == 50
+
+
+def test_regression_indentation_tier_grew_faster_than_linearly(ctx: ToolContext,
+                                                               root: Path) -> None:
+    """Issue 36 fault 7: the indentation tier compared a slice of lines at every line that
+    could start a region, so a find of many repeated lines (`}`) in a file of them was
+    quadratic: 1 MiB took 26 s. It is one string search now (a generous bound: ~0.3 s)."""
+    import time
+    lines = 1 << 18  # 1 MiB of "  }\n"
+    (root / "braces.txt").write_text("  }\n" * lines + "  end\n")
+    find = "}\n" * (lines // 2) + "end\n"  # flush left: a shift
+    started = time.monotonic()
+    done = patch(ctx, "braces.txt", [{"find": find, "replace": "x\n"}])
+    took = time.monotonic() - started
+    assert done["matches"] == [{"patch_index": 0, "tier": "indentation", "count": 1,
+                                "lines": [lines // 2 + 1]}]
+    assert (root / "braces.txt").read_text() == "  }\n" * (lines // 2) + "  x\n"
+    assert took < 10, took
+
+
+def test_indentation_tier_counts_overlapping_and_disjoint_regions(ctx: ToolContext,
+                                                                 root: Path) -> None:
+    """The string search finds each region at its line: overlapping ones are not unique,
+    replace_all takes them without overlap."""
+    (root / "b.txt").write_text("start\n  a\n  a\n  a\nend\n")
+    err = fails("find_not_unique", ctx, "b.txt", edits(("\ta\n\ta\n", "\tb\n")))
+    assert err.details["lines"] == [2, 3] and err.details["tier"] == "indentation"
+    done = patch(ctx, "b.txt", [{"find": "\ta\n", "replace": "\tb\n", "replace_all": True}])
+    assert done["matches"][0]["lines"] == [2, 3, 4]
+    assert (root / "b.txt").read_text() == "start\n  b\n  b\n  b\nend\n"

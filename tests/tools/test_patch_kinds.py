@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 from patch_kinds import ROWS, Row
+from syntax_support import broken
 
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.dialects import claude, shadow
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.patch import patch
-from chorus_tools.tools.patch.syntax import broken
 
 
 def _file_patch(ctx: ToolContext, root: Path, row: Row) -> Any:

@@ -12,15 +12,15 @@ import yaml
 from fuzzing import examples
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from syntax_support import broken
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.indent import indent
 from chorus_tools.tools.patch.patch import patch
-from chorus_tools.tools.patch.syntax import broken
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
-NAMES = sorted(p.name for p in SAMPLES.iterdir())
+NAMES = sorted(p.name for p in SAMPLES.iterdir() if p.is_file())  # not samples/code/
 UNITS = {"inventory.py": 4, "deploy.yaml": 2, "cart.js": 2, "Makefile": 8, "guide.md": 2}
 REFUSALS = {"find_not_found", "find_not_unique", "edit_breaks_syntax"}
 

@@ -1,23 +1,34 @@
 """Tree-sitter parses, kept per file so the next text of that file parses incrementally,
-and the syntax errors a tree holds.
+and the syntax errors a tree holds (what they mean: tools.patch.syntax).
 
 Parsing a 200 KiB file from scratch takes ~30 ms, so each process keeps the last text and
 tree it parsed of a few files, and parses any later text of the same file incrementally
 from them (told which bytes changed): an edit pays for the bytes it changed, not for the
 file, even when another worker made the changes in between. Which grammar a file takes is
 the language table's answer (tools.code.languages).
+
+A tree costs 30-70 times its text in memory, so only small texts are kept (at most
+_KEPT_BYTES each, _KEPT_TOTAL together); a bigger one is parsed, used and given back to
+the system when the call is done. A parse given a Budget stops when the budget's time is
+spent (tools.code.bounds): junk can cost tree-sitter's error recovery minutes.
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
+from chorus_tools.tools.code.bounds import Budget
 from chorus_tools.tools.code.languages import parser
 
 _KEPT_FILES = 8
+_KEPT_BYTES = 512 << 10
+_KEPT_TOTAL = 2 << 20
+_READ_CHUNK = 64 * 1024
 _trees: OrderedDict[tuple[str, str], tuple[bytes, Tree]] = OrderedDict()
 
 
@@ -33,39 +44,89 @@ class Errors:
 def errors(name: str, data: bytes, key: str, near: int = 0) -> Errors:
     """The syntax errors of `data` in grammar `name`, parsed incrementally from the last
     text parsed under `key` (the file's path)."""
-    tree = parse(name, key, data)
-    root = tree.root_node
+    root = parse(name, key, data).root_node
     if not root.has_error:
         return Errors(0, None)
-    bad = list(_error_nodes(root))
+    bad = list(error_nodes(root))
     after = [n for n in bad if n.end_byte >= near] or bad
     node = min(after, key=lambda n: n.start_byte)
-    return Errors(len(bad), (node.start_point[0] + 1, _describe(node)))
+    return Errors(len(bad), (node.start_point[0] + 1, describe(node, data)))
 
 
-def parse(name: str, path: str, data: bytes) -> Tree:
+def parse(name: str, path: str, data: bytes, budget: Budget | None = None) -> Tree:
     """The tree of `data` in grammar `name`, incrementally from the last text parsed
-    under `path` in this process."""
+    under `path` in this process; within `budget` when one is given (tools.code.bounds:
+    Skipped past it)."""
     key = (name, path)
     kept = _trees.get(key)
     if kept is not None and kept[0] == data:
-        tree = kept[1]
-    else:
-        grammar = parser(name)
-        tree = (grammar.parse(data) if kept is None
-                else grammar.parse(data, old_tree=_edited(kept[1], kept[0], data)))
+        _trees.move_to_end(key)
+        return kept[1]
+    old = None if kept is None else _edited(kept[1], kept[0], data)
+    tree = _parse(name, data, old, budget)
+    if keeps(len(data)):
         _trees[key] = (data, tree)
-        while len(_trees) > _KEPT_FILES:
-            _trees.popitem(last=False)
-    _trees.move_to_end(key)
+        _trees.move_to_end(key)
+    else:
+        _trees.pop(key, None)
+    while len(_trees) > _KEPT_FILES or sum(len(d) for d, _ in _trees.values()) > _KEPT_TOTAL:
+        _trees.popitem(last=False)
     return tree
+
+
+def keeps(size: int) -> bool:
+    """Whether a parsed text of `size` bytes is kept (else its tree goes with the call)."""
+    return size <= _KEPT_BYTES
+
+
+def _parse(name: str, data: bytes, old: Tree | None, budget: Budget | None) -> Tree:
+    grammar = parser(name)
+    if budget is None:
+        return grammar.parse(data, old_tree=old) if old is not None else grammar.parse(data)
+    budget.admit(len(data))
+    view = memoryview(data)
+
+    def read(offset: int, _point: tuple[int, int]) -> memoryview:
+        return view[offset:offset + _READ_CHUNK]
+
+    def spent(_offset: int, _has_error: bool) -> bool:
+        return budget.expired()
+    try:
+        if old is None:
+            return grammar.parse(read, progress_callback=spent)
+        return grammar.parse(read, old_tree=old, progress_callback=spent)
+    except ValueError:  # tree-sitter's "Parsing failed": the callback stopped it
+        grammar.reset()  # or the next parse would resume this one
+        if budget.expired():
+            raise budget.timed_out() from None
+        raise
+
+
+def give_back() -> None:
+    """Return freed memory to the system (a big tree's pages stay with the allocator
+    otherwise, and a worker would keep a 2 GiB peak for the rest of its life)."""
+    if _libc is not None:
+        _libc.malloc_trim(0)
+
+
+def _load_libc() -> ctypes.CDLL | None:
+    """The C library the process already runs on (dlopen(NULL): nothing to find on disk,
+    which a worker inside Landlock could not; None where there is no glibc)."""
+    try:
+        libc = ctypes.CDLL(None)
+    except OSError:
+        return None
+    return libc if hasattr(libc, "malloc_trim") else None
+
+
+_libc = _load_libc()
 
 
 def _edited(tree: Tree, old: bytes, new: bytes) -> Tree:
     """A copy of `old`'s tree told that the bytes between the common prefix and the common
     suffix of `old` and `new` were replaced."""
     start = common_prefix(old, new)
-    tail = _common_suffix(old[start:], new[start:])
+    tail = common_suffix(old[start:], new[start:])
     copy = tree.copy()
     copy.edit(start_byte=start, old_end_byte=len(old) - tail, new_end_byte=len(new) - tail,
               start_point=_point(old, start), old_end_point=_point(old, len(old) - tail),
@@ -73,23 +134,34 @@ def _edited(tree: Tree, old: bytes, new: bytes) -> Tree:
     return copy
 
 
-def common_prefix(a: bytes, b: bytes) -> int:
-    """Length of the longest common prefix, by bisection on slice compares (memcmp)."""
-    low, high = 0, min(len(a), len(b))
+def common_prefix(a: bytes | str, b: bytes | str) -> int:
+    """Length of the longest common prefix: galloping, then bisection, on slice compares
+    (memcmp), so a change near the start costs little however long the texts are."""
+    limit = min(len(a), len(b))
+    step = 64
+    low = 0
+    while step < limit and a[low:step] == b[low:step]:
+        low, step = step, step * 2
+    high = min(step, limit)
     while low < high:
         mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
+        if a[low:mid] == b[low:mid]:
             low = mid
         else:
             high = mid - 1
     return low
 
 
-def _common_suffix(a: bytes, b: bytes) -> int:
-    low, high = 0, min(len(a), len(b))
+def common_suffix(a: bytes | str, b: bytes | str) -> int:
+    """Length of the longest common suffix (as common_prefix, from the end)."""
+    limit = min(len(a), len(b))
+    low, step = 0, 64
+    while step < limit and a[len(a) - step:len(a) - low] == b[len(b) - step:len(b) - low]:
+        low, step = step, step * 2
+    high = min(step, limit)
     while low < high:
         mid = (low + high + 1) // 2
-        if a[len(a) - mid:] == b[len(b) - mid:]:
+        if a[len(a) - mid:len(a) - low] == b[len(b) - mid:len(b) - low]:
             low = mid
         else:
             high = mid - 1
@@ -101,7 +173,7 @@ def _point(data: bytes, offset: int) -> tuple[int, int]:
     return row, offset - (data.rfind(b"\n", 0, offset) + 1)
 
 
-def _error_nodes(node: Node):
+def error_nodes(node: Node) -> Iterator[Node]:
     """Every ERROR or MISSING node, descending only where an error lies below."""
     stack = [node]
     while stack:
@@ -112,9 +184,13 @@ def _error_nodes(node: Node):
         stack.extend(child for child in current.children if child.has_error)
 
 
-def _describe(node: Node) -> str:
+def describe(node: Node, data: bytes) -> str:
+    """What is wrong at an ERROR or MISSING node of a tree of `data`, as a message names
+    it (the text comes from `data`: a tree parsed through a callback holds none, and
+    asking it for its text crashes tree-sitter 0.26)."""
     if node.is_missing:
         return f"missing {node.type!r}"
-    text = (node.text or b"").decode("utf-8", "replace").strip().splitlines()
+    text = data[node.start_byte:min(node.end_byte, node.start_byte + 240)].decode(
+        "utf-8", "replace").strip().splitlines()
     near = text[0][:60] if text else ""
     return f"unexpected {near!r}" if near else "syntax error"

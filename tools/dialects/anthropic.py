@@ -36,6 +36,7 @@ from chorus_tools.tools.mutate.keep import keeping
 from chorus_tools.tools.mutate.restore import current, restore
 from chorus_tools.tools.mutate.write import write
 from chorus_tools.tools.patch.explain import closest
+from chorus_tools.tools.patch.note import carried, told
 from chorus_tools.tools.patch.patch import patch
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.read.text import decode
@@ -181,8 +182,9 @@ def directory_result(listed: dict[str, Any], rel: str,
 def _create(ctx: ToolContext, path: str, file_text: str) -> dict[str, Any]:
     got = write(ctx, path, file_text, overwrite=False)
     rel = ctx.ws.rel(path)
-    return {"output": f"File created successfully at: {rel}", "path": rel,
-            "version": got["version"], **_undo_state(ctx, None, got["version"])}
+    return {"output": told(f"File created successfully at: {rel}", got.get("diagnostics")),
+            "path": rel, "version": got["version"], **carried(got),
+            **_undo_state(ctx, None, got["version"])}
 
 
 def _str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> dict[str, Any]:
@@ -201,8 +203,8 @@ def _str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> dic
     output = (f"The file {rel} has been edited. Here's the result of running `cat -n` on "
               f"a snippet of {rel}:\n{snippet}\nReview the changes and make sure they are "
               "as expected. Edit the file again if necessary.")
-    return {"output": output, "path": rel, "version": got["version"],
-            **_undo_state(ctx, before, got["version"])}
+    return {"output": told(output, got.get("diagnostics")), "path": rel,
+            "version": got["version"], **carried(got), **_undo_state(ctx, before, got["version"])}
 
 
 def _insert(ctx: ToolContext, path: str, line: int, text: str) -> dict[str, Any]:
@@ -212,8 +214,9 @@ def _insert(ctx: ToolContext, path: str, line: int, text: str) -> dict[str, Any]
               f"a snippet of the edited file:\n{done.snippet}\nReview the changes and make "
               "sure they are as expected (correct indentation, no duplicate lines, etc). "
               "Edit the file again if necessary.")
-    return {"output": output, "path": rel, "version": done.version,
-            **_undo_state(ctx, done.before, done.version)}
+    diagnostics = {} if done.diagnostics is None else {"diagnostics": done.diagnostics}
+    return {"output": told(output, done.diagnostics), "path": rel, "version": done.version,
+            **diagnostics, **_undo_state(ctx, done.before, done.version)}
 
 
 def _undo_state(ctx: ToolContext, before: bytes | None, after: str) -> dict[str, Any]:
@@ -234,7 +237,7 @@ def _undo(ctx: ToolContext, path: str, undo_to: dict[str, Any] | None) -> dict[s
     if expected is None:  # the last undo removed a created file: none may be there now
         _expect_no_file(ctx, rel, path)
     try:
-        version = restore(ctx, path, "", content, undo_to.get("mode"), expected)["version"]
+        got = restore(ctx, path, "", content, undo_to.get("mode"), expected)
     except ToolError as err:
         if err.code != "conflict":
             raise
@@ -248,7 +251,8 @@ def _undo(ctx: ToolContext, path: str, undo_to: dict[str, Any] | None) -> dict[s
                   f"`cat -n` on {rel}:\n{shown['content']}\n")
         if shown["truncated"]:
             output += _CLIPPED.format(next=shown["end_line"] + 1)
-    return {"output": output, "path": rel, "version": version}
+    return {"output": told(output, got.get("diagnostics")), "path": rel,
+            "version": got["version"], **carried(got)}
 
 
 def _expect_no_file(ctx: ToolContext, rel: str, path: str) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chorus_tools.tools.method import NON_NEGATIVE, NULLABLE_STR, PATH, POSITIVE, Method, obj
+from chorus_tools.tools.method import (DIAGNOSTICS, NON_NEGATIVE, NULLABLE_STR, PATH, POSITIVE,
+                                      Method, obj)
 
 UNDO_KEY = "undo_state"  # an edit's result: the bytes it replaced (stripped, never sent)
 UNDO_PARAM = "undo_to"  # an undo_edit's params: what to restore (never from a client)
@@ -31,7 +32,7 @@ _COMMON: dict[str, Any] = {
                     "top)"},
 }
 _RESULT = obj(["output", "path"], output=_TEXT, path=_TEXT,
-              version=NULLABLE_STR)
+              version=NULLABLE_STR, diagnostics=DIAGNOSTICS)
 # the core's names in this tool's words (tools/errors.in_words)
 WORDS = {"patches[0].find": "old_str", "patches[0].replace": "new_str",
          "patches[0]": "the edit", "file.info or file.read": "view",

@@ -28,6 +28,7 @@ from chorus_tools.tools.dialects.common import then
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.method import load
 from chorus_tools.tools.patch.match import content
+from chorus_tools.tools.patch.note import notes
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.read.text import lines_with_endings
 from chorus_tools.tools.search.search import search
@@ -47,7 +48,7 @@ def apply_patch(ctx: ToolContext, input: str) -> dict[str, Any]:
     for action, letter in _GROUPS:
         lines += [f"{letter} {path}" for path in dict.fromkeys(
             f["path"] for f in files if f["action"] == action)]
-    return {"output": "\n".join(lines) + "\n", "files": files}
+    return {"output": "\n".join(lines + notes(files)) + "\n", "files": files}
 
 
 def read_file(ctx: ToolContext, file_path: str, offset: int = 1, limit: int = 2000,

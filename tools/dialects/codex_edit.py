@@ -27,12 +27,13 @@ from chorus_tools.tools.context import Limits
 from chorus_tools.tools.patch.diff import unified_diff
 from chorus_tools.tools.patch.explain import closest, occurrences
 from chorus_tools.tools.patch.match import Refusal, apply, locate
-from chorus_tools.tools.patch.syntax import broken
+from chorus_tools.tools.patch.diagnostics import Judge
 
 
-def edit(text: str, hunks: tuple[Hunk, ...], path: str) -> str:
+def edit(text: str, hunks: tuple[Hunk, ...], path: str, judge: Judge) -> str:
     """`text` with every hunk applied (each after the one before); find_not_found or
-    find_not_unique naming the hunk's patch line otherwise."""
+    find_not_unique naming the hunk's patch line otherwise; `judge` guards a hunk found
+    by a looser tier than exact."""
     parts = text.split("\n")  # only "\n" ends a line, a "\r" before it too
     if parts[-1] == "":
         parts.pop()
@@ -68,24 +69,25 @@ def edit(text: str, hunks: tuple[Hunk, ...], path: str) -> str:
     result = "".join(pieces)
     loose = next(((i, w.tier) for i, (w, _) in enumerate(places) if w.tier != "exact"), None)
     if loose is not None:
-        _guard(path, text, result, *loose)
+        _guard(judge, path, text, result, *loose)
     return result
 
 
-def _guard(path: str, before: str, after: str, index: int, tier: str) -> None:
+def _guard(judge: Judge, path: str, before: str, after: str, index: int, tier: str) -> None:
     """The syntax guard of file.patch: a hunk found by a looser tier than exact must not
     leave a syntax error the file did not have."""
-    found = broken(path, before, after)
+    found = judge.guard(before, after, f"hunk {index + 1} (matched by the {tier} tier)",
+                        patch_index=index, tier=tier)
     if found is not None:
         diff = unified_diff(before, after, path, created=False, limit=Limits.max_diff_bytes)
         raise ToolError("edit_breaks_syntax",
                         f"Hunk {index + 1} for {path}, matched by the {tier} tier, would leave "
-                        f"a syntax error at line {found.line} ({found.language}: "
-                        f"{found.reason}) that the file did not have; nothing was written. "
+                        f"a syntax error at line {found.line} ({judge.language}: "
+                        f"{found.message}) that the file did not have; nothing was written. "
                         "Copy the context lines exactly from the file (an exact match is "
                         "applied as given). The change it would have made:", quote=diff,
                         path=path, patch_index=index, tier=tier, line=found.line,
-                        reason=found.reason, diff=diff)
+                        reason=found.message, diff=diff)
 
 
 def _insertion(text: str, at: int, new: tuple[str, ...], eol: str) -> str:

@@ -23,6 +23,7 @@ from chorus_tools.tools.dialects.codex_commit import PlannedFile, commit
 from chorus_tools.tools.dialects.codex_edit import edit
 from chorus_tools.tools.dialects.v4a import FileOp, parse
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.patch.diagnostics import Judge, refuse_introduced
 from chorus_tools.tools.mutate.atomic import refuse_reserved, split_parent
 from chorus_tools.tools.read.reencode import encode_edit
 from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode
@@ -33,6 +34,12 @@ class Plan:
     ctx: ToolContext
     files: dict[str, PlannedFile] = field(default_factory=dict)
     report: list[dict[str, Any]] = field(default_factory=list)
+    judges: dict[str, Judge] = field(default_factory=dict)  # by path: each text parsed once
+
+    def judge(self, f: PlannedFile, text: str) -> Judge:
+        if f.rel not in self.judges:
+            self.judges[f.rel] = Judge.of(self.ctx, f.rel, text, shown=f.shown)
+        return self.judges[f.rel]
 
     def entry(self, path: str, line: int) -> PlannedFile:
         rel = self.ctx.ws.rel(path, param="input")
@@ -55,6 +62,7 @@ def apply_patch(ctx: ToolContext, text: str) -> list[dict[str, Any]]:
     try:
         for op in parse(text):
             _plan(plan, op)
+        _diagnose(plan)
         versions = commit(ctx, list(plan.files.values()))
         committed = True
     finally:
@@ -91,7 +99,8 @@ def _plan(plan: Plan, op: FileOp) -> None:
                         f"{op.line}). apply_patch edits text only.", path=op.path,
                         mime_type=mime, size=len(f.after), line=op.line)
     text, encoding = decode(f.after)
-    new = _encoded(edit(text, op.hunks, op.path), encoding, op, text, f.after)
+    new = _encoded(edit(text, op.hunks, op.path, plan.judge(f, text)), encoding, op, text,
+                   f.after)
     dest = f if op.move_to is None else plan.entry(op.move_to, op.line)
     if dest is not f:
         _writable(dest)
@@ -101,6 +110,27 @@ def _plan(plan: Plan, op: FileOp) -> None:
     dest.after = new
     plan.report.append({"path": dest.rel, "action": "update",
                         **({"from": f.rel} if dest is not f else {})})
+
+
+def _diagnose(plan: Plan) -> None:
+    """Each written file's diagnostics (docs/protocol.md, Diagnostics) on the report's
+    entries for it, its change judged from the file as it was (a moved file's from its
+    source); under --syntax-gate all, edit_breaks_syntax for one that brought an error."""
+    found: dict[str, dict[str, Any] | None] = {}
+    for item in plan.report:
+        f = plan.files[item["path"]]
+        if f.after is None or f.removed:
+            continue
+        if f.rel not in found:
+            source = plan.files[item.get("from", f.rel)]
+            before = None if source.before is None else decode(source.before)[0]
+            after = decode(f.after)[0]
+            judge = plan.judge(f, after)
+            diagnosis = judge.diagnosis(before, after)
+            refuse_introduced(judge, diagnosis, f.shown)
+            found[f.rel] = None if diagnosis is None else diagnosis.reply()
+        if found[f.rel] is not None:
+            item["diagnostics"] = found[f.rel]
 
 
 def _encoded(text: str, encoding: str, op: FileOp, before: str = "",

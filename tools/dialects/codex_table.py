@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chorus_tools.tools.method import NON_NEGATIVE, VERSION, Method, nullable, obj
+from chorus_tools.tools.method import DIAGNOSTICS, NON_NEGATIVE, VERSION, Method, nullable, obj
 
 _ADAPTERS = "chorus_tools.tools.dialects.codex:"
 _TEXT = {"type": "string"}
@@ -46,7 +46,7 @@ METHODS = (
             obj(["output", "files"], output=_OUTPUT, files={"type": "array", "items": obj(
                 ["path", "action", "version"], path=_TEXT,
                 action={"enum": ["add", "update", "delete"]},
-                version=nullable(VERSION), **{"from": _TEXT})}),
+                version=nullable(VERSION), diagnostics=DIAGNOSTICS, **{"from": _TEXT})}),
             APPLY_PATCH_DESCRIPTION, mutating=True, destructive=True, path_params=(),
             paths_in="chorus_tools.tools.dialects.v4a:paths"),
     _method("read_file", "Read a file",

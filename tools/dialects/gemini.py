@@ -22,6 +22,7 @@ from chorus_tools.tools.dialects.gemini_table import REPLACE_WORDS
 from chorus_tools.tools.errors import ToolError, in_words
 from chorus_tools.tools.mutate.write import write
 from chorus_tools.tools.patch.explain import closest
+from chorus_tools.tools.patch.note import carried, told
 from chorus_tools.tools.patch.patch import patch
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.timefmt import iso_utc
@@ -95,8 +96,8 @@ def write_file_tool(ctx: ToolContext, file_path: str, content: str) -> dict[str,
     verb = ("Successfully created and wrote to new file" if got["created"]
             else "Successfully overwrote file")
     rel = ctx.ws.rel(file_path)
-    return {"output": f"{verb}: {rel}.", "path": rel,
-            "created": got["created"], "version": got["version"]}
+    return {"output": told(f"{verb}: {rel}.", got.get("diagnostics")), "path": rel,
+            "created": got["created"], "version": got["version"], **carried(got)}
 
 
 def replace_tool(ctx: ToolContext, file_path: str, old_string: str, new_string: str,
@@ -120,10 +121,11 @@ def replace_tool(ctx: ToolContext, file_path: str, old_string: str, new_string: 
     count = got["replacements"]
     snippet = _snippet(ctx, file_path, got["matches"][0]["lines"],
                        old_string.count("\n"), new_string.count("\n"))
-    return {"output": f"Successfully modified file: {rel} ({count} replacements). "
-                      f"Here is the updated code:\n{snippet}",
-            "path": rel, "replacements": count, "diff": got["diff"],
-            "version": got["version"]}
+    output = (f"Successfully modified file: {rel} ({count} replacements). "
+              f"Here is the updated code:\n{snippet}")
+    return {"output": told(output, got.get("diagnostics")), "path": rel,
+            "replacements": count, "diff": got["diff"], "version": got["version"],
+            **carried(got)}
 
 
 def _create(ctx: ToolContext, file_path: str, content: str) -> dict[str, Any]:
@@ -135,8 +137,9 @@ def _create(ctx: ToolContext, file_path: str, content: str) -> dict[str, Any]:
                              "the text to replace as old_string.", own_words=True) from None
         raise
     rel = ctx.ws.rel(file_path)
-    return {"output": f"Created new file: {rel} with provided content.", "path": rel,
-            "replacements": 1, "diff": "", "version": got["version"]}
+    return {"output": told(f"Created new file: {rel} with provided content.",
+                           got.get("diagnostics")), "path": rel,
+            "replacements": 1, "diff": "", "version": got["version"], **carried(got)}
 
 
 def _replace_text(err: ToolError, path: str) -> ToolError:

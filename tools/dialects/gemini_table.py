@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chorus_tools.tools.method import NON_NEGATIVE, NULLABLE_STR, POSITIVE, Method, obj
+from chorus_tools.tools.method import (DIAGNOSTICS, NON_NEGATIVE, NULLABLE_STR, POSITIVE, Method,
+                                      obj)
 
 _ADAPTERS = "chorus_tools.tools.dialects.gemini:"
 _SEARCH = "chorus_tools.tools.dialects.gemini_search:"
@@ -53,7 +54,8 @@ METHODS = (
     _method("write_file", _ADAPTERS + "write_file_tool", "Write file",
             obj(["file_path", "content"], file_path=_FILE,
                 content={**_TEXT, "description": "The complete content"}),
-            _result("path", path=_TEXT, created=_BOOL, version=_VERSION),
+            _result("path", path=_TEXT, created=_BOOL, version=_VERSION,
+                    diagnostics=DIAGNOSTICS),
             "Writes the complete content to a file, creating missing parent directories; "
             "overwrites an existing file. Use replace for targeted edits.",
             mutating=True, idempotent=True, destructive=True, path_params=("file_path",),
@@ -66,7 +68,7 @@ METHODS = (
                 new_string={**_TEXT, "description": "Exact literal replacement"},
                 allow_multiple={**_BOOL, "description": "Replace every occurrence"}),
             _result("path", path=_TEXT, replacements=NON_NEGATIVE, diff=_TEXT,
-                    version=_VERSION),
+                    version=_VERSION, diagnostics=DIAGNOSTICS),
             "Replaces text in a file: exactly one occurrence of old_string unless "
             "allow_multiple. Include enough surrounding lines to be unique. A failed "
             "replace changes nothing and names the closest text or the lines it occurs on.",

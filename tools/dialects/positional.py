@@ -19,6 +19,7 @@ from chorus_tools.tools.confine.sandbox import names_directory, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import Current, mutate
+from chorus_tools.tools.patch.diagnostics import Judge, refuse_introduced
 from chorus_tools.tools.read.read import window_text
 from chorus_tools.tools.read.reencode import encode_edit
 from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, count_lines, decode
@@ -32,6 +33,7 @@ class Inserted:
     version: str  # the version the insert left
     snippet: str  # the inserted lines with SNIPPET_LINES around, numbered like `cat -n`
     first: int  # the snippet's first line number
+    diagnostics: dict[str, Any] | None  # docs/protocol.md, Diagnostics (None: not parsed)
 
 
 def current_bytes(ctx: ToolContext, path: str) -> tuple[bytes, str]:
@@ -76,15 +78,20 @@ def insert_after(ctx: ToolContext, path: str, line: int, text: str,
                             f"which the file's encoding ({encoding}) cannot represent: "
                             f"{path}.", param="insert_text", path=path,
                             encoding=encoding) from None
+        judge = Judge.of(ctx, rel, old, shown=path)
+        diagnosis = judge.diagnosis(old, new)
+        refuse_introduced(judge, diagnosis, path)
         first = max(1, line - SNIPPET_LINES + 1)
         window = window_text(new, first, line - first + 1 + added + SNIPPET_LINES, False,
                              ctx.limits)
-        done.update(before=current.data, snippet=window["content"], first=first)
+        done.update(before=current.data, snippet=window["content"], first=first,
+                    diagnostics=None if diagnosis is None else diagnosis.reply())
         return data
 
     out = mutate(ctx, rel, shown=path, compute=compute)
     assert out.stat is not None  # compute raised or wrote the file
-    return Inserted(done["before"], version_of(out.stat), done["snippet"], done["first"])
+    return Inserted(done["before"], version_of(out.stat), done["snippet"], done["first"],
+                    done["diagnostics"])
 
 
 def _spliced(old: str, line: int, text: str) -> tuple[str, int]:

@@ -15,6 +15,7 @@ from chorus_tools.tools.walk.listing import list_files
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.search.search import search
 from chorus_tools.tools.mutate.write import write
+from chorus_tools.tools.patch.note import carried
 
 CAP = 5000  # entries a listing, matches a search return
 _EVERY = 10**9  # listed to count them all (`total`), then cut to CAP
@@ -40,7 +41,7 @@ def read_file(ctx: ToolContext, path: str, startLine: int = 1,
 def write_file(ctx: ToolContext, path: str, content: str, encoding: str = "utf-8",
                createDirs: bool = False) -> dict[str, Any]:
     got = write(ctx, path, content, create_dirs=createDirs, encoding=encoding)
-    return {"path": ctx.ws.rel(path), "bytes": got["bytes_written"]}
+    return {"path": ctx.ws.rel(path), "bytes": got["bytes_written"], **carried(got)}
 
 
 def list_directory(ctx: ToolContext, path: str, recursive: bool = False, depth: int | None = None,

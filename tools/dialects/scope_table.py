@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Unpack
 
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.method import DIAGNOSTICS
 from chorus_tools.tools.method import (ENCODINGS, ENTRY_TYPE, NON_NEGATIVE, NULLABLE_STR, PATH,
                                       POSITIVE, READ_ENCODINGS, TIME, Method, Options, nullable,
                                       obj)
@@ -53,7 +54,8 @@ METHODS = (
                 encoding={"enum": ENCODINGS},
                 createDirs={"type": "boolean",
                             "description": "Create parent directories"}),
-            obj(["path", "bytes"], path={"type": "string"}, bytes=NON_NEGATIVE),
+            obj(["path", "bytes"], path={"type": "string"}, bytes=NON_NEGATIVE,
+                diagnostics=DIAGNOSTICS),
             "Write a file atomically (temp file + rename), replacing it if it exists. "
             "UTF-16 encodings write a BOM. Parent directories must exist unless createDirs.",
             mutating=True, idempotent=True, destructive=True,

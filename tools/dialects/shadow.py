@@ -32,6 +32,7 @@ from chorus_tools.tools.confine.sandbox import ROOT, version_of
 from chorus_tools.tools.search.search import search
 from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode
 from chorus_tools.tools.mutate.write import write
+from chorus_tools.tools.patch.note import carried
 
 CAP = 5000  # entries Glob, matches Grep return at most (beside: truncated)
 _ALL_FILES = ("**/*", "**", "*")  # file_glob values that filter nothing
@@ -62,7 +63,7 @@ def write_tool(ctx: ToolContext, content: str, overwrite: bool = False,
     shown = ctx.ws.rel(path)
     verb = "Created" if got["created"] else "Overwrote"
     return {"file_path": shown, "bytes_written": got["bytes_written"],
-            "message": f"{verb} {shown} ({got['bytes_written']} bytes)."}
+            "message": f"{verb} {shown} ({got['bytes_written']} bytes).", **carried(got)}
 
 
 def edit_tool(ctx: ToolContext, before: str | None = None, after: str | None = None,
@@ -86,7 +87,8 @@ def edit_tool(ctx: ToolContext, before: str | None = None, after: str | None = N
     shown = ctx.ws.rel(path)
     n = got["replacements"]
     return {"file_path": shown, "replacements": n,
-            "message": f"Replaced {n} occurrence{'s' if n != 1 else ''} in {shown}."}
+            "message": f"Replaced {n} occurrence{'s' if n != 1 else ''} in {shown}.",
+            **carried(got)}
 
 
 def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, after: str,

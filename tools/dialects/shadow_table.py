@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Unpack
 
-from chorus_tools.tools.method import NON_NEGATIVE, PATH, Method, Options, obj
+from chorus_tools.tools.method import DIAGNOSTICS, NON_NEGATIVE, PATH, Method, Options, obj
 
 _ADAPTERS = "chorus_tools.tools.dialects.shadow:"
 _FILE = ("file_path", "filePath")
@@ -52,7 +52,7 @@ METHODS = (
                 overwrite={"type": "boolean",
                            "description": "Replace an existing file"}),
             obj(["file_path", "bytes_written", "message"], file_path=_TEXT,
-                bytes_written=NON_NEGATIVE, message=_TEXT),
+                bytes_written=NON_NEGATIVE, message=_TEXT, diagnostics=DIAGNOSTICS),
             "Creates a file (and its directories) atomically. An existing file is "
             "already_exists unless overwrite is true.",
             mutating=True, destructive=True, path_params=_FILE, words=_FILE_WORDS),
@@ -71,7 +71,7 @@ METHODS = (
                 after={**_TEXT, "description": "Text that must come just after (only "
                        "whitespace between)"}),
             obj(["file_path", "replacements", "message"], file_path=_TEXT,
-                replacements=NON_NEGATIVE, message=_TEXT),
+                replacements=NON_NEGATIVE, message=_TEXT, diagnostics=DIAGNOSTICS),
             "Replaces exact text in a file: old must occur exactly count times (default "
             "1; 0 or replace_all: every occurrence, at least one). before/after anchors "
             "pick the occurrences they surround. Nothing changes on any error; a failed "

@@ -35,6 +35,9 @@ _RACE_RETRIES = 8
 _READ_CHUNK = 1 << 20
 
 
+ReadCurrent = bool | Callable[[os.stat_result], bool]
+
+
 @dataclass
 class Current:
     """What is at the target now. `data` is None when no file exists (or, with
@@ -78,14 +81,16 @@ def split_parent(rel: str) -> tuple[str, str]:
 
 def mutate(ctx: ToolContext, rel: str, *, shown: str,
            compute: Callable[[Current], bytes | None], create_dirs: bool = False,
-           expected_version: str | None = None, read_current: bool = True,
+           expected_version: str | None = None, read_current: ReadCurrent = True,
            mode: int | None = None) -> Outcome:
     """Replace the file at `rel` with compute(current), atomically and serialized.
 
     `rel` is a normalised workspace path (ctx.ws.rel); `shown` is the client's path for
     messages. compute may raise ToolError (nothing is written) or return None to leave
     the file as it is. Bytes equal to the current content are not written. `mode` sets
-    the permission bits (a restore); otherwise an existing file keeps its own."""
+    the permission bits (a restore); otherwise an existing file keeps its own.
+    `read_current` says whether compute needs the current content (or, as a function of
+    the file's stat, whether it does for that file)."""
     if names_directory(shown):
         raise ToolError("is_directory", f"The path ends with '/' (or '/.', '/..'), so it "
                         f"names a directory: {shown}. Give a file path without it.",
@@ -114,12 +119,13 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
 def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
                    st: os.stat_result | None, *, shown: str,
                    compute: Callable[[Current], bytes | None],
-                   expected_version: str | None, read_current: bool,
+                   expected_version: str | None, read_current: ReadCurrent,
                    mode: int | None) -> Outcome:
     auditing = ctx.record is not None and ctx.auditing
     keeping = keep.keeping(ctx)  # the history streams what a write replaces, never holds it
     before = None
-    if st is not None and (read_current or (auditing and not keeping)):
+    wanted = read_current(st) if callable(read_current) and st is not None else read_current
+    if st is not None and (wanted or (auditing and not keeping)):
         before = read_entry(dir_fd, name, st, shown)
     snap = keep.snapshot(ctx, dir_fd, name, st, target, shown, before) if keeping else None
     if auditing and not keep.note_before(ctx, snap):

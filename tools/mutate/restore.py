@@ -17,8 +17,12 @@ from typing import Any
 from chorus_tools.tools.confine.sandbox import ROOT, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.mutate.atomic import mutate, split_parent
+from chorus_tools.tools.mutate.atomic import Current, mutate, split_parent
 from chorus_tools.tools.mutate.delete import delete
+from chorus_tools.tools.patch.diagnostics import (Diagnosis, Judge, refuse_introduced,
+                                                  with_diagnostics)
+from chorus_tools.tools.patch.syntax import HEAD_CHARS
+from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode
 
 
 def locate(ctx: ToolContext, path: str, limit: int = 20) -> dict[str, Any]:
@@ -46,10 +50,7 @@ def restore(ctx: ToolContext, path: str, version: str, content: bytes | None = N
     str_replace_editor's undo_edit runs this too (tools/dialects/anthropic.py)."""
     rel = real_path(ctx, path)
     if content is not None:
-        out = mutate(ctx, rel, shown=path, compute=lambda _: content, create_dirs=True,
-                     expected_version=expected_version, read_current=False, mode=mode)
-        assert out.stat is not None  # a file is there once content is written
-        return {"success": True, "version": version_of(out.stat)}
+        return _put_back(ctx, rel, path, content, mode, expected_version)
     st = current(ctx, rel, path)
     now = None if st is None else version_of(st)
     if expected_version is not None and now != expected_version:
@@ -59,6 +60,28 @@ def restore(ctx: ToolContext, path: str, version: str, content: bytes | None = N
     if st is not None:
         delete(ctx, rel)
     return {"success": True, "version": None}
+
+
+def _put_back(ctx: ToolContext, rel: str, path: str, content: bytes, mode: int | None,
+              expected_version: str | None) -> dict[str, Any]:
+    """`content` written back, with `diagnostics` for a text file in a language the
+    server parses (docs/protocol.md, Diagnostics)."""
+    judge = Judge.of(ctx, rel, content[:HEAD_CHARS].decode("utf-8", "replace"), shown=path)
+    if judge.language is None or binary_mime(content[:SNIFF_BYTES]):
+        judge = None
+    found: list[Diagnosis | None] = [None]
+
+    def compute(current: Current) -> bytes:
+        if judge is not None:
+            found[0] = judge.replaced(current, decode(content)[0])
+            refuse_introduced(judge, found[0], path)
+        return content
+
+    out = mutate(ctx, rel, shown=path, compute=compute, create_dirs=True,
+                 expected_version=expected_version, mode=mode,
+                 read_current=False if judge is None else judge.wants)
+    assert out.stat is not None  # a file is there once content is written
+    return with_diagnostics({"success": True, "version": version_of(out.stat)}, found[0])
 
 
 def real_path(ctx: ToolContext, path: str) -> str:

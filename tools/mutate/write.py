@@ -11,6 +11,8 @@ from chorus_tools.tools.mutate.atomic import Current, mutate
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.confine.sandbox import version_of
+from chorus_tools.tools.patch.diagnostics import (Diagnosis, Judge, refuse_introduced,
+                                                  with_diagnostics)
 from chorus_tools.tools.read.text import encode
 
 
@@ -18,7 +20,8 @@ def write(ctx: ToolContext, path: str, content: str, create_dirs: bool = True,
           overwrite: bool = True, expected_version: str | None = None,
           encoding: str = "utf-8") -> dict[str, Any]:
     """Write `content` exactly as given (UTF-8, no line-ending conversion). Identical
-    content writes nothing, so the version an agent holds stays valid."""
+    content writes nothing, so the version an agent holds stays valid. A file in a
+    language the server parses gets `diagnostics` (docs/protocol.md, Diagnostics)."""
     rel = ctx.ws.rel(path)
     data = _encode(content, encoding)
     limit = ctx.limits.max_write_bytes
@@ -28,18 +31,24 @@ def write(ctx: ToolContext, path: str, content: str, create_dirs: bool = True,
                         f"{path}. Write a smaller file, or split the content.",
                         path=path, size=len(data), limit=limit)
 
+    judge = Judge.of(ctx, rel, content, shown=path)
+    found: list[Diagnosis | None] = [None]
+
     def compute(current: Current) -> bytes:
         if current.stat is not None and not overwrite:
             raise ToolError("already_exists",
                             f"File already exists: {path}. Pass overwrite: true to replace "
                             "it, or use file.patch to edit it.", path=path)
+        found[0] = judge.replaced(current, content)
+        refuse_introduced(judge, found[0], path)
         return data
 
     out = mutate(ctx, rel, shown=path, compute=compute, create_dirs=create_dirs,
-                 expected_version=expected_version, read_current=False)
+                 expected_version=expected_version, read_current=judge.wants)
     assert out.stat is not None, "compute always leaves a file"
-    return {"success": True, "bytes_written": len(data), "created": out.created,
-            "version": version_of(out.stat)}
+    result = {"success": True, "bytes_written": len(data), "created": out.created,
+              "version": version_of(out.stat)}
+    return with_diagnostics(result, found[0])
 
 
 def _encode(content: str, encoding: str) -> bytes:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain, pairwise
 
 TAB = "\t"
@@ -84,10 +85,14 @@ class Regrid:
     one_level: bool = False  # `src` read off lines of one depth: it writes no other width
 
     def map(self, ind: str) -> str | None:
-        for ours, theirs in self.known:
-            if ours == ind:
-                return theirs
-        return self._measured(ind)
+        theirs = self._known.get(ind)
+        return theirs if theirs is not None else self._measured(ind)
+
+    @cached_property
+    def _known(self) -> dict[str, str]:
+        """`known` by find's indentation: one lookup a line, however many indentations
+        `find` has (a scan of them all made a long find quadratic)."""
+        return dict(self.known)
 
     def _measured(self, ind: str) -> str | None:
         measured = levels(ind, self.src)
@@ -154,6 +159,45 @@ def fit(pairs: list[tuple[str, str]], replace_inds: list[str | None], units: Ite
     return misfit
 
 
+def onto(lines: list[str], target: str, units: Iterable[str],
+         spaces_only: bool) -> list[str] | Misfit:
+    """A block of lines (no line breaks) moved so its first non-blank line is indented
+    `target`, every line through the one mapping that takes that line there: a shift,
+    else a change of the block's unit into one of `units` (code.edit's `text` placed at a
+    symbol). Blank lines come out empty."""
+    inds = [indent(line) if line.strip() else None for line in lines]
+    base = next(ind for ind in inds if ind is not None)
+    units = list(units)
+    agent = unit_of(lines)
+    mapping: Mapping | Misfit | None = None
+    if agent and units and agent != units[0]:  # written in another unit: convert it
+        mapping = _converted(base, target, agent, units[0], inds, spaces_only)
+    if mapping is None:
+        mapping = fit([(base, target)], inds, units, agent, spaces_only)
+    if isinstance(mapping, Misfit):
+        return mapping
+    placed = []
+    for line, ind in zip(lines, inds):
+        out = None if ind is None else mapping.map(ind)
+        placed.append("" if ind is None or out is None else out + line[len(ind):])
+    return placed
+
+
+def _converted(base: str, target: str, src: str, dst: str, inds: list[str | None],
+               spaces_only: bool) -> Regrid | None:
+    """The change of unit from the block's own unit to the file's that puts its base at
+    `target`, if it writes every line in the file's characters."""
+    ours, theirs = levels(base, src), levels(target, dst)
+    if ours is None or theirs is None or ours[1] or theirs[1]:
+        return None
+    regrid = Regrid(src, dst, theirs[0] - ours[0])
+    for ind in inds:
+        out = None if ind is None else regrid.map(ind)
+        if ind is not None and (out is None or (spaces_only and TAB in out)):
+            return None
+    return regrid
+
+
 def _shift(pairs: list[tuple[str, str]]) -> Shift | None:
     ours, theirs = pairs[0]
     if theirs.endswith(ours):
@@ -175,10 +219,16 @@ def _regrids(pairs: list[tuple[str, str]], dst: str, agent_unit: str | None) -> 
     known = tuple(dict(pairs).items())
     finds = [f for f, _ in pairs]
     if any(TAB in f for f in finds):
-        ours = levels(finds[0], TAB)
-        if ours is None or dst == TAB:
+        # the levels moved are read off a line that is whole levels on both sides: a
+        # gofmt continuation line (`\t\t            b)`) may open find, and its file line
+        # (20 spaces) reads as more levels than it holds
+        ours = [levels(f, TAB) for f in finds]
+        at = next((i for i, (o, t) in enumerate(zip(ours, theirs))
+                   if o is not None and t is not None and o[1] == t[1] == 0), 0)
+        anchor = ours[at]
+        if anchor is None or dst == TAB:
             return []
-        return [Regrid(TAB, dst, theirs[0][0] - ours[0], known)]  # type: ignore[index]
+        return [Regrid(TAB, dst, theirs[at][0] - anchor[0], known)]  # type: ignore[index]
     whole = [(len(f), t[0]) for f, t in zip(finds, theirs) if t is not None and t[1] == 0]
     steps: list[tuple[int, int, bool]] = []  # (width of find's unit, offset, one level)
     if agent_unit and agent_unit != TAB and whole:
@@ -194,9 +244,11 @@ def _regrids(pairs: list[tuple[str, str]], dst: str, agent_unit: str | None) -> 
             if w1 % step == 0:
                 steps.append((step, l1 - w1 // step, False))
             break
+    # the agent's unit, read off its rises, may be alignment (12 columns under a bracket):
+    # a step it is a whole number of still agrees with it
     found = [Regrid(" " * step, dst, offset, known, one)
              for step, offset, one in dict.fromkeys(steps)
-             if agent_unit in (None, TAB) or " " * step == agent_unit]
+             if agent_unit in (None, TAB) or len(agent_unit) % step == 0]
     return [r for r in found if (r.src, r.offset) != (dst, 0)]
 
 

@@ -87,6 +87,15 @@ def locate(text: str, find: str, replace: str, replace_all: bool = False,
     return None
 
 
+def exact_at(text: str, find: str, replace: str, at: int) -> Match | None:
+    """The exact occurrence of `find` that starts at offset `at`, or None (a change the
+    server placed itself, where an identical text elsewhere must not be taken)."""
+    if not find or not text.startswith(find, at):
+        return None
+    spans = [(at, at + len(find))]
+    return Match(EXACT, _edits(text, spans, [replace], _line_numbers(text, spans)))
+
+
 def apply(text: str, match: Match) -> str:
     """The text with every edit of `match` made."""
     pieces = []
@@ -134,8 +143,7 @@ def _indentation(text: str, find: str, replace: str, disjoint: bool,
         return None  # blank lines alone would match anywhere
     lines = lines_with_endings(text)
     stripped = [content(line).strip() for line in lines]
-    first = next(i for i, w in enumerate(wanted) if w)
-    rows = _regions(stripped, wanted, first, disjoint, limit)
+    rows = _regions(stripped, wanted, disjoint, limit)
     if not rows:
         return None
     starts = [0]
@@ -165,18 +173,23 @@ def _indentation(text: str, find: str, replace: str, disjoint: bool,
     return Match(INDENTATION, _edits(text, spans, bodies, [i + 1 for i in rows]))
 
 
-def _regions(stripped: list[str], wanted: list[str], first: int, disjoint: bool,
+def _regions(stripped: list[str], wanted: list[str], disjoint: bool,
              limit: int | None) -> list[int]:
     """The 0-based first lines of the regions whose lines equal `wanted` stripped (at most
-    `limit` of them)."""
+    `limit` of them). One string search over the lines joined, never a comparison per
+    line that could start a region: a find of many repeated lines (`}`) in a file of
+    them stays linear (it was quadratic: 1 MiB took 26 s)."""
+    haystack = "\n" + "\n".join(stripped) + "\n"
+    needle = "\n" + "\n".join(wanted) + "\n"
+    step = len(needle) - 1 if disjoint else 1
     rows: list[int] = []
-    i, n, m = 0, len(stripped), len(wanted)
-    while i + m <= n and (limit is None or len(rows) < limit):
-        if stripped[i + first] == wanted[first] and stripped[i:i + m] == wanted:
-            rows.append(i)
-            i += m if disjoint else 1
-        else:
-            i += 1
+    line, counted = 0, 0
+    pos = haystack.find(needle)
+    while pos >= 0 and (limit is None or len(rows) < limit):
+        line += haystack.count("\n", counted, pos + 1) - (1 if counted == 0 else 0)
+        counted = pos + 1
+        rows.append(line)
+        pos = haystack.find(needle, pos + step)
     return rows
 
 

@@ -9,7 +9,7 @@ mutation), keeps the file's encoding, and reports what happened with a unified d
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from chorus_tools.tools.mutate.atomic import Current, mutate
 from chorus_tools.tools.context import ToolContext
@@ -17,8 +17,9 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.diff import unified_diff
 from chorus_tools.tools.patch.explain import closest, occurrences
 from chorus_tools.tools.patch.hint import closest_region, escaped_newlines
-from chorus_tools.tools.patch.match import EXACT, Match, Refusal, apply, content, locate
-from chorus_tools.tools.patch.syntax import broken
+from chorus_tools.tools.patch.match import (EXACT, Match, Refusal, apply, content, exact_at,
+                                            locate)
+from chorus_tools.tools.patch.diagnostics import Judge, refuse_introduced, with_diagnostics
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.read.reencode import encode_edit
 from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode, lines_with_endings
@@ -31,15 +32,31 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
           expected_version: str | None = None) -> dict[str, Any]:
     """Apply `patches` in order, each to the result of the one before. Any error leaves
     the file untouched; `dry_run` does everything (checks, matching, diff) but the write."""
-    rel = ctx.ws.rel(path)
     _check_patches(patches)
+    return planned(ctx, path, lambda _: patches, dry_run, expected_version,
+                   creating=patches[0]["find"] == "")
+
+
+Plan = Callable[[str], list[dict[str, Any]]]
+
+
+def planned(ctx: ToolContext, path: str, plan: Plan, dry_run: bool = False,
+            expected_version: str | None = None, creating: bool = False) -> dict[str, Any]:
+    """file.patch with the patches `plan` writes from the file's text, under the same lock
+    as their write (code.edit's way to the one write path). A planned patch may pin its
+    exact occurrence (`at`: its offset) and ask for the guard whatever its tier (`guard`:
+    what the change is, for the message)."""
+    rel = ctx.ws.rel(path)
     done: dict[str, Any] = {}
 
     def compute(current: Current) -> bytes | None:
         done["reached"] = True
-        before, encoding = _current_text(current, patches, path)
-        guard = _Guard(ctx, path, rel, before)
-        after, matches = _apply_all(before, patches, path, guard, created=current.data is None)
+        before, encoding = _current_text(current, creating, path)
+        patches = plan(before)
+        created = current.data is None
+        judge = Judge.of(ctx, rel, before or patches[0]["replace"], shown=path)
+        guard = _Guard(ctx, path, rel, before, judge)
+        after, matches = _apply_all(before, patches, path, guard, created=created)
         new = _encode(after, encoding, patches, path, before, current.data)
         limit = ctx.limits.max_write_bytes
         if len(new) > limit:
@@ -47,25 +64,29 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
                             f"The patched file would be {len(new)} bytes, over the "
                             f"{limit}-byte write limit: {path}.", path=path, size=len(new),
                             limit=limit)
-        done.update(before=before, after=after, matches=matches, created=current.data is None)
+        diagnosis = judge.diagnosis(None if created else before, after)
+        refuse_introduced(judge, diagnosis, path, lambda: guard.diff(after))
+        done.update(before=before, after=after, matches=matches, created=created,
+                    diagnosis=diagnosis)
         return None if dry_run else new
 
     try:
         out = mutate(ctx, rel, shown=path, compute=compute, expected_version=expected_version)
     except ToolError as err:
         if err.code == "file_not_found" and "reached" not in done:
-            raise _no_parent(path, creating=patches[0]["find"] == "") from None
+            raise _no_parent(path, creating=creating) from None
         raise
     matches = done["matches"]
-    return {
+    result = {
         "success": True,
-        "patches_applied": len(patches),
+        "patches_applied": len(matches),
         "replacements": sum(m["count"] for m in matches),
         "matches": matches,
         "diff": unified_diff(done["before"], done["after"], rel, created=done["created"],
                              limit=ctx.limits.max_diff_bytes),
         "version": None if out.stat is None else version_of(out.stat),
     }
+    return with_diagnostics(result, done["diagnosis"])
 
 
 def _no_parent(path: str, *, creating: bool) -> ToolError:
@@ -101,18 +122,17 @@ def _empty_find(i: int) -> ToolError:
                      param=f"patches[{i}].find", patch_index=i)
 
 
-def _current_text(current: Current, patches: list[dict[str, Any]],
-                  path: str) -> tuple[str, str]:
+def _current_text(current: Current, creating: bool, path: str) -> tuple[str, str]:
     """The file's text and encoding; a missing file is '' in UTF-8 when the first patch
     creates it. Binary files are refused."""
     if current.data is None:
-        if patches[0]["find"] != "":
+        if not creating:
             raise ToolError("file_not_found",
                             f"File not found: {path}. To create it with file.patch, give "
                             "patches[0].find as \"\" and the content as "
                             "patches[0].replace (or use file.write).", path=path)
         return "", "utf-8"
-    if patches[0]["find"] == "":
+    if creating:
         raise _empty_find(0)
     mime = binary_mime(current.data[:SNIFF_BYTES])
     if mime is not None:
@@ -125,29 +145,49 @@ def _current_text(current: Current, patches: list[dict[str, Any]],
 
 class _Guard:
     """The syntax guard of one call: a patch applied by a looser tier than exact must not
-    leave a syntax error that the text before it did not have (docs/protocol.md, `file.patch`)."""
+    leave a syntax error that the text before it did not have (docs/protocol.md,
+    `file.patch`), unless `--syntax-gate off`. A text past the parse's bounds cannot be
+    checked, so such a patch is refused, saying which bound."""
 
-    def __init__(self, ctx: ToolContext, path: str, rel: str, original: str) -> None:
-        self.ctx, self.path, self.rel, self.original = ctx, path, rel, original
+    def __init__(self, ctx: ToolContext, path: str, rel: str, original: str,
+                 judge: Judge) -> None:
+        self.ctx, self.path, self.rel, self.original, self.judge = ctx, path, rel, original, judge
 
-    def check(self, i: int, tier: str, before: str, after: str) -> None:
-        if tier == EXACT:
-            return  # the agent's own text: never second-guessed
-        found = broken(self.rel, before, after)
-        if found is None:
-            return
-        diff = unified_diff(self.original, after, self.rel, created=False,
+    def diff(self, after: str) -> str:
+        return unified_diff(self.original, after, self.rel, created=False,
                             limit=self.ctx.limits.max_diff_bytes)
+
+    def check(self, i: int, tier: str, before: str, after: str,
+              what: str | None = None) -> None:
+        """`what` names a change the server placed (code.edit's): guarded even though
+        its text is matched exactly."""
+        if tier == EXACT and what is None:
+            return  # the agent's own text: never second-guessed
+        first = self.judge.guard(before, after,
+                                 what or f"patches[{i}] (matched by the {tier} tier)",
+                                 patch_index=i, tier=tier)
+        if first is None:
+            return
+        diff = self.diff(after)
+        if what is not None:
+            raise ToolError("edit_breaks_syntax",
+                            f"{what} would leave a syntax error at line {first.line} of "
+                            f"{self.path} ({self.judge.language}: {first.message}), which "
+                            "the file did not have; nothing was written. Fix the text (its "
+                            "brackets, its indentation) and send it again. The change it "
+                            "would have made:", quote=diff, path=self.path,
+                            patch_index=i, tier=tier, line=first.line, reason=first.message,
+                            diff=diff)
         raise ToolError("edit_breaks_syntax",
                         f"patches[{i}] matched by the {tier} tier would leave a syntax error "
-                        f"at line {found.line} of {self.path} ({found.language}: "
-                        f"{found.reason}), which the file did not have; nothing was "
+                        f"at line {first.line} of {self.path} ({self.judge.language}: "
+                        f"{first.message}), which the file did not have; nothing was "
                         f"written. Resend the patch with patches[{i}].find copied exactly "
                         "from the file (an exact match is applied as given), or fix "
                         f"patches[{i}].replace's indentation. The change it would have "
                         "made:", quote=diff,
-                        path=self.path, patch_index=i, tier=tier, line=found.line,
-                        reason=found.reason, diff=diff)
+                        path=self.path, patch_index=i, tier=tier, line=first.line,
+                        reason=first.message, diff=diff)
 
 
 def _apply_all(text: str, patches: list[dict[str, Any]], path: str, guard: _Guard, *,
@@ -162,7 +202,8 @@ def _apply_all(text: str, patches: list[dict[str, Any]], path: str, guard: _Guar
         expected = p.get("count")  # an exact number of occurrences (the shadow set's)
         replace_all = p.get("replace_all", False) or (expected or 0) > 1
         limit = None if replace_all else max(COUNT_LIMIT, (expected or 0) + 1)
-        match = locate(text, p["find"], p["replace"], replace_all, limit)
+        match = (locate(text, p["find"], p["replace"], replace_all, limit) if "at" not in p
+                 else exact_at(text, p["find"], p["replace"], p["at"]))
         if match is None:
             raise _not_found(text, p["find"], i, path)
         if isinstance(match, Refusal):
@@ -171,7 +212,7 @@ def _apply_all(text: str, patches: list[dict[str, Any]], path: str, guard: _Guar
         if found != expected if expected else found > 1 and not replace_all:
             raise _not_unique(match, i, path, expected)
         after = apply(text, match)
-        guard.check(i, match.tier, text, after)
+        guard.check(i, match.tier, text, after, p.get("guard"))
         text = after
         reports.append({"patch_index": i, "tier": match.tier, "count": len(match.edits),
                         "lines": match.lines})

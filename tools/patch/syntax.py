@@ -1,19 +1,14 @@
-"""The syntax guard (docs/protocol.md, `file.patch`): an edit applied by a looser tier than
-exact must not leave a syntax error the file did not have.
+"""The syntax errors of a text, by a real parser for its language: what the syntax guard
+(docs/protocol.md, `file.patch`) and diagnostics (docs/protocol.md, Diagnostics) judge by.
 
-Each language is parsed by a real parser: Python's own compiler (on the top-level
-statements the change touched: tools.patch.pychunk), json, tomllib, PyYAML
-(events only, so custom tags cost nothing), tree-sitter grammars (tools.code.parse)
-for JavaScript, TypeScript, Go, Rust, Java, C and C++, and Makefiles by the recipe-tab
-rule; which language a file is, the language table says (tools.code.languages). Parsers
-that stop at the first error (Python, JSON, TOML, YAML) judge "did not have" as "the text
-before parsed"; the others compare how many errors each text has. A file in no known
-language is not judged, and neither is a text its parser cannot judge: nested deeper than
-the parser recurses (tomllib and json raise RecursionError, Python's compiler
-RecursionError or, for its parser's stack, MemoryError), or YAML flow collections nested
-deeper than YAML_DEPTH, where libyaml's time grows with the square of the depth (100,000
-`[` take a minute). Such an edit is applied: the guard refuses only an error it
-can show.
+Python's own compiler (a top-level statement at a time: tools.patch.pychunk), json,
+tomllib, PyYAML (events only, so custom tags cost nothing), tree-sitter grammars
+(tools.code.parse) for JavaScript, TypeScript, Go, Rust, Java, C and C++, and Makefiles
+by the recipe-tab rule; which language a file is, the language table says
+(tools.code.languages). Parsers that stop at the first error (JSON, TOML, YAML) give one
+error at most. Every parse stays within the call's Budget (tools.code.bounds): a text
+over its bytes, or a parse past its time, is Skipped; so is a text its parser cannot
+judge (nested deeper than it goes).
 """
 
 from __future__ import annotations
@@ -23,14 +18,18 @@ import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from chorus_tools.tools.code import languages
-from chorus_tools.tools.patch.pychunk import new_error
+from chorus_tools.tools.code.bounds import Budget, Skipped
+from chorus_tools.tools.patch import pychunk
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 # enough of a file to find a shebang, or a header's first C++ word after a long licence
-_HEAD_CHARS = 64 * 1024
-
-
+HEAD_CHARS = 64 * 1024
+_CHECK_EVERY = 1024  # error nodes walked between two looks at the clock
 YAML_DEPTH = 1000  # the nesting libyaml's own later versions refuse by default (0.2.5 has none)
 
 
@@ -38,51 +37,53 @@ class _TooDeep(Exception):
     """A text nested deeper than its parser can judge in reasonable time."""
 
 
+# nested deeper than the parser recurses (tomllib and json: RecursionError; Python's
+# compiler: RecursionError or, for its parser's stack, MemoryError), or YAML flow
+# collections deeper than YAML_DEPTH, where libyaml's time grows with the square of the
+# depth: such a text is not judged (issue 36)
 _CANNOT_JUDGE = (RecursionError, MemoryError, _TooDeep)
 
 
 @dataclass(frozen=True)
-class Broken:
-    """A syntax error the edit brought: 1-based line in the new text, and what is wrong."""
+class Problem:
+    """One syntax error: 1-based line and column (in characters), and what is wrong."""
 
-    language: str
     line: int
-    reason: str
+    column: int
+    message: str
+
+    def reply(self) -> dict[str, int | str]:
+        return {"line": self.line, "column": self.column, "message": self.message}
 
 
-def language_of(path: str, head: bytes | None = None) -> str | None:
-    """The language the guard judges `path` in; None when it has no judge for it
-    (Markdown parses whatever is written)."""
-    language = languages.language_of(path, head)
-    return None if language is None or language.name == "markdown" else language.name
+def language_of(path: str, text: str = "") -> str | None:
+    """The language `path` (holding `text`) is judged in; None when it has no judge."""
+    language = languages.language_of(path, text[:HEAD_CHARS].encode("utf-8", "surrogatepass"))
+    return None if language is None else language.name
 
 
-def broken(path: str, before: str, after: str) -> Broken | None:
-    """The syntax error `after` has that `before` did not, or None (also when the parser
-    cannot judge either text)."""
-    language = language_of(path, (before or after)[:_HEAD_CHARS].encode("utf-8", "surrogatepass"))
-    if language is None:
-        return None
+def problems(language: str, path: str, text: str, budget: Budget) -> list[Problem]:
+    """The syntax errors of `text` in `language`, in order (Skipped past the budget)."""
+    budget.admit(len(text) if len(text) > budget.max_bytes or text.isascii()
+                 else len(text.encode("utf-8", "surrogatepass")))
     try:
-        return _judged(language, path, before, after)
+        return _problems(language, path, text, budget)
     except _CANNOT_JUDGE:
-        return None
+        raise Skipped("nested deeper than its parser goes", "depth", YAML_DEPTH) from None
 
 
-def _judged(language: str, path: str, before: str, after: str) -> Broken | None:
+def _problems(language: str, path: str, text: str, budget: Budget) -> list[Problem]:
+    if language == "markdown":
+        return []  # Markdown parses whatever is written
     if language == "python":
-        error = new_error(before, after)
-        return None if error is None else Broken(language, *error)
+        return [Problem(*found) for found in pychunk.errors(text, budget)]
     first_error = _FIRST_ERROR.get(language)
     if first_error is not None:
-        error = first_error(after)
-        if error is None or first_error(before) is not None:
-            return None
-        return Broken(language, *error)
+        found = first_error(text)
+        return [] if found is None else [Problem(*found)]
     if language == "make":
-        new, old = _make_errors(after), _make_errors(before)
-        return Broken(language, *new[0]) if len(new) > len(old) else None
-    return _tree_sitter(language, path, before, after)
+        return [Problem(line, 1, reason) for line, reason in _make_errors(text)]
+    return _tree_sitter(language, path, text, budget)
 
 
 def preload() -> None:
@@ -93,33 +94,50 @@ def preload() -> None:
     _yaml_loader()
 
 
-def _tree_sitter(language: str, path: str, before: str, after: str) -> Broken | None:
-    """Errors counted in both texts, `before` parsed only when `after` has any."""
+def _tree_sitter(language: str, path: str, text: str, budget: Budget) -> list[Problem]:
     from chorus_tools.tools.code import parse
-    old, new = before.encode("utf-8", "surrogatepass"), after.encode("utf-8", "surrogatepass")
-    now = parse.errors(language, new, path, parse.common_prefix(old, new))
-    if now.first is None or now.count <= parse.errors(language, old, path).count:
-        return None
-    return Broken(language, *now.first)
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        return _tree_errors(parse.parse(language, path, data, budget).root_node, data, budget)
+    finally:
+        if not parse.keeps(len(data)):
+            parse.give_back()  # a big tree is gone: its memory goes back to the system
 
 
-def _json(text: str) -> tuple[int, str] | None:
+def _tree_errors(root: Node, data: bytes, budget: Budget) -> list[Problem]:
+    from chorus_tools.tools.code import parse
+    if not root.has_error:
+        return []
+    found = []
+    for count, node in enumerate(parse.error_nodes(root), 1):
+        if count % _CHECK_EVERY == 0:
+            budget.check()
+        row, column = node.start_point
+        start = node.start_byte - column
+        chars = len(data[start:node.start_byte].decode("utf-8", "replace"))
+        found.append(Problem(row + 1, chars + 1, parse.describe(node, data)))
+    found.sort(key=lambda p: (p.line, p.column))
+    return found
+
+
+def _json(text: str) -> tuple[int, int, str] | None:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        return exc.lineno, exc.msg
+        return exc.lineno, exc.colno, exc.msg
     return None
 
 
-_TOML_AT = re.compile(r"\(at line (\d+)")
+_TOML_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
-def _toml(text: str) -> tuple[int, str] | None:
+def _toml(text: str) -> tuple[int, int, str] | None:
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_AT.search(str(exc))
-        return (int(found.group(1)) if found else 1), str(exc)
+        line, column = (int(found.group(1)), int(found.group(2))) if found else (1, 1)
+        return line, column, _TOML_AT.split(str(exc))[0].strip()
     return None
 
 
@@ -128,7 +146,7 @@ def _yaml_loader() -> type:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _yaml(text: str) -> tuple[int, str] | None:
+def _yaml(text: str) -> tuple[int, int, str] | None:
     import yaml
     if _flow_depth(text) > YAML_DEPTH:
         raise _TooDeep
@@ -137,10 +155,10 @@ def _yaml(text: str) -> tuple[int, str] | None:
             pass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        return (mark.line + 1 if mark else 1), " ".join(
+        return (mark.line + 1 if mark else 1), (mark.column + 1 if mark else 1), " ".join(
             str(part) for part in (exc.context, exc.problem) if part)
     except yaml.YAMLError as exc:
-        return 1, str(exc)
+        return 1, 1, str(exc)
     return None
 
 
@@ -163,7 +181,7 @@ def _flow_depth(text: str) -> int:
     return deepest
 
 
-_FIRST_ERROR: dict[str, Callable[[str], tuple[int, str] | None]] = {
+_FIRST_ERROR: dict[str, Callable[[str], tuple[int, int, str] | None]] = {
     "json": _json, "toml": _toml, "yaml": _yaml,
 }
 
@@ -174,12 +192,15 @@ _ASSIGNMENT = re.compile(r"^\s*[^\s=:#]+\s*(?:[:+?!]|::)?=")
 
 
 _SPACES_IN_RECIPE = "missing separator: a recipe line must start with a tab, not spaces"
+_NO_TAB = "missing separator: a recipe line must start with a tab"
+# a make function that may expand to nothing (then the line is no recipe line)
+_FUNCTION = re.compile(r"\$[({](?:eval|info|warning|error|call|foreach|if|or|and)\s")
 
 
 def _make_errors(text: str) -> list[tuple[int, str]]:
     """The lines make would refuse by the recipe-tab rule: a line in a rule's recipe that
-    is indented with spaces instead of a tab (make's 'missing separator'), and a line a tab
-    starts before any rule ('recipe commences before first target')."""
+    is indented with spaces instead of a tab, or not at all (make's 'missing separator'),
+    and a line a tab starts before any rule ('recipe commences before first target')."""
     errors = []
     in_rule = continued = False
     for number, line in enumerate(text.splitlines(), 1):
@@ -195,6 +216,9 @@ def _make_errors(text: str) -> list[tuple[int, str]]:
             continue
         if line[0] == " " and in_rule and not _RULE.match(body):
             errors.append((number, _SPACES_IN_RECIPE))
+            continue
+        if in_rule and not _RULE.match(body) and not _FUNCTION.match(line):
+            errors.append((number, _NO_TAB))  # a recipe line that lost its tab
             continue
         in_rule = bool(_RULE.match(body))
     return errors

@@ -1,0 +1,40 @@
+"""code.symbols: definitions by name across the workspace (docs/protocol.md, "Code by
+structure"). The files are chosen as file.search chooses them and narrowed to those that
+contain the name (tools/code/narrow.py); each is parsed, its matching symbols kept. Exact
+names come first, then path and line order. Many files are parsed across the pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chorus_tools.tools.code.across import Reply, parse_across, readable
+from chorus_tools.tools.code.narrow import candidates
+from chorus_tools.tools.code.query import NameQuery
+from chorus_tools.tools.code.symbols import symbols
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.walk.fanout import FanOut
+
+
+def find_symbols(ctx: ToolContext, query: str, path: str = ".",
+                 glob: str | list[str] | None = None, kind: str | None = None,
+                 match: str = "exact", case_sensitive: bool = True, max_results: int = 100,
+                 include_hidden: bool = False,
+                 include_ignored: bool = False) -> dict[str, Any] | FanOut:
+    asked = NameQuery.read(query, match, case_sensitive, kind)
+    chosen = candidates(ctx, path, asked.needle, case_sensitive=case_sensitive,
+                        globs=[glob] if isinstance(glob, str) else list(glob or []),
+                        include_hidden=include_hidden, include_ignored=include_ignored)
+    return parse_across(ctx, chosen, "chorus_tools.tools.code.find:symbols_part",
+                        Reply("symbols", max_results, "files_parsed"), asked=asked)
+
+
+def symbols_part(ctx: ToolContext, files: list[str], asked: NameQuery) -> dict[str, Any]:
+    """The matching symbols of `files`, as rows the merge sorts."""
+    rows = []
+    counts: dict[str, int] = {}
+    for rel, _, data in readable(ctx, files, counts):
+        for order, s in enumerate(symbols(rel, data)):
+            if asked.matches(s):
+                rows.append(((0 if asked.exact(s) else 1, rel, s.line, order),
+                             {"path": rel, **s.record()}))
+    return {"rows": rows, **counts}

@@ -1,0 +1,57 @@
+"""code.references: every place a name is used as an identifier across the workspace
+(docs/protocol.md, "Code by structure"). The files are those file.search would search
+that contain the name (tools/code/narrow.py), each parsed once: its symbols say where
+definitions are and what encloses each use, the tree which uses are identifiers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chorus_tools.tools.code.across import Reply, parse_across, readable
+from chorus_tools.tools.code.narrow import candidates
+from chorus_tools.tools.code.occurrences import occurrences
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.walk.fanout import FanOut
+
+
+def references(ctx: ToolContext, name: str, path: str = ".",
+               glob: str | list[str] | None = None, max_results: int = 200,
+               context_lines: int = 0,
+               include_definitions: bool = False) -> dict[str, Any] | FanOut:
+    if not name or name != name.strip() or len(name.split()) != 1:
+        raise ToolError("invalid_params", "name must be one identifier, such as `parse` "
+                        f"(no spaces); got {name!r}.", param="name")
+    chosen = candidates(ctx, path, name, case_sensitive=True,
+                        globs=[glob] if isinstance(glob, str) else list(glob or []),
+                        include_hidden=False, include_ignored=False)
+    return parse_across(ctx, chosen, "chorus_tools.tools.code.references:references_part",
+                        Reply("references", max_results, "files_searched"), name=name,
+                        context_lines=context_lines,
+                        include_definitions=include_definitions)
+
+
+def references_part(ctx: ToolContext, files: list[str], name: str, context_lines: int,
+                    include_definitions: bool) -> dict[str, Any]:
+    width = ctx.limits.max_line_chars
+    rows = []
+    counts: dict[str, int] = {}
+    for rel, grammar, data in readable(ctx, files, counts):
+        lines = data.split(b"\n") if context_lines else []
+        for spot in occurrences(grammar, rel, data, name):
+            if spot.kind == "definition" and not include_definitions:
+                continue
+            record = {"path": rel, "line": spot.line, "column": spot.column,
+                      "text": spot.text[:width], "kind": spot.kind,
+                      "in": spot.inside}
+            if context_lines:
+                record["before"] = _lines(lines, spot.line - 1 - context_lines,
+                                          spot.line - 1, width)
+                record["after"] = _lines(lines, spot.line, spot.line + context_lines, width)
+            rows.append(((rel, spot.line, spot.column), record))
+    return {"rows": rows, **counts}
+
+
+def _lines(lines: list[bytes], start: int, end: int, width: int) -> list[str]:
+    return [line.rstrip(b"\r").decode("utf-8", "replace")[:width]
+            for line in lines[max(0, start):end]]

@@ -1,0 +1,162 @@
+"""From a tree to symbols, the same for every language: the query's matches become
+definitions (the family's function says what each is), nesting gives parents and name
+paths, each range grows to the comments and attributes directly above it, and the head up
+to the body becomes the signature."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Callable, Iterable
+
+from tree_sitter import Node, QueryCursor
+
+from chorus_tools.tools.code.parse import parse
+from chorus_tools.tools.code.symbols.record import Symbol
+from chorus_tools.tools.code.symbols import clike, go, java, javascript, markdown, python, rust
+from chorus_tools.tools.code.symbols.found import Found
+from chorus_tools.tools.code.symbols.queries import definitions
+
+FAMILIES: dict[str, ModuleType] = {
+    "python": python, "javascript": javascript, "typescript": javascript, "tsx": javascript,
+    "go": go, "rust": rust, "java": java, "c": clike, "cpp": clike,
+}
+NOT_ENCLOSING = frozenset({"type", "macro"})  # a typedef does not hold the struct it names
+SIGNATURE_CHARS = 200
+_BODIES = frozenset({"field_declaration_list", "declaration_list", "class_body",
+                     "interface_body", "enum_body", "enum_variant_list", "block",
+                     "compound_statement", "statement_block", "enumerator_list",
+                     "constructor_body", "annotation_type_body", "{"})
+_PREFIX_DEPTH = 3  # from a comment's or attribute's first token up to the node itself
+_FIRST_LINE = frozenset({"variable", "constant", "field", "macro"})
+
+
+def extract(grammar: str, path: str, data: bytes) -> list[Symbol]:
+    root = parse(grammar, path, data).root_node
+    matches = QueryCursor(definitions(grammar)).matches(root)
+    if grammar == "markdown":
+        return markdown.headings(data, (caps["definition.heading"][0] for _, caps in matches))
+    family = FAMILIES[grammar]
+    return _build(family, root, data, _found(family.classify, matches))
+
+
+def _found(classify: Callable[[Node, Node | None, str], list[Found]],
+           matches: Iterable[tuple[int, dict[str, list[Node]]]]) -> list[Found]:
+    """Every definition once, ordered so that each comes after the ones enclosing it."""
+    done: set[tuple[int, int]] = set()
+    unique: dict[tuple[int, int, str, int], Found] = {}
+    for _, captures in matches:
+        for capture, nodes in captures.items():
+            if not capture.startswith("definition."):
+                continue
+            hint = capture[len("definition."):]
+            for name in captures.get("name") or [None]:
+                key = (nodes[0].id, -1 if name is None else name.id)
+                if key in done:
+                    continue
+                done.add(key)
+                for found in classify(nodes[0], name, hint):
+                    named = -1 if found.name_node is None else found.name_node.start_byte
+                    unique[(found.outer.start_byte, found.outer.end_byte, found.name,
+                            named)] = found
+    return sorted(unique.values(), key=lambda f: (f.outer.start_byte, -f.outer.end_byte))
+
+
+def _build(family: ModuleType, root: Node, data: bytes, found: list[Found]) -> list[Symbol]:
+    adjust = getattr(family, "adjust", None)
+    result: list[Symbol] = []
+    stack: list[tuple[int, int, int]] = []  # (start, end, index) of open enclosing symbols
+    for definition in found:
+        outer = definition.outer
+        span = (outer.start_byte, outer.end_byte)
+        while stack and (stack[-1][1] < span[1] or stack[-1][:2] == span):
+            stack.pop()
+        parent = stack[-1][2] if stack else -1
+        above = result[parent] if parent >= 0 else None
+        kind = definition.kind
+        if adjust is not None:
+            kind = adjust(kind, definition.name, above.kind if above else None,
+                          above.name if above else "", definition.scope)
+        path = "/".join([*([above.name_path] if above else []), *definition.scope,
+                         definition.name])
+        start = grow_up(root, data, outer.start_byte, family.PREFIX)
+        result.append(Symbol(
+            name=definition.name, kind=kind, name_path=path,
+            line=outer.start_point[0] + 1 - data.count(b"\n", start, outer.start_byte),
+            end_line=end_line(outer),
+            signature=signature(data, definition.head or definition.node, kind),
+            def_line=outer.start_point[0] + 1, start_byte=start, end_byte=outer.end_byte,
+            name_byte=-1 if definition.name_node is None else definition.name_node.start_byte,
+            parent=parent))
+        if kind not in NOT_ENCLOSING:
+            stack.append((*span, len(result) - 1))
+    return result
+
+
+def grow_up(root: Node, data: bytes, start: int, prefix: frozenset[str]) -> int:
+    """The start of the comment block and attributes directly above `start`: each line
+    above, while its first token belongs to a comment (or attribute) that begins its own
+    line and ends right before what follows it."""
+    while True:
+        line_start = data.rfind(b"\n", 0, start) + 1
+        if line_start == 0 or data[line_start:start].strip():
+            return start
+        above = data.rfind(b"\n", 0, line_start - 1) + 1
+        line = data[above:line_start]
+        first = above + len(line) - len(line.lstrip())
+        if first >= line_start - 1:
+            return start  # a blank line ends the block
+        node = root.descendant_for_byte_range(first, first + 1)
+        for _ in range(_PREFIX_DEPTH):
+            if node is None or node.type in prefix:
+                break
+            node = node.parent
+        if node is None or node.type not in prefix or node.end_byte > start or \
+                data[node.end_byte:start].strip():
+            return start
+        begins = data.rfind(b"\n", 0, node.start_byte) + 1
+        if data[begins:node.start_byte].strip():
+            return start  # a comment after code on its line belongs to that code
+        start = node.start_byte
+
+
+def end_line(node: Node) -> int:
+    """The last line a node holds text on (one that ends with its line break ends there)."""
+    row, column = node.end_point
+    return row if column == 0 and row > node.start_point[0] else row + 1
+
+
+def signature(data: bytes, node: Node, kind: str) -> str:
+    """The head up to the body, whitespace collapsed, at most SIGNATURE_CHARS: a variable,
+    constant, field or macro has no body, so its first line; any other bodiless one (a
+    prototype) its whole text."""
+    end = None if kind in _FIRST_LINE else _body_start(node)
+    if end is None:
+        end = node.end_byte
+        if kind in _FIRST_LINE:
+            newline = data.find(b"\n", node.start_byte, end)
+            end = end if newline < 0 else newline
+    said = " ".join(data[node.start_byte:end].decode("utf-8", "replace").split())
+    return said if len(said) <= SIGNATURE_CHARS else said[:SIGNATURE_CHARS - 1] + "…"
+
+
+def _body_start(node: Node, depth: int = 3) -> int | None:
+    """Where the head of a definition ends: before its `body` (or a child that is a body:
+    `{`, a block), after the last token before it that is no comment; else the same
+    within its value, type or declaration, or within the one thing a declaration
+    declares."""
+    body = node.child_by_field_name("body")
+    end = None
+    for child in node.children:
+        if child == body or child.type in _BODIES:
+            return child.start_byte if end is None else end
+        if "comment" not in child.type:
+            end = child.end_byte
+    if depth == 0:
+        return None
+    inner = [node.child_by_field_name(f) for f in ("value", "type", "declaration", "right")]
+    named = [child for child in node.named_children if "comment" not in child.type]
+    for holder in [*inner, named[0] if len(named) == 1 else None]:
+        found = None if holder is None else _body_start(holder, depth - 1)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,236 @@
+"""Diagnostics (docs/protocol.md, Diagnostics): the syntax errors a change leaves in a file,
+and how many of them it brought, from the parse the syntax guard makes.
+
+One `Judge` serves one call: the guard asks it about each looser-tier patch, the reply
+about the whole change, and a text it has judged is never parsed twice. An error is
+"introduced" unless the text before had the same error (same message) at the place the
+change moved it to (before the change: the same place; after it: shifted with the text),
+or, for an error inside the changed lines, the same error on a line of the same text (it
+moved with the text it sits in).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from chorus_tools.tools.code.bounds import Budget, Skipped
+from chorus_tools.tools.context import Limits, ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.mutate.atomic import Current
+from chorus_tools.tools.read.text import decode
+from chorus_tools.tools.code.parse import common_prefix, common_suffix
+from chorus_tools.tools.patch.syntax import Problem, language_of, problems
+
+SHOWN = 20  # errors a reply lists
+
+Point = tuple[int, int]
+DEFAULTS = Limits()
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The errors of the text after a change, those of them it brought, or why the text
+    was not judged (`skipped`)."""
+
+    errors: list[Problem] = field(default_factory=list)
+    introduced: list[Problem] = field(default_factory=list)
+    skipped: str | None = None
+
+    def reply(self) -> dict[str, Any]:
+        """The `diagnostics` a reply carries: the first SHOWN errors in file order, every
+        introduced one among them."""
+        if self.skipped is not None:
+            return {"skipped": self.skipped}
+        shown = self.errors
+        if len(shown) > SHOWN:
+            new = set(map(id, self.introduced[:SHOWN]))
+            rest = [p for p in shown if id(p) not in new][:SHOWN - len(new)]
+            shown = sorted([*self.introduced[:SHOWN], *rest], key=lambda p: (p.line, p.column))
+        return {"errors": [p.reply() for p in shown], "total": len(self.errors),
+                "introduced": len(self.introduced)}
+
+
+class Judge:
+    """The syntax of one file through one call: None as `language` when the server has no
+    parser for it (then nothing is judged and no diagnostics are given)."""
+
+    def __init__(self, path: str, text: str, limits: Limits = DEFAULTS, gate: str = "loose",
+                 shown: str | None = None) -> None:
+        """`path` workspace-relative, `text` any text of the file (for its shebang or
+        header), `shown` the client's path for messages."""
+        self.path, self.shown, self.gate = path, shown or path, gate
+        self.language = language_of(path, text)
+        self.budget = Budget(limits.syntax_max_bytes, limits.syntax_timeout)
+        self._seen: dict[str, list[Problem]] = {}
+
+    @classmethod
+    def of(cls, ctx: ToolContext, path: str, text: str, shown: str | None = None) -> Judge:
+        """The judge of one call's change to `path`, with the server's bounds and gate."""
+        return cls(path, text, ctx.limits, ctx.syntax_gate, shown)
+
+    def compare(self, before: str | None, after: str) -> Diagnosis:
+        """The errors `after` has, and which `before` did not (Skipped past the bounds)."""
+        assert self.language is not None
+        new = self._problems(after)
+        if not new:
+            return Diagnosis()
+        old = [] if before is None else self._problems(before)
+        return Diagnosis(new, introduced(before or "", after, old, new))
+
+    def diagnosis(self, before: str | None, after: str) -> Diagnosis | None:
+        """What a change from `before` (None: no file) to `after` left, for the reply;
+        None for a file the server cannot parse."""
+        if self.language is None:
+            return None
+        try:
+            return self.compare(before, after)
+        except Skipped as skipped:
+            return Diagnosis(skipped=skipped.reason)
+
+    def wants(self, st: os.stat_result) -> bool:
+        """Whether a whole-content write must read what the file holds to judge its change
+        (a language the server parses, a file within the bounds); for tools.mutate's
+        `read_current`."""
+        return self.language is not None and st.st_size <= self.budget.max_bytes
+
+    def replaced(self, current: Current, after: str) -> Diagnosis | None:
+        """What replacing the file's content (`current`, read as `wants` said) with `after`
+        left; a file too big to have been read is Skipped by its size."""
+        if self.language is None:
+            return None
+        if current.stat is not None and current.data is None:
+            return Diagnosis(skipped=Skipped.of_size(self.budget.max_bytes,
+                                                     current.stat.st_size).reason)
+        return self.diagnosis(None if current.data is None else decode(current.data)[0],
+                              after)
+
+    def guard(self, before: str, after: str, what: str, **details: Any) -> Problem | None:
+        """The syntax guard (docs/protocol.md, `file.patch`): the first error a looser-tier
+        change (`what`: "patches[0] (matched by the indentation tier)") brought, unless
+        `--syntax-gate off`. A text past the bounds cannot be checked: such a change is
+        refused, saying which bound (file_too_large, timeout), with `details`."""
+        if self.language is None or self.gate == "off":
+            return None
+        try:
+            found = self.compare(before, after).introduced
+        except Skipped as skipped:
+            if skipped.kind == "depth":
+                return None  # the guard refuses only an error it can show (issue 36)
+            raise _unchecked(skipped, self.shown, what, details) from None
+        return found[0] if found else None
+
+    def _problems(self, text: str) -> list[Problem]:
+        assert self.language is not None
+        found = self._seen.get(text)
+        if found is None:
+            found = self._seen[text] = problems(self.language, self.path, text, self.budget)
+        return found
+
+
+def _unchecked(skipped: Skipped, path: str, what: str, details: dict[str, Any]) -> ToolError:
+    resend = ("nothing was written. Resend it with the text copied exactly from the file "
+              "(an exact match is applied as given).")
+    if skipped.kind == "size":
+        return ToolError("file_too_large",
+                         f"{path} is {skipped.size} bytes, over the {skipped.limit}-byte "
+                         f"bound of the syntax guard (--syntax-max-bytes), so {what} "
+                         f"cannot be checked; {resend}", path=path, size=skipped.size,
+                         limit=skipped.limit, **details)
+    return ToolError("timeout",
+                     f"Parsing {path} took over {skipped.limit:g} s (--syntax-timeout), so "
+                     f"{what} cannot be checked; {resend}", path=path,
+                     seconds=skipped.limit, **details)
+
+
+def with_diagnostics(result: dict[str, Any], diagnosis: Diagnosis | None) -> dict[str, Any]:
+    """`result` carrying `diagnostics` when the file's language is one the server parses."""
+    if diagnosis is not None:
+        result["diagnostics"] = diagnosis.reply()
+    return result
+
+
+def refuse_introduced(judge: Judge, diagnosis: Diagnosis | None, path: str,
+                      diff: Callable[[], str] | None = None) -> None:
+    """Under `--syntax-gate all`, edit_breaks_syntax for a change that brought a syntax
+    error, exact or not (nothing is written; data.diagnostics says what it left)."""
+    if judge.gate != "all" or diagnosis is None or not diagnosis.introduced:
+        return
+    first = diagnosis.introduced[0]
+    details: dict[str, Any] = {"diff": diff()} if diff is not None else {}
+    raise ToolError("edit_breaks_syntax",
+                    f"This change would leave a syntax error at line {first.line} of {path} "
+                    f"({judge.language}: {first.message}), which the file did not have; "
+                    "nothing was written (the server runs with --syntax-gate all). "
+                    "data.diagnostics lists the errors. Fix the text and send it again.",
+                    path=path, line=first.line, reason=first.message,
+                    diagnostics=diagnosis.reply(), **details)
+
+
+def introduced(before: str, after: str, old: list[Problem],
+               new: list[Problem]) -> list[Problem]:
+    """The errors of `new` (in `after`) that `old` (in `before`) did not have."""
+    start = common_prefix(before, after)
+    tail = common_suffix(before[start:], after[start:])
+    head = _point(before, start)
+    rest_before, rest_after = _point(before, len(before) - tail), _point(after, len(after) - tail)
+
+    def moved(p: Problem) -> Point | None:
+        at = (p.line, p.column)
+        if at < head:
+            return at
+        if at < rest_before:
+            return None  # in the changed text
+        line = p.line - rest_before[0] + rest_after[0]
+        column = p.column - rest_before[1] + rest_after[1] if p.line == rest_before[0] \
+            else p.column
+        return line, column
+
+    placed: dict[tuple[Point, str], list[Problem]] = defaultdict(list)
+    loose: list[Problem] = []
+    for p in old:
+        at = moved(p)
+        if at is None:
+            loose.append(p)
+        else:
+            placed[at, p.message].append(p)
+    unmatched = []
+    for p in new:
+        same = placed.get(((p.line, p.column), p.message))
+        if same:
+            same.pop()
+        else:
+            unmatched.append(p)
+    if not unmatched:
+        return []
+    loose += [p for left in placed.values() for p in left]
+    return _moved_with_text(before, after, loose, unmatched)
+
+
+def _moved_with_text(before: str, after: str, old: list[Problem],
+                     new: list[Problem]) -> list[Problem]:
+    """The errors of `new` that no error of `old` explains by its message and the text of
+    its line."""
+    before_lines, after_lines = before.split("\n"), after.split("\n")
+    left: dict[tuple[str, str], int] = defaultdict(int)
+    for p in old:
+        left[p.message, _line(before_lines, p.line)] += 1
+    fresh = []
+    for p in new:
+        key = p.message, _line(after_lines, p.line)
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            fresh.append(p)
+    return fresh
+
+
+def _line(lines: list[str], number: int) -> str:
+    return lines[number - 1].strip() if 0 < number <= len(lines) else ""
+
+
+def _point(text: str, offset: int) -> Point:
+    """(1-based line, 1-based column) of a character offset."""
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1

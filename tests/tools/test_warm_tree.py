@@ -201,3 +201,39 @@ def test_the_index_narrows_and_sees_a_rewrite(warm: Warm, workspace: ToolContext
     found = warm.select("", False, False, [], (), grams, True)
     assert "src/deep/b.py" in found["files"], "a rewritten file must be a candidate at once"
     assert found["total"] == 6
+
+
+def test_a_directory_turned_into_a_file_and_back_is_listed_anew(
+        warm: Warm, workspace: ToolContext, root: Path) -> None:
+    """Regression (issue 36, seed 2528268591): removed and made again at once, a directory
+    often gets its old inode number back, and the tree kept the old one's node, unwatched:
+    a file made in the new one was never seen. The node's watch, gone with the old
+    directory, now tells them apart."""
+    deep = root / "src" / "deep"
+    shutil.rmtree(deep)
+    deep.write_text("a file for a moment\n")
+    deep.unlink()
+    deep.mkdir()
+    (deep / "inner.py").write_text("needle_3\n")
+    assert_same(warm, workspace)
+    (deep / "later.py").write_text("made in the new directory once the tree knows it\n")
+    assert_same(warm, workspace)
+
+
+def test_a_rewrite_within_one_tick_of_the_clock_is_read_again(
+        warm: Warm, workspace: ToolContext, root: Path) -> None:
+    """Regression: a same-size rewrite whose lstat does not change (a coarse clock: the
+    same mtime and ctime tick) left the index with the old content's grams, so a search
+    for the new content skipped the file. The write's own event now has it read again."""
+    from chorus_tools.tools.warm.entry import pack
+    from chorus_tools.tools.warm.grams import query_grams
+    grams = query_grams("zzz", literal=True, case_sensitive=True, multiline=False,
+                        needs_pcre2=False)
+    assert warm.tree is not None and warm.select("", False, False, [], (), grams,
+                                                 True)["files"] == []
+    (root / "src" / "d.py").write_text("zzz\n")
+    # the clock did not tick: the tree's lstat of the file is the new one already
+    warm.tree.dirs["src"].entries["d.py"] = pack("file", os.lstat(root / "src" / "d.py"))
+    assert warm.current()
+    settle(warm)
+    assert warm.select("", False, False, [], (), grams, True)["files"] == ["src/d.py"]

@@ -24,6 +24,7 @@ DIR_MASK = (flags.CREATE | flags.DELETE | flags.MOVED_FROM | flags.MOVED_TO | fl
             | flags.ATTRIB | flags.DELETE_SELF | flags.MOVE_SELF | flags.ONLYDIR
             | flags.EXCL_UNLINK)  # /proc/self/fd/N is followed: to the directory opened
 OVERFLOW = flags.Q_OVERFLOW
+MODIFY = flags.MODIFY
 IGNORED = flags.IGNORED
 
 

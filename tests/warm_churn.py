@@ -24,8 +24,8 @@ RULES = ("*.py", "!a.py", "*.md", "d/", "/c.txt", "deep", "!.h.py", "*.log", "q/
 class Churn:
     """Seeded outside changes under `top`, using `outside` as the far side of moves."""
 
-    def __init__(self, top: Path, outside: Path, rng: random.Random) -> None:
-        self.top, self.outside, self.rng = top, outside, rng
+    def __init__(self, top: Path, outside: Path, rng: random.Random, seed: int = 0) -> None:
+        self.top, self.outside, self.rng, self.seed = top, outside, rng, seed
         top.mkdir(parents=True, exist_ok=True)
         outside.mkdir(parents=True, exist_ok=True)
         self.moved = 0
@@ -160,7 +160,8 @@ class Churn:
                 path.unlink()
                 return f"delete rules {self._rel(path)}"
         rules = self.rng.sample(RULES, self.rng.randint(1, 3))
-        path.write_text("\n".join(rules) + "\n")
+        if not self._put(path, ("\n".join(rules) + "\n").encode()):
+            return f"rules {self._rel(path)}: a directory or a link holds the name"
         return f"rules {self._rel(path)}: {rules}"
 
     def move_out(self) -> str:

@@ -117,3 +117,31 @@ def test_many_random_seeds_keep_the_tree_exact(tmp_path: Path) -> None:
     """CHORUS_WARM_SEEDS random seeds (default 200); each failing one is printed."""
     failed = explore(lambda seed: run_seed(seed, tmp_path / str(seed)), default=200)
     assert not failed, "\n\n".join(failed)
+
+
+class _FirstChoice(random.Random):
+    """Always the first choice (the churned folder itself, the first rules name), never a
+    deletion."""
+
+    def choice(self, seq):  # type: ignore[override]
+        return seq[0]
+
+    def random(self) -> float:
+        return 0.9
+
+
+@pytest.mark.parametrize("holder", ["directory", "symlink"])
+def test_the_churn_writes_no_rules_into_a_directory_or_a_link(tmp_path: Path,
+                                                               holder: str) -> None:
+    """Regression (issue 36): a step had made r/.gitignore a directory, and the next rules
+    edit died on IsADirectoryError: the race test failed on its own harness."""
+    top, outside = tmp_path / "r", tmp_path / "outside"
+    top.mkdir()
+    (outside / "target").mkdir(parents=True)
+    if holder == "directory":
+        (top / ".gitignore").mkdir()
+    else:
+        (top / ".gitignore").symlink_to(outside / "target" / "rules")
+    said = Churn(top, outside, _FirstChoice()).ignore_edit()
+    assert "holds the name" in said
+    assert not (outside / "target" / "rules").exists()

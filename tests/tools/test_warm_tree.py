@@ -165,7 +165,7 @@ def test_the_watch_limit_turns_the_tree_off(workspace: ToolContext,
 
     def watch(self: Events, dir_fd: int) -> int:
         if len(watched) >= 2:
-            raise WatchLimit(events_module._limit_text())
+            raise WatchLimit(self.limit_text())
         watched.append(dir_fd)
         return len(watched)
 
@@ -237,3 +237,16 @@ def test_a_rewrite_within_one_tick_of_the_clock_is_read_again(
     assert warm.current()
     settle(warm)
     assert warm.select("", False, False, [], (), grams, True)["files"] == ["src/d.py"]
+
+
+def test_an_unreadable_watch_limit_is_said_plainly(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    """Issue 36: never `max_user_watches = ?`; a file that cannot be read is named."""
+    monkeypatch.setattr(events_module, "LIMIT_FILE", str(tmp_path / "no-such-limit"))
+    events = Events()
+    try:
+        reason = events.limit_text()
+    finally:
+        events.close()
+    assert f"{tmp_path / 'no-such-limit'} could not be read: No such file" in reason
+    assert "?" not in reason

@@ -178,15 +178,39 @@ def test_the_watch_limit_turns_the_tree_off(workspace: ToolContext,
     assert warm.answer("select", {}, warm.current()) is None
 
 
+class _Resident:
+    """A stand-in for the process's resident memory: `grown` bytes over its first figure
+    once the first look (the baseline) is taken."""
+
+    def __init__(self, grown: int) -> None:
+        self.grown = grown
+        self.looks = 0
+
+    def __call__(self) -> int:
+        self.looks += 1
+        return 40_000_000 + (self.grown if self.looks > 1 else 0)
+
+
 def test_an_index_over_the_budget_stays_off(workspace: ToolContext) -> None:
-    memory = Memory()
-    warm = Warm(workspace, memory() + 4096, Events(), memory)
+    warm = Warm(workspace, 4096, Events(), _Resident(0))  # nothing grows: the tree fits
     settle(warm)
     status = warm.status()
     assert status["tree"] == "ready" and status["index"] == "off"
     assert "--index-memory" in status["reason"]
     chosen = warm.select("", False, False, [], (), [1, 2, 3], True)
     assert chosen["narrowed"] is False  # no index: every file is searched
+
+
+def test_a_small_tree_over_the_budget_turns_off(workspace: ToolContext) -> None:
+    """Regression (issue 36): the budget was looked at every 256 directories only, so a
+    smaller tree was kept whatever it cost (--index-memory 1 left it on). The budget
+    counts what the tree adds over the process's baseline, so no value is below it."""
+    warm = Warm(workspace, 1, Events(), _Resident(1 << 20))
+    settle(warm)
+    status = warm.status()
+    assert (status["tree"], status["index"]) == ("off", "off")
+    assert "--index-memory" in status["reason"] and "1048576 bytes" in status["reason"]
+    assert not warm.current()
 
 
 def test_the_index_narrows_and_sees_a_rewrite(warm: Warm, workspace: ToolContext,

@@ -155,5 +155,8 @@ def explore(run: Callable[[int], str | None], default: int) -> list[str]:
             failed.append(found)
             print(f"FAILING SEED {seed} ({done + 1} of {count} run)\n{found}",
                   file=sys.stderr, flush=True)
+        elif (done + 1) % 25 == 0:
+            print(f"{done + 1} of {count} seeds run, {len(failed)} failed", file=sys.stderr,
+                  flush=True)
     print(f"{count} seeds, {len(failed)} failed", file=sys.stderr, flush=True)
     return failed

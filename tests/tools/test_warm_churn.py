@@ -84,7 +84,9 @@ def run_seed(seed: int, base: Path) -> str | None:
     rng = random.Random(f"{seed}-in-process")
     churn = Churn(ws / "r", outside, rng)
     ctx = ToolContext(ws=Workspace(str(ws), deny=DenyRules(["**/.env", "*.pem"])))
-    warm = Warm(ctx, 1 << 30, Events(), Memory())
+    index = rng.random() >= 0.25  # else the tree alone: a memory that never grows,
+    warm = (Warm(ctx, 1 << 30, Events(), Memory()) if index  # and no index fits
+            else Warm(ctx, 4096, Events(), lambda: 40_000_000))
     log: list[str] = []
     try:
         while warm.has_work():
@@ -97,7 +99,8 @@ def run_seed(seed: int, base: Path) -> str | None:
                 if rng.random() < 0.3:  # and reads contents between questions
                     warm.work(rng.choice((0.0, 0.001, 0.01)))
             if rng.random() < CHECKED and (found := differences(warm, ctx, rng)):
-                return (f"seed {seed} (CHORUS_WARM_SEED={seed} to replay), step {step}\n"
+                return (f"seed {seed} (CHORUS_WARM_SEED={seed} to replay), step {step}, "
+                        f"index {'on' if index else 'off'}\n"
                         "last changes:\n" + "\n".join(log[-12:]) + "\n" + "\n".join(found))
         return None
     finally:

@@ -132,16 +132,17 @@ class Churn:
         return f"rename {self._rel(source)} -> {self._rel(target)}"
 
     def make_tree(self) -> str:
-        """A deep tree made at once (mkdir -p and a file at every level)."""
+        """A deep tree made at once (mkdir -p and a file at every level), never through a
+        symlink: one renamed to a directory's name may lead out (to /etc: issue 36)."""
         base = self._dir()
         names = [self.rng.choice(DIRS) for _ in range(self.rng.randint(2, 5))]
-        try:
-            os.makedirs(base.joinpath(*names), exist_ok=True)
-        except OSError as exc:  # a file stands in the way
-            return f"make tree under {self._rel(base)}: {exc.strerror}"
         level = base
         for name in names:
+            if (level / name).is_symlink() or not (level / name).is_dir() and (
+                    level / name).exists():
+                return f"make tree under {self._rel(base)}: stops at {self._rel(level / name)}"
             level = level / name
+            level.mkdir(exist_ok=True)
             self._put(level / self.rng.choice(NAMES[:5]), self._text().encode())
         return f"make tree {self._rel(level)}"
 

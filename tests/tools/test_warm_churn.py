@@ -148,3 +148,16 @@ def test_the_churn_writes_no_rules_into_a_directory_or_a_link(tmp_path: Path,
     said = Churn(top, outside, _FirstChoice()).ignore_edit()
     assert "holds the name" in said
     assert not (outside / "target" / "rules").exists()
+
+
+def test_the_churn_never_makes_a_tree_through_a_symlink(tmp_path: Path) -> None:
+    """Regression (issue 36): a link to ../../../../../../../../etc renamed to a directory's
+    name ('d', 'deep') had the next deep tree made through it: the race test wrote files
+    into /etc."""
+    top, outside = tmp_path / "r", tmp_path / "outside"
+    top.mkdir()
+    (outside / "target").mkdir(parents=True)
+    (top / "p").symlink_to(outside / "target")  # p: the first of the directories' names
+    said = Churn(top, outside, _FirstChoice()).make_tree()
+    assert "stops at r/p" in said
+    assert list((outside / "target").iterdir()) == []

@@ -79,9 +79,10 @@ def parser() -> argparse.ArgumentParser:
     history_cli.add_options(p, size(1))
     p.add_argument("--index-memory", type=size(0), default=256 * 1024 * 1024,
                    metavar="BYTES",
-                   help="memory for the warm tree and content index that speed up repeated "
-                        "listing and searching (default: 268435456, 256 MiB); 0 turns them "
-                        "off: every call walks the tree")
+                   help="memory the warm tree and content index that speed up repeated "
+                        "listing and searching may add to their process, over its baseline "
+                        "of about 40 MB (default: 268435456, 256 MiB); 0 turns them off: "
+                        "every call walks the tree")
     p.add_argument("--state", metavar="DIR",
                    help="where the claude set remembers, per workspace, the files read, so "
                         "an Edit in a later server process knows them (DIR must lie outside "

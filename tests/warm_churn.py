@@ -24,8 +24,8 @@ RULES = ("*.py", "!a.py", "*.md", "d/", "/c.txt", "deep", "!.h.py", "*.log", "q/
 class Churn:
     """Seeded outside changes under `top`, using `outside` as the far side of moves."""
 
-    def __init__(self, top: Path, outside: Path, rng: random.Random) -> None:
-        self.top, self.outside, self.rng = top, outside, rng
+    def __init__(self, top: Path, outside: Path, rng: random.Random, seed: int = 0) -> None:
+        self.top, self.outside, self.rng, self.seed = top, outside, rng, seed
         top.mkdir(parents=True, exist_ok=True)
         outside.mkdir(parents=True, exist_ok=True)
         self.moved = 0
@@ -132,16 +132,17 @@ class Churn:
         return f"rename {self._rel(source)} -> {self._rel(target)}"
 
     def make_tree(self) -> str:
-        """A deep tree made at once (mkdir -p and a file at every level)."""
+        """A deep tree made at once (mkdir -p and a file at every level), never through a
+        symlink: one renamed to a directory's name may lead out (to /etc: issue 36)."""
         base = self._dir()
         names = [self.rng.choice(DIRS) for _ in range(self.rng.randint(2, 5))]
-        try:
-            os.makedirs(base.joinpath(*names), exist_ok=True)
-        except OSError as exc:  # a file stands in the way
-            return f"make tree under {self._rel(base)}: {exc.strerror}"
         level = base
         for name in names:
+            if (level / name).is_symlink() or not (level / name).is_dir() and (
+                    level / name).exists():
+                return f"make tree under {self._rel(base)}: stops at {self._rel(level / name)}"
             level = level / name
+            level.mkdir(exist_ok=True)
             self._put(level / self.rng.choice(NAMES[:5]), self._text().encode())
         return f"make tree {self._rel(level)}"
 
@@ -160,7 +161,8 @@ class Churn:
                 path.unlink()
                 return f"delete rules {self._rel(path)}"
         rules = self.rng.sample(RULES, self.rng.randint(1, 3))
-        path.write_text("\n".join(rules) + "\n")
+        if not self._put(path, ("\n".join(rules) + "\n").encode()):
+            return f"rules {self._rel(path)}: a directory or a link holds the name"
         return f"rules {self._rel(path)}: {rules}"
 
     def move_out(self) -> str:

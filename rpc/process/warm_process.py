@@ -137,8 +137,8 @@ def warm_main(ctx: ToolContext, budget: int, parent_pid: int, close_fds: tuple[i
               ruleset: int | None) -> None:
     """The warm process: confined like a worker, then serving until the server ends.
     What Landlock would refuse comes first: its inotify instance (inotify_simple finds
-    libc through a temporary file), its memory's /proc file and its socket (outside the
-    workspace). numpy and the index load here only."""
+    libc through a temporary file) with the watch limit's /proc/sys file, its memory's
+    /proc file and its socket (outside the workspace). numpy and the index load here only."""
     name_process("chorus-warm")
     from chorus_tools.tools.warm.answers import Memory
     from chorus_tools.tools.warm.events import Events

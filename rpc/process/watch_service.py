@@ -8,12 +8,15 @@ Here they become `workspace/didChange` notifications, written through the same r
 channel (and so the framing) as the request that made the watch.
 
 If the watcher process is killed (by a signal: the OOM killer, a kill -9), it is started
-again and every live watch is added anew, so watches still end only with the server. What
-changed while no watcher ran is not known: once a watch is live again it gets one
-`workspace/didChange` with no changes and `resync: true`, the cue to look at the tree
-afresh. One killed again within RESTART_GAP seconds of its start waits out the rest of
-that gap first. A watcher that exits on an error it logged (the kernel's inotify watch
-limit) ends its watches instead: a new one would meet the same error.
+again and every watch is added anew, so watches still end only with the server. What
+changed while no watcher ran is not known: once a watch that was live is live again it
+gets one `workspace/didChange` with no changes and `resync: true`, the cue to look at the
+tree afresh; a watch that was still starting just starts in the new one (its request
+waits for it). A watcher that cannot take a command (it died and its end of file is not
+read yet) is killed for sure, and the same happens. One killed again within RESTART_GAP
+seconds of its start waits out the rest of that gap first. A watcher that exits on an
+error it logged (the kernel's inotify watch limit) ends its watches instead, and a watch
+still starting gets permission_denied: a new one would meet the same error.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ class Watches:
         self._senders[watch_id] = send
         self._specs[watch_id] = spec
         try:
-            write_all(self._to, frame(("add", watch_id, spec)))
+            self._hand_over(watch_id)
             await ready
         except BaseException:
             self.remove(watch_id)
@@ -136,40 +139,55 @@ class Watches:
             elif (send := self._senders.get(watch_id)) is not None:
                 send(DID_CHANGE, {"watch_id": watch_id, "changes": rest[0]})
 
+    def _hand_over(self, watch_id: str) -> bool:
+        """Send a watch to the watcher; False when it cannot take it (dead, its end of file
+        not read yet, or its command reader gone): then it is killed for sure, and its end
+        of file brings `_died`, which adds every watch again to a new one."""
+        try:
+            write_all(self._to, frame(("add", watch_id, self._specs[watch_id])))
+        except OSError:
+            if self._process is not None:
+                self._process.kill()
+            return False
+        return True
+
     def _died(self) -> None:
         process = self._process
-        for ready in self._ready.values():
-            if not ready.done():
-                ready.set_exception(ToolError(
-                    "internal_error", "The watcher process died while starting the watch; "
-                    "details are in the server's log. Retry workspace.watch."))
-        live = [w for w in self._senders if w not in self._ready]
-        self._ready.clear()
         self._stop_process()
         if process.exitcode is None or process.exitcode >= 0:
             log.warning("the watcher process exited (code %s); its watches ended",
                         process.exitcode)
+            for watch_id, ready in self._ready.items():
+                if not ready.done():
+                    ready.set_exception(ToolError(
+                        "permission_denied", "The watcher process stopped on an error before "
+                        "this watch started (the server's log says which, usually the "
+                        "kernel's inotify watch limit, fs.inotify.max_user_watches). Raise "
+                        "the limit or watch a smaller directory, then retry workspace.watch.",
+                        path=self._specs[watch_id]["path"]))
+            self._ready.clear()
             self._senders.clear()
             self._specs.clear()
+            self._resync.clear()
             return
+        every = list(self._specs)
         log.warning("the watcher process was killed (signal %s); %d watches resume in a new "
-                    "one", -process.exitcode, len(live))
-        if live:
+                    "one", -process.exitcode, len(every))
+        if every:
             wait = max(0.0, self._started + RESTART_GAP - asyncio.get_running_loop().time())
-            self._restart = asyncio.get_running_loop().call_later(wait, self._resume, live)
+            self._restart = asyncio.get_running_loop().call_later(wait, self._resume, every)
 
-    def _resume(self, live: list[str]) -> None:
-        """Add the watches that were live to a new watcher (see the module doc); one
-        workspace.watch may have started it meanwhile."""
+    def _resume(self, watches: list[str]) -> None:
+        """Add the watches of a killed watcher to a new one (see the module doc); one
+        workspace.watch may have started it meanwhile. Those that were live resync."""
         self._restart = None
-        live = [w for w in live if w in self._specs]
-        if live and self._process is None:
+        watches = [w for w in watches if w in self._specs]
+        if watches and self._process is None:
             self._start()
-        for watch_id in live:
-            self._resync.add(watch_id)
-            try:
-                write_all(self._to, frame(("add", watch_id, self._specs[watch_id])))
-            except OSError:
+        for watch_id in watches:
+            if watch_id not in self._ready:
+                self._resync.add(watch_id)
+            if not self._hand_over(watch_id):
                 return  # this one died already: its end of file brings us back here
 
 

@@ -258,12 +258,21 @@ def test_progress_reaches_the_sdk_callback(tmp_path: Path) -> None:
         await session.send_ping()
         assert (await session.call_tool("file_info", {"path": "tree"})).isError is False
     in_session(tmp_path / "ws", body, "--search-engine", "python",
-               "--search-file-timeout", "30", on_message=on_message)
+               "--search-file-timeout", "30", "--request-timeout", "600",  # hang guards
+               on_message=on_message)
     assert seen, "no progress notification during a search of 2 GiB"
     counts = [done for done, _, _ in seen]
-    assert counts == sorted(set(counts)), counts
-    assert all(total == files for _, total, _ in seen)
-    assert seen[-1][2] == f"{int(counts[-1])} of {files} files searched so far."
+    assert counts == sorted(set(counts)) and counts[-1] > 0, counts
+    # A tick before the search has split its files (its walk can outlast the first 0.5 s
+    # on a loaded machine: issue 36) has nothing to count yet: progress 0, no total
+    # (`total?` in docs/protocol.md). Every later one counts files of all 2,000.
+    for done, total, message in seen:
+        if total is None:
+            assert (done, message) == (0, "Working: nothing counted yet."), seen
+        else:
+            assert total == files, seen
+            assert message == f"{int(done)} of {files} files searched so far.", seen
+    assert seen[-1][1] == files, seen
 
 
 @pytest.mark.parametrize("sets, calls", [

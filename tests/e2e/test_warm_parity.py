@@ -18,21 +18,21 @@ from warm_matrix import Call, build_tree, matrix
 from warm_support import ENGINES, Pair, assert_warm, paired, report
 
 
-# the warm server with its content index, and with the tree alone (a budget no index fits)
-BUDGETS = {"index": (), "tree-only": ("--index-memory", "1")}
-
-
-@pytest.fixture(scope="module", params=[(e, b) for e in ENGINES for b in BUDGETS],
-                ids=lambda p: "-".join(p))
+# The warm server with its content index. (A tree without an index is not asked for here:
+# --index-memory bounds the tree too (issue 36), and no budget holds this tree but not its
+# index every time, the tree's cost varying by more between runs than the index's least
+# size. A search with the index off takes the branch of a pattern it cannot narrow, which
+# the matrix asks; tests/tools/test_warm_tree.py and test_warm_churn.py keep the index off
+# in process.)
+@pytest.fixture(scope="module", params=ENGINES)
 def static(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     """A ready pair on the trap workspace, which no test here changes."""
-    engine, budget = request.param
-    base = tmp_path_factory.mktemp(f"static-{engine}-{budget}")
+    base = tmp_path_factory.mktemp(f"static-{request.param}")
     build_tree(base / "ws", base / "outside")
-    for pair in paired(base / "ws", engine, *BUDGETS[budget]):
+    for pair in paired(base / "ws", request.param):
         status = pair.status()
-        assert status["index"] == ("ready" if budget == "index" else "off"), status
+        assert status["index"] == "ready", status
         yield pair
 
 

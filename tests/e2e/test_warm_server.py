@@ -20,6 +20,7 @@ STATUS_KEYS = {"tree", "index", "files", "directories", "indexed_files", "indexe
 
 
 def fill(ws: Path, files: int = 60) -> None:
+    ws.mkdir(exist_ok=True)
     for i in range(files):
         folder = ws / f"pkg{i % 6}"
         folder.mkdir(exist_ok=True)
@@ -58,6 +59,26 @@ def test_status_counts_the_workspace_and_stays_in_budget(root: Path) -> None:
     assert status["indexed_bytes"] == sum(p.stat().st_size for p in root.rglob("*")
                                           if p.is_file())
     assert 0 < status["memory_bytes"] <= status["memory_budget"] == budget
+
+
+def test_index_memory_1_keeps_the_warm_tree_within_it(root: Path) -> None:
+    """Regression (issue 36): --index-memory 1 left a tree of a few hundred files on (the
+    budget was looked at every 256 directories only). The budget bounds what the tree
+    and index add over the warm process's baseline (its interpreter and imports, which
+    no budget lowers): `memory_bytes` stays within it, or the tree is off."""
+    for i in range(20):  # 2400 files in 141 directories: tens of pages, and fewer
+        fill(root / f"part{i}", 120)  # directories than the build's periodic look
+    with RpcServer(root, "--index-memory", "1") as srv:
+        end = time.monotonic() + 60
+        status = srv.result("workspace.status")
+        while status["tree"] == "building":
+            assert time.monotonic() < end, status
+            time.sleep(0.02)
+            status = srv.result("workspace.status")
+        assert status["memory_budget"] == 1
+        assert (status["tree"], status["index"]) == ("off", "off"), status
+        assert "--index-memory" in status["reason"]
+        assert srv.call("file.list", {"pattern": "part3/**/*.py"})["result"]["files"]
 
 
 def test_index_memory_0_turns_both_off(root: Path) -> None:

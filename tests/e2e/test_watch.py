@@ -220,3 +220,26 @@ def test_a_killed_watcher_is_replaced_and_each_watch_resyncs(ws: Path) -> None:
             (ws / name).write_text("new")
             server.changes_until(has(("added", name)))
         assert len(server.live_children()) == 2  # the worker and one watcher
+
+
+def test_a_watcher_killed_while_a_watch_starts_is_replaced_and_the_watch_goes_on(
+        ws: Path) -> None:
+    """Regression (issue 36): the watcher killed after it took a watch but before the
+    watch was live answered internal_error; now a new watcher takes it, the request
+    answers its watch_id, and the watch reports changes."""
+    with Watching(ws, "--workers", "1") as server:
+        assert "result" in server.rpc("file.info", {"path": "."})  # the worker is up
+        end = time.monotonic() + GUARD
+        while len(server.live_children()) != 1 and time.monotonic() < end:
+            time.sleep(0.01)  # and the start-up sweep has finished
+        workers = set(server.live_children())
+        rid = server.request("workspace.watch", {"pattern": "*.txt"})
+        while not (watchers := set(server.live_children()) - workers):
+            assert time.monotonic() < end and not server.has_reply(), "no watcher started"
+        os.kill(watchers.pop(), signal.SIGKILL)  # it waits ~0.2 s for watchfiles' start
+        reply = server.recv_reply()
+        assert reply["id"] == rid and "result" in reply, reply
+        wid = reply["result"]["watch_id"]
+        (ws / "later.txt").write_text("new")
+        assert (wid, "added", "later.txt") in server.changes_until(has(("added", "later.txt")))
+        assert len(server.live_children()) == 2  # the worker and the new watcher

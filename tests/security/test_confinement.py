@@ -197,6 +197,40 @@ def _status(pid: int, field: str) -> str:
     raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
+def test_the_warm_trees_watch_limit_reason_names_the_real_limit_inside_the_domain(
+        wctx: ToolContext, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (issue 36): the warm process read fs.inotify.max_user_watches only once
+    confined, and Landlock refuses /proc/sys: its reason said `max_user_watches = ?`. Its
+    inotify instance, made before the domain as warm_main makes it, now holds the file.
+    (The kernel's ENOSPC is played: reaching the real limit would starve this machine.)"""
+    import errno
+    from inotify_simple import INotify
+    from chorus_tools.tools.warm.events import Events, WatchLimit
+    limit_file = "/proc/sys/fs/inotify/max_user_watches"
+    events = Events()
+
+    def refused(self: INotify, path: str, mask: int) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(INotify, "add_watch", refused)
+    directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+
+    def watch() -> str:
+        with pytest.raises(WatchLimit) as raised:
+            events.watch(directory)
+        return str(raised.value)
+
+    try:
+        reason = in_child(wctx, watch)
+    finally:
+        events.close()
+        os.close(directory)
+    with pytest.raises(PermissionError):  # the domain does refuse the file itself
+        in_child(wctx, lambda: open(limit_file).read())
+    limit = Path(limit_file).read_text().strip()
+    assert f"(fs.inotify.max_user_watches = {limit})" in reason, reason
+
+
 def test_without_landlock_one_line_says_so_and_openat2_stays(
         wctx: ToolContext, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:

@@ -165,7 +165,7 @@ def test_the_watch_limit_turns_the_tree_off(workspace: ToolContext,
 
     def watch(self: Events, dir_fd: int) -> int:
         if len(watched) >= 2:
-            raise WatchLimit(events_module._limit_text())
+            raise WatchLimit(self.limit_text())
         watched.append(dir_fd)
         return len(watched)
 
@@ -178,15 +178,39 @@ def test_the_watch_limit_turns_the_tree_off(workspace: ToolContext,
     assert warm.answer("select", {}, warm.current()) is None
 
 
+class _Resident:
+    """A stand-in for the process's resident memory: `grown` bytes over its first figure
+    once the first look (the baseline) is taken."""
+
+    def __init__(self, grown: int) -> None:
+        self.grown = grown
+        self.looks = 0
+
+    def __call__(self) -> int:
+        self.looks += 1
+        return 40_000_000 + (self.grown if self.looks > 1 else 0)
+
+
 def test_an_index_over_the_budget_stays_off(workspace: ToolContext) -> None:
-    memory = Memory()
-    warm = Warm(workspace, memory() + 4096, Events(), memory)
+    warm = Warm(workspace, 4096, Events(), _Resident(0))  # nothing grows: the tree fits
     settle(warm)
     status = warm.status()
     assert status["tree"] == "ready" and status["index"] == "off"
     assert "--index-memory" in status["reason"]
     chosen = warm.select("", False, False, [], (), [1, 2, 3], True)
     assert chosen["narrowed"] is False  # no index: every file is searched
+
+
+def test_a_small_tree_over_the_budget_turns_off(workspace: ToolContext) -> None:
+    """Regression (issue 36): the budget was looked at every 256 directories only, so a
+    smaller tree was kept whatever it cost (--index-memory 1 left it on). The budget
+    counts what the tree adds over the process's baseline, so no value is below it."""
+    warm = Warm(workspace, 1, Events(), _Resident(1 << 20))
+    settle(warm)
+    status = warm.status()
+    assert (status["tree"], status["index"]) == ("off", "off")
+    assert "--index-memory" in status["reason"] and "1048576 bytes" in status["reason"]
+    assert not warm.current()
 
 
 def test_the_index_narrows_and_sees_a_rewrite(warm: Warm, workspace: ToolContext,
@@ -201,3 +225,52 @@ def test_the_index_narrows_and_sees_a_rewrite(warm: Warm, workspace: ToolContext
     found = warm.select("", False, False, [], (), grams, True)
     assert "src/deep/b.py" in found["files"], "a rewritten file must be a candidate at once"
     assert found["total"] == 6
+
+
+def test_a_directory_turned_into_a_file_and_back_is_listed_anew(
+        warm: Warm, workspace: ToolContext, root: Path) -> None:
+    """Regression (issue 36, seed 2528268591): removed and made again at once, a directory
+    often gets its old inode number back, and the tree kept the old one's node, unwatched:
+    a file made in the new one was never seen. The node's watch, gone with the old
+    directory, now tells them apart."""
+    deep = root / "src" / "deep"
+    shutil.rmtree(deep)
+    deep.write_text("a file for a moment\n")
+    deep.unlink()
+    deep.mkdir()
+    (deep / "inner.py").write_text("needle_3\n")
+    assert_same(warm, workspace)
+    (deep / "later.py").write_text("made in the new directory once the tree knows it\n")
+    assert_same(warm, workspace)
+
+
+def test_a_rewrite_within_one_tick_of_the_clock_is_read_again(
+        warm: Warm, workspace: ToolContext, root: Path) -> None:
+    """Regression: a same-size rewrite whose lstat does not change (a coarse clock: the
+    same mtime and ctime tick) left the index with the old content's grams, so a search
+    for the new content skipped the file. The write's own event now has it read again."""
+    from chorus_tools.tools.warm.entry import pack
+    from chorus_tools.tools.warm.grams import query_grams
+    grams = query_grams("zzz", literal=True, case_sensitive=True, multiline=False,
+                        needs_pcre2=False)
+    assert warm.tree is not None and warm.select("", False, False, [], (), grams,
+                                                 True)["files"] == []
+    (root / "src" / "d.py").write_text("zzz\n")
+    # the clock did not tick: the tree's lstat of the file is the new one already
+    warm.tree.dirs["src"].entries["d.py"] = pack("file", os.lstat(root / "src" / "d.py"))
+    assert warm.current()
+    settle(warm)
+    assert warm.select("", False, False, [], (), grams, True)["files"] == ["src/d.py"]
+
+
+def test_an_unreadable_watch_limit_is_said_plainly(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    """Issue 36: never `max_user_watches = ?`; a file that cannot be read is named."""
+    monkeypatch.setattr(events_module, "LIMIT_FILE", str(tmp_path / "no-such-limit"))
+    events = Events()
+    try:
+        reason = events.limit_text()
+    finally:
+        events.close()
+    assert f"{tmp_path / 'no-such-limit'} could not be read: No such file" in reason
+    assert "?" not in reason

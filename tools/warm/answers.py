@@ -6,6 +6,11 @@ the tree current (tools/warm/events.py), else None, and the worker walks the dis
   --deny), their count, and, when the pattern's grams narrow it, only the candidates;
 - `status`: workspace.status.
 
+The budget (--index-memory) bounds what the tree, the index and the replies kept add to
+this process's resident memory over its baseline, measured once its imports are done (the
+interpreter and numpy: no budget lowers them): a tree that outgrows it turns off, an index
+that does not fit stays off, kept replies go first.
+
 Replies are cached per question until the tree changes: `list` until any change (sizes and
 times are in it), `select` until a change of names, kinds or ignore rules. A selection is
 kept as the files' ids (numpy), not their paths, so a 200k-file one costs 1 MB, not 35.
@@ -44,6 +49,7 @@ class Warm:
         self.budget = budget
         self.events = events
         self.rss = memory
+        self.baseline = memory()  # before any tree: the budget counts what comes after
         self.content = Content(ctx)
         self.tree: WarmTree | None = None
         self.reason: str | None = None
@@ -66,15 +72,17 @@ class Warm:
             steps = 0
             while tree.build_step() and time.monotonic() < until:
                 steps += 1
-                if steps % MEMORY_CHECK == 0 and self.rss() > self.budget:
-                    return self._off("the tree alone needs more than --index-memory")
+                if steps % MEMORY_CHECK == 0 and self.used() > self.budget:
+                    return self._over_budget()
         except WatchLimit as exc:
             return self._off(str(exc))
         if tree.building is None and self.built_at is None:
+            if self.used() > self.budget:  # a tree too small to reach a MEMORY_CHECK
+                return self._over_budget()
             self.built_at = time.monotonic()
-            self.content.start(tree.files, self.budget - self.rss())
+            self.content.start(tree.files, self.budget - self.used())
         if time.monotonic() < until and not self.content.step(until - time.monotonic()):
-            if self.content.index is not None and self.rss() > self.budget:
+            if self.content.index is not None and self.used() > self.budget:
                 self.content.drop("the index outgrew --index-memory; searches run unindexed")
 
     def note(self, events: list[Event] | None = None) -> None:
@@ -114,7 +122,7 @@ class Warm:
         except (NotWarm, ToolError):  # the disk walk says it (or raises the same error)
             return None
         finally:
-            if self.rss() > self.budget:  # what is kept goes first
+            if self.used() > self.budget:  # what is kept goes first
                 self._cache.clear()
 
     def listing(self, kwargs: dict[str, Any]) -> Pickled:
@@ -161,11 +169,20 @@ class Warm:
                  "index": index, "files": tree.files if tree else 0,
                  "directories": len(tree.dirs) if tree else 0,
                  "indexed_files": content.indexed_files,
-                 "indexed_bytes": content.indexed_bytes, "memory_bytes": self.rss(),
+                 "indexed_bytes": content.indexed_bytes, "memory_bytes": self.used(),
                  "memory_budget": self.budget}
         if reason:
             found["reason"] = reason
         return found
+
+    def used(self) -> int:
+        """Bytes of resident memory over the baseline: what the budget bounds."""
+        return max(0, self.rss() - self.baseline)
+
+    def _over_budget(self) -> None:
+        self._off(f"the tree alone needs more than --index-memory ({self.used()} bytes "
+                  f"over the warm process's baseline, for a budget of {self.budget}); "
+                  "every call walks the disk")
 
     def _memory_ctx(self) -> ToolContext:
         assert self.tree is not None

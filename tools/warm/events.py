@@ -24,6 +24,7 @@ DIR_MASK = (flags.CREATE | flags.DELETE | flags.MOVED_FROM | flags.MOVED_TO | fl
             | flags.ATTRIB | flags.DELETE_SELF | flags.MOVE_SELF | flags.ONLYDIR
             | flags.EXCL_UNLINK)  # /proc/self/fd/N is followed: to the directory opened
 OVERFLOW = flags.Q_OVERFLOW
+MODIFY = flags.MODIFY
 IGNORED = flags.IGNORED
 
 
@@ -37,9 +38,15 @@ class WatchLimit(Exception):
     """The kernel's inotify watch limit (fs.inotify.max_user_watches) is reached."""
 
 
+LIMIT_FILE = "/proc/sys/fs/inotify/max_user_watches"
+
+
 class Events:
     def __init__(self) -> None:
+        """Made before the process enters Landlock, which refuses /proc/sys: the limit's
+        file is opened here, and read when the limit is met."""
         self._inotify = INotify(nonblocking=True)
+        self._limit = _open_limit()
         self._marker = os.memfd_create("chorus-warm-barrier")
         self._barrier_wd = self._inotify.add_watch(f"/proc/self/fd/{self._marker}",
                                                    flags.ATTRIB)
@@ -54,7 +61,7 @@ class Events:
             return self._inotify.add_watch(f"/proc/self/fd/{dir_fd}", DIR_MASK)
         except OSError as exc:
             if exc.errno == 28:  # ENOSPC: out of watches
-                raise WatchLimit(_limit_text()) from None
+                raise WatchLimit(self.limit_text()) from None
             raise
 
     def unwatch(self, wd: int) -> None:
@@ -80,19 +87,32 @@ class Events:
                 return before
         return None
 
+    def limit_text(self) -> str:
+        """Why the tree is off at the watch limit, with the limit's value now."""
+        if isinstance(self._limit, int):
+            try:
+                value = os.pread(self._limit, 64, 0).decode().strip()
+                found = f"fs.inotify.max_user_watches = {value}"
+            except OSError as exc:
+                found = f"{LIMIT_FILE} could not be read: {exc.strerror}"
+        else:
+            found = self._limit
+        return (f"the kernel's inotify watch limit is reached ({found}); raise it with "
+                "sysctl to warm this workspace")
+
     def close(self) -> None:
         self._inotify.close()
         os.close(self._marker)
+        if isinstance(self._limit, int):
+            os.close(self._limit)
 
     def _convert(self, events: list) -> list[Event]:
         return [Event(e.wd, e.mask, e.name) for e in events if e.wd != self._barrier_wd]
 
 
-def _limit_text() -> str:
+def _open_limit() -> int | str:
+    """The limit's file, open; or why it cannot be read, said plainly."""
     try:
-        with open("/proc/sys/fs/inotify/max_user_watches") as f:
-            limit = f.read().strip()
-    except OSError:
-        limit = "?"
-    return (f"the kernel's inotify watch limit is reached (fs.inotify.max_user_watches = "
-            f"{limit}); raise it with sysctl to warm this workspace")
+        return os.open(LIMIT_FILE, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"{LIMIT_FILE} could not be read: {exc.strerror}"

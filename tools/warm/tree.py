@@ -25,7 +25,7 @@ from chorus_tools.tools.walk.globs import RuleSet
 from chorus_tools.tools.walk.ignore import IGNORE_FILES, load_dir_rules
 from chorus_tools.tools.walk.source import CHILD_FLAGS, DIR, FILE, OTHER, SYMLINK, kind_of
 from chorus_tools.tools.warm.entry import kind, lstat, pack, same_object
-from chorus_tools.tools.warm.events import IGNORED, OVERFLOW, Event, Events
+from chorus_tools.tools.warm.events import IGNORED, MODIFY, OVERFLOW, Event, Events
 
 Stat = os.stat_result | None  # None: listed, but its lstat failed (as the disk walk sees it)
 
@@ -52,6 +52,7 @@ class WarmTree:
         self.by_wd: dict[int, str] = {}
         self.dirty: set[tuple[str, str]] = set()  # (directory, name) to look at again
         self.volatile: set[tuple[str, str]] = set()  # looked at on every sync (module doc)
+        self.written: set[tuple[str, str]] = set()  # of `dirty`: files written (IN_MODIFY)
         self.generation = 0  # bumped by every change applied
         self.shape = 0  # bumped by a change of names, kinds or ignore rules
         self.files = 0
@@ -79,6 +80,8 @@ class WarmTree:
                 self.by_wd.pop(event.wd, None)
             elif event.name and (path := self.by_wd.get(event.wd)) is not None:
                 self.dirty.add((path, event.name))
+                if event.mask & MODIFY:
+                    self.written.add((path, event.name))
                 if path:  # its own time and size changed too, unreported in its parent
                     parent, _, name = path.rpartition("/")
                     self.dirty.add((parent, name))
@@ -91,6 +94,7 @@ class WarmTree:
             self.dirty.clear()
             for directory, name in batch:
                 self._refresh(directory, name)
+        self.written.clear()
 
     def lookup(self, rel: str) -> Node | None:
         """The node of directory `rel` ('' for the root) when every step to it is a
@@ -143,11 +147,13 @@ class WarmTree:
                 self._forget(node, name, path, old)
             return
         entry = pack(new, st)
-        if entry == packed and not (new == SYMLINK and name in IGNORE_FILES):
-            return  # looked at for nothing (an ignore symlink's target may have changed)
-        if old == DIR and (new != DIR or not same_object(packed or b"", entry)):
+        if old == DIR and (new != DIR or not self._same_directory(path, packed, entry)):
             self._forget(node, name, path, DIR)
-            old = None
+            old = packed = None
+        if entry == packed and not (new == SYMLINK and name in IGNORE_FILES):
+            if new == FILE and (directory, name) in self.written:
+                self.on_file(path, st)  # rewritten within the clock's tick: same lstat
+            return  # looked at for nothing (an ignore symlink's target may have changed)
         node.entries[name] = entry
         self.generation += 1
         if old != new:
@@ -163,6 +169,16 @@ class WarmTree:
             self.on_file(path, st)
         elif old == FILE:
             self.on_file(path, None)
+
+    def _same_directory(self, path: str, packed: bytes | None, entry: bytes) -> bool:
+        """Whether the directory at `path` is still the one its node lists. Its inode number
+        is not enough: a directory removed and another made at its name often gets the
+        same one at once. But a watched inode is pinned until its watch is removed, which
+        queues IN_IGNORED before the number can be reused (so before the barrier): the
+        node's watch still alive and the same inode prove the same directory."""
+        held = self.dirs.get(path)
+        return (held is not None and self.by_wd.get(held.wd) == path
+                and same_object(packed or b"", entry))
 
     def _forget(self, node: Node, name: str, path: str, was: str) -> None:
         del node.entries[name]

@@ -219,8 +219,14 @@ class SoakClient(StdioServer):
                       fd_count(self.pid), max(map(fd_count, workers), default=0))
 
     def _settle(self) -> None:
-        """Quiet moments to count descriptors in: the pool whole and idle."""
+        """Quiet moments to count descriptors in: the pool whole and idle, and the warm
+        process started (the first listing starts it once the pool is idle, so a count
+        taken before it holds two pipes fewer than one taken after)."""
         for i in range(len(MIX)):  # each kind, answered in turn
             method, params, want = MIX[i](i)
             self.request(method, params, check=lambda r, want=want: None if (
                 r["error"]["data"]["error"] if "error" in r else None) == want else str(r))
+        deadline = time.monotonic() + 60
+        while (self.request("workspace.status", {})["result"]["tree"] == "building"
+               and time.monotonic() < deadline):
+            time.sleep(0.05)

@@ -73,7 +73,8 @@ def test_inspector_lists_the_tools(inspector: list[str], ws: Path) -> None:
     assert {"file_read", "file_write", "file_patch", "file_delete", "file_list",
             "file_search", "file_info", "file_move", "dir_create", "dir_delete",
             "file_history", "file_restore", "workspace_checkpoint",
-            "workspace_rewind"} == set(tools)
+            "workspace_rewind", "file_check", "code_outline", "code_symbols",
+            "code_references", "code_map", "code_edit"} == set(tools)
     assert tools["file_patch"]["annotations"]["destructiveHint"] is True
     assert tools["file_read"]["outputSchema"]["type"] == "object"
 

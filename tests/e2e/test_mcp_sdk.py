@@ -64,6 +64,13 @@ VALID: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
     "file_restore": ({"path": "junk.txt", "version": LATEST}, lambda r: r["success"] is True),
     "workspace_checkpoint": ({"label": "end"}, lambda r: r["checkpoint"].startswith("cp-")),
     "workspace_rewind": ({"checkpoint": LATEST}, lambda r: r["restored"] == r["deleted"] == []),
+    "code_outline": ({"path": "src/app.py"}, lambda r: [s["name"] for s in r["symbols"]]
+                     == ["main"] and r["language"] == "python"),
+    "code_symbols": ({"query": "main"}, lambda r: r["symbols"][0]["path"] == "src/app.py"
+                     and r["total"] == 1),
+    "code_references": ({"name": "main", "include_definitions": True},
+                        lambda r: r["references"][0]["kind"] == "definition"),
+    "code_map": ({}, lambda r: r["map"].startswith("src/app.py:\n  def main():")),
 }
 INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {  # each ends as data.error
     "file_read": [({}, "invalid_params"), ({"path": "missing.txt"}, "file_not_found"),
@@ -91,6 +98,15 @@ INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {  # each ends as data.er
     "file_restore": [({"path": "src/app.py", "version": "h-zz"}, "invalid_params")],
     "workspace_checkpoint": [({"label": 3}, "invalid_params")],
     "workspace_rewind": [({"checkpoint": "cp-0"}, "invalid_params")],
+    "code_outline": [({"path": "junk.txt"}, "unsupported_language"),
+                     ({"path": "src/app.py", "depth": 0}, "invalid_params"),
+                     ({"path": "dot.png"}, "binary_file")],
+    "code_symbols": [({"query": ""}, "invalid_params"), ({"query": "x", "kind": "thing"},
+                                                         "invalid_params"),
+                     ({"query": "x", "path": "nope"}, "file_not_found")],
+    "code_references": [({"name": "two words"}, "invalid_params")],
+    "code_map": [({"max_bytes": 0}, "invalid_params"), ({"path": "../x"},
+                                                        "path_outside_workspace")],
 }
 
 

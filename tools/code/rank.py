@@ -27,15 +27,17 @@ CLOSE_ENOUGH = 1e-9
 
 class Summary(NamedTuple):
     """What the ranking needs of a file: its definitions' names in file order and the
-    words it mentions."""
+    words it mentions, sorted (the same order in every process: the sums of floating
+    point numbers below are taken in it, so any two processes rank alike)."""
 
     names: tuple[str, ...]
-    words: frozenset[str]
+    words: tuple[str, ...]
 
 
 def summarize(data: bytes, found: list[Symbol]) -> Summary:
+    words = {w for w in WORD.findall(data) if len(w) >= SHORTEST}
     return Summary(tuple(s.name for s in found),
-                   frozenset(w.decode("ascii") for w in WORD.findall(data)))
+                   tuple(sorted(w.decode("ascii") for w in words)))
 
 
 def rank(files: list[str], summaries: list[Summary],

@@ -8,11 +8,12 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Callable, Iterable
 
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node, QueryCursor, Tree
 
 from chorus_tools.tools.code.parse import parse
 from chorus_tools.tools.code.symbols.record import Symbol
-from chorus_tools.tools.code.symbols import clike, go, java, javascript, markdown, python, rust
+from chorus_tools.tools.code.symbols import (clike, go, java, javascript, macros, markdown,
+                                              python, rust)
 from chorus_tools.tools.code.symbols.found import Found
 from chorus_tools.tools.code.symbols.queries import definitions
 
@@ -30,8 +31,19 @@ _PREFIX_DEPTH = 3  # from a comment's or attribute's first token up to the node 
 _FIRST_LINE = frozenset({"variable", "constant", "field", "macro"})
 
 
+def tree_of(grammar: str, path: str, data: bytes) -> Tree:
+    """The tree symbols are read from: C and C++ with their misleading macros hidden
+    (tools/code/symbols/macros.py), kept under their own key so the guard's tree of the
+    file's own bytes stays in tools/code/parse.py's cache beside it."""
+    if grammar in ("c", "cpp"):
+        hidden = macros.hide(data)
+        if hidden is not data:
+            return parse(grammar, path + "\0symbols", hidden)
+    return parse(grammar, path, data)
+
+
 def extract(grammar: str, path: str, data: bytes) -> list[Symbol]:
-    root = parse(grammar, path, data).root_node
+    root = tree_of(grammar, path, data).root_node
     matches = QueryCursor(definitions(grammar)).matches(root)
     if grammar == "markdown":
         return markdown.headings(data, (caps["definition.heading"][0] for _, caps in matches))

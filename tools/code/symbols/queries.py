@@ -108,6 +108,7 @@ _CPP = _C + """
 (class_specifier name: (_) @name body: (_)) @definition.class
 (namespace_definition name: (_) @name) @definition.module
 (alias_declaration name: (type_identifier) @name) @definition.type
+(operator_cast) @definition.function
 (declaration_list (declaration) @definition.variable)
 (field_declaration_list (declaration) @definition.method)
 (field_declaration_list (function_definition) @definition.method)

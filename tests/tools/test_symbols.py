@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chorus_tools.tools.code.symbols import Symbol, symbols, supported
+from chorus_tools.tools.code.symbols import Symbol, names, supported, symbols
 from chorus_tools.tools.errors import ToolError
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "code"
@@ -368,3 +368,20 @@ def test_cpp_macros_a_preprocessor_would_expand_do_not_hide_definitions() -> Non
         ("method", "UnicodeString/operator bool", 5), ("type", "UnicodeString/reference", 6),
         ("method", "UnicodeString/operator bool", 8), ("function", "MAX_OF", 9)]
     assert found[0].signature == "class U_COMMON_API UnicodeString : public Replaceable"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_names_are_the_symbols_names(name: str) -> None:
+    """The symbol index keeps `names` (found without ranges or signatures): they must be
+    exactly the symbols' names, in order, or warm and cold answers would part."""
+    data = (SAMPLES / name).read_bytes()
+    assert names(name, data)[0] == tuple(s.name for s in symbols(name, data))
+
+
+def test_names_are_the_symbols_names_on_the_standard_library() -> None:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for module in _STDLIB_MODULES:
+        path = stdlib / f"{module}.py"
+        if path.exists():
+            data = path.read_bytes()
+            assert names(str(path), data)[0] == tuple(s.name for s in symbols(str(path), data))

@@ -15,7 +15,7 @@ from typing import Any
 
 from chorus_tools.tools.code.rank import Summary, rank, summarize
 from chorus_tools.tools.code.source import read_candidate
-from chorus_tools.tools.code.symbols import Symbol, maybe_code, supported, symbols
+from chorus_tools.tools.code.symbols import Symbol, maybe_code, names, supported, symbols
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm.client import ask
@@ -54,7 +54,7 @@ def read_summary(ctx: ToolContext, path: str) -> tuple[Summary, str] | None:
     grammar = None if data is None else supported(path, data)
     if data is None or grammar is None:
         return None
-    return summarize(data, symbols(path, data)), grammar
+    return summarize(data, *names(path, data)), grammar
 
 
 def render(ctx: ToolContext, files: list[str], ranked: list[tuple[float, int, int]],

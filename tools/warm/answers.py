@@ -196,6 +196,18 @@ class Warm:
         return dataclasses.replace(self.ctx, source=MemorySource(self.tree), warm=None,
                                    workers=1)
 
+    def kept(self, key: Any, make: Any) -> Any:
+        """`make()`'s reply to a question, kept until any change of the tree (an answer is
+        a function of the files: the same tree, the same answer)."""
+        assert self.tree is not None
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == self.tree.generation:
+            return hit[1]
+        value = make()
+        if value is not None:
+            self._keep(key, self.tree.generation, value)
+        return value
+
     def _keep(self, key: Any, generation: int, value: Any) -> None:
         if len(self._cache) >= CACHED:
             self._cache.clear()

@@ -15,13 +15,15 @@ the same; None (walk and search as without it) when too much is unknown.
 
 from __future__ import annotations
 
+from array import array
 from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
 from chorus_tools.tools.code.codemap import read_summary, render
-from chorus_tools.tools.code.rank import SHORTEST, WORD, Summary, rank
+from chorus_tools.tools.code.rank import SHORTEST, WORD, Corpus, rank
 from chorus_tools.tools.warm.grams import query_grams
+from chorus_tools.tools.warm.symbol_index import Entry
 
 if TYPE_CHECKING:
     from chorus_tools.tools.warm.answers import Warm
@@ -59,6 +61,12 @@ def code_references(warm: Warm, rel: str, globs: list[str],
 
 def code_map(warm: Warm, rel: str, globs: list[str], focus: list[str],
              max_bytes: int) -> dict[str, Any] | None:
+    return warm.kept(("code_map", rel, tuple(globs), tuple(focus), max_bytes),
+                     lambda: _map(warm, rel, globs, focus, max_bytes))
+
+
+def _map(warm: Warm, rel: str, globs: list[str], focus: list[str],
+         max_bytes: int) -> dict[str, Any] | None:
     index = warm.symbols
     if not index.on:
         return None
@@ -68,18 +76,24 @@ def code_map(warm: Warm, rel: str, globs: list[str], focus: list[str],
     if len(late) > MAP_UNKNOWN_LIMIT:
         return None
     parsed_now = {p: read_summary(warm.ctx, p) for p in late}
-    files, summaries = [], []
+    files: list[str] = []
+    names: list[tuple[str, ...]] = []
+    words: list[np.ndarray] = []
     for path in paths:
-        summary: Summary | None
         if path in parsed_now:
             found = parsed_now[path]
-            summary = found[0] if found is not None and found[1] != "markdown" else None
+            if found is None or found[1] == "markdown":
+                continue
+            entry = Entry(found[0].names, array("I", map(index.word_id, found[0].words)))
+        elif path in index.markdown or path not in index.files:
+            continue
         else:
-            summary = None if path in index.markdown else index.summary(path)
-        if summary is not None:
-            files.append(path)
-            summaries.append(summary)
-    return render(warm.ctx, files, rank(files, summaries, focus or None), max_bytes)
+            entry = index.files[path]
+        files.append(path)
+        names.append(entry.names)
+        words.append(np.frombuffer(entry.words, dtype=np.uint32).astype(np.int64))
+    ranked = rank(files, Corpus(names, words, index.word_list), focus or None)
+    return render(warm.ctx, files, ranked, max_bytes)
 
 
 def _answer(warm: Warm, chosen: np.ndarray, known: set[str], needle: str,

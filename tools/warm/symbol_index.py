@@ -18,7 +18,6 @@ from array import array
 from typing import Callable, NamedTuple
 
 from chorus_tools.tools.code.codemap import read_summary
-from chorus_tools.tools.code.rank import Summary
 from chorus_tools.tools.code.symbols import maybe_code
 from chorus_tools.tools.context import ToolContext
 
@@ -89,18 +88,10 @@ class SymbolIndex:
         summary, grammar = found
         if grammar == "markdown":
             self.markdown.add(path)
-        self.files[path] = Entry(summary.names, array("I", map(self._word, summary.words)))
+        self.files[path] = Entry(summary.names, array("I", map(self.word_id, summary.words)))
         for name in dict.fromkeys(summary.names):
             self.by_name.setdefault(name, []).append(path)
         self.symbols += len(summary.names)
-
-    def summary(self, path: str) -> Summary | None:
-        """A parsed file's summary, as tools/code/rank.py takes it."""
-        entry = self.files.get(path)
-        if entry is None:
-            return None
-        words = self.word_list
-        return Summary(entry.names, tuple(words[i] for i in entry.words))
 
     def mentions(self, path: str, word: str) -> bool | None:
         """Whether a parsed file mentions `word`; None when the index cannot say."""
@@ -139,7 +130,8 @@ class SymbolIndex:
             if not holders:
                 del self.by_name[name]
 
-    def _word(self, word: str) -> int:
+    def word_id(self, word: str) -> int:
+        """The id of a word in `word_list` (given now if it is new)."""
         found = self.word_ids.get(word)
         if found is None:
             found = self.word_ids[word] = len(self.word_list)

@@ -5,6 +5,7 @@ stays unknown, what a change does at once, its budget, and a map equal to the co
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import Iterator
 
@@ -14,9 +15,10 @@ from chorus_tools.tools.code.codemap import code_map as cold_map
 from chorus_tools.tools.confine.deny import DenyRules
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.warm import code_answers
+from chorus_tools.tools.warm import code_answers, symbol_index
 from chorus_tools.tools.warm.answers import Memory, Warm
 from chorus_tools.tools.warm.events import Events
+from chorus_tools.tools.warm.symbol_helpers import Helpers
 
 CORE = "class Engine:\n    def start(self):\n        return helper()\n\n\ndef helper():\n" \
        "    return 1\n"
@@ -141,3 +143,80 @@ def test_an_index_over_the_budget_turns_off(workspace: ToolContext, root: Path) 
         assert defining(warm, "f1") is None  # the worker searches instead
     finally:
         warm.events.close()
+
+
+@pytest.fixture
+def many(root: Path, workspace: ToolContext, monkeypatch: pytest.MonkeyPatch) -> ToolContext:
+    """Enough files for the helpers, in small batches."""
+    for i in range(60):
+        (root / "src" / f"gen{i:02d}.py").write_text(f"def generated_{i}():\n    return {i}\n")
+    monkeypatch.setattr(symbol_index, "BATCH", 4)
+    return workspace
+
+
+def built(ctx: ToolContext, helpers: int, monkeypatch: pytest.MonkeyPatch) -> Warm:
+    monkeypatch.setattr(Helpers, "wanted", staticmethod(lambda: helpers))
+    warm = Warm(ctx, 1 << 30, Events(), Memory())
+    settle(warm)
+    return warm
+
+
+def test_helpers_index_what_the_warm_process_alone_indexes(
+        many: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    alone, helped = built(many, 0, monkeypatch), built(many, 2, monkeypatch)
+    try:
+        assert alone.symbols.helpers is None and helped.symbols.helpers is not None
+        def read(warm: Warm) -> dict[str, tuple]:
+            words = warm.symbols.word_list
+            return {path: (entry.names, [words[i] for i in entry.words])
+                    for path, entry in warm.symbols.files.items()}
+        assert read(helped) == read(alone)
+        assert {k: sorted(v) for k, v in helped.symbols.by_name.items()} == \
+            {k: sorted(v) for k, v in alone.symbols.by_name.items()}
+        assert helped.symbols.unknown() == set() and helped.status()["symbols"] == "ready"
+    finally:
+        for warm in (alone, helped):
+            warm.symbols.close()
+            warm.events.close()
+
+
+def test_an_answer_for_a_file_changed_meanwhile_is_dropped(many: ToolContext,
+                                                           root: Path) -> None:
+    index = symbol_index.SymbolIndex(many)
+    index.helpers = Helpers(many, 1)
+    try:
+        for i in range(12):
+            index.changed(f"src/gen{i:02d}.py", os.stat(root / "src" / f"gen{i:02d}.py"))
+        index.started = True
+        index._hand_out()
+        handed = sorted(index.handed)
+        assert handed and "src/gen00.py" in handed
+        (root / "src" / "gen00.py").write_text("def renamed():\n    pass\n")
+        index.changed("src/gen00.py", os.stat(root / "src" / "gen00.py"))
+        while index.handed:
+            index.helpers.wait(1.0)
+            index._take()
+        assert "src/gen00.py" not in index.files and "src/gen00.py" in index.queue
+        assert all(path in index.files for path in handed if path != "src/gen00.py")
+    finally:
+        index.close()
+
+
+def test_a_dead_helpers_files_are_parsed_again(many: ToolContext, root: Path) -> None:
+    index = symbol_index.SymbolIndex(many)
+    index.helpers = Helpers(many, 1)
+    try:
+        for i in range(12):
+            index.changed(f"src/gen{i:02d}.py", os.stat(root / "src" / f"gen{i:02d}.py"))
+        index.started = True
+        (helper,) = index.helpers.idle()
+        os.kill(helper.pid, signal.SIGKILL)
+        index._hand_out()
+        handed = set(index.handed)
+        while index.handed:
+            index.helpers.wait(1.0)
+            index._take()
+        assert handed <= set(index.queue)  # back in the queue: parsed here
+        assert index.unknown() >= handed
+    finally:
+        index.close()

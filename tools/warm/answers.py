@@ -62,7 +62,8 @@ class Warm:
         tree = self.tree
         return tree is not None and (tree.building is not None or bool(self.content.queue)
                                      and self.content.index is not None
-                                     or self.symbols.started and bool(self.symbols.queue))
+                                     or self.symbols.started and bool(self.symbols.queue
+                                                                      or self.symbols.handed))
 
     def work(self, seconds: float) -> None:
         """Build the tree, then read files into the index, for about `seconds`."""
@@ -180,7 +181,8 @@ class Warm:
         found = {"tree": "off" if tree is None else "ready" if tree.ready else "building",
                  "index": index,
                  "symbols": "off" if tree is None or not symbols.on else "building"
-                 if not tree.ready or not symbols.started or symbols.queue else "ready",
+                 if not tree.ready or not symbols.started or symbols.queue or symbols.handed
+                 else "ready",
                  "symbol_files": len(symbols.files), "symbols_indexed": symbols.symbols,
                  "files": tree.files if tree else 0,
                  "directories": len(tree.dirs) if tree else 0,
@@ -217,6 +219,7 @@ class Warm:
         if self.tree is not None:
             self.tree.close()
         self.content = Content(self.ctx)
+        self.symbols.close()
         self.symbols = SymbolIndex(self.ctx)
         self._cache.clear()
         self.built_at = None

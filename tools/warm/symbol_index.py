@@ -18,8 +18,10 @@ from array import array
 from typing import Callable, NamedTuple
 
 from chorus_tools.tools.code.codemap import read_summary
+from chorus_tools.tools.code.rank import Summary
 from chorus_tools.tools.code.symbols import maybe_code
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.warm.symbol_helpers import BATCH, Helpers
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # parsed here; a bigger file is parsed by the asker
 
@@ -43,6 +45,8 @@ class SymbolIndex:
         self.symbols = 0  # definitions in the parsed files
         self.started = False
         self.reason: str | None = None
+        self.handed: dict[str, None] = {}  # given to helpers, not answered yet (unknown)
+        self.helpers: Helpers | None = None
 
     @property
     def on(self) -> bool:
@@ -61,14 +65,18 @@ class SymbolIndex:
             self.queue[path] = None
 
     def start(self) -> None:
-        """The tree is built: parsing begins."""
+        """The tree is built: parsing begins, on helpers too where there are CPUs."""
         self.started = True
+        if Helpers.wanted():
+            self.helpers = Helpers(self.ctx, Helpers.wanted())
 
     def step(self, seconds: float, over_budget: Callable[[], bool]) -> bool:
-        """Parse queued files for about `seconds`; False once none is left."""
+        """Parse queued files for about `seconds` (here and on the helpers); False once
+        none is left."""
         if not self.started or not self.on:
             return False
         until = time.monotonic() + seconds
+        self._hand_out()
         while self.queue and time.monotonic() < until:
             path = next(iter(self.queue))
             del self.queue[path]
@@ -77,11 +85,42 @@ class SymbolIndex:
                 self.drop("the symbol index outgrew --index-memory; code calls parse the "
                           "files that hold the name")
                 return False
-        return bool(self.queue)
+        if self.helpers is not None:
+            if self.handed and not self.queue:
+                self.helpers.wait(max(0.0, until - time.monotonic()))
+            self._take()
+            if not self.queue and not self.handed:
+                self.helpers.stop()  # the build is done; a burst of changes starts them
+        return bool(self.queue or self.handed)
+
+    def _hand_out(self) -> None:
+        if self.helpers is None or len(self.queue) < 2 * BATCH:
+            return
+        for helper in self.helpers.idle():
+            batch = [path for path, _ in zip(self.queue, range(BATCH))]
+            for path in batch:
+                del self.queue[path]
+                self.handed[path] = None
+            self.helpers.give(helper, batch)
+
+    def _take(self) -> None:
+        """Apply the helpers' answers, but for files reported changed since (they are
+        queued again) or lost with a helper (queued again)."""
+        assert self.helpers is not None
+        for path, found in self.helpers.collect():
+            if path not in self.handed:
+                continue
+            del self.handed[path]
+            if found is None:
+                self.queue[path] = None
+            else:
+                self._keep(path, found[1])
 
     def parse(self, path: str) -> None:
         """Parse a queued file into the index."""
-        found = read_summary(self.ctx, path)
+        self._keep(path, read_summary(self.ctx, path))
+
+    def _keep(self, path: str, found: tuple[Summary, str] | None) -> None:
         if found is None:
             self.not_code.add(path)
             return
@@ -102,10 +141,17 @@ class SymbolIndex:
         return word_id is not None and word_id in entry.words
 
     def unknown(self) -> set[str]:
-        return {*self.queue, *self.unreadable}
+        return {*self.queue, *self.unreadable, *self.handed}
+
+    def close(self) -> None:
+        """Stop the helpers (the index is dropped or replaced)."""
+        if self.helpers is not None:
+            self.helpers.stop()
+        self.handed.clear()
 
     def drop(self, reason: str) -> None:
         """Turn the index off for good (over budget): code calls parse what they need."""
+        self.close()
         self.reason = reason
         self.files.clear()
         self.by_name.clear()
@@ -117,6 +163,7 @@ class SymbolIndex:
 
     def _drop(self, path: str) -> None:
         self.queue.pop(path, None)
+        self.handed.pop(path, None)  # a helper's answer for it is now stale
         self.unreadable.discard(path)
         self.not_code.discard(path)
         self.markdown.discard(path)

@@ -137,7 +137,7 @@ PLANS: list[SeriesPlan] = [
     SeriesPlan("code_references_walking", "code.references NAME, --index-memory 0", "files",
                CODE_RG, Target("≤", 2.0), _tree(code.references_cold_in),
                _tree(code.rg_word_in)),
-    SeriesPlan("code_index_build", "symbol index: start to ready", "files",
+    SeriesPlan("code_index_build_scale", "symbol index: start to ready", "files",
                f"one {CODE_RG}", None, _tree(code.build_in), _tree(code.rg_word_in)),
     SeriesPlan("code_index_memory", "warm process with its symbol index: memory once ready "
                "(--index-memory 1 GiB)", "files", "the default --index-memory 256 MiB", None,

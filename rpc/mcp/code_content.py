@@ -1,7 +1,8 @@
 """What a model reads from the code.* tools (docs/protocol.md, "Code by structure"): lines,
 as a search's are, not the JSON, which goes out unchanged as `structuredContent`. An
-outline must cost a fraction of reading the file: its lines are `LINE[-END] signature`,
-indented one space per nesting level, a few bytes beyond the signatures themselves."""
+outline must cost a fraction of reading the file: its lines are `LINE[-END] signature`
+(a variable, constant or field by its name alone: its value is in the JSON), indented one
+space per nesting level."""
 
 from __future__ import annotations
 
@@ -20,9 +21,13 @@ def _span(item: dict[str, Any]) -> str:
     return f"{line}" if end == line else f"{line}-{end}"
 
 
+NAMED_ONLY = frozenset({"variable", "constant", "field"})  # their values: in the JSON
+
+
 def _tree(symbols: list[dict[str, Any]], depth: int, lines: list[str]) -> None:
     for s in symbols:
-        lines.append(" " * depth + f"{_span(s)} {s['signature']}")
+        said = s["name"] if s["kind"] in NAMED_ONLY else s["signature"]
+        lines.append(" " * depth + f"{_span(s)} {said}")
         _tree(s.get("children", []), depth + 1, lines)
 
 

@@ -20,7 +20,7 @@ from chorus_tools.tools.patch.patch import patch
 from chorus_tools.tools.patch.syntax import broken
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
-NAMES = sorted(p.name for p in SAMPLES.iterdir())
+NAMES = sorted(p.name for p in SAMPLES.iterdir() if p.is_file())  # code/: the outlines'
 UNITS = {"inventory.py": 4, "deploy.yaml": 2, "cart.js": 2, "Makefile": 8, "guide.md": 2}
 REFUSALS = {"find_not_found", "find_not_unique", "edit_breaks_syntax"}
 

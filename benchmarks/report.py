@@ -11,12 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HIGHER_IS_BETTER = {"throughput": True, "time": False, "memory": False, "bytes": False}
+HIGHER_IS_BETTER = {"throughput": True, "time": False, "memory": False, "bytes": False,
+                    "share": True, "cost": False, "rate": True}
 
 
 @dataclass
 class Measure:
-    kind: str  # throughput (requests/s), time (s), memory (bytes), bytes (of context)
+    kind: str  # throughput (requests/s), time (s), memory (bytes), bytes (of context),
+    # share (a fraction found: recall), cost (a fraction paid: reply bytes per file byte),
+    # rate (files/s)
     value: float
     detail: dict[str, Any] = field(default_factory=dict)
 
@@ -30,6 +33,10 @@ class Measure:
             main = f"{self.value / 1e6:,.1f} MB"
         elif self.kind == "bytes":
             main = f"{self.value:,.0f} bytes"
+        elif self.kind in ("share", "cost"):
+            main = f"{self.value * 100:.2f} %"
+        elif self.kind == "rate":
+            main = f"{self.value:,.0f} files/s"
         else:
             main = _seconds(self.value)
         if "p99" in self.detail:
@@ -52,14 +59,17 @@ class Target:
     op: str
     bound: float
     absolute: bool = False
+    unit: str = "MB"  # of an absolute bound: MB, % (a share), s, files/s
 
     def met(self, value: float) -> bool:
         return value >= self.bound if self.op == "≥" else value <= self.bound
 
     def text(self) -> str:
-        if self.absolute:
-            return f"{self.op} {self.bound / 1e6:g} MB"
-        return f"{self.op} {self.bound:g}×"
+        if not self.absolute:
+            return f"{self.op} {self.bound:g}×"
+        shown = {"MB": f"{self.bound / 1e6:g} MB", "%": f"{self.bound * 100:g} %",
+                 "s": f"{self.bound:g} s", "files/s": f"{self.bound:,.0f} files/s"}
+        return f"{self.op} {shown[self.unit]}"
 
 
 @dataclass

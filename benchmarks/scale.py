@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
+from benchmarks import code_scale as code
 from benchmarks import scenarios as sc
 from benchmarks import warm
 from benchmarks.env import Env
@@ -97,6 +98,7 @@ def _head(ours: bool, first: bool) -> Callable[[Env, int], Measure]:
 REFERENCE_HEAD = f"{sc.REFERENCE} read_text_file head=50"
 
 RARE = f"{RARE_IDENT} (in {100 / RARE_EVERY:g} % of files)"
+CODE_RG = "ripgrep: rg -n -w NAME (lines, not definitions: no count to agree)"
 
 PLANS: list[SeriesPlan] = [
     SeriesPlan("scale_list", "file.list **/*.md, walking (--index-memory 0)", "files",
@@ -123,6 +125,23 @@ PLANS: list[SeriesPlan] = [
     SeriesPlan("warm_memory", "warm process: peak RSS once ready", "files",
                f"--index-memory {warm.INDEX_BUDGET // MIB} MiB", Target("≤", 1.0),
                _tree(warm.memory_in), _tree(warm.budget)),
+    SeriesPlan("code_symbols_warm", "code.symbols NAME (one exact name), warm server, "
+               "repeated", "files", CODE_RG, Target("≤", 0.05),
+               _tree(code.symbols_warm_in), _tree(code.rg_word_in)),
+    SeriesPlan("code_symbols_walking", "code.symbols NAME, --index-memory 0", "files",
+               CODE_RG, Target("≤", 1.5), _tree(code.symbols_cold_in),
+               _tree(code.rg_word_in)),
+    SeriesPlan("code_references_warm", "code.references NAME, warm server, repeated",
+               "files", CODE_RG, Target("≤", 0.3), _tree(code.references_warm_in),
+               _tree(code.rg_word_in)),
+    SeriesPlan("code_references_walking", "code.references NAME, --index-memory 0", "files",
+               CODE_RG, Target("≤", 2.0), _tree(code.references_cold_in),
+               _tree(code.rg_word_in)),
+    SeriesPlan("code_index_build_scale", "symbol index: start to ready", "files",
+               f"one {CODE_RG}", None, _tree(code.build_in), _tree(code.rg_word_in)),
+    SeriesPlan("code_index_memory", "warm process with its symbol index: memory once ready "
+               "(--index-memory 1 GiB)", "files", "the default --index-memory 256 MiB", None,
+               _tree(code.memory_in), _tree(code.default_budget)),
     SeriesPlan("scale_head_first", "file.read lines 1–50, first read of its version (p50)",
                "bytes", REFERENCE_HEAD, Target("≤", 3),
                _head(ours=True, first=True), _head(ours=False, first=True)),

@@ -55,6 +55,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tools", type=_toolsets, default=("native",), metavar="SET[,SET...]",
                    help=f"tool sets MCP's tools/list shows and plain JSON-RPC accepts "
                         f"besides file.*: {', '.join(TOOLSETS)} (default: native)")
+    p.add_argument("--code-tools", action="store_true",
+                   help="list the code.* tools (code_outline, code_symbols, code_references, "
+                        "code_map) in MCP's tools/list with any tool set; the native set "
+                        "always lists them, and plain JSON-RPC always accepts them")
     p.add_argument("--read-only", action="store_true",
                    help="refuse every mutating method (permission_denied) and leave them "
                         "out of MCP's tools/list")
@@ -318,6 +322,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.records and inside(args.records, args.workspace):
         _fail(f"--records {args.records!r} lies inside the workspace; audit records must be "
               "out of the agent's reach")
+    if args.code_tools:
+        args.tools = (*args.tools, "code")  # the pseudo set their also_in names
     clash = clashes(args.tools)
     if clash:
         sets = next(iter(clash.values()))

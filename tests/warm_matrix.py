@@ -240,6 +240,44 @@ def dialect_queries() -> list[Call]:
     ]
 
 
+def code_queries() -> list[Call]:
+    """code.symbols, code.references, code.outline and code.map (issue 33): names in many
+    files and in one, name paths, match modes, kinds, the selection's filters and start
+    paths, limits, and what is no code."""
+    symbols: list[dict[str, Any]] = [
+        {"query": "Widget7"}, {"query": "render_7"}, {"query": "Widget", "match": "prefix"},
+        {"query": "widget1", "match": "prefix", "case_sensitive": False},
+        {"query": "ender_1", "match": "substring"}, {"query": "Widget7/render_7"},
+        {"query": "/render_7"}, {"query": "/Widget7"}, {"query": "value"},
+        {"query": "value", "kind": "variable", "max_results": 3},
+        {"query": "render", "match": "prefix", "kind": "method", "max_results": 5},
+        {"query": "Guide", "match": "prefix"}, {"query": "guide 3", "case_sensitive": False},
+        {"query": "Widget", "match": "prefix", "glob": "*.py", "path": "src"},
+        {"query": "Widget950"}, {"query": "Widget950", "include_hidden": True},
+        {"query": "Widget900", "include_ignored": True}, {"query": "Widget701"},
+        {"query": "Widget0", "path": "src/pkg0/mod_0.py"}, {"query": "Widget0", "path": "link_dir"},
+        {"query": "zq_absent_qz"}, {"query": "x", "path": "missing"},
+        {"query": "x", "path": "secrets"}, {"query": "Settings", "include_hidden": True},
+    ]
+    references: list[dict[str, Any]] = [
+        {"name": "Widget7"}, {"name": "os"}, {"name": "value", "max_results": 4},
+        {"name": "render_3", "include_definitions": True},
+        {"name": "self", "path": "src/pkg1", "context_lines": 1},
+        {"name": "Widget1", "glob": "!**/sub/**"}, {"name": "zq_absent_qz"},
+        {"name": "x", "path": "missing"},
+    ]
+    outlines = ["src/pkg0/mod_0.py", "README.md", "d.py", "notes.txt", "data/blob.bin",
+                "missing.py", "link_file.py", "src/.env"]
+    maps: list[dict[str, Any]] = [
+        {}, {"path": "src"}, {"max_bytes": 300}, {"focus": ["src/pkg1"]},
+        {"focus": ["Widget3"], "max_bytes": 200}, {"glob": "*.md"}, {"path": "missing"}]
+    return ([("code.symbols", q) for q in symbols]
+            + [("code.references", q) for q in references]
+            + [("code.outline", {"path": p}) for p in outlines]
+            + [("code.map", q) for q in maps])
+
+
 def matrix() -> list[Call]:
     return ([("file.list", q) for q in list_queries()]
-            + [("file.search", q) for q in search_queries()] + dialect_queries())
+            + [("file.search", q) for q in search_queries()] + dialect_queries()
+            + code_queries())

@@ -24,9 +24,16 @@ DIALECTS = ("--tools", "claude,gemini")
 READY_INDEX = {"ready", "partial", "off"}
 
 
-def canonical(reply: dict[str, Any]) -> str:
+# what a code.* reply may count differently with the symbol index and without (SPEC §11:
+# the lists, total and truncated are identical, the files_* counts may differ)
+CODE_COUNTS = ("files_parsed", "files_searched", "files_skipped")
+
+
+def canonical(reply: dict[str, Any], method: str = "") -> str:
     """The part of a reply parity compares (its result or its error), as sorted-key JSON."""
     body = {"result": reply["result"]} if "result" in reply else {"error": reply["error"]}
+    if method.startswith("code.") and "result" in body:
+        body["result"] = {k: v for k, v in body["result"].items() if k not in CODE_COUNTS}
     return json.dumps(body, sort_keys=True)
 
 
@@ -74,14 +81,15 @@ class Pair:
         cold_id = self.cold.request(method, params)
         warm, cold = self.warm.recv(60), self.cold.recv(60)
         assert warm["id"] == warm_id and cold["id"] == cold_id, (warm, cold)
-        return canonical(warm), canonical(cold)
+        return canonical(warm, method), canonical(cold, method)
 
     def ask_all(self, calls: list[Call]) -> list[tuple[str, str]]:
         """Every request in flight on both servers at once (for a tree nobody changes
         meanwhile): (warm, cold) per call."""
         warm = self.warm.call_many(calls, timeout=120)
         cold = self.cold.call_many(calls, timeout=120)
-        return [(canonical(w), canonical(c)) for w, c in zip(warm, cold)]
+        return [(canonical(w, method), canonical(c, method))
+                for (method, _), w, c in zip(calls, warm, cold)]
 
     def differences(self, calls: list[Call], context: str = "") -> list[str]:
         """One readable entry per call whose warm answer is not the cold one's, each call
@@ -95,13 +103,14 @@ class Pair:
         assert "result" in reply, reply
         return reply["result"]
 
-    def wait_warm(self, guard: float = 60.0) -> dict[str, Any]:
-        """Poll until the tree is ready and the index settled (a hang guard, not a timing
-        check); the last status."""
+    def wait_warm(self, guard: float = 120.0) -> dict[str, Any]:
+        """Poll until the tree is ready and the content and symbol indexes settled (a hang
+        guard, not a timing check); the last status."""
         end = time.monotonic() + guard
         while True:
             status = self.status()
-            if status["tree"] == "ready" and status["index"] in READY_INDEX:
+            if status["tree"] == "ready" and status["index"] in READY_INDEX \
+                    and status.get("symbols", "off") in READY_INDEX:
                 return status
             if time.monotonic() > end:
                 raise TimeoutError(f"the warm server never got ready: {status}")

@@ -84,9 +84,13 @@ class Method:
     # the core's names in this tool's own (`'path'` -> `'file_path'`, `patches[{i}].find`
     # -> `old_string`): every error its run raises is said in them (tools/errors.in_words)
     words: dict[str, str] = field(default_factory=dict)
-    # MCP content for a model: "read", "search", "list", "json" or "output" (its set's text)
+    # MCP content for a model: "read", "search", "list", "json", "output" (its set's text),
+    # or the code tools' lines: "outline", "symbols", "references", "map"
     shown_as: str = "json"
     mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)
+    # listed too when one of these is selected beside `toolset` (the code.* methods under
+    # --code-tools: the pseudo set "code")
+    also_in: tuple[str, ...] = ()
     # "module:function" naming the paths a call's text holds (apply_patch's patch):
     # params -> [path]; they follow path_params for ordering, records and --deny
     paths_in: str = ""

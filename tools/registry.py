@@ -225,12 +225,15 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["success"], success=_SUCCESS), path_params=(), mcp_tool=False),
     Method(
         "workspace.status", "chorus_tools.tools.warm.status:status",
-        "The warm tree and content index: ready or building, files known, memory.",
+        "The warm tree, content and symbol indexes: ready or building, files, memory.",
         _obj([]),
-        _obj(["tree", "index", "files", "directories", "indexed_files", "indexed_bytes",
-              "memory_bytes", "memory_budget"],
+        _obj(["tree", "index", "symbols", "files", "directories", "indexed_files",
+              "indexed_bytes", "symbol_files", "symbols_indexed", "memory_bytes",
+              "memory_budget"],
              tree={"enum": ["building", "ready", "off"]},
              index={"enum": ["building", "ready", "off"]},
+             symbols={"enum": ["building", "ready", "off"]}, symbol_files=NON_NEGATIVE,
+             symbols_indexed=NON_NEGATIVE,
              files=NON_NEGATIVE, directories=NON_NEGATIVE, indexed_files=NON_NEGATIVE,
              indexed_bytes=NON_NEGATIVE, memory_bytes=NON_NEGATIVE,
              memory_budget=NON_NEGATIVE, reason={"type": "string"}),
@@ -263,8 +266,9 @@ def callable_methods(toolsets: tuple[str, ...]) -> dict[str, Method]:
 
 
 def listed_methods(toolsets: tuple[str, ...], read_only: bool = False) -> list[Method]:
-    """The methods `tools/list` shows under `--tools`: those of the selected sets, less
-    the mutating ones under `--read-only` (the worker refuses them anyway) and those that
-    are no MCP tool."""
-    return [m for m in ALL_METHODS if m.toolset in toolsets and m.mcp_tool
+    """The methods `tools/list` shows under `--tools`: those of the selected sets (and the
+    code.* methods under `--code-tools`, the pseudo set "code"), less the mutating ones
+    under `--read-only` (the worker refuses them anyway) and those that are no MCP tool."""
+    return [m for m in ALL_METHODS
+            if (m.toolset in toolsets or any(s in toolsets for s in m.also_in)) and m.mcp_tool
             and not (read_only and m.mutating and not m.read_commands)]

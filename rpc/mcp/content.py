@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import orjson
 
+from chorus_tools.rpc.mcp import code_content
 from chorus_tools.tools.patch.note import note
 
 Block = dict[str, Any]
@@ -91,7 +92,8 @@ def _json(result: Any) -> list[Block]:
 
 
 SHOWN_AS: dict[str, Callable[[Any], list[Block]]] = {
-    "read": _read, "search": _search, "list": _list, "json": _json, "output": _output}
+    "read": _read, "search": _search, "list": _list, "json": _json, "output": _output,
+    **code_content.SHOWN_AS}
 
 
 def content(shown_as: str, result: Any) -> list[Block]:

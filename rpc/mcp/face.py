@@ -48,6 +48,13 @@ File tools confined to one workspace: paths are relative to its root. Read a fil
 editing it; edits are exact find-and-replace, and a failed find returns the closest text \
 as a hint. Write whole files only to create or replace them. Searches take ripgrep \
 regexes, listings globs. A failed call changes nothing and says what to do instead."""
+CODE_INSTRUCTION = " Find by symbol before reading whole files."  # when code tools are listed
+
+
+def instructions(toolsets: tuple[str, ...], read_only: bool = False) -> str:
+    """`initialize`'s and `server/discover`'s instructions for the tools listed."""
+    code = any(m.name.startswith("code.") for m in listed_methods(toolsets, read_only))
+    return INSTRUCTIONS + CODE_INSTRUCTION if code else INSTRUCTIONS
 
 # the invoker's (rpc/dispatch/invoker.py): the one path every call takes, on both faces
 InvokeFn = Callable[[Call, Method, Any], Awaitable[tuple[bool, Any]]]
@@ -61,6 +68,7 @@ class McpFace:
                  read_only: bool = False) -> None:
         self._toolsets = toolsets
         self._read_only = read_only
+        self._instructions = instructions(toolsets, read_only)
         self._invoke = invoke
         self._by_tool_name = {m.tool_name: m for m in callable_methods(toolsets).values()}
         self._version: str | None = None  # None until initialize: the newest is spoken
@@ -94,7 +102,7 @@ class McpFace:
         if request.method == "server/discover":
             return result_response(request.id, {
                 "supportedVersions": list(SUPPORTED), "capabilities": CAPABILITIES,
-                "serverInfo": _server_info(), "instructions": INSTRUCTIONS})
+                "serverInfo": _server_info(), "instructions": self._instructions})
         if request.method == "tools/list":
             return result_response(request.id, {"tools": _tools(
                 self._toolsets, self._read_only, version)})
@@ -112,7 +120,7 @@ class McpFace:
         return result_response(rid, {
             "protocolVersion": self._version,
             "capabilities": CAPABILITIES, "serverInfo": _server_info(),
-            "instructions": INSTRUCTIONS})
+            "instructions": self._instructions})
 
     async def _call_tool(self, call: Call, params: dict[str, Any]) -> dict[str, Any]:
         rid = call.request.id

@@ -76,3 +76,21 @@ def test_schemas_refuse_bad_params(server: E2EServer, method: str,
 def test_discover_describes_the_code_methods(server: E2EServer) -> None:
     names = {m["name"] for m in result(server, "rpc.discover", {})["methods"]}
     assert {"code.outline", "code.symbols", "code.references"} <= names
+
+
+@pytest.mark.parametrize(("options", "listed"), [
+    ((), True), (("--tools", "claude"), False), (("--tools", "claude", "--code-tools"), True),
+    (("--tools", "codex,anthropic", "--code-tools"), True)])
+def test_code_tools_are_listed_by_native_or_when_asked(workspace: Path, options: tuple[str, ...],
+                                                       listed: bool) -> None:
+    with E2EServer(workspace, *options) as s:
+        init = s.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                     "clientInfo": {"name": "t", "version": "0"}})["result"]
+        names = {t["name"] for t in s.call("tools/list", {})["result"]["tools"]}
+        code = {"code_outline", "code_symbols", "code_references", "code_map"}
+        assert (code <= names) == listed and (not names & code) == (not listed)
+        assert init["instructions"].endswith("before reading whole files.") == listed
+        called = s.call("tools/call", {"name": "code_outline",
+                                       "arguments": {"path": "pkg/m00.py"}})["result"]
+        assert called["content"][0]["text"].startswith("1-3 class Store:\n 2-3 def load")
+        assert s.call("code.symbols", {"query": "Store"})["result"]["total"] == 40

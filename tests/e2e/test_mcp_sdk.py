@@ -61,10 +61,13 @@ VALID: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
     "code_edit": ({"path": "src/app.py", "symbol": "main", "action": "insert_after",
                    "text": "def extra():\n    return 4\n"},
                   lambda r: r["diagnostics"]["introduced"] == 0 and "+def extra():" in r["diff"]),
-    "code_outline": ({"path": "src/app.py"}, lambda r: r["symbols"][0]["name"] == "main"),
-    "code_symbols": ({"query": "extra"}, lambda r: r["symbols"][0]["name_path"] == "extra"),
-    "code_references": ({"name": "main"}, lambda r: r["total"] >= 0),
-    "code_map": ({}, lambda r: "main" in r["map"]),
+    "code_outline": ({"path": "src/app.py"}, lambda r: [s["name"] for s in r["symbols"]]
+                     == ["main", "extra"] and r["language"] == "python"),
+    "code_symbols": ({"query": "main"}, lambda r: r["symbols"][0]["path"] == "src/app.py"
+                     and r["total"] == 1),
+    "code_references": ({"name": "main", "include_definitions": True},
+                        lambda r: r["references"][0]["kind"] == "definition"),
+    "code_map": ({}, lambda r: r["map"].startswith("src/app.py:\n  def main():")),
     "file_move": ({"source": "moveme.txt", "destination": "moved/here.txt"},
                   lambda r: r["success"] is True),
     "dir_create": ({"path": "made/deep"}, lambda r: r["created"] is True),
@@ -100,6 +103,15 @@ INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {  # each ends as data.er
     "file_restore": [({"path": "src/app.py", "version": "h-zz"}, "invalid_params")],
     "workspace_checkpoint": [({"label": 3}, "invalid_params")],
     "workspace_rewind": [({"checkpoint": "cp-0"}, "invalid_params")],
+    "code_outline": [({"path": "junk.txt"}, "unsupported_language"),
+                     ({"path": "src/app.py", "depth": 0}, "invalid_params"),
+                     ({"path": "dot.png"}, "binary_file")],
+    "code_symbols": [({"query": ""}, "invalid_params"), ({"query": "x", "kind": "thing"},
+                                                         "invalid_params"),
+                     ({"query": "x", "path": "nope"}, "file_not_found")],
+    "code_references": [({"name": "two words"}, "invalid_params")],
+    "code_map": [({"max_bytes": 0}, "invalid_params"), ({"path": "../x"},
+                                                        "path_outside_workspace")],
 }
 
 

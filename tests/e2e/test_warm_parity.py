@@ -81,6 +81,11 @@ def _probes(top: str, needle: str) -> list[Call]:
         ("Glob", {"pattern": "**/*", "path": folder}),
         ("Grep", {"pattern": needle, "path": top, "output_mode": "files_with_matches"}),
         ("list_directory", {"dir_path": folder}),
+        ("code.symbols", {"query": needle, "match": "prefix", "path": top}),
+        ("code.symbols", {"query": needle.upper(), "match": "substring", "path": top,
+                          "case_sensitive": False, "include_hidden": True}),
+        ("code.references", {"name": needle, "path": top, "include_definitions": True}),
+        ("code.map", {"path": top, "max_bytes": 400}),
     ]
 
 
@@ -144,9 +149,30 @@ def _moved_in(ws: Path, outside: Path, folder: str) -> None:
 NEEDLES = {"modify": "needle_new", "hardlink": "needle_new",
            "ignore_edits": "needle_ignore", "move_in_out": "needle_moved",
            "move_within": "needle_move", "deep_tree": "needle_deep",
-           "replace_kind": "needle_inner", "symlinks": "needle_link"}
+           "replace_kind": "needle_inner", "symlinks": "needle_link", "code": "needle_code"}
+
+MODULE = ("class NeedleCode:\n    def needle_code(self):\n        return needle_code_helper()\n"
+          "\n\ndef needle_code_helper():\n    return 1\n")
 
 SCENARIOS: dict[str, list[Step]] = {
+    "code": [
+        ("a module", lambda ws, o: _write(ws / "m.py", MODULE)),
+        ("a caller", lambda ws, o: _write(ws / "use.py", "from m import needle_code_helper\n"
+                                                        "needle_code_helper()\n")),
+        ("a definition renamed", lambda ws, o: _write(ws / "m.py", MODULE.replace(
+            "needle_code_helper", "needle_code_renamed"))),
+        ("a name written in a string", lambda ws, o: _append(ws / "use.py",
+                                                             "s = 'needle_code'\n")),
+        ("same size, another name", lambda ws, o: _write(ws / "m.py", MODULE.replace(
+            "needle_code_helper", "needle_code_helpex"))),
+        ("a caller moved", lambda ws, o: (os.mkdir(ws / "sub"),
+                                          os.rename(ws / "use.py", ws / "sub" / "use.py"))),
+        ("a syntax error", lambda ws, o: _append(ws / "m.py", "def needle_code_broken(:\n")),
+        ("a heading", lambda ws, o: _write(ws / "doc.md", "# needle_code heading\n")),
+        ("a script without an extension", lambda ws, o: _write(
+            ws / "tool", "#!/usr/bin/env python3\ndef needle_code_tool():\n    pass\n")),
+        ("the module deleted", lambda ws, o: (ws / "m.py").unlink()),
+    ],
     "create": [
         ("a file", lambda ws, o: _write(ws / "f.py", "# TODO needle_create\n")),
         ("a hidden file", lambda ws, o: _write(ws / ".h.py", "needle_create hidden\n")),

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from chorus_tools.rpc.mcp.face import INSTRUCTIONS, _tools
+from chorus_tools.rpc.mcp.face import INSTRUCTIONS, _tools, instructions
 from chorus_tools.rpc.mcp.revision import SUPPORTED
 from chorus_tools.tools.registry import TOOLSETS
 
@@ -51,6 +51,23 @@ def test_tools_list_costs_less_than_the_reference_server(toolset: str) -> None:
 
 def test_instructions_are_short() -> None:
     assert len(INSTRUCTIONS.encode()) <= INSTRUCTIONS_MAX
+    assert len(instructions(("native",)).encode()) <= INSTRUCTIONS_MAX  # the code sentence
+
+
+def test_code_tools_join_any_set_only_when_asked() -> None:
+    """--code-tools (the pseudo set "code") lists the four code tools beside a set's own,
+    under the native set's budget; without it a set lists what it always did."""
+    code = {"code_outline", "code_symbols", "code_references", "code_map"}
+    for toolset in TOOLSETS:
+        plain = {t["name"] for t in _tools((toolset,), False, SUPPORTED[0])}
+        both = _tools((toolset, "code"), False, SUPPORTED[0])
+        assert {t["name"] for t in both} == plain | code
+        assert (plain >= code) == (toolset == "native")
+        assert core_bytes(both) < NATIVE_BYTES, (toolset, core_bytes(both))
+        said = instructions((toolset, "code"))
+        assert said.endswith("before reading whole files.")
+        assert instructions((toolset,)).endswith("before reading whole files.") == \
+            (toolset == "native")
 
 
 @pytest.mark.parametrize("toolset", TOOLSETS)

@@ -86,10 +86,10 @@ def test_the_map_is_deterministic(ctx: ToolContext, tree: Path) -> None:
 def test_rank_passes_rank_through_names_to_their_definers() -> None:
     files = ["a.py", "b.py", "c.py", "d.py"]
     summaries = [
-        Summary(("alpha",), frozenset({"alpha"})),
-        Summary(("beta",), frozenset({"beta", "alpha"})),
-        Summary(("gamma",), frozenset({"gamma", "alpha", "beta"})),
-        Summary((), frozenset({"alpha"}))]
+        Summary(("alpha",), tuple(sorted({"alpha"}))),
+        Summary(("beta",), tuple(sorted({"beta", "alpha"}))),
+        Summary(("gamma",), tuple(sorted({"gamma", "alpha", "beta"}))),
+        Summary((), tuple(sorted({"alpha"})))]
     ranked = rank(files, summaries)
     assert [files[f] for _, f, _ in ranked] == ["a.py", "b.py", "c.py"]
     assert ranked[0][0] > ranked[1][0] > ranked[2][0] > 0
@@ -97,12 +97,12 @@ def test_rank_passes_rank_through_names_to_their_definers() -> None:
 
 def test_a_name_defined_twice_shares_its_rank() -> None:
     files = ["x.py", "y.py", "z.py"]
-    summaries = [Summary(("shared",), frozenset({"shared"})),
-                 Summary(("shared",), frozenset({"shared"})),
-                 Summary((), frozenset({"shared"}))]
+    summaries = [Summary(("shared",), tuple(sorted({"shared"}))),
+                 Summary(("shared",), tuple(sorted({"shared"}))),
+                 Summary((), tuple(sorted({"shared"})))]
     first, second = rank(files, summaries)
     assert first[0] == pytest.approx(second[0]) and (first[1], second[1]) == (0, 1)
 
 
 def test_no_definitions_no_map() -> None:
-    assert rank(["a.py"], [Summary((), frozenset({"x"}))]) == []
+    assert rank(["a.py"], [Summary((), tuple(sorted({"x"})))]) == []

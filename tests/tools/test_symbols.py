@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chorus_tools.tools.code.symbols import Symbol, symbols, supported
+from chorus_tools.tools.code.symbols import Symbol, names, supported, symbols
 from chorus_tools.tools.errors import ToolError
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "code"
@@ -341,3 +341,47 @@ def test_python_kinds_agree_with_ast() -> None:
                     assert s.kind in ("method", "constructor", "property")
                 else:
                     assert s.kind == "function"
+
+
+CPP_MACROS = b"""\
+_GLIBCXX_BEGIN_NAMESPACE_VERSION
+class U_COMMON_API UnicodeString : public Replaceable {
+public:
+  int32_t length() const _GLIBCXX_NOEXCEPT { return 0; }
+  explicit operator bool() const noexcept { return true; }
+  typedef const char& reference;
+};
+UnicodeString::operator bool() const { return true; }
+static int
+MAX_OF(int a)
+{ return a; }
+"""
+
+
+def test_cpp_macros_a_preprocessor_would_expand_do_not_hide_definitions() -> None:
+    """An export macro before a class's name, a macro alone on its line, one after a
+    method's parameters: tree-sitter has no preprocessor, so they are blanked before the
+    parse (a function named in capitals whose body follows is kept)."""
+    found = symbols("u.h", CPP_MACROS)
+    assert [(s.kind, s.name_path, s.line) for s in found] == [
+        ("class", "UnicodeString", 2), ("method", "UnicodeString/length", 4),
+        ("method", "UnicodeString/operator bool", 5), ("type", "UnicodeString/reference", 6),
+        ("method", "UnicodeString/operator bool", 8), ("function", "MAX_OF", 9)]
+    assert found[0].signature == "class U_COMMON_API UnicodeString : public Replaceable"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_names_are_the_symbols_names(name: str) -> None:
+    """The symbol index keeps `names` (found without ranges or signatures): they must be
+    exactly the symbols' names, in order, or warm and cold answers would part."""
+    data = (SAMPLES / name).read_bytes()
+    assert names(name, data)[0] == tuple(s.name for s in symbols(name, data))
+
+
+def test_names_are_the_symbols_names_on_the_standard_library() -> None:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for module in _STDLIB_MODULES:
+        path = stdlib / f"{module}.py"
+        if path.exists():
+            data = path.read_bytes()
+            assert names(str(path), data)[0] == tuple(s.name for s in symbols(str(path), data))

@@ -4,8 +4,9 @@ names, the words it mentions: tools/code/rank.py), the definitions ranked, and t
 ones rendered, file by file, as their signatures indented by nesting, with the enclosing
 definitions they need, `⋮` where a file's other definitions are left out.
 
-The summaries come from the warm process's symbol index when it holds them all (and the
-files are current), else from parsing every file here; both rank and render the same way.
+The warm process maps from its symbol index's summaries when it holds them (parsing the
+few files it does not know yet), else every file is parsed here; both rank and render the
+same way (tools/warm/code_answers.py).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any
 
 from chorus_tools.tools.code.rank import Summary, rank, summarize
 from chorus_tools.tools.code.source import read_candidate
-from chorus_tools.tools.code.symbols import Symbol, supported, symbols
+from chorus_tools.tools.code.symbols import Symbol, maybe_code, names, supported, symbols
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.walk.walk import walk_files
+from chorus_tools.tools.warm.client import ask
 
 ELIDED = "⋮"
 INDENT = "  "
@@ -26,6 +28,10 @@ def code_map(ctx: ToolContext, path: str = ".", glob: str | list[str] | None = N
              focus: list[str] | None = None, max_bytes: int = 4096) -> dict[str, Any]:
     rel = ctx.ws.rel(path, allow_empty=True)
     globs = [glob] if isinstance(glob, str) else list(glob or [])
+    known = ask(ctx, "code_map", rel=rel, globs=globs, focus=focus or [],
+                max_bytes=max_bytes)
+    if known is not None:
+        return known
     files, summaries = _summaries(ctx, rel, globs)
     return render(ctx, files, rank(files, summaries, focus), max_bytes)
 
@@ -35,12 +41,20 @@ def _summaries(ctx: ToolContext, rel: str,
     files, summaries = [], []
     for file, _ in walk_files(ctx, rel, include_hidden=False, include_ignored=False,
                               globs=globs):
-        data = read_candidate(ctx, file) if supported(file) != "markdown" else None
-        if data is None or supported(file, data) in (None, "markdown"):
-            continue  # prose is no code: a heading is never in the map
-        files.append(file)
-        summaries.append(summarize(data, symbols(file, data)))
+        found = read_summary(ctx, file) if maybe_code(file) else None
+        if found is not None and found[1] != "markdown":  # prose: never in the map
+            files.append(file)
+            summaries.append(found[0])
     return files, summaries
+
+
+def read_summary(ctx: ToolContext, path: str) -> tuple[Summary, str] | None:
+    """A code file's summary and grammar, read now; None when it is no code."""
+    data = read_candidate(ctx, path)
+    grammar = None if data is None else supported(path, data)
+    if data is None or grammar is None:
+        return None
+    return summarize(data, *names(path, data)), grammar
 
 
 def render(ctx: ToolContext, files: list[str], ranked: list[tuple[float, int, int]],

@@ -23,7 +23,12 @@ def find_symbols(ctx: ToolContext, query: str, path: str = ".",
     asked = NameQuery.read(query, match, case_sensitive, kind)
     chosen = candidates(ctx, path, asked.needle, case_sensitive=case_sensitive,
                         globs=[glob] if isinstance(glob, str) else list(glob or []),
-                        include_hidden=include_hidden, include_ignored=include_ignored)
+                        include_hidden=include_hidden, include_ignored=include_ignored,
+                        warm=("code_symbols", {
+                            "include_hidden": include_hidden,
+                            "include_ignored": include_ignored, "needle": asked.needle,
+                            "wanted": asked.parts[-1], "match": match,
+                            "case_sensitive": case_sensitive}))
     return parse_across(ctx, chosen, "chorus_tools.tools.code.find:symbols_part",
                         Reply("symbols", max_results, "files_parsed"), asked=asked)
 

@@ -1,8 +1,9 @@
 """Which files a workspace-wide code call parses: those file.search would search beneath
 `path` (its globs, hidden and ignore rules, --deny) that contain the name asked about.
 
-The search is file.search itself (files_with_matches, a fixed string), so the selection is
-its selection, warm tree and content index included. Only where that search would split
+With the symbol index (tools/warm/symbol_index.py) the warm process names the files;
+without it, the search is file.search itself (files_with_matches, a fixed string), so the
+selection is its selection, warm tree and content index included. Only where that search would split
 across the pool (no ripgrep, a large tree) are the files walked and read here, with the
 same walker. A file whose language no parser here reads is not parsed: it is counted as
 skipped.
@@ -10,15 +11,15 @@ skipped.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from chorus_tools.tools.code.source import read_candidate
-from chorus_tools.tools.code.symbols import supported
-from chorus_tools.tools.code.languages import language_of
+from chorus_tools.tools.code.symbols import maybe_code
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.search.search import search
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.walk.walk import walk_files
+from chorus_tools.tools.warm.client import ask
 
 EVERY = 1 << 62  # max_results that keeps every file
 
@@ -29,9 +30,16 @@ class Candidates(NamedTuple):
 
 
 def candidates(ctx: ToolContext, path: str, needle: str, *, case_sensitive: bool,
-               globs: list[str], include_hidden: bool,
-               include_ignored: bool) -> Candidates:
-    """The files beneath `path` (a directory or one file) that may hold `needle`."""
+               globs: list[str], include_hidden: bool, include_ignored: bool,
+               warm: tuple[str, dict[str, Any]]) -> Candidates:
+    """The files beneath `path` (a directory or one file) that may hold `needle`: the warm
+    process's answer to `warm` (its question and arguments: tools/warm/code_answers.py)
+    when it has one, else a search's."""
+    if ctx.warm is not None:
+        op, args = warm
+        known = ask(ctx, op, rel=ctx.ws.rel(path, allow_empty=True), globs=globs, **args)
+        if known is not None:
+            return split(known["files"], known["skipped"])
     found = search(ctx, pattern=needle, path=path, glob=globs or None, literal=True,
                    case_sensitive=case_sensitive, output_mode="files_with_matches",
                    max_results=EVERY, include_hidden=include_hidden,
@@ -44,12 +52,11 @@ def candidates(ctx: ToolContext, path: str, needle: str, *, case_sensitive: bool
     return split(files)
 
 
-def split(files: list[str]) -> Candidates:
+def split(files: list[str], skipped: int = 0) -> Candidates:
     """Parse those a parser here may read; count those it surely cannot (by their name:
     a file without an extension may still be a script its first line names)."""
-    parsed = [f for f in files if supported(f) is not None or language_of(f) is None
-              and "." not in f.rsplit("/", 1)[-1]]
-    return Candidates(parsed, len(files) - len(parsed))
+    parsed = [f for f in files if maybe_code(f)]
+    return Candidates(parsed, skipped + len(files) - len(parsed))
 
 
 def _walked(ctx: ToolContext, path: str, needle: str, case_sensitive: bool, globs: list[str],

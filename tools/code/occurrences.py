@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 from tree_sitter import Node
 
-from chorus_tools.tools.code.parse import parse
 from chorus_tools.tools.code.symbols import Symbol, symbols
+from chorus_tools.tools.code.symbols.extract import tree_of
 
 ENCLOSING = frozenset({"class", "interface", "struct", "enum", "trait", "impl", "function",
                        "method", "constructor", "property"})
@@ -49,7 +49,7 @@ def occurrences(grammar: str, path: str, data: bytes, name: str) -> list[Occurre
     if not spots:
         return []
     found = symbols(path, data)  # its parse is the one looked at below (tools/code/parse.py)
-    root = parse(grammar, path, data).root_node
+    root = tree_of(grammar, path, data).root_node
     defined = {s.name_byte for s in found}
     holders = sorted((s for s in found if s.kind in ENCLOSING), key=lambda s: s.start_byte)
     starts = [s.start_byte for s in holders]

@@ -3,9 +3,9 @@ file that mentions a name passes its rank to the other files that define that na
 (docs/protocol.md, code.map). The graph is kept bipartite (file -> name -> file), so its
 size is the mentions plus the definitions, never mentions times definers.
 
-A file's mentions are the identifier-like words of its text (a word in a comment counts
-too: this ranks, it does not answer references); only words some other file defines
-carry rank. A definition's score is the rank that flows into its file through its name,
+A file's mentions are the identifier-like words of its code, its comments and strings
+left out (what the definitions query finds beside them); only words some other file
+defines carry rank. A definition's score is the rank that flows into its file through its name,
 shared among the file's definitions of that name.
 """
 
@@ -16,7 +16,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from chorus_tools.tools.code.symbols import Symbol
 
 WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 SHORTEST = 3  # a shorter name (`x`, `s`, `id`) is everyone's: it carries no rank
@@ -27,75 +26,140 @@ CLOSE_ENOUGH = 1e-9
 
 class Summary(NamedTuple):
     """What the ranking needs of a file: its definitions' names in file order and the
-    words it mentions."""
+    words it mentions, sorted (the same order in every process: the sums of floating
+    point numbers below are taken in it, so any two processes rank alike)."""
 
     names: tuple[str, ...]
-    words: frozenset[str]
+    words: tuple[str, ...]
 
 
-def summarize(data: bytes, found: list[Symbol]) -> Summary:
-    return Summary(tuple(s.name for s in found),
-                   frozenset(w.decode("ascii") for w in WORD.findall(data)))
+def summarize(data: bytes, names: tuple[str, ...], prose: list[tuple[int, int]]) -> Summary:
+    """A file's summary from its bytes, its symbols' names and the spans of its comments
+    and strings (tools/code/symbols.names), whose words are no mention of code."""
+    code, at = [], 0
+    for start, end in sorted(prose):
+        if start > at:
+            code.append(data[at:start])
+        at = max(at, end)
+    code.append(data[at:])
+    words = {w for w in WORD.findall(b" ".join(code)) if len(w) >= SHORTEST}
+    return Summary(names, tuple(sorted(w.decode("ascii") for w in words)))
 
 
-def rank(files: list[str], summaries: list[Summary],
+class Corpus(NamedTuple):
+    """Every file's summary in the form the ranking reads: its names, and its words as
+    ids into `vocabulary`, in the words' sorted order (the warm index keeps them so)."""
+
+    names: list[tuple[str, ...]]
+    words: list[np.ndarray]
+    vocabulary: list[str]
+
+
+def corpus(summaries: list[Summary]) -> Corpus:
+    """The corpus of summaries read now (the cold path)."""
+    ids: dict[str, int] = {}
+    words = [np.fromiter((ids.setdefault(w, len(ids)) for w in found.words), dtype=np.int64,
+                         count=len(found.words)) for found in summaries]
+    return Corpus([found.names for found in summaries], words, list(ids))
+
+
+def rank(files: list[str], summaries: list[Summary] | Corpus,
          focus: list[str] | None = None) -> list[tuple[float, int, int]]:
     """Every definition as (score, file index, position among its file's names), highest
     score first, then file order, then position. `focus` (paths, directories or names)
     seeds the walk: their files, and the files defining them, are where it restarts."""
+    found = summaries if isinstance(summaries, Corpus) else corpus(summaries)
+    n = len(files)
     ids: dict[str, int] = {}
     def_file, def_name = [], []
-    for f, found in enumerate(summaries):
-        for name in dict.fromkeys(found.names):
-            if len(name) < SHORTEST:
-                continue
-            def_file.append(f)
-            def_name.append(ids.setdefault(name, len(ids)))
+    for f, names in enumerate(found.names):
+        for name in dict.fromkeys(names):
+            if len(name) >= SHORTEST:
+                def_file.append(f)
+                def_name.append(ids.setdefault(name, len(ids)))
     if not def_file:
         return []
-    mention_file, mention_name = [], []
-    for f, found in enumerate(summaries):
-        for word in found.words:
-            t = ids.get(word)
-            if t is not None:
-                mention_file.append(f)
-                mention_name.append(t)
-    n, m = len(files), len(ids)
+    m = len(ids)
+    name_of_word = np.fromiter((ids.get(w, -1) for w in found.vocabulary), dtype=np.int64,
+                               count=len(found.vocabulary))
+    sizes = np.fromiter((len(w) for w in found.words), dtype=np.int64, count=n)
+    mf = np.repeat(np.arange(n), sizes)
+    mt = name_of_word[np.concatenate(found.words)] if n and sizes.sum() else \
+        np.zeros(0, dtype=np.int64)
+    mf, mt = mf[mt >= 0], mt[mt >= 0]
     df, dt = np.array(def_file), np.array(def_name)
-    mf, mt = np.array(mention_file, dtype=np.int64), np.array(mention_name, dtype=np.int64)
+    flow, r = _walk(n, m, mf, mt, df, dt, _seed(files, found.names, focus, n))
+    return _order(found.names, ids, df, dt, flow, r)
+
+
+def _walk(n: int, m: int, mf: np.ndarray, mt: np.ndarray, df: np.ndarray, dt: np.ndarray,
+          seed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The walk's ranks of files, and what flows into each (file, name) definition. A
+    mention weighs by how rare its name is among the files (log(1 + files / files saying
+    it): a name every file says weighs a tenth of one a few say), and a tenth when more
+    than five files define it (Aider's rule: a name everyone defines, `run`, `get`, says
+    little of which one is meant)."""
     definers = np.bincount(dt, minlength=m).astype(float)
-    own = np.isin(mf * m + mt, df * m + dt)  # a mention of its own definition
-    own_def = np.isin(df * m + dt, mf * m + mt)
-    out = np.bincount(mf, (definers[mt] - own) / definers[mt], minlength=n)
-    seed = _seed(files, summaries, focus, n)
+    mentioning = np.bincount(mt, minlength=m).astype(float)
+    weight = np.log((n + 1) / np.maximum(mentioning, 1)) ** 2 * np.where(definers > 5, 0.1, 1.0)
+    own = _within(mf * m + mt, df * m + dt)  # a mention of its own definition
+    own_def = _within(df * m + dt, mf * m + mt)
+    out = np.bincount(mf, weight[mt] * (definers[mt] - own) / definers[mt], minlength=n)
     r = seed.copy()
     for _ in range(ROUNDS):
-        share = np.divide(r, out, out=np.zeros(n), where=out > 0)
-        by_name = np.bincount(mt, share[mf], minlength=m)
-        flow = (by_name[dt] - share[df] * own_def) / definers[dt]
+        flow = _flow(r, out, m, mf, mt, df, dt, weight, definers, own_def)
         inflow = np.bincount(df, flow, minlength=n)
         new = (1 - DAMPING) * seed + DAMPING * (inflow + max(0.0, 1 - inflow.sum()) * seed)
         done = np.abs(new - r).sum() < CLOSE_ENOUGH
         r = new
         if done:
             break
-    share = np.divide(r, out, out=np.zeros(n), where=out > 0)
-    by_name = np.bincount(mt, share[mf], minlength=m)
-    per_name = dict(zip(zip(def_file, def_name),
-                        (by_name[dt] - share[df] * own_def) / definers[dt] + r[df] * 1e-6))
-    scored = []
-    for f, found in enumerate(summaries):
-        counts: dict[str, int] = {}
-        for name in found.names:
-            counts[name] = counts.get(name, 0) + 1
-        for position, name in enumerate(found.names):
-            score = per_name.get((f, ids.get(name, -1)), r[f] * 1e-6)
-            scored.append((float(score) / counts[name], f, position))
-    scored.sort(key=lambda item: (-item[0], item[1], item[2]))
-    return scored
+    return _flow(r, out, m, mf, mt, df, dt, weight, definers, own_def), r
 
 
-def _seed(files: list[str], summaries: list[Summary], focus: list[str] | None,
+def _flow(r: np.ndarray, out: np.ndarray, m: int, mf: np.ndarray, mt: np.ndarray,
+          df: np.ndarray, dt: np.ndarray, weight: np.ndarray, definers: np.ndarray,
+          own_def: np.ndarray) -> np.ndarray:
+    """What flows into each definition (df, dt) from the files mentioning its name."""
+    share = np.divide(r, out, out=np.zeros_like(r), where=out > 0)
+    by_name = np.bincount(mt, share[mf], minlength=m) * weight
+    return (by_name[dt] - share[df] * weight[dt] * own_def) / definers[dt]
+
+
+def _within(keys: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Whether each key is one of `among` (sorted search: np.isin hashes, slower here)."""
+    ordered = np.sort(among)
+    at = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
+    return ordered[at] == keys
+
+
+def _order(names: list[tuple[str, ...]], ids: dict[str, int], df: np.ndarray,
+           dt: np.ndarray, flow: np.ndarray, r: np.ndarray) -> list[tuple[float, int, int]]:
+    """Every definition scored by its (file, name)'s flow, shared among the file's
+    definitions of that name, its file's rank added faintly (what breaks a tie, and all
+    that a name too short to rank has), and sorted."""
+    m = max(len(ids), 1)
+    pairs = df * m + dt
+    order = np.argsort(pairs)
+    keys, flows = pairs[order], flow[order]
+    every_f, every_pos, every_t = [], [], []
+    for f, found in enumerate(names):
+        for position, name in enumerate(found):
+            every_f.append(f)
+            every_pos.append(position)
+            every_t.append(ids.get(name, -1))
+    fs, ts = np.array(every_f), np.array(every_t)
+    key = fs * m + ts
+    at = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+    known = (ts >= 0) & (keys[at] == key)
+    _, inverse, counts = np.unique(np.where(known, key, -1 - np.arange(len(key))),
+                                   return_inverse=True, return_counts=True)
+    score = (np.where(known, flows[at], 0.0) + r[fs] * 1e-6) / counts[inverse]
+    sorted_at = np.lexsort((np.array(every_pos), fs, -score))
+    return [(float(score[i]), int(fs[i]), every_pos[i]) for i in sorted_at]
+
+
+def _seed(files: list[str], names: list[tuple[str, ...]], focus: list[str] | None,
           n: int) -> np.ndarray:
     """Where the walk restarts: the focused files and the definers of focused names, or
     every file alike."""
@@ -103,6 +167,6 @@ def _seed(files: list[str], summaries: list[Summary], focus: list[str] | None,
     for wanted in focus or ():
         prefix = wanted.rstrip("/") + "/"
         for f, path in enumerate(files):
-            if path == wanted or path.startswith(prefix) or wanted in summaries[f].names:
+            if path == wanted or path.startswith(prefix) or wanted in names[f]:
                 seed[f] = 1.0
     return seed / seed.sum() if seed.sum() else np.full(n, 1.0 / n)

@@ -24,7 +24,8 @@ def references(ctx: ToolContext, name: str, path: str = ".",
                         f"(no spaces); got {name!r}.", param="name")
     chosen = candidates(ctx, path, name, case_sensitive=True,
                         globs=[glob] if isinstance(glob, str) else list(glob or []),
-                        include_hidden=False, include_ignored=False)
+                        include_hidden=False, include_ignored=False,
+                        warm=("code_references", {"name": name}))
     return parse_across(ctx, chosen, "chorus_tools.tools.code.references:references_part",
                         Reply("references", max_results, "files_searched"), name=name,
                         context_lines=context_lines,

@@ -23,6 +23,7 @@ REFERENCE = obj(["path", "line", "column", "text", "kind", "in"], path={"type": 
                 before={"type": "array", "items": {"type": "string"}},
                 after={"type": "array", "items": {"type": "string"}})
 _FLAG = {"type": "boolean"}
+CODE_TOOLS = ("code",)  # --code-tools: listed by any tool set, not the native one only
 
 METHODS = [
     Method(
@@ -33,7 +34,8 @@ METHODS = [
             path={"type": "string"}, language={"type": "string"},
             symbols={"type": "array", "items": SYMBOL}, total=NON_NEGATIVE,
             truncated=_FLAG, syntax_errors=NON_NEGATIVE),
-        stoppable=True, title="Outline a file", idempotent=True,
+        stoppable=True, title="Outline a file", idempotent=True, shown_as="outline",
+        also_in=CODE_TOOLS,
         description=(
             "A code file's definitions as a tree, with line ranges and signatures: "
             "cheaper than reading it.")),
@@ -47,7 +49,8 @@ METHODS = [
         obj(["symbols", "total", "truncated", "files_parsed", "files_skipped"],
             symbols={"type": "array", "items": FOUND}, total=NON_NEGATIVE,
             truncated=_FLAG, files_parsed=NON_NEGATIVE, files_skipped=NON_NEGATIVE),
-        stoppable=True, title="Find definitions", idempotent=True,
+        stoppable=True, title="Find definitions", idempotent=True, shown_as="symbols",
+        also_in=CODE_TOOLS,
         description=(
             "Where a name is defined. `query`: a name or name path (`Class/method`); "
             "`kind`: class, function, ...")),
@@ -59,7 +62,8 @@ METHODS = [
         obj(["references", "total", "truncated", "files_searched", "files_skipped"],
             references={"type": "array", "items": REFERENCE}, total=NON_NEGATIVE,
             truncated=_FLAG, files_searched=NON_NEGATIVE, files_skipped=NON_NEGATIVE),
-        stoppable=True, title="Find references", idempotent=True,
+        stoppable=True, title="Find references", idempotent=True, shown_as="references",
+        also_in=CODE_TOOLS,
         description=(
             "Where a name is used as an identifier (not in strings or comments): line, "
             "kind (call, import, ...) and enclosing function.")),
@@ -70,7 +74,8 @@ METHODS = [
             max_bytes=POSITIVE),
         obj(["map", "files", "symbols", "truncated"], map={"type": "string"},
             files=NON_NEGATIVE, symbols=NON_NEGATIVE, truncated=_FLAG),
-        stoppable=True, title="Map the code", idempotent=True,
+        stoppable=True, title="Map the code", idempotent=True, shown_as="map",
+        also_in=CODE_TOOLS,
         description=(
             "Overview of unfamiliar code: the most referenced definitions, file by file, "
             "within `max_bytes`; `focus`: paths or names to rank around.")),

@@ -4,7 +4,9 @@ the tree current (tools/warm/events.py), else None, and the worker walks the dis
 - `list`: file.list's reply, computed by file.list's own code over the tree in memory;
 - `select`: the files a search covers (its walk: path, hidden, ignore files, globs, types,
   --deny), their count, and, when the pattern's grams narrow it, only the candidates;
-- `status`: workspace.status.
+- `status`: workspace.status;
+- `code_symbols`, `code_references`, `code_map`: from the symbol index
+  (tools/warm/code_answers.py).
 
 The budget (--index-memory) bounds what the tree, the index and the replies kept add to
 this process's resident memory over its baseline, measured once its imports are done (the
@@ -25,16 +27,20 @@ import pickle
 import time
 from typing import Any, Iterator
 
+import numpy as np
+
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.search.filetypes import FileTypes
 from chorus_tools.tools.walk.listing import list_files
 from chorus_tools.tools.walk.walk import walk_files
+from chorus_tools.tools.warm import code_answers
 from chorus_tools.tools.warm.client import Pickled
 from chorus_tools.tools.warm.content import Content
 from chorus_tools.tools.warm.events import Event, Events, WatchLimit
 from chorus_tools.tools.warm.memory import MemorySource, NotWarm
-from chorus_tools.tools.warm.tree import WarmTree
+from chorus_tools.tools.warm.symbol_index import SymbolIndex
+from chorus_tools.tools.warm.tree import Stat, WarmTree
 
 log = logging.getLogger("chorus.warm")
 BARRIER_SECONDS = 5.0
@@ -51,6 +57,7 @@ class Warm:
         self.rss = memory
         self.baseline = memory()  # before any tree: the budget counts what comes after
         self.content = Content(ctx)
+        self.symbols = SymbolIndex(ctx)
         self.tree: WarmTree | None = None
         self.reason: str | None = None
         self.built_at: float | None = None
@@ -60,7 +67,9 @@ class Warm:
     def has_work(self) -> bool:
         tree = self.tree
         return tree is not None and (tree.building is not None or bool(self.content.queue)
-                                     and self.content.index is not None)
+                                     and self.content.index is not None
+                                     or self.symbols.started and bool(self.symbols.queue
+                                                                      or self.symbols.handed))
 
     def work(self, seconds: float) -> None:
         """Build the tree, then read files into the index, for about `seconds`."""
@@ -81,9 +90,12 @@ class Warm:
                 return self._over_budget()
             self.built_at = time.monotonic()
             self.content.start(tree.files, self.budget - self.used())
+            self.symbols.start()
         if time.monotonic() < until and not self.content.step(until - time.monotonic()):
             if self.content.index is not None and self.used() > self.budget:
                 self.content.drop("the index outgrew --index-memory; searches run unindexed")
+        if time.monotonic() < until:
+            self.symbols.step(until - time.monotonic(), lambda: self.used() > self.budget)
 
     def note(self, events: list[Event] | None = None) -> None:
         """Take in what inotify queued (or `events`); a lost queue means a new build."""
@@ -118,6 +130,8 @@ class Warm:
         if not current or self.tree is None:
             return None
         try:
+            if op in _CODE:
+                return _CODE[op](self, **kwargs)
             return self.select(**kwargs) if op == "select" else self.listing(kwargs)
         except (NotWarm, ToolError):  # the disk walk says it (or raises the same error)
             return None
@@ -142,15 +156,7 @@ class Warm:
     def select(self, rel: str, include_hidden: bool, include_ignored: bool,
                globs: list[str], types: tuple[str, ...], grams: list[int] | None,
                want_files: bool) -> dict[str, Any]:
-        assert self.tree is not None
-        key = ("select", rel, include_hidden, include_ignored, tuple(globs), types)
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] == self.tree.shape:
-            fids = hit[1]
-        else:
-            fids = self.content.fids(_selection(self._memory_ctx(), rel, include_hidden,
-                                                include_ignored, globs, types))
-            self._keep(key, self.tree.shape, fids)
+        fids = self.selected(rel, include_hidden, include_ignored, globs, types)
         paths = self.content.paths
         narrowed = self.content.narrow(fids, grams) if grams is not None else None
         if narrowed is None:
@@ -159,14 +165,34 @@ class Warm:
         return {"total": len(fids), "narrowed": True,
                 "files": sorted(paths[f] for f in narrowed)}
 
+    def selected(self, rel: str, include_hidden: bool, include_ignored: bool,
+                 globs: list[str], types: tuple[str, ...] = ()) -> np.ndarray:
+        """The ids of the files a search of `rel` covers, in walk order (kept until a
+        change of names, kinds or ignore rules)."""
+        assert self.tree is not None
+        key = ("select", rel, include_hidden, include_ignored, tuple(globs), types)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == self.tree.shape:
+            return hit[1]
+        fids = self.content.fids(_selection(self._memory_ctx(), rel, include_hidden,
+                                            include_ignored, globs, types))
+        self._keep(key, self.tree.shape, fids)
+        return fids
+
     def status(self) -> dict[str, Any]:
         tree, content = self.tree, self.content
-        reason = self.reason or content.reason
+        reason = self.reason or content.reason or self.symbols.reason
         index = ("off" if tree is None else "building" if not tree.ready
                  else "off" if content.index is None
                  else "building" if content.queue else "ready")
+        symbols = self.symbols
         found = {"tree": "off" if tree is None else "ready" if tree.ready else "building",
-                 "index": index, "files": tree.files if tree else 0,
+                 "index": index,
+                 "symbols": "off" if tree is None or not symbols.on else "building"
+                 if not tree.ready or not symbols.started or symbols.queue or symbols.handed
+                 else "ready",
+                 "symbol_files": len(symbols.files), "symbols_indexed": symbols.symbols,
+                 "files": tree.files if tree else 0,
                  "directories": len(tree.dirs) if tree else 0,
                  "indexed_files": content.indexed_files,
                  "indexed_bytes": content.indexed_bytes, "memory_bytes": self.used(),
@@ -189,6 +215,18 @@ class Warm:
         return dataclasses.replace(self.ctx, source=MemorySource(self.tree), warm=None,
                                    workers=1)
 
+    def kept(self, key: Any, make: Any) -> Any:
+        """`make()`'s reply to a question, kept until any change of the tree (an answer is
+        a function of the files: the same tree, the same answer)."""
+        assert self.tree is not None
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == self.tree.generation:
+            return hit[1]
+        value = make()
+        if value is not None:
+            self._keep(key, self.tree.generation, value)
+        return value
+
     def _keep(self, key: Any, generation: int, value: Any) -> None:
         if len(self._cache) >= CACHED:
             self._cache.clear()
@@ -198,9 +236,16 @@ class Warm:
         if self.tree is not None:
             self.tree.close()
         self.content = Content(self.ctx)
+        self.symbols.close()
+        self.symbols = SymbolIndex(self.ctx)
         self._cache.clear()
         self.built_at = None
-        self.tree = WarmTree(self.ctx, self.events, self.content.changed)
+        self.tree = WarmTree(self.ctx, self.events, self._file_changed)
+
+    def _file_changed(self, path: str, st: Stat) -> None:
+        """Both indexes hear of every file the tree sees appear, change or go."""
+        self.content.changed(path, st)
+        self.symbols.changed(path, st)
 
     def _off(self, reason: str) -> None:
         log.warning("the warm tree is off: %s", reason)
@@ -209,6 +254,7 @@ class Warm:
             self.tree.close()
         self.tree = None
         self.content.drop(reason)
+        self.symbols.drop(reason)
         self._cache.clear()
 
 
@@ -217,6 +263,11 @@ def _selection(ctx: ToolContext, rel: str, include_hidden: bool, include_ignored
     return (p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
                                      include_ignored=include_ignored, globs=globs,
                                      types=FileTypes(types) if types else None))
+
+
+_CODE = {"code_symbols": code_answers.code_symbols,
+         "code_references": code_answers.code_references,
+         "code_map": code_answers.code_map}
 
 
 def _frozen(value: Any) -> Any:

@@ -93,6 +93,10 @@ class Content:
         candidates = self.index.candidates(codes)
         return candidates[np.isin(candidates, fids, assume_unique=True)]
 
+    def indexed(self, fids: np.ndarray) -> np.ndarray:
+        """Those of `fids` whose content the index holds (none when it is off)."""
+        return fids[:0] if self.index is None else self.index.indexed(fids)
+
     @property
     def indexed_files(self) -> int:
         return self.index.indexed_files() if self.index is not None else 0

@@ -75,6 +75,12 @@ class ContentIndex:
         found |= self._unknown[:end]
         return np.flatnonzero(np.unpackbits(found, bitorder="little"))
 
+    def indexed(self, fids: np.ndarray) -> np.ndarray:
+        """Those of `fids` whose content is indexed (live and not unknown)."""
+        fids = fids[(fids >= 0) & (fids >> 3 < self._live.size)]
+        byte, bit = fids >> 3, (1 << (fids & 7)).astype(np.uint8)
+        return fids[(self._live[byte] & ~self._unknown[byte] & bit) != 0]
+
     def indexed_files(self) -> int:
         """Live ids with an indexed content (not unknown). (Not np.bitwise_count: numpy
         1.26, which pyproject allows, lacks it.)"""

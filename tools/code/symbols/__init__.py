@@ -17,7 +17,8 @@ from chorus_tools.tools.code.languages import SUPPORTED, language_of, name_of
 from chorus_tools.tools.code.symbols.record import Symbol
 from chorus_tools.tools.errors import ToolError
 
-__all__ = ["HEAD_BYTES", "Symbol", "symbols", "supported", "unsupported"]
+__all__ = ["HEAD_BYTES", "Symbol", "maybe_code", "names", "symbols", "supported",
+           "unsupported"]
 
 HEAD_BYTES = 64 * 1024  # what language_of may look at (a shebang, C++ in a .h)
 
@@ -26,6 +27,13 @@ def supported(path: str, data: bytes | None = None) -> str | None:
     """The grammar the code-structure methods read `path` with, or None."""
     language = language_of(path, None if data is None else data[:HEAD_BYTES])
     return language.grammar if language is not None and language.code else None
+
+
+def maybe_code(path: str) -> bool:
+    """Whether `path` may be code by its name alone: a language of ours, or no extension
+    (a script its first line names)."""
+    return supported(path) is not None or (language_of(path) is None
+                                           and "." not in path.rsplit("/", 1)[-1])
 
 
 def unsupported(path: str) -> ToolError:
@@ -46,3 +54,14 @@ def symbols(path: str, data: bytes) -> list[Symbol]:
         raise unsupported(path)
     from chorus_tools.tools.code.symbols.extract import extract
     return extract(grammar, path, data)
+
+
+def names(path: str, data: bytes) -> tuple[tuple[str, ...], list[tuple[int, int]]]:
+    """The names of `symbols(path, data)`, in its order, found without its ranges and
+    signatures (what the symbol index keeps of a file), and the byte spans of its comments
+    and strings. Same errors."""
+    grammar = supported(path, data)
+    if grammar is None:
+        raise unsupported(path)
+    from chorus_tools.tools.code.symbols.extract import extract_names
+    return extract_names(grammar, path, data)

@@ -18,6 +18,7 @@ from chorus_tools.tools.code.symbols.found import CLASSLIKE, Found, module_kind,
 PREFIX = frozenset({"comment"})
 NAMES = frozenset({"identifier", "field_identifier", "type_identifier", "qualified_identifier",
                    "operator_name", "destructor_name", "template_function", "template_type",
+                   "operator_cast",  # `operator bool()`
                    "primitive_type"})  # `typedef __ssize_t ssize_t;`: a name it knows
 _THROUGH = frozenset({"pointer_declarator", "reference_declarator", "attributed_declarator"})
 _HOLDERS = frozenset({"function_definition", "declaration", "field_declaration"})
@@ -31,6 +32,8 @@ def classify(node: Node, name: Node | None, hint: str) -> list[Found]:
     kind = node.type
     if kind == "function_declarator":
         return _function(node, name)
+    if kind == "operator_cast":
+        return _function(node, node)
     if kind in _SPECIFIERS and name is not None:
         return [_named(_SPECIFIERS[kind], name, node, _template(node))]
     if kind == "namespace_definition" and name is not None:
@@ -55,7 +58,7 @@ def _function(declarator: Node, name: Node | None) -> list[Found]:
         return []
     while name.parent is not None and name.parent.type == "qualified_identifier":
         name = name.parent  # tags.scm names `area` in `Shape::area`: the scope counts too
-    holder = declarator.parent
+    holder = (name if declarator.type == "operator_cast" else declarator).parent
     while holder is not None and holder.type in _THROUGH:
         holder = holder.parent
     if holder is None or holder.type not in _HOLDERS or _is_local(holder):
@@ -77,7 +80,10 @@ def _named(kind: str, name: Node, node: Node, outer: Node) -> Found:
 
 
 def _last_text(node: Node) -> str:
-    """A name without template arguments (`Point<T>` is `Point`)."""
+    """A name without template arguments (`Point<T>` is `Point`); a conversion operator
+    as ctags names it (`operator bool`)."""
+    if node.type == "operator_cast":
+        return " ".join(["operator", *text(node.child_by_field_name("type")).split()])
     if node.type in ("template_type", "template_function"):
         inner = node.child_by_field_name("name")
         if inner is not None:
@@ -101,8 +107,9 @@ def _declared(node: Node) -> list[tuple[Node, bool]]:
                 child = inner
             elif child.type == "parenthesized_declarator":  # skip a macro it misread
                 child = next((c for c in child.named_children if c.type != "ERROR"), None)
-            else:
-                child = child.child_by_field_name("declarator")
+            else:  # a reference declarator names no field: its declarator is its last child
+                child = child.child_by_field_name("declarator") or (
+                    child.named_children[-1] if child.named_children else None)
         if child is not None:
             found.append((child, function))
     return found

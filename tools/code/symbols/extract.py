@@ -8,11 +8,12 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Callable, Iterable
 
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node, QueryCursor, Tree
 
 from chorus_tools.tools.code.parse import parse
 from chorus_tools.tools.code.symbols.record import Symbol
-from chorus_tools.tools.code.symbols import clike, go, java, javascript, markdown, python, rust
+from chorus_tools.tools.code.symbols import (clike, go, java, javascript, macros, markdown,
+                                              python, rust)
 from chorus_tools.tools.code.symbols.found import Found
 from chorus_tools.tools.code.symbols.queries import definitions
 
@@ -30,13 +31,38 @@ _PREFIX_DEPTH = 3  # from a comment's or attribute's first token up to the node 
 _FIRST_LINE = frozenset({"variable", "constant", "field", "macro"})
 
 
+def tree_of(grammar: str, path: str, data: bytes) -> Tree:
+    """The tree symbols are read from: C and C++ with their misleading macros hidden
+    (tools/code/symbols/macros.py), kept under their own key so the guard's tree of the
+    file's own bytes stays in tools/code/parse.py's cache beside it."""
+    if grammar in ("c", "cpp"):
+        hidden = macros.hide(data)
+        if hidden is not data:
+            return parse(grammar, path + "\0symbols", hidden)
+    return parse(grammar, path, data)
+
+
 def extract(grammar: str, path: str, data: bytes) -> list[Symbol]:
-    root = parse(grammar, path, data).root_node
+    root = tree_of(grammar, path, data).root_node
     matches = QueryCursor(definitions(grammar)).matches(root)
     if grammar == "markdown":
         return markdown.headings(data, (caps["definition.heading"][0] for _, caps in matches))
     family = FAMILIES[grammar]
     return _build(family, root, data, _found(family.classify, matches))
+
+
+def extract_names(grammar: str, path: str, data: bytes) -> tuple[tuple[str, ...],
+                                                                list[tuple[int, int]]]:
+    """The names `extract` gives, in its order, without ranges, nesting or signatures; and
+    the byte spans of the file's comments and strings (one query finds both)."""
+    root = tree_of(grammar, path, data).root_node
+    matches = QueryCursor(definitions(grammar, prose=True)).matches(root)
+    if grammar == "markdown":
+        return markdown.names(caps["definition.heading"][0] for _, caps in matches), []
+    spans = [(node.start_byte, node.end_byte) for _, caps in matches
+             for node in caps.get("prose", ())]
+    found = _found(FAMILIES[grammar].classify, (m for m in matches if "prose" not in m[1]))
+    return tuple(f.name for f in found), spans
 
 
 def _found(classify: Callable[[Node, Node | None, str], list[Found]],

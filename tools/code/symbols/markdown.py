@@ -37,6 +37,11 @@ def headings(data: bytes, nodes: Iterable[Node]) -> list[Symbol]:
     return result
 
 
+def names(nodes: Iterable[Node]) -> tuple[str, ...]:
+    """The headings' names, in the order `headings` lists them."""
+    return tuple(_name(node) for node in sorted(nodes, key=lambda node: node.start_byte))
+
+
 def _level(node: Node) -> int:
     for child in node.children:
         kind = child.type

@@ -1,0 +1,194 @@
+"""The symbol index: for every code file the warm tree holds, the names it defines and the
+words it mentions (tools/code/rank.py's summary), from one parse of each file, read in the
+background, niced, as the tree reports files appearing and changing (the same events as
+the content index's).
+
+A file is *unknown* from the moment the tree reports it until it is parsed, and for good
+when the index cannot rely on its bytes (more than one link: another link may write it
+unseen; over MAX_FILE_BYTES): an unknown file is always a candidate, parsed by whoever
+asks, so what the index holds only ever leaves out files that cannot match. Files that
+are no code (by their name, their first line, or binary) are kept apart, never candidates.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from array import array
+from typing import Callable, NamedTuple
+
+from chorus_tools.tools.code.codemap import read_summary
+from chorus_tools.tools.code.rank import Summary
+from chorus_tools.tools.code.symbols import maybe_code
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.warm.symbol_helpers import BATCH, Helpers
+
+MAX_FILE_BYTES = 2 * 1024 * 1024  # parsed here; a bigger file is parsed by the asker
+
+
+class Entry(NamedTuple):
+    names: tuple[str, ...]  # the names it defines, in file order (Summary.names)
+    words: array  # ids of the words it mentions (Summary.words, in that order)
+
+
+class SymbolIndex:
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self.files: dict[str, Entry] = {}  # parsed code files
+        self.by_name: dict[str, list[str]] = {}  # a name -> the files defining it
+        self.queue: dict[str, None] = {}  # to parse, oldest first (unknown)
+        self.unreadable: set[str] = set()  # unknown for good
+        self.markdown: set[str] = set()  # parsed, but prose: never in a map
+        self.not_code: set[str] = set()  # no language of ours, or binary
+        self.word_ids: dict[str, int] = {}
+        self.word_list: list[str] = []
+        self.symbols = 0  # definitions in the parsed files
+        self.started = False
+        self.reason: str | None = None
+        self.handed: dict[str, None] = {}  # given to helpers, not answered yet (unknown)
+        self.helpers: Helpers | None = None
+
+    @property
+    def on(self) -> bool:
+        return self.reason is None
+
+    def changed(self, path: str, st: os.stat_result | None) -> None:
+        """The tree saw a file appear or change (`st`) or go (None)."""
+        self._drop(path)
+        if st is None or not self.on:
+            return
+        if not maybe_code(path):
+            self.not_code.add(path)
+        elif st.st_nlink > 1 or st.st_size > MAX_FILE_BYTES:
+            self.unreadable.add(path)
+        else:
+            self.queue[path] = None
+
+    def start(self) -> None:
+        """The tree is built: parsing begins, on helpers too where there are CPUs."""
+        self.started = True
+        if Helpers.wanted():
+            self.helpers = Helpers(self.ctx, Helpers.wanted())
+
+    def step(self, seconds: float, over_budget: Callable[[], bool]) -> bool:
+        """Parse queued files for about `seconds` (here and on the helpers); False once
+        none is left."""
+        if not self.started or not self.on:
+            return False
+        until = time.monotonic() + seconds
+        self._hand_out()
+        parsed = 0
+        while self.queue and time.monotonic() < until:
+            path = next(iter(self.queue))
+            del self.queue[path]
+            self.parse(path)
+            parsed += 1
+            if parsed % 256 == 0 and over_budget():
+                return self._outgrown()
+        if self.helpers is not None:
+            if self.handed and not self.queue:
+                self.helpers.wait(max(0.0, until - time.monotonic()))
+            self._take()
+            if not self.queue and not self.handed:
+                self.helpers.stop()  # the build is done; a burst of changes starts them
+        if over_budget():  # once a step too, whoever parsed: the helpers' files count
+            return self._outgrown()
+        return bool(self.queue or self.handed)
+
+    def _outgrown(self) -> bool:
+        self.drop("the symbol index outgrew --index-memory; code calls parse the files "
+                  "that hold the name")
+        return False
+
+    def _hand_out(self) -> None:
+        if self.helpers is None or len(self.queue) < 2 * BATCH:
+            return
+        for helper in self.helpers.idle():
+            batch = [path for path, _ in zip(self.queue, range(BATCH))]
+            for path in batch:
+                del self.queue[path]
+                self.handed[path] = None
+            self.helpers.give(helper, batch)
+
+    def _take(self) -> None:
+        """Apply the helpers' answers, but for files reported changed since (they are
+        queued again) or lost with a helper (queued again)."""
+        assert self.helpers is not None
+        for path, found in self.helpers.collect():
+            if path not in self.handed:
+                continue
+            del self.handed[path]
+            if found is None:
+                self.queue[path] = None
+            else:
+                self._keep(path, found[1])
+
+    def parse(self, path: str) -> None:
+        """Parse a queued file into the index."""
+        self._keep(path, read_summary(self.ctx, path))
+
+    def _keep(self, path: str, found: tuple[Summary, str] | None) -> None:
+        if found is None:
+            self.not_code.add(path)
+            return
+        summary, grammar = found
+        if grammar == "markdown":
+            self.markdown.add(path)
+        self.files[path] = Entry(summary.names, array("I", map(self.word_id, summary.words)))
+        for name in dict.fromkeys(summary.names):
+            self.by_name.setdefault(name, []).append(path)
+        self.symbols += len(summary.names)
+
+    def mentions(self, path: str, word: str) -> bool | None:
+        """Whether a parsed file mentions `word`; None when the index cannot say."""
+        entry = self.files.get(path)
+        word_id = self.word_ids.get(word)
+        if entry is None:
+            return None
+        return word_id is not None and word_id in entry.words
+
+    def unknown(self) -> set[str]:
+        return {*self.queue, *self.unreadable, *self.handed}
+
+    def close(self) -> None:
+        """Stop the helpers (the index is dropped or replaced)."""
+        if self.helpers is not None:
+            self.helpers.stop()
+        self.handed.clear()
+
+    def drop(self, reason: str) -> None:
+        """Turn the index off for good (over budget): code calls parse what they need."""
+        self.close()
+        self.reason = reason
+        self.files.clear()
+        self.by_name.clear()
+        self.queue.clear()
+        self.unreadable.clear()
+        self.word_ids.clear()
+        self.word_list.clear()
+        self.symbols = 0
+
+    def _drop(self, path: str) -> None:
+        self.queue.pop(path, None)
+        self.handed.pop(path, None)  # a helper's answer for it is now stale
+        self.unreadable.discard(path)
+        self.not_code.discard(path)
+        self.markdown.discard(path)
+        entry = self.files.pop(path, None)
+        if entry is None:
+            return
+        self.symbols -= len(entry.names)
+        for name in dict.fromkeys(entry.names):
+            holders = self.by_name[name]
+            holders.remove(path)
+            if not holders:
+                del self.by_name[name]
+
+    def word_id(self, word: str) -> int:
+        """The id of a word in `word_list` (given now if it is new)."""
+        found = self.word_ids.get(word)
+        if found is None:
+            found = self.word_ids[word] = len(self.word_list)
+            self.word_list.append(word)
+        return found
+

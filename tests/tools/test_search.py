@@ -13,7 +13,7 @@ import pytest
 from chorus_tools.tools.context import Limits, ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
-from chorus_tools.tools.search.search import search
+from chorus_tools.tools.search.search import FIRST_FILES, search
 from fanout_runner import ENGINES, RG_PATH, RG_PCRE2, run_search
 from chorus_tools.rpc.process.worker import resolve
 
@@ -86,7 +86,8 @@ def test_early_stop_keeps_string_order_where_rg_walks_differently(
         expected = ([{"path": "a.txt", "line": n, "content": "hit"} for n in (1, 2)]
                     if mode == "content" else ["a.txt", "a/f00.txt"])
         assert result[key] == expected and result["truncated"] is True
-        assert result["files_searched"] == 51  # rg stopped early: counted by the walker
+        # stopped early: the files up to the one holding the first item past the reply
+        assert result["files_searched"] == (1 if mode == "content" else 3)
 
 
 def test_files_with_matches_and_count(ctx: ToolContext, root: Path, engine: str) -> None:
@@ -283,18 +284,25 @@ def test_temporary_files_of_writes_are_never_searched(ctx: ToolContext, root: Pa
 
 
 def test_python_engine_fans_out_on_larger_trees(ctx: ToolContext, root: Path) -> None:
-    for n in range(100):
+    """The first FIRST_FILES files are searched in the calling worker (a search that finds
+    its results there reads no further), the rest split across the pool."""
+    for n in range(200):
         write(root, f"f{n:03}.txt", "needle\n" if n % 10 == 0 else "hay\n")
     ctx.search_engine, ctx.rg_path = "python", None
     fan = search(ctx, pattern="needle")
     assert isinstance(fan, FanOut) and len(fan.parts) > 1
+    assert [r["path"] for r in fan.args["seed"]["results"]] == [
+        f"f{n:03}.txt" for n in range(0, FIRST_FILES, 10)]
     assert [f for part in fan.parts for f in part["files"]] == [f"f{n:03}.txt"
-                                                               for n in range(100)]
+                                                               for n in range(FIRST_FILES, 200)]
     merge = resolve(fan.merge)
     first = resolve(fan.part)(ctx, **pickle.loads(fan.shared), **fan.parts[0])
     one = {**fan.args, "shape": dataclasses.replace(fan.args["shape"], max_results=1)}
     assert merge(one).add(first)["truncated"] is True
     assert merge(fan.args).add(first) is None
+    few = search(ctx, pattern="needle", max_results=2)  # found among the first files
+    assert not isinstance(few, FanOut) and few["truncated"] is True
+    assert few["files_searched"] == 21  # f000..f020: the third match is in f020
 
 
 def test_catastrophic_pattern_times_out_on_the_python_engine(ctx: ToolContext,

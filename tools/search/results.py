@@ -156,24 +156,49 @@ def assemble(results: list[dict[str, Any]], shape: Shape, engine: str,
             "truncated": len(results) > cap, **tail}
 
 
+def decisive(results: list[dict[str, Any]], shape: Shape) -> int | None:
+    """Which of these results (in path order) holds the first item past `max_results`,
+    or None: a truncated reply's `files_searched` counts the files the query covers up to
+    that one's, which is what a search that stopped there read."""
+    left = shape.max_results
+    for i, result in enumerate(results):
+        left -= items(result, shape)
+        if left < 0:
+            return i
+    return None
+
+
 class Merge:
     """FanOut merger of the python engine's parts (tools/walk/fanout.py): their files in
-    order, done once the finished prefix holds more items than the reply shows."""
+    order, done once the finished prefix holds more items than the reply shows. `seed`
+    is a part searched before the split (tools/search/search.py)."""
 
     def __init__(self, args: dict[str, Any]) -> None:
         self._shape: Shape = args["shape"]
         self._files: int = args["files"]
         self._results: list[dict[str, Any]] = []
+        self._at: list[int] = []
         self._have = 0
+        if args.get("seed"):
+            self.add(args["seed"])
 
     def add(self, result: dict[str, Any]) -> dict[str, Any] | None:
         found = result["results"]
         self._results += found
+        self._at += result["at"]
         self._have += have(found, self._shape)
         return self.finish() if self._have > self._shape.max_results else None
 
     def finish(self) -> dict[str, Any]:
-        return assemble(self._results, self._shape, "python", self._files)
+        return python_reply(self._results, self._at, self._shape, self._files)
+
+
+def python_reply(results: list[dict[str, Any]], at: list[int], shape: Shape,
+                 files: int) -> dict[str, Any]:
+    """The python engine's reply: `at` holds each result's place among the `files` the
+    query covers, for a truncated reply's count (`decisive`)."""
+    past = decisive(results, shape)
+    return assemble(results, shape, "python", files if past is None else at[past] + 1)
 
 
 def lines_without_endings(text: str) -> list[str]:

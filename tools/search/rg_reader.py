@@ -1,115 +1,158 @@
-"""Folds rg's `--json` messages into the reply's file results, and says when the reply
-can no longer change so that rg is stopped (the ordering it relies on is described in
-tools.search.ripgrep).
+"""Folds rg's output (tools/search/rg_output.py) into the reply's file results, and says
+when the reply can no longer change so that rg is stopped (the ordering it relies on is
+described in tools.search.ripgrep).
 
-A file's matches are held until rg's `end` message for it (a NUL met makes it binary: it
-contributes nothing); of them, only what the reply can show is kept, and as it shows it
-(results.Spans, lines cut to max_line_chars), so memory follows the reply, not the lines
-searched. A message too long to hold arrives as a `Long` (tools.search.rg_messages) whose
-lines are read from the file itself.
+A file's lines are held until its records end (a binary note after them drops it); of
+them, only what the reply can show is kept, and as it shows it (results.Spans, lines cut
+to max_line_chars), so memory follows the reply, not the lines searched.
 """
 
 from __future__ import annotations
 
-import base64
 import os
 from collections.abc import Iterable
 from functools import cached_property
 from typing import Any
 
-import orjson
-
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.search.results import (
-    Shape,
-    Spans,
-    cut_line,
-    file_result,
-    have,
-    items,
-    lines_without_endings,
-)
-from chorus_tools.tools.search.rg_messages import Long, read_lines
+from chorus_tools.tools.search.results import (CutLine, Shape, Spans, cut_line, file_result,
+                                               have, items)
+from chorus_tools.tools.search.rg_output import Long, Output, counts, groups, names
 
 
 class Reader:
-    """Folds rg's JSON messages into file results; says when to stop reading."""
+    """Folds rg's records into file results; says when to stop reading."""
 
     def __init__(self, ctx: ToolContext, rel: str, target_fd: int, shape: Shape,
-                 sort: bool) -> None:
+                 sort: bool, named: bool = False) -> None:
         self.ctx = ctx
         self.shape = shape
         self.wants_text = shape.wants_text
+        # each record is one entry: content without context, matches on one line each
+        self.plain = shape.wants_text and not (shape.before or shape.after
+                                               or shape.merge_adjacent)
         self.rel = rel
         self.file_arg = f"/proc/self/fd/{target_fd}"
         self.target_fd = target_fd
         self.needed = shape.max_results + 1
-        self.sorted = sort  # rg runs with --sort=path (else unsorted, read to the end)
+        self.sorted = sort  # rg prints files in order (else unsorted, read to the end)
+        self.named = named  # rg searches files named in path order (no sibling to mind)
         self.done: list[dict[str, Any]] = []
         self.count = 0  # reply items in `done`
         self.finished = self.stopped = False
-        self.searches: int | None = None  # files rg searched: its summary says
+        self.searches: int | None = None  # files rg searched: its stats say
         self._siblings: dict[str, list[str]] = {}
+        self._path: str | None = None  # the file whose records are being folded
         self._start_file()
 
     def _start_file(self) -> None:
+        self.binary = False
+        self.entries: list[list[Any]] = []  # plain: the entries themselves
+        self.matched = 0  # plain: matching lines
         self.spans = Spans(self.shape.merge_adjacent, self.needed, self.shape.after)
         self.lines: dict[int, str] = {}  # as shown: cut to max_line_chars
 
-    def feed(self, raw: bytes | Long) -> bool:
-        """Take one message; True when the reply can no longer change."""
-        if isinstance(raw, Long):
-            self._lines(raw.line_number, self._read(raw), raw.kind == "match")
-            return False
-        if raw.startswith(b'{"type":"begin"'):
-            return False  # nothing to take from it: spare the parse
-        msg = orjson.loads(raw)
-        kind, data = msg["type"], msg["data"]
-        if kind == "match" or kind == "context":
-            self._lines(data["line_number"], lines_without_endings(_text(data["lines"])),
-                        kind == "match")
-        elif kind == "end":
-            if data["binary_offset"] is None:
-                self._finish_file(_path(data["path"]))
-            self._start_file()
-            if not self.sorted:
-                self.prune()
-                return False
-            return self.count >= self.needed and self._settled()
-        elif kind == "summary":
-            self.finished = True
-            self.searches = data["stats"]["searches"]
-        return False
+    # what rg printed ------------------------------------------------------------------
 
-    def _lines(self, first: int, texts: list[str], is_match: bool) -> None:
-        """One message's lines from `first` on; their text kept only while the reply
-        can show it, and only as much of it as it shows."""
-        spans = self.spans
-        if is_match:
-            spans.add((first, first + max(len(texts), 1) - 1))
-        if not self.wants_text or not spans.wanted(first):
-            return
+    def take(self, out: Output, kind: str) -> bool:
+        """Read rg's output of `kind` (lines, counts or names) to its end, or until the
+        reply can no longer change (True)."""
+        if kind == "lines":
+            found = self._lines(out)
+        else:
+            each = counts(out) if kind == "counts" else ((name, 1) for name in names(out))
+            found = any(self._whole(path, count) for path, count in each)
+        if not found:  # rg's stats at the end say it searched everything
+            self.finished = out.searched is not None
+            self.searches = out.searched
+        return found
+
+    def _lines(self, out: Output) -> bool:
+        for path, records in groups(out, self.shape.max_line_chars, self.wants_text):
+            if path != self._path:
+                if self._end_file():
+                    return True
+                self._path = path
+            if records is None:  # BINARY
+                self.binary = True
+            elif isinstance(records, Long):
+                self._long(records)
+            elif self.plain:
+                self._plain(records)
+            else:
+                for record in records:
+                    number, sep, line = record.partition(":")
+                    if not number.isdigit():
+                        number, sep, line = record.partition("-")
+                    self._record(int(number), sep == ":", line)
+        return self._end_file()
+
+    def _plain(self, records: list[str]) -> None:
+        """Match lines of one file, each one entry: only those the reply can show are
+        read, as it shows them."""
+        room = self.needed - len(self.entries)
         keep = self.shape.max_line_chars
-        if len(texts) == 1:  # the usual message: one line
-            self.lines[first] = cut_line(texts[0], keep)
-            return
-        for offset, text in enumerate(texts):
-            self.lines[first + offset] = cut_line(text, keep)
+        for record in records[:max(room, 0)]:
+            number, _, line = record.partition(":")
+            if line.endswith("\r"):
+                line = line[:-1]
+            self.entries.append([int(number), line if len(line) <= keep
+                                 else cut_line(line, keep)])
+        self.matched += len(records)
 
-    def _read(self, message: Long) -> list[str]:
-        """The lines of a message too long to hold, read from the file itself (see
-        tools.search.rg_messages); a file gone since shows one empty line."""
-        last = message.offset + max(message.last_end - 1, 0)
-        try:
-            fd, _ = self.ctx.ws.open_regular(self._name(_path(message.path)))
-        except ToolError:
-            return [""]
-        try:
-            return read_lines(fd, message.offset, last, self.shape.max_line_chars)
-        finally:
-            os.close(fd)
+    def _long(self, record: Long) -> None:
+        """A record too long to hold, its line already cut (tools/search/rg_output.py)."""
+        if not self.plain:
+            self._record(record.number, record.is_match, record.text)
+            return
+        if len(self.entries) < self.needed:
+            self.entries.append([record.number, record.text])
+        self.matched += 1
+
+    def _record(self, number: int, is_match: bool, line: str) -> None:
+        """One record: its span, and the text of a line the reply can show."""
+        if is_match:
+            self.spans.add((number, number))
+        if self.wants_text and self.spans.wanted(number):
+            if line.endswith("\r") and not isinstance(line, CutLine):
+                line = line[:-1]
+            self.lines[number] = cut_line(line, self.shape.max_line_chars)
+
+    def _end_file(self) -> bool:
+        """The file folded so far is complete: into the reply unless binary; True when the
+        reply can no longer change."""
+        path = self._path
+        if path is None:
+            return False
+        self._path = None
+        if not self.binary:
+            name = self._name(path)
+            if not self.denied(name):
+                if self.plain:
+                    found = {"path": name, "entries": self.entries, "count": self.matched}
+                    self.add([found] if self.matched else [])
+                else:
+                    self.add([file_result(name, self.spans.kept, self.lines, self.shape,
+                                          self.needed, self.spans.more_lines)])
+        self._start_file()
+        return self._enough()
+
+    def _whole(self, path: str, count: int) -> bool:
+        """A file rg reported whole (-c, -l)."""
+        name = self._name(path)
+        if not self.denied(name):
+            self.add([{"path": name, "entries": [], "count": count}])
+        return self._enough()
+
+    def _enough(self) -> bool:
+        if not self.sorted:
+            self.prune()
+            return False
+        return self.count >= self.needed and self._settled()
+
+    # paths --------------------------------------------------------------------------
 
     def _name(self, path: str) -> str:
         """A path as rg prints it, workspace-relative."""
@@ -133,20 +176,6 @@ class Reader:
         return bool(self.ctx.ws.deny) and (self.ctx.ws.deny.denies(path)
                                            or self.ctx.ws.deny.denies(self._resolved(path)))
 
-    def _finish_file(self, path: str) -> None:
-        path = self._name(path)
-        if self.denied(path):
-            return
-        self.add([file_result(path, self.spans.kept, self.lines, self.shape, self.needed,
-                              self.spans.more_lines)])
-
-    def add(self, results: Iterable[dict[str, Any] | None]) -> None:
-        """File results into the reply (a file rg finished, or the fallback's)."""
-        for found in results:
-            if found is not None:
-                self.done.append(found)
-                self.count += items(found, self.shape)
-
     def _resolved(self, path: str) -> str:
         """Where a file rg names really is: the search path may be reached through a
         symlink ('seclink' -> 'secrets'), and --deny judges the resolved path."""
@@ -160,6 +189,15 @@ class Reader:
     @cached_property
     def _real_rel(self) -> str:
         return self.ctx.ws.where(self.target_fd, self.rel)
+
+    # the reply ----------------------------------------------------------------------
+
+    def add(self, results: Iterable[dict[str, Any] | None]) -> None:
+        """File results into the reply (a file rg finished, or the fallback's)."""
+        for found in results:
+            if found is not None:
+                self.done.append(found)
+                self.count += items(found, self.shape)
 
     def prune(self) -> None:
         """Keep no more files than the reply can show (after rg ran: see _keep_first)."""
@@ -196,6 +234,8 @@ class Reader:
     def _bound(self) -> str:
         """No file rg prints later sorts before this path (see the module doc)."""
         last = self.done[-1]["path"]
+        if self.named:
+            return last
         root = "" if self.rel == ROOT else self.rel + "/"
         parts = last[len(root):].split("/")[:-1]
         for depth in range(1, len(parts) + 1):
@@ -218,17 +258,3 @@ class Reader:
                 finally:
                     os.close(fd)
         return self._siblings[directory]
-
-
-def _path(field: dict[str, str]) -> str:
-    """A path as the walker names it: bytes that are not UTF-8 kept as surrogates."""
-    if "text" in field:
-        return field["text"]
-    return os.fsdecode(base64.b64decode(field["bytes"]))
-
-
-def _text(field: dict[str, str]) -> str:
-    """rg's {"text": ...} or {"bytes": base64} as the client sees it."""
-    if "text" in field:
-        return field["text"]
-    return base64.b64decode(field["bytes"]).decode("utf-8", "replace")

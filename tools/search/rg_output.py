@@ -1,0 +1,238 @@
+"""rg's standard output read in large blocks: what `--null --with-filename` prints for
+`-n` (records `PATH\\0N:line` for a match, `PATH\\0N-line` for context), for `-c`
+(`PATH\\0COUNT`) and for `-l` (`PATH\\0`), the binary-file notes rg prints after a
+file's records, and the `--stats` block at the end (how many files rg searched).
+
+A path holds no NUL but may hold a line break, and a line holds neither (rg ends every
+line it prints with one), so a block is cut at its NULs and each piece at its first line
+break: a piece is one record's line, then the next record's path. The notes and the stats
+hold no NUL: they sit before a path, or at the end.
+
+A file containing a NUL contributes nothing. Walking, rg stops reading it at the NUL and,
+if it printed lines of it before, says so after them; named on the command line, rg
+searches it whole and says so after its lines (`binary file matches`): either note, right
+after a file's records, makes that file binary (`BINARY`). A `-c` or `-l` run cannot say
+it, so the engine uses them only where no file can be binary unseen (tools.search.ripgrep).
+
+Memory follows the reply: a record longer than MAX_RECORD (one line of a minified file)
+is never held: its line is cut as the reply shows it while it streams past.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from chorus_tools.tools.search.results import cut_marked
+
+MAX_RECORD = 1 << 20  # a record is parsed whole up to this; longer, its line streams past
+_READ = 1 << 20
+_NOTE = re.compile(rb'(.*?): (?:WARNING: stopped searching binary file after match|binary '
+                   rb'file matches) \(found "\\0" byte around offset \d+\)\n', re.S)
+_STATS = re.compile(rb'\n\d+ matches\n\d+ matched lines\n\d+ files contained matches\n'
+                    rb'(\d+) files searched\n\d+ bytes printed\n\d+ bytes searched\n'
+                    rb'[\d.]+ seconds spent searching\n[\d.]+ seconds total\n\Z')
+_LINE = re.compile(rb"(\d+)([:-])")
+BINARY = None  # a group's records when rg said the file is binary
+
+
+class Long(NamedTuple):
+    """A record too long to hold, its line already cut as the reply shows it."""
+
+    number: int
+    is_match: bool
+    text: str
+
+
+# consecutive records of one path: each "N:line" (a match) or "N-line" (context), the
+# line as rg printed it (a \r before its line break kept); a Long; or BINARY
+Group = tuple[str, "list[str] | Long | None"]
+
+
+class Output:
+    """rg's stdout, read a block at a time; `searched` is set at the end."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.searched: int | None = None  # rg's "files searched", once it finished
+        self.rest = b""  # read, not yet handed out: the start of a record
+
+    def read(self) -> bytes:
+        return os.read(self.fd, _READ)
+
+    def finish(self, tail: bytes) -> list[str]:
+        """The binary notes before the stats at the end of the output; the stats read."""
+        stats = _STATS.search(tail)
+        if stats is not None:
+            self.searched = int(stats[1])
+            tail = tail[:stats.start()]
+        return notes(tail)[0]
+
+
+def notes(head: bytes) -> tuple[list[str], bytes]:
+    """The paths of the binary notes at the start of `head`, and what follows them (the
+    next record's path)."""
+    said = []
+    while (note := _NOTE.match(head)) is not None:
+        said.append(os.fsdecode(note[1]))
+        head = head[note.end():]
+    return said, head
+
+
+def groups(out: Output, keep: int, text: bool) -> Iterator[Group]:
+    """rg -n's records, grouped per path as they come (a file's records are together);
+    a record past MAX_RECORD bytes comes as a Long, its line cut to `keep` characters
+    (left empty without `text`). A note after a file's records comes as (path, BINARY)."""
+    while chunk := out.read():
+        data = out.rest + chunk
+        end = _complete(data)
+        if end >= 0:
+            out.rest = data[end:]
+            yield from _block(data[:end])
+        elif len(data) > MAX_RECORD and b"\0" in data:
+            yield from _long(out, data, keep, text)
+        else:
+            out.rest = data
+    for path in out.finish(out.rest):
+        yield path, BINARY
+
+
+def _complete(data: bytes) -> int:
+    """Where the last whole record in `data` ends (after its line break), or -1."""
+    last = data.rfind(b"\0")
+    while last >= 0:
+        newline = data.find(b"\n", last)
+        if newline >= 0:
+            return newline + 1
+        last = data.rfind(b"\0", 0, last)
+    return -1
+
+
+def _block(data: bytes) -> Iterator[Group]:
+    """The groups of whole records: a line at a time when the block is UTF-8 and each of
+    its lines one record (no note, no path holding a line break), else a NUL at a time."""
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError:
+        decoded = ""
+    if not decoded or decoded.count("\0") != decoded.count("\n"):
+        yield from _pieces(data.split(b"\0"))
+        return
+    lines = decoded.split("\n")
+    lines.pop()  # after the last line break
+    path, records = "", []
+    for line in lines:
+        name, _, record = line.partition("\0")
+        if name != path:
+            if records:
+                yield path, records
+            path, records = name, []
+        records.append(record)
+    if records:
+        yield path, records
+
+
+def _pieces(pieces: list[bytes]) -> Iterator[Group]:
+    """Groups from a block cut at its NULs: pieces[0] is the first path (after any
+    notes), each later piece a line and the next path."""
+    said, raw = notes(pieces[0]) if b"\n" in pieces[0] else ([], pieces[0])
+    for noted in said:
+        yield noted, BINARY
+    path, records = os.fsdecode(raw), []
+    for piece in pieces[1:]:
+        newline = piece.find(b"\n")
+        records.append(piece[:newline].decode("utf-8", "replace"))
+        following = piece[newline + 1:]
+        if following != raw:
+            yield path, records
+            if b"\n" in following:
+                said, following = notes(following)
+                for noted in said:
+                    yield noted, BINARY
+            raw, path, records = following, os.fsdecode(following), []
+
+
+def _long(out: Output, data: bytes, keep: int, text: bool) -> Iterator[Group]:
+    """A record too long to hold (after any notes): its path and number from its start,
+    its line cut as it streams past, never whole."""
+    nul = data.index(b"\0")
+    said, path = notes(data[:nul])
+    for noted in said:
+        yield noted, BINARY
+    line = _LINE.match(data, nul + 1)
+    if line is None:
+        raise ValueError("a long rg record without its line number")
+    cut = _Cut(keep)
+    piece = data[line.end():]
+    while (newline := piece.find(b"\n")) < 0:
+        if text:
+            cut.feed(piece)
+        piece = out.read()
+        if not piece:
+            break
+    if newline >= 0:
+        if text:
+            cut.feed(piece[:newline])
+        out.rest = piece[newline + 1:]
+    else:
+        out.rest = b""
+    yield os.fsdecode(path), Long(int(line[1]), line[2] == b":", cut.done() if text else "")
+
+
+class _Cut:
+    """One line fed in pieces: its first `keep` + 1 characters and its length, in
+    characters of the text as shown (bytes that are not UTF-8 as U+FFFD)."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.head: list[str] = []
+        self.held = self.length = 0
+        self.last = ""
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        if not text:
+            return
+        self.length += len(text)
+        self.last = text[-1]
+        if self.held <= self.keep:
+            self.head.append(text[:self.keep + 1 - self.held])
+            self.held += len(self.head[-1])
+
+    def done(self) -> str:
+        self.feed(b"", final=True)
+        length = self.length - (self.last == "\r")  # a \r before the \n is not shown
+        head = "".join(self.head)
+        if length <= self.keep:
+            return head[:length]
+        return cut_marked(head[:self.keep], self.keep, length)
+
+
+def counts(out: Output) -> Iterator[tuple[str, int]]:
+    """rg -c's records: (path, matched lines)."""
+    while chunk := out.read():
+        data = out.rest + chunk
+        end = _complete(data)
+        if end < 0:
+            out.rest = data
+            continue
+        out.rest = data[end:]
+        pieces = data[:end].split(b"\0")
+        path = pieces[0]
+        for piece in pieces[1:]:
+            newline = piece.index(b"\n")
+            yield os.fsdecode(path), int(piece[:newline])
+            path = piece[newline + 1:]
+    out.finish(out.rest)
+
+
+def names(out: Output) -> Iterator[str]:
+    """rg -l's records: the paths."""
+    while chunk := out.read():
+        *found, out.rest = (out.rest + chunk).split(b"\0")
+        yield from map(os.fsdecode, found)
+    out.finish(out.rest)

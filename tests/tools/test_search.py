@@ -382,3 +382,19 @@ def test_files_searched_leaves_out_files_a_root_anchored_deny_rule_hides(
         os.close(ws.root_fd)
     assert found["files_searched"] == 1
     assert {m["path"] for m in found["matches"]} == {"ok.txt"}
+
+
+def test_regression_a_search_with_max_results_reads_every_file(ctx: ToolContext, root: Path,
+                                                               engine: str) -> None:
+    """Issue 32: `max_results: 100` read the whole tree (files_searched: 201023 at 200k
+    files); a search stops once it holds its results and knows one more exists, and
+    counts the files up to the one holding that one (docs/protocol.md, file.search)."""
+    for n in range(400):
+        write(root, f"d{n // 40:02}/f{n:03}.txt", "hit\n")
+    for mode, key in (("content", "matches"), ("files_with_matches", "files"),
+                      ("count", "counts")):
+        result = run_search(ctx, engine, pattern="hit", max_results=10, output_mode=mode)
+        assert len(result[key]) == 10 and result["truncated"] is True
+        assert result["files_searched"] == 11
+    full = run_search(ctx, engine, pattern="hit", max_results=1000)
+    assert full["files_searched"] == 400 and not full["truncated"]

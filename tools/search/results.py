@@ -9,6 +9,9 @@ A file result is a plain dict so it crosses the worker pipe as is:
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -166,6 +169,20 @@ def decisive(results: list[dict[str, Any]], shape: Shape) -> int | None:
         if left < 0:
             return i
     return None
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Building a reply of a million matches allocates millions of objects, none of them
+    in a cycle; the garbage collector's passes over those already built cost more than
+    building them (a 1.3M-match fold: 2.4 against 0.8 us a match). It runs again after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class Merge:

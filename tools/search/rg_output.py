@@ -48,7 +48,7 @@ class Long(NamedTuple):
 
 
 # consecutive records of one path: each "N:line" (a match) or "N-line" (context), the
-# line as rg printed it (a \r before its line break kept); a Long; or BINARY
+# line as rg printed it but for a \r before its line break; a Long; or BINARY
 Group = tuple[str, "list[str] | Long | None"]
 
 
@@ -121,6 +121,8 @@ def _block(data: bytes) -> Iterator[Group]:
     if not decoded or decoded.count("\0") != decoded.count("\n"):
         yield from _pieces(data.split(b"\0"))
         return
+    if "\r" in decoded:  # a CRLF file's lines: not shown with their \r
+        decoded = decoded.replace("\r\n", "\n")
     lines = decoded.split("\n")
     lines.pop()  # after the last line break
     path, records = "", []
@@ -144,7 +146,8 @@ def _pieces(pieces: list[bytes]) -> Iterator[Group]:
     path, records = os.fsdecode(raw), []
     for piece in pieces[1:]:
         newline = piece.find(b"\n")
-        records.append(piece[:newline].decode("utf-8", "replace"))
+        end = newline - 1 if piece.endswith(b"\r", 0, newline) else newline
+        records.append(piece[:end].decode("utf-8", "replace"))
         following = piece[newline + 1:]
         if following != raw:
             yield path, records

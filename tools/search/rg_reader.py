@@ -9,6 +9,7 @@ to max_line_chars), so memory follows the reply, not the lines searched.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Iterable
 from functools import cached_property
@@ -17,9 +18,12 @@ from typing import Any
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.search.results import (CutLine, Shape, Spans, cut_line, file_result,
-                                               have, items)
+from chorus_tools.tools.search.results import (Shape, Spans, cut_line, file_result, have,
+                                               items)
 from chorus_tools.tools.search.rg_output import Long, Output, counts, groups, names
+
+
+_AT_COLON = operator.methodcaller("partition", ":")  # "12:line" -> ("12", ":", "line")
 
 
 class Reader:
@@ -49,10 +53,12 @@ class Reader:
 
     def _start_file(self) -> None:
         self.binary = False
-        self.entries: list[list[Any]] = []  # plain: the entries themselves
-        self.matched = 0  # plain: matching lines
-        self.spans = Spans(self.shape.merge_adjacent, self.needed, self.shape.after)
-        self.lines: dict[int, str] = {}  # as shown: cut to max_line_chars
+        if self.plain:
+            self.entries: list[tuple[int, str]] = []  # the entries themselves
+            self.matched = 0  # matching lines
+        else:
+            self.spans = Spans(self.shape.merge_adjacent, self.needed, self.shape.after)
+            self.lines: dict[int, str] = {}  # as shown: cut to max_line_chars
 
     # what rg printed ------------------------------------------------------------------
 
@@ -93,13 +99,17 @@ class Reader:
         """Match lines of one file, each one entry: only those the reply can show are
         read, as it shows them."""
         room = self.needed - len(self.entries)
-        keep = self.shape.max_line_chars
-        for record in records[:max(room, 0)]:
-            number, _, line = record.partition(":")
-            if line.endswith("\r"):
-                line = line[:-1]
-            self.entries.append([int(number), line if len(line) <= keep
-                                 else cut_line(line, keep)])
+        if room > 0:
+            taken = records[:room] if room < len(records) else records
+            keep = self.shape.max_line_chars
+            # tuples: lists are tracked by the garbage collector, whose passes over
+            # millions of them cost more than building them
+            if max(map(len, taken)) <= keep:  # no line to cut: at C speed
+                self.entries += [(int(number), line)
+                                 for number, _, line in map(_AT_COLON, taken)]
+            else:
+                for number, _, line in map(_AT_COLON, taken):
+                    self.entries.append((int(number), cut_line(line, keep)))
         self.matched += len(records)
 
     def _long(self, record: Long) -> None:
@@ -108,7 +118,7 @@ class Reader:
             self._record(record.number, record.is_match, record.text)
             return
         if len(self.entries) < self.needed:
-            self.entries.append([record.number, record.text])
+            self.entries.append((record.number, record.text))
         self.matched += 1
 
     def _record(self, number: int, is_match: bool, line: str) -> None:
@@ -116,8 +126,6 @@ class Reader:
         if is_match:
             self.spans.add((number, number))
         if self.wants_text and self.spans.wanted(number):
-            if line.endswith("\r") and not isinstance(line, CutLine):
-                line = line[:-1]
             self.lines[number] = cut_line(line, self.shape.max_line_chars)
 
     def _end_file(self) -> bool:

@@ -43,7 +43,7 @@ from typing import Any
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.confine import landlock
-from chorus_tools.tools.search.results import Shape, assemble, decisive
+from chorus_tools.tools.search.results import Shape, assemble, collector_paused, decisive
 from chorus_tools.tools.search.rg_errors import fallback_note
 from chorus_tools.tools.search.rg_reader import Reader
 from chorus_tools.tools.search.rg_run import (Failures, Fallback, Query, count_files,
@@ -73,13 +73,15 @@ def search(ctx: ToolContext, rel: str, shown: str, target: Target, query: Query,
     assert rg is not None, "the caller runs ripgrep only when it was found"
     if only is not None:
         try:
-            return _named(ctx, rg, rel, target, query, shape, fallback, only)
+            with collector_paused():
+                return _named(ctx, rg, rel, target, query, shape, fallback, only)
         except Stale:
             pass  # the tree changed between two pages: walk instead
     for attempt in range(_SWAP_RETRIES):
         current = target if attempt == 0 else open_target(ctx, rel, shown)
         try:
-            return _walked(ctx, rg, rel, current, query, shape, fallback)
+            with collector_paused():
+                return _walked(ctx, rg, rel, current, query, shape, fallback)
         except ToolError as err:
             if not _lost_root(err, rel):
                 raise

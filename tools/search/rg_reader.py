@@ -48,17 +48,6 @@ class Reader:
         self.finished = self.stopped = False
         self.searches: int | None = None  # files rg searched: its stats say
         self._siblings: dict[str, list[str]] = {}
-        self._path: str | None = None  # the file whose records are being folded
-        self._start_file()
-
-    def _start_file(self) -> None:
-        self.binary = False
-        if self.plain:
-            self.entries: list[tuple[int, str]] = []  # the entries themselves
-            self.matched = 0  # matching lines
-        else:
-            self.spans = Spans(self.shape.merge_adjacent, self.needed, self.shape.after)
-            self.lines: dict[int, str] = {}  # as shown: cut to max_line_chars
 
     # what rg printed ------------------------------------------------------------------
 
@@ -69,89 +58,93 @@ class Reader:
             found = self._lines(out)
         else:
             each = counts(out) if kind == "counts" else ((name, 1) for name in names(out))
-            found = any(self._whole(path, count) for path, count in each)
+            found = any(self._file(path, ([], count)) for path, count in each)
         if not found:  # rg's stats at the end say it searched everything
             self.finished = out.searched is not None
             self.searches = out.searched
         return found
 
     def _lines(self, out: Output) -> bool:
-        for path, records in groups(out, self.shape.max_line_chars, self.wants_text):
-            if path != self._path:
-                if self._end_file():
+        """rg -n's records folded a file at a time (a file's records come together; a
+        search may print a hundred thousand files of a few records each, so the work per
+        file is kept to a few calls)."""
+        fold = self._plain if self.plain else self._spans
+        path: str | None = None
+        held: Any = None
+        binary = False
+        for name, records in groups(out, self.shape.max_line_chars, self.wants_text):
+            if name != path:
+                if path is not None and not binary and self._file(path, held):
                     return True
-                self._path = path
+                path, binary = name, False
+                held = ([], 0) if self.plain else (
+                    Spans(self.shape.merge_adjacent, self.needed, self.shape.after), {})
             if records is None:  # BINARY
-                self.binary = True
-            elif isinstance(records, Long):
-                self._long(records)
-            elif self.plain:
-                self._plain(records)
+                binary = True
             else:
-                for record in records:
-                    number, sep, line = record.partition(":")
-                    if not number.isdigit():
-                        number, sep, line = record.partition("-")
-                    self._record(int(number), sep == ":", line)
-        return self._end_file()
+                held = fold(held, records)
+        return path is not None and not binary and self._file(path, held)
 
-    def _plain(self, records: list[str]) -> None:
+    def _plain(self, held: tuple[list[tuple[int, str]], int],
+               records: list[str] | Long) -> tuple[list[tuple[int, str]], int]:
         """Match lines of one file, each one entry: only those the reply can show are
-        read, as it shows them."""
-        room = self.needed - len(self.entries)
+        read, as it shows them. `held`: (entries, matching lines)."""
+        entries, matched = held
+        if isinstance(records, Long):
+            if len(entries) < self.needed:
+                entries.append((records.number, records.text))
+            return entries, matched + 1
+        room = self.needed - len(entries)
         if room > 0:
             taken = records[:room] if room < len(records) else records
             keep = self.shape.max_line_chars
             # tuples: lists are tracked by the garbage collector, whose passes over
             # millions of them cost more than building them
             if max(map(len, taken)) <= keep:  # no line to cut: at C speed
-                self.entries += [(int(number), line)
-                                 for number, _, line in map(_AT_COLON, taken)]
+                entries += [(int(number), line) for number, _, line in map(_AT_COLON, taken)]
             else:
                 for number, _, line in map(_AT_COLON, taken):
-                    self.entries.append((int(number), cut_line(line, keep)))
-        self.matched += len(records)
+                    entries.append((int(number), cut_line(line, keep)))
+        return entries, matched + len(records)
 
-    def _long(self, record: Long) -> None:
-        """A record too long to hold, its line already cut (tools/search/rg_output.py)."""
-        if not self.plain:
-            self._record(record.number, record.is_match, record.text)
-            return
-        if len(self.entries) < self.needed:
-            self.entries.append((record.number, record.text))
-        self.matched += 1
+    def _spans(self, held: tuple[Spans, dict[int, str]],
+               records: list[str] | Long) -> tuple[Spans, dict[int, str]]:
+        """Records of one file with context or multiline matches: their spans, and the
+        text of the lines the reply can show. `held`: (spans, lines)."""
+        if isinstance(records, Long):
+            self._record(held, records.number, records.is_match, records.text)
+            return held
+        for record in records:
+            digits, sep, line = record.partition(":")
+            if not digits.isdigit():
+                digits, sep, line = record.partition("-")
+            self._record(held, int(digits), sep == ":", line)
+        return held
 
-    def _record(self, number: int, is_match: bool, line: str) -> None:
-        """One record: its span, and the text of a line the reply can show."""
+    def _record(self, held: tuple[Spans, dict[int, str]], number: int, is_match: bool,
+                line: str) -> None:
+        spans, lines = held
         if is_match:
-            self.spans.add((number, number))
-        if self.wants_text and self.spans.wanted(number):
-            self.lines[number] = cut_line(line, self.shape.max_line_chars)
+            spans.add((number, number))
+        if self.wants_text and spans.wanted(number):
+            lines[number] = cut_line(line, self.shape.max_line_chars)
 
-    def _end_file(self) -> bool:
-        """The file folded so far is complete: into the reply unless binary; True when the
-        reply can no longer change."""
-        path = self._path
-        if path is None:
+    def _file(self, path: str, held: Any) -> bool:
+        """A file whose records are complete (and not binary) into the reply; True when
+        the reply can no longer change."""
+        name = self.rel if path == self.file_arg else path.removeprefix("./")
+        if self._deny and self.denied(name):  # what rg's own excludes missed
             return False
-        self._path = None
-        if not self.binary:
-            name = self._name(path)
-            if not self.denied(name):
-                if self.plain:
-                    found = {"path": name, "entries": self.entries, "count": self.matched}
-                    self.add([found] if self.matched else [])
-                else:
-                    self.add([file_result(name, self.spans.kept, self.lines, self.shape,
-                                          self.needed, self.spans.more_lines)])
-        self._start_file()
-        return self._enough()
-
-    def _whole(self, path: str, count: int) -> bool:
-        """A file rg reported whole (-c, -l)."""
-        name = self._name(path)
-        if not self.denied(name):
-            self.add([{"path": name, "entries": [], "count": count}])
+        if isinstance(held[0], list):  # plain, or a file rg counted whole
+            entries, count = held
+            if not count:
+                return False
+            found: dict[str, Any] | None = {"path": name, "entries": entries, "count": count}
+        else:
+            spans, lines = held
+            found = file_result(name, spans.kept, lines, self.shape, self.needed,
+                                spans.more_lines)
+        self.add([found])
         return self._enough()
 
     def _enough(self) -> bool:
@@ -161,12 +154,6 @@ class Reader:
         return self.count >= self.needed and self._settled()
 
     # paths --------------------------------------------------------------------------
-
-    def _name(self, path: str) -> str:
-        """A path as rg prints it, workspace-relative."""
-        if path == self.file_arg:
-            return self.rel
-        return path.removeprefix("./")
 
     def beneath(self, printed: str) -> str | None:
         """A path rg printed on stderr, workspace-relative when it lies beneath the
@@ -193,6 +180,10 @@ class Reader:
             return self._real_rel
         beneath = path[len(self.rel) + 1:]
         return f"{self._real_rel}/{beneath}" if self._real_rel else beneath
+
+    @cached_property
+    def _deny(self) -> bool:
+        return bool(self.ctx.ws.deny)
 
     @cached_property
     def _real_rel(self) -> str:

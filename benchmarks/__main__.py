@@ -59,15 +59,17 @@ def run_scenario(scenario: Scenario, env: Env) -> Row:
 def _mode_line(env: Env) -> str:
     s = env.scale
     mode = "quick (harness check: small inputs, figures not meaningful)" if env.quick else "full"
-    return (f"mode: {mode}; tree {s.files:,} files + node_modules, big file "
-            f"{s.big_file / 1e6:g} MB, huge file {s.huge_file / 1e9:.3g} GB, stdlib "
+    labels = s.labels()
+    return (f"mode: {mode}; tree {s.files:,} files + node_modules, big file {labels['big']}, "
+            f"huge file {labels['huge']}, stdlib "
             f"{'top level' if s.stdlib_top_only else 'whole'}; {os.cpu_count()} CPUs")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true",
-                        help="small inputs, one round: proves the harness in under a minute")
+                        help="small inputs, one round: proves the harness works (minutes: it "
+                             "builds its inputs and starts a few hundred servers)")
     parser.add_argument("--json", type=Path, default=REPO / "benchmarks/results/latest.json",
                         help="where to write the JSON (default: %(default)s)")
     parser.add_argument("--cache", type=Path, default=default_cache(),

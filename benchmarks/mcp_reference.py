@@ -37,8 +37,8 @@ def ensure(cache: Path, install: bool) -> list[str]:
         raise Unavailable("node not found on PATH")
     if _installed_version(cache) != VERSION:
         if not install:
-            raise Unavailable(f"{PACKAGE} not installed in {cache / 'npm'}: run with "
-                              "--install (a full run installs it by default)")
+            raise Unavailable(f"{PACKAGE} not installed in {cache / 'npm'} (--install "
+                              "installs it)")
         npm = shutil.which("npm")
         if npm is None:
             raise Unavailable("npm not found on PATH")

@@ -33,7 +33,8 @@ from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm.selection import warm_selection
 
 INLINE_FILES = 32  # up to this many files the python engine runs in the calling worker
-FIRST_FILES = 64  # searched in the calling worker before the rest of the walk is read
+FIRST_FILES = 64  # the first run of files a search that may stop early searches itself
+SOLO_FILES = 512  # its last such run: past it, the rest is listed and split
 CHUNKS_PER_WORKER = 4
 
 
@@ -116,31 +117,42 @@ def _python(files: Iterator[str], total: int | None, positions: list[int] | None
             ctx: ToolContext) -> dict[str, Any] | FanOut:
     """Search `files` (in path order; the query covers `total` files, or as many as
     `files` yields: the index may have left out some that cannot match, and
-    `positions` then gives each one's place among them). The first FIRST_FILES are
-    searched here, before the rest are listed: a search that wants few results and
-    finds them there reads no further (docs/protocol.md, file.search)."""
-    head = list(itertools.islice(files, FIRST_FILES))
-    found = pyengine.search_part(ctx, head, pat, case_sensitive, multiline, shape,
-                                 positions=None if positions is None else positions[:len(head)])
+    `positions` then gives each one's place among them). A search that may stop early
+    searches its first files here, in growing runs (FIRST_FILES, twice that, ... up to
+    SOLO_FILES), before listing the rest: one that finds its results there reads no
+    further (docs/protocol.md, file.search). The rest is split across the pool."""
+    searched, results, at = 0, [], []
+    size = FIRST_FILES if shape.max_results < ripgrep.UNSORTED_FROM else 0
+    while 0 < size <= SOLO_FILES:
+        run = list(itertools.islice(files, size))
+        part = pyengine.search_part(ctx, run, pat, case_sensitive, multiline, shape,
+                                    searched, _places(positions, searched, len(run)))
+        results += part["results"]
+        at += part["at"]
+        searched += len(run)
+        if have(results, shape) > shape.max_results or len(run) < size:
+            return python_reply(results, at, shape, searched if total is None else total)
+        size *= 2
     rest = list(files)
-    total = len(head) + len(rest) if total is None else total
-    if have(found["results"], shape) > shape.max_results:
-        rest = []
+    total = searched + len(rest) if total is None else total
+    seed = {"results": results, "at": at}
     if len(rest) <= INLINE_FILES:
-        more = pyengine.search_part(ctx, rest, pat, case_sensitive, multiline, shape,
-                                    len(head), None if positions is None else positions[len(head):])
-        return Merge({"shape": shape, "files": total, "seed": found}).add(more) or \
-            python_reply(found["results"] + more["results"], found["at"] + more["at"], shape,
-                         total)
+        merge = Merge({"shape": shape, "files": total, "seed": seed})
+        return merge.add(pyengine.search_part(
+            ctx, rest, pat, case_sensitive, multiline, shape, searched,
+            _places(positions, searched, len(rest)))) or merge.finish()
     chunks = CHUNKS_PER_WORKER * ctx.workers
     size = max(INLINE_FILES // 2, math.ceil(len(rest) / chunks))
-    parts = [{"files": rest[i:i + size], "first": len(head) + i,
-              "positions": None if positions is None else
-              positions[len(head) + i:len(head) + i + size]}
+    parts = [{"files": rest[i:i + size], "first": searched + i,
+              "positions": _places(positions, searched + i, size)}
              for i in range(0, len(rest), size)]
     return FanOut(part="chorus_tools.tools.search.pyengine:search_part", parts=parts,
                   merge="chorus_tools.tools.search.results:Merge",
-                  args={"shape": shape, "files": total, "seed": found},
+                  args={"shape": shape, "files": total, "seed": seed},
                   shared=shared(pattern=pat, case_sensitive=case_sensitive,
                                 multiline=multiline, shape=shape),
                   sizes=[len(p["files"]) for p in parts], unit="files searched")
+
+
+def _places(positions: list[int] | None, start: int, count: int) -> list[int] | None:
+    return None if positions is None else positions[start:start + count]

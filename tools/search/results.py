@@ -142,9 +142,8 @@ def have(results: list[dict[str, Any]], shape: Shape) -> int:
 
 
 def assemble(results: list[dict[str, Any]], shape: Shape, engine: str,
-             files_searched: int | None) -> dict[str, Any]:
-    """The reply: the first max_results items in path order; `truncated` when more exist.
-    `files_searched` None: not known yet (ripgrep stopped early), counted by the caller."""
+             files_searched: int) -> dict[str, Any]:
+    """The reply: the first max_results items in path order; `truncated` when more exist."""
     cap = shape.max_results
     tail = {"engine": engine, "files_searched": files_searched}
     if shape.mode == "content":

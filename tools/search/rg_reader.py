@@ -30,7 +30,7 @@ class Reader:
     """Folds rg's records into file results; says when to stop reading."""
 
     def __init__(self, ctx: ToolContext, rel: str, target_fd: int, shape: Shape,
-                 sort: bool, named: bool = False) -> None:
+                 sort: bool) -> None:
         self.ctx = ctx
         self.shape = shape
         self.wants_text = shape.wants_text
@@ -42,7 +42,6 @@ class Reader:
         self.target_fd = target_fd
         self.needed = shape.max_results + 1
         self.sorted = sort  # rg prints files in order (else unsorted, read to the end)
-        self.named = named  # rg searches files named in path order (no sibling to mind)
         self.done: list[dict[str, Any]] = []
         self.count = 0  # reply items in `done`
         self.finished = self.stopped = False
@@ -233,8 +232,6 @@ class Reader:
     def _bound(self) -> str:
         """No file rg prints later sorts before this path (see the module doc)."""
         last = self.done[-1]["path"]
-        if self.named:
-            return last
         root = "" if self.rel == ROOT else self.rel + "/"
         parts = last[len(root):].split("/")[:-1]
         for depth in range(1, len(parts) + 1):

@@ -171,7 +171,7 @@ def _named(ctx: ToolContext, rg: str, rel: str, target: Target, query: Query,
     kind = _kind(shape, query)
     ruleset = landlock.ruleset([target.fd], rg)
     try:
-        reader = Reader(ctx, rel, target.fd, shape, False, named=True)
+        reader = Reader(ctx, rel, target.fd, shape, False)
         failures = Failures()
         kept: dict[str, int] = {}  # the place of each file in the reply so far
         for page in pages(ctx, only):

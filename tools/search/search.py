@@ -7,7 +7,9 @@ when there is one, unless the pattern needs PCRE2 and this ripgrep lacks it; the
 engine searches small trees inline and splits larger ones across the pool (a FanOut).
 
 `files_searched` counts the files the query covers (binary ones included, as ripgrep's
-`searches` does): the python engine's file list, ripgrep's own count.
+`searches` does): the python engine's file list, ripgrep's own count; a truncated reply
+counts them up to the file holding the first item past `max_results` (results.decisive),
+so both engines, warm or walking, say the same.
 """
 
 from __future__ import annotations

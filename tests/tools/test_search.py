@@ -405,3 +405,19 @@ def test_regression_a_search_with_max_results_reads_every_file(ctx: ToolContext,
         assert result["files_searched"] == 11
     full = run_search(ctx, engine, pattern="hit", max_results=1000)
     assert full["files_searched"] == 400 and not full["truncated"]
+
+
+def test_binary_files_count_and_list_nothing(ctx: ToolContext, root: Path,
+                                             engine: str) -> None:
+    """rg's -c and -l (issue 32) must not count what its -n would drop: a NUL past the
+    first match, walked or named (a file given as the path is named to rg)."""
+    write(root, "late-nul.bin", b"needle\n" + b"x" * 200_000 + b"\0needle\n")
+    write(root, "early.bin", b"\0needle\n")
+    write(root, "text.txt", "needle\nneedle\n")
+    for path in (".", "late-nul.bin", "early.bin"):
+        counted = run_search(ctx, engine, pattern="needle", path=path, output_mode="count")
+        files = run_search(ctx, engine, pattern="needle", path=path,
+                           output_mode="files_with_matches")
+        wanted = ["text.txt"] if path == "." else []
+        assert [c["path"] for c in counted["counts"]] == wanted, path
+        assert files["files"] == wanted, path

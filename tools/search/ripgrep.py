@@ -3,9 +3,10 @@ soon as the reply is settled.
 
 What rg prints: `-c` (a count per file) for `count`, and for `files_with_matches` too (rg
 reads each file whole, so a NUL past the first match still makes it binary: `-l` would
-stop at that match); `-n` lines for `content` and for a multiline `count` (rg's `-c`
-counts multiline matches, not their lines); all with `--null`, read in large blocks
-(tools/search/rg_output.py).
+stop at that match); `-n` lines for `content`, for a multiline `count` (rg's `-c` counts
+multiline matches, not their lines) and for a file given as the search path (rg searches
+a file it is given whole past a NUL, and only -n's note says so); all with `--null`, read
+in large blocks (tools/search/rg_output.py).
 
 Walking (no warm selection, or one the index did not narrow), rg runs with the workspace
 root as its working directory and the search path as a relative argument after `--`, with
@@ -122,7 +123,7 @@ def _argv(ctx: ToolContext, rg: str, query: Query, shape: Shape, kind: str,
 def _walked(ctx: ToolContext, rg: str, rel: str, target: Target, query: Query,
             shape: Shape, fallback: Fallback) -> dict[str, Any]:
     walk = walk_args(query, rel, ctx.ws.deny.rg_excludes())
-    sort, kind = _sorted(shape), _kind(shape, query)
+    sort, kind = _sorted(shape), _kind(shape, query) if target.is_dir else "lines"
     argv = _argv(ctx, rg, query, shape, kind, sort) + walk
     if not target.is_dir:
         argv[-1] = f"/proc/self/fd/{target.fd}"  # rg reads it through our descriptor

@@ -38,7 +38,7 @@ def test_quick_run_prints_every_row_and_writes_json(tmp_path: Path) -> None:
     try:
         done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--plot",
                                "--json", str(out), "--cache", str(cache)],
-                              cwd=REPO, capture_output=True, text=True, timeout=400)
+                              cwd=REPO, capture_output=True, text=True, timeout=900)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     assert done.returncode == 0, done.stderr

@@ -12,6 +12,7 @@ it, tools/search/ripgrep.py).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -19,7 +20,9 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.warm.client import ask
 from chorus_tools.tools.warm.grams import query_grams
 
-MAX_ARGV_BYTES = 1024 * 1024  # names passed to one rg (Linux allows 2 MiB of argv)
+# names passed to one rg: Linux allows a quarter of the stack limit of argv (2 MiB under
+# the usual 8 MiB), and rg's own options and the environment take a little
+MAX_ARGV_BYTES = min(1024 * 1024, os.sysconf("SC_ARG_MAX") // 2)
 FIRST_PAGE = 256  # files of a search's first page: a few ms of rg when results abound
 
 

@@ -30,7 +30,8 @@ MODES = {"files_with_matches": ("files", "-l"), "count": ("counts", "-c"),
 def _head_lines(argv: list[str], cwd: Path, lines: int) -> int:
     """Run `argv` as `| head -LINES` would: read until it printed `lines` lines, then
     close the pipe (its next write fails and it exits); the lines it printed."""
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
     assert proc.stdout is not None  # piped above
     seen = b""
     fd = proc.stdout.fileno()

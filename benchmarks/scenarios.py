@@ -53,7 +53,8 @@ class Scenario:
 def _run(argv: list[str], cwd: Path) -> tuple[float, bytes, int]:
     """Run a command to completion: (seconds, stdout, peak RSS in bytes from wait4)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
     assert proc.stdout is not None  # piped above
     out = proc.stdout.read()
     proc.stdout.close()

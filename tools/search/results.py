@@ -10,12 +10,14 @@ A file result is a plain dict so it crosses the worker pipe as is:
 from __future__ import annotations
 
 import gc
+import operator
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 MATCH_PREFIX = "--> "
+_COUNT = operator.itemgetter("count")
 CONTEXT_PREFIX = "    "
 
 
@@ -138,7 +140,9 @@ def items(result: dict[str, Any], shape: Shape) -> int:
 
 def have(results: list[dict[str, Any]], shape: Shape) -> int:
     """How many reply items these file results make."""
-    return sum(items(r, shape) for r in results)
+    if shape.mode != "content":
+        return len(results)
+    return sum(len(r["entries"]) for r in results)
 
 
 def assemble(results: list[dict[str, Any]], shape: Shape, engine: str,
@@ -154,7 +158,7 @@ def assemble(results: list[dict[str, Any]], shape: Shape, engine: str,
         return {"files": [r["path"] for r in results[:cap]], "truncated": len(results) > cap,
                 **tail}
     counts = [{"path": r["path"], "count": r["count"]} for r in results[:cap]]
-    return {"counts": counts, "total": sum(c["count"] for c in counts),
+    return {"counts": counts, "total": sum(map(_COUNT, counts)),
             "truncated": len(results) > cap, **tail}
 
 
@@ -162,9 +166,11 @@ def decisive(results: list[dict[str, Any]], shape: Shape) -> int | None:
     """Which of these results (in path order) holds the first item past `max_results`,
     or None: a truncated reply's `files_searched` counts the files the query covers up to
     that one's, which is what a search that stopped there read."""
+    if shape.mode != "content":  # one item a file
+        return shape.max_results if len(results) > shape.max_results else None
     left = shape.max_results
     for i, result in enumerate(results):
-        left -= items(result, shape)
+        left -= len(result["entries"])
         if left < 0:
             return i
     return None

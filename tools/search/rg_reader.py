@@ -24,6 +24,7 @@ from chorus_tools.tools.search.rg_output import Long, Output, counts, groups, na
 
 
 _AT_COLON = operator.methodcaller("partition", ":")  # "12:line" -> ("12", ":", "line")
+_PATH = operator.itemgetter("path")
 
 
 class Reader:
@@ -56,8 +57,9 @@ class Reader:
         if kind == "lines":
             found = self._lines(out)
         else:
-            each = counts(out) if kind == "counts" else ((name, 1) for name in names(out))
-            found = any(self._file(path, ([], count)) for path, count in each)
+            blocks = counts(out) if kind == "counts" else (
+                [(name, "1") for name in block] for block in names(out))
+            found = any(self._whole(block) for block in blocks)
         if not found:  # rg's stats at the end say it searched everything
             self.finished = out.searched is not None
             self.searches = out.searched
@@ -127,6 +129,20 @@ class Reader:
             spans.add((number, number))
         if self.wants_text and spans.wanted(number):
             lines[number] = cut_line(line, self.shape.max_line_chars)
+
+    def _whole(self, block: list[tuple[str, str]]) -> bool:
+        """Files rg reported whole (-c, -l: path and count), a block of them; True when the
+        reply can no longer change. Unsorted, at C speed: every one is read anyway."""
+        if self.sorted:
+            return any(self._file(path, ([], int(count))) for path, count in block)
+        found = [{"path": path.removeprefix("./"), "entries": (), "count": int(count)}
+                 for path, count in block]
+        if self._deny:  # what rg's own excludes missed
+            found = [f for f in found if not self.denied(f["path"])]
+        self.done += found
+        self.count += len(found)
+        self.prune()
+        return False
 
     def _file(self, path: str, held: Any) -> bool:
         """A file whose records are complete (and not binary) into the reply; True when
@@ -205,7 +221,7 @@ class Reader:
     def _keep_first(self) -> None:
         """Unsorted: drop the files past the first `needed` items in path order, which no
         later file can bring back into the reply (memory stays bounded)."""
-        self.done.sort(key=lambda r: r["path"])
+        self.done.sort(key=_PATH)
         count = 0
         for i, result in enumerate(self.done):
             if count >= self.needed:
@@ -220,7 +236,7 @@ class Reader:
 
     def results(self, bound: str | None) -> list[dict[str, Any]]:
         """The files in the reply's order, up to `bound`."""
-        ordered = sorted(self.done, key=lambda r: r["path"])
+        ordered = sorted(self.done, key=_PATH)
         return ordered if bound is None else [r for r in ordered if r["path"] <= bound]
 
     def _settled(self) -> bool:

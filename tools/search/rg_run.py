@@ -116,7 +116,7 @@ def run(ctx: ToolContext, argv: list[str], reader: Reader, kind: str, ruleset: i
     with os.fdopen(os.memfd_create("rg-stderr"), "w+b") as errors:
         proc, output = start(ctx, argv, reader.target_fd, ruleset, errors, wide=wide)
         try:
-            reader.take(Output(output.fileno()), kind)
+            reader.take(Output(output.fileno(), patient=not reader.sorted), kind)
         finally:
             if proc.poll() is None:
                 proc.kill()

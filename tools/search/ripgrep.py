@@ -175,7 +175,7 @@ def _named(ctx: ToolContext, rg: str, rel: str, target: Target, query: Query,
         reader = Reader(ctx, rel, target.fd, shape, False)
         failures = Failures()
         kept: dict[str, int] = {}  # the place of each file in the reply so far
-        for page in pages(ctx, only):
+        for page in pages(ctx, only, ahead=not _sorted(shape)):
             runs = [("lines", page.files)] if kind == "lines" else [
                 ("counts" if shape.mode == "count" else "names", page.clean_files),
                 ("lines", page.unknown_files)]

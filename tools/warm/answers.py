@@ -156,11 +156,12 @@ class Warm:
 
     def select(self, rel: str, include_hidden: bool, include_ignored: bool,
                globs: list[str], types: tuple[str, ...], grams: list[int] | None,
-               want_files: bool, page: int | None = None,
-               max_bytes: int = 0) -> dict[str, Any]:
+               want_files: bool, page: int | None = None, max_bytes: int = 0,
+               share: float = 1.0) -> dict[str, Any]:
         """The files covered, in path order: all of them (`want_files`), or the index's
         candidates with each one's place among them; for ripgrep (`page`) only the first
-        `page` candidates and the key to the others."""
+        `page` candidates and the key to the others, when they are at most `share` of
+        the files covered (else none: rg walks)."""
         assert self.tree is not None
         key = ("select", rel, include_hidden, include_ignored, tuple(globs), types)
         hit = self._cache.get(key)
@@ -172,7 +173,7 @@ class Warm:
             self._keep(key, self.tree.shape, fids)
         paths = self.content.paths
         places = self.content.narrow(fids, grams) if grams is not None else None
-        if places is None:
+        if places is None or len(places) > share * len(fids):
             return {"total": len(fids), "narrowed": False,
                     "files": [paths[f] for f in fids.tolist()] if want_files else None}
         chosen = fids[places]

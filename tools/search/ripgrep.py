@@ -24,8 +24,10 @@ file's output together), everything is read, and the files are sorted at the end
 only the first `max_results` items as it goes.
 
 Named (the warm index's candidates, in path order, a page at a time: tools/warm/
-selection.py), rg searches each page's files by name on all its threads, and the search
-stops after the page that holds the reply. A named file is searched whole even past a NUL
+selection.py), rg searches each page's files by name: lines that may stop early with
+`--sort path` (rg keeps the order it is given; the bound above holds whatever order it
+keeps), stopped as soon as the reply is settled; everything else on all its threads, the
+search stopping after the page that holds the reply. A named file is searched whole even past a NUL
 (rg's rule for files it is given), so `-c` runs only over the files the index read and
 found free of NULs; the others go through `-n`, whose note says when a file is binary.
 
@@ -170,9 +172,11 @@ def _named(ctx: ToolContext, rg: str, rel: str, target: Target, query: Query,
         ctx.ws.ensure_present()  # as rg would: it cannot start in a deleted workspace
         return assemble([], shape, "ripgrep", only.total)
     kind = _kind(shape, query)
+    # lines that stop early: rg reads the page in its order and is stopped in it
+    sort = _sorted(shape) and kind == "lines"
     ruleset = landlock.ruleset([target.fd], rg)
     try:
-        reader = Reader(ctx, rel, target.fd, shape, False)
+        reader = Reader(ctx, rel, target.fd, shape, sort)
         failures = Failures()
         kept: dict[str, int] = {}  # the place of each file in the reply so far
         for page in pages(ctx, only, ahead=not _sorted(shape)):
@@ -181,18 +185,18 @@ def _named(ctx: ToolContext, rg: str, rel: str, target: Target, query: Query,
                 ("lines", page.unknown_files)]
             for run_kind, files in runs:
                 if files:
-                    argv = _argv(ctx, rg, query, shape, run_kind, False) + ["--", *files]
+                    argv = _argv(ctx, rg, query, shape, run_kind, sort) + ["--", *files]
                     run(ctx, argv, reader, run_kind, ruleset, query.needs_pcre2,
-                        fallback, failures)
+                        fallback, failures, wide=not sort)
             where = dict(zip(page.files, page.positions))
             kept = {r["path"]: kept[r["path"]] if r["path"] in kept else where[r["path"]]
                     for r in reader.done}
-            if reader.count >= reader.needed:
+            if reader.stopped or reader.count >= reader.needed:
                 break
     finally:
         if ruleset is not None:
             os.close(ruleset)
-    results = reader.results(None)
+    results = reader.results(reader.bound())
     past = decisive(results, shape)
     searched = only.total if past is None else kept[results[past]["path"]] + 1
     return _reply(results, shape, searched, failures)

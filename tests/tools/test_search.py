@@ -13,7 +13,7 @@ import pytest
 from chorus_tools.tools.context import Limits, ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
-from chorus_tools.tools.search.search import FIRST_FILES, SOLO_FILES, search
+from chorus_tools.tools.search.search import FIRST_FILES, search
 from fanout_runner import ENGINES, RG_PATH, RG_PCRE2, run_search
 from chorus_tools.rpc.process.worker import resolve
 
@@ -284,32 +284,26 @@ def test_temporary_files_of_writes_are_never_searched(ctx: ToolContext, root: Pa
 
 
 def test_python_engine_fans_out_on_larger_trees(ctx: ToolContext, root: Path) -> None:
-    """A search that may stop early searches its first files in the calling worker, in
-    runs of FIRST_FILES, twice that, ... up to SOLO_FILES (one that finds its results
-    there reads no further), then splits the rest across the pool; one that wants every
-    match splits them all."""
-    for n in range(2000):
-        write(root, f"f{n:04}.txt", "needle\n" if n % 10 == 0 else "hay\n")
+    """Split across the pool in path order, the first part FIRST_FILES long when the
+    search may stop early (its answer comes as soon as that part is done); one that wants
+    every match splits evenly."""
+    for n in range(400):
+        write(root, f"f{n:03}.txt", "needle\n" if n % 10 == 0 else "hay\n")
     ctx.search_engine, ctx.rg_path = "python", None
-    alone = sum(FIRST_FILES << k for k in range(8) if FIRST_FILES << k <= SOLO_FILES)
-    fan = search(ctx, pattern="needle", max_results=alone // 10 + 5)
-    assert isinstance(fan, FanOut) and len(fan.parts) > 1
-    assert [r["path"] for r in fan.args["seed"]["results"]] == [
-        f"f{n:04}.txt" for n in range(0, alone, 10)]
-    assert [f for part in fan.parts for f in part["files"]] == [
-        f"f{n:04}.txt" for n in range(alone, 2000)]
+    fan = search(ctx, pattern="needle")
+    assert isinstance(fan, FanOut) and len(fan.parts) > 2
+    assert [f for part in fan.parts for f in part["files"]] == [f"f{n:03}.txt"
+                                                               for n in range(400)]
+    assert len(fan.parts[0]["files"]) == FIRST_FILES < len(fan.parts[1]["files"])
+    assert fan.sizes == [len(part["files"]) for part in fan.parts]
     merge = resolve(fan.merge)
     first = resolve(fan.part)(ctx, **pickle.loads(fan.shared), **fan.parts[0])
-    assert merge(fan.args).add(first)["truncated"] is True
-    one = {**fan.args, "shape": dataclasses.replace(fan.args["shape"], max_results=10**6)}
-    assert merge(one).add(first) is None
+    one = {**fan.args, "shape": dataclasses.replace(fan.args["shape"], max_results=1)}
+    done = merge(one).add(first)
+    assert done["truncated"] is True and done["files_searched"] == 11  # f000..f010
+    assert merge(fan.args).add(first) is None
     every = search(ctx, pattern="needle", max_results=10**6)
-    assert isinstance(every, FanOut) and not every.args["seed"]["results"]
-    assert [f for part in every.parts for f in part["files"]] == [
-        f"f{n:04}.txt" for n in range(2000)]
-    few = search(ctx, pattern="needle", max_results=2)  # found among the first files
-    assert not isinstance(few, FanOut) and few["truncated"] is True
-    assert few["files_searched"] == 21  # f0000..f0020: the third match is in f0020
+    assert isinstance(every, FanOut) and len(every.parts[0]["files"]) > FIRST_FILES
 
 
 def test_catastrophic_pattern_times_out_on_the_python_engine(ctx: ToolContext,

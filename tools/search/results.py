@@ -192,8 +192,7 @@ def collector_paused() -> Iterator[None]:
 
 class Merge:
     """FanOut merger of the python engine's parts (tools/walk/fanout.py): their files in
-    order, done once the finished prefix holds more items than the reply shows. `seed`
-    is a part searched before the split (tools/search/search.py)."""
+    order, done once the finished prefix holds more items than the reply shows."""
 
     def __init__(self, args: dict[str, Any]) -> None:
         self._shape: Shape = args["shape"]
@@ -201,8 +200,6 @@ class Merge:
         self._results: list[dict[str, Any]] = []
         self._at: list[int] = []
         self._have = 0
-        if args.get("seed"):
-            self.add(args["seed"])
 
     def add(self, result: dict[str, Any]) -> dict[str, Any] | None:
         found = result["results"]

@@ -14,10 +14,8 @@ so both engines, warm or walking, say the same.
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
-from collections.abc import Iterator
 from typing import Any
 
 from chorus_tools.tools.context import ToolContext
@@ -27,7 +25,7 @@ from chorus_tools.tools.walk.globs import GlobError, SearchGlobs, invalid_patter
 from chorus_tools.tools.search import pyengine, ripgrep
 from chorus_tools.tools.search.rg_errors import NeedsPcre2
 from chorus_tools.tools.search.filetypes import FileTypes
-from chorus_tools.tools.search.results import Merge, Shape, have, python_reply
+from chorus_tools.tools.search.results import Shape, python_reply
 from chorus_tools.tools.search.rg_run import Query
 from chorus_tools.tools.search.syntax import Pattern, analyse, compile_python
 from chorus_tools.tools.search.target import open_target
@@ -35,8 +33,7 @@ from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm.selection import warm_selection
 
 INLINE_FILES = 32  # up to this many files the python engine runs in the calling worker
-FIRST_FILES = 64  # the first run of files a search that may stop early searches itself
-SOLO_FILES = 512  # its last such run: past it, the rest is listed and split
+FIRST_FILES = 64  # the first part of a split search that may stop early
 CHUNKS_PER_WORKER = 4
 
 
@@ -92,14 +89,12 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
         os.close(target.fd)
     compile_python(pat, case_sensitive=case_sensitive)  # refuse a bad pattern before walking
     if chosen is not None and chosen.files is not None:
-        return _python(iter(chosen.files), chosen.total, chosen.positions, pat,
-                       case_sensitive, multiline, shape, ctx)
-    if not target.is_dir:
-        return _python(iter([rel]), 1, None, pat, case_sensitive, multiline, shape, ctx)
-    walk = (p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
-                                     include_ignored=include_ignored, globs=globs,
-                                     types=file_types))
-    return _python(walk, None, None, pat, case_sensitive, multiline, shape, ctx)
+        return _python(chosen.files, chosen.total, chosen.positions, pat, case_sensitive,
+                       multiline, shape, ctx)
+    files = [p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
+                                      include_ignored=include_ignored, globs=globs,
+                                      types=file_types)] if target.is_dir else [rel]
+    return _python(files, len(files), None, pat, case_sensitive, multiline, shape, ctx)
 
 
 def _argv_safe(*texts: str) -> bool:
@@ -114,47 +109,28 @@ def _argv_safe(*texts: str) -> bool:
     return not any("\0" in text for text in texts)
 
 
-def _python(files: Iterator[str], total: int | None, positions: list[int] | None,
-            pat: Pattern, case_sensitive: bool, multiline: bool, shape: Shape,
+def _python(files: list[str], total: int, positions: list[int] | None, pat: Pattern,
+            case_sensitive: bool, multiline: bool, shape: Shape,
             ctx: ToolContext) -> dict[str, Any] | FanOut:
-    """Search `files` (in path order; the query covers `total` files, or as many as
-    `files` yields: the index may have left out some that cannot match, and
-    `positions` then gives each one's place among them). A search that may stop early
-    searches its first files here, in growing runs (FIRST_FILES, twice that, ... up to
-    SOLO_FILES), before listing the rest: one that finds its results there reads no
-    further (docs/protocol.md, file.search). The rest is split across the pool."""
-    searched, results, at = 0, [], []
-    size = FIRST_FILES if shape.max_results < ripgrep.UNSORTED_FROM else 0
-    while 0 < size <= SOLO_FILES:
-        run = list(itertools.islice(files, size))
-        part = pyengine.search_part(ctx, run, pat, case_sensitive, multiline, shape,
-                                    searched, _places(positions, searched, len(run)))
-        results += part["results"]
-        at += part["at"]
-        searched += len(run)
-        if have(results, shape) > shape.max_results or len(run) < size:
-            return python_reply(results, at, shape, searched if total is None else total)
-        size *= 2
-    rest = list(files)
-    total = searched + len(rest) if total is None else total
-    seed = {"results": results, "at": at}
-    if len(rest) <= INLINE_FILES:
-        merge = Merge({"shape": shape, "files": total, "seed": seed})
-        return merge.add(pyengine.search_part(
-            ctx, rest, pat, case_sensitive, multiline, shape, searched,
-            _places(positions, searched, len(rest)))) or merge.finish()
+    """Search `files` (in path order; the query covers `total` files: the index may have
+    left out some that cannot match, and `positions` then gives each one's place among
+    them). Split across the pool, the first part small: a search that wants few results
+    and finds them there has its answer as soon as that part is done, and the parts
+    after it are stopped (docs/protocol.md, file.search)."""
+    if len(files) <= INLINE_FILES:
+        part = pyengine.search_part(ctx, files, pat, case_sensitive, multiline, shape,
+                                    positions=positions)
+        return python_reply(part["results"], part["at"], shape, total)
     chunks = CHUNKS_PER_WORKER * ctx.workers
-    size = max(INLINE_FILES // 2, math.ceil(len(rest) / chunks))
-    parts = [{"files": rest[i:i + size], "first": searched + i,
-              "positions": _places(positions, searched + i, size)}
-             for i in range(0, len(rest), size)]
+    size = max(INLINE_FILES // 2, math.ceil(len(files) / chunks))
+    first = min(size, FIRST_FILES) if shape.max_results < ripgrep.UNSORTED_FROM else size
+    starts = [0, *range(first, len(files), size)]
+    parts = [{"files": files[a:b], "first": a,
+              "positions": None if positions is None else positions[a:b]}
+             for a, b in zip(starts, [*starts[1:], len(files)])]
     return FanOut(part="chorus_tools.tools.search.pyengine:search_part", parts=parts,
                   merge="chorus_tools.tools.search.results:Merge",
-                  args={"shape": shape, "files": total, "seed": seed},
+                  args={"shape": shape, "files": total},
                   shared=shared(pattern=pat, case_sensitive=case_sensitive,
                                 multiline=multiline, shape=shape),
                   sizes=[len(p["files"]) for p in parts], unit="files searched")
-
-
-def _places(positions: list[int] | None, start: int, count: int) -> list[int] | None:
-    return None if positions is None else positions[start:start + count]

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from benchmarks.env import REPO, Env
+from benchmarks.env import REPO, Env, default_cache
 from benchmarks.mcp_reference import Unavailable
 from benchmarks.report import Measure, Row, table, write_json
 from benchmarks.scale import PLANS, run_series
@@ -44,7 +44,8 @@ def _keep_best(current: Measure | None, new: Measure) -> Measure:
 def run_scenario(scenario: Scenario, env: Env) -> Row:
     """Alternate ours and the baseline `rounds` times and keep the best of each. A failure
     in any round stands: a contender that fails once has no figure."""
-    row = Row(scenario.key, scenario.title, scenario.baseline_name, scenario.target)
+    row = Row(scenario.key, scenario.title.format(**env.scale.labels()),
+              scenario.baseline_name, scenario.target)
     for _ in range(1 if scenario.long_run else env.scale.rounds):
         if row.ours_problem is None:
             measure, row.ours_problem = _attempt(scenario.ours, env)
@@ -58,19 +59,23 @@ def run_scenario(scenario: Scenario, env: Env) -> Row:
 def _mode_line(env: Env) -> str:
     s = env.scale
     mode = "quick (harness check: small inputs, figures not meaningful)" if env.quick else "full"
-    return (f"mode: {mode}; tree {s.files:,} files + node_modules, big file "
-            f"{s.big_file / 1e6:g} MB, huge file {s.huge_file / 1e9:.3g} GB, stdlib "
+    labels = s.labels()
+    return (f"mode: {mode}; tree {s.files:,} files + node_modules, big file {labels['big']}, "
+            f"huge file {labels['huge']}, stdlib "
             f"{'top level' if s.stdlib_top_only else 'whole'}; {os.cpu_count()} CPUs")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true",
-                        help="small inputs, one round: proves the harness in under a minute")
+                        help="small inputs, one round: proves the harness works (minutes: it "
+                             "builds its inputs and starts a few hundred servers)")
     parser.add_argument("--json", type=Path, default=REPO / "benchmarks/results/latest.json",
                         help="where to write the JSON (default: %(default)s)")
-    parser.add_argument("--cache", type=Path, default=REPO / "benchmarks/.cache",
-                        help="generated corpora and the npm install (default: %(default)s)")
+    parser.add_argument("--cache", type=Path, default=default_cache(),
+                        help="generated corpora (gigabytes), the npm install and the servers' "
+                             "state, outside the checkout (default: %(default)s, from "
+                             "$XDG_CACHE_HOME)")
     parser.add_argument("--install", action=argparse.BooleanOptionalAction, default=None,
                         help="npm-install the reference server if missing "
                              "(default: yes in a full run, no with --quick)")

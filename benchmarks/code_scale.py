@@ -46,7 +46,7 @@ def _asked(env: Env, tree: Path, method: str, params: dict[str, Any], listed: st
                 raise ProtocolError(f"{method}: {result['total']} found, "
                                     f"truncated={result['truncated']}")
             return len(result[listed])
-        measure = sc._median_time(env, once)
+        measure = sc.median_time(env, once)
     # what it found is no count of matching lines: rg's `results` are not comparable
     measure.detail["found"] = measure.detail.pop("results")
     measure.detail.update({k: state[k] for k in ("symbols", "symbol_files", "memory_bytes")
@@ -71,7 +71,7 @@ references_cold_in = _asking("code.references", "name", "references", warm=False
 
 
 def rg_word_in(env: Env, tree: Path) -> Measure:
-    return sc._command_time(env, [env.rg, "-n", "-w", "--no-require-git", "-e",
+    return sc.command_time(env, [env.rg, "-n", "-w", "--no-require-git", "-e",
                                   name_in(tree)], tree)
 
 

@@ -24,6 +24,8 @@ from benchmarks.env import Env
 from benchmarks.loadclient import McpSession
 from benchmarks.report import Measure, Target
 from benchmarks.scenarios import REFERENCE, Scenario, edit_claude, read_claude
+from chorus_tools.rpc.dispatch.history_home import workspace_key
+from chorus_tools.rpc.dispatch.state_places import state_base
 from chorus_tools.tools.registry import TOOLSETS
 
 
@@ -57,12 +59,17 @@ def context_reference(env: Env) -> Measure:
 
 @contextmanager
 def _reads_in_memory(env: Env) -> Iterator[None]:
-    """Servers started inside keep the claude set's reads in memory (see above)."""
+    """Servers started inside keep the claude set's reads in memory: their state directory
+    lies inside the workspace (see above). The history, whose default place follows the
+    same variable and may not lie inside, is given where ours keeps it."""
     before = os.environ.get("XDG_STATE_HOME")
+    history = os.path.join(state_base(), "history", workspace_key(str(env.scratch)))
     os.environ["XDG_STATE_HOME"] = str(Path(env.scratch) / ".state")
+    options, env.options = env.options, (*env.options, "--history", history)
     try:
         yield
     finally:
+        env.options = options
         if before is None:
             del os.environ["XDG_STATE_HOME"]
         else:

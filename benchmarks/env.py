@@ -25,6 +25,13 @@ Client = TypeVar("Client", bound=StdioServer)
 REPO = Path(__file__).resolve().parent.parent
 
 
+def default_cache() -> Path:
+    """Where the corpora and the npm install live: outside the checkout (they take
+    gigabytes), in the user's cache directory as XDG asks."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "chorus-tools-bench"
+
+
 @dataclass(frozen=True)
 class Scale:
     files: int
@@ -40,6 +47,17 @@ class Scale:
     soak_kill_every: int  # one worker is SIGKILLed every this many requests
     scale_trees: tuple[int, ...]  # file counts of the trees the scale series list, search
     scale_files: tuple[int, ...]  # sizes of the files whose head the scale series reads
+
+    def labels(self) -> dict[str, str]:
+        """What the scenario titles call the inputs of this scale."""
+        return {"tree": f"{self.files // 1000}k-file" if self.files >= 1000
+                else f"{self.files}-file", "big": _size(self.big_file),
+                "huge": _size(self.huge_file)}
+
+
+def _size(size: int) -> str:
+    return f"{size / generate.MIB / 1024:g} GB" if size >= 1024 * generate.MIB \
+        else f"{size / generate.MIB:g} MB"
 
 
 FULL = Scale(files=20000, big_file=10 * generate.MIB, huge_file=2048 * generate.MIB,
@@ -86,6 +104,16 @@ class Env:
         for old in self.logs.glob("*.stderr"):  # each run's logs start empty
             old.unlink()
         self._names = itertools.count()
+        self.options: tuple[str, ...] = ()  # given to every server of ours started now
+        self._kept: dict[Any, tuple[StdioServer, Any]] = {}
+
+    def kept(self, key: Any, start: Callable[[], tuple[StdioServer, Any]]
+             ) -> tuple[StdioServer, Any]:
+        """A server (and what `start` said of it) started once for the run and shared by
+        every measurement that asks for `key`: a warm server, ready once, asked again."""
+        if key not in self._kept:
+            self._kept[key] = start()
+        return self._kept[key]
 
     # corpora -------------------------------------------------------------------------
     @cached_property
@@ -133,6 +161,9 @@ class Env:
         return path
 
     def cleanup(self) -> None:
+        for server, _ in self._kept.values():
+            server.close()
+        self._kept.clear()
         if "scratch" in self.__dict__:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -177,7 +208,8 @@ class Env:
     def ours_argv(self, workspace: Path, *options: str) -> list[str]:
         """The command line that starts our server on `workspace`."""
         self._ours_checked  # noqa: B018 (a probed property: raises Unavailable once)
-        argv = [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *options]
+        argv = [sys.executable, "-m", "chorus_tools", "--workspace", str(workspace), *options,
+                *self.options]
         if self.workers:
             argv += ["--workers", str(self.workers)]
         return argv

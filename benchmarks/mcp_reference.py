@@ -37,8 +37,8 @@ def ensure(cache: Path, install: bool) -> list[str]:
         raise Unavailable("node not found on PATH")
     if _installed_version(cache) != VERSION:
         if not install:
-            raise Unavailable(f"{PACKAGE} not installed in {cache / 'npm'} "
-                              "(a full run of python -m benchmarks installs it)")
+            raise Unavailable(f"{PACKAGE} not installed in {cache / 'npm'} (--install "
+                              "installs it)")
         npm = shutil.which("npm")
         if npm is None:
             raise Unavailable("npm not found on PATH")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchmarks import code_scale as code
+from benchmarks import common
 from benchmarks import scenarios as sc
 from benchmarks import warm
 from benchmarks.env import Env
@@ -86,6 +87,11 @@ def _tree(measure: Callable[[Env, Path], Measure]) -> Callable[[Env, int], Measu
     return lambda env, files: measure(env, env.tree_of(files))
 
 
+def _mode(measure: Callable[[Env, Path, str], Measure],
+          mode: str) -> Callable[[Env, int], Measure]:
+    return lambda env, files: measure(env, env.tree_of(files), mode)
+
+
 def _head(ours: bool, first: bool) -> Callable[[Env, int], Measure]:
     """Lines 1-50 of a file of the given size; few calls, a first read counts it all."""
     def measure(env: Env, size: int) -> Measure:
@@ -99,6 +105,31 @@ REFERENCE_HEAD = f"{sc.REFERENCE} read_text_file head=50"
 
 RARE = f"{RARE_IDENT} (in {100 / RARE_EVERY:g} % of files)"
 CODE_RG = "ripgrep: rg -n -w NAME (lines, not definitions: no count to agree)"
+WORD = common.COMMON
+WALKING = "walking (--index-memory 0)"
+WARM = "warm server, repeated"
+
+
+def _common(key: str, where: str, first: Callable[[Env, Path], Measure],
+            modes: Callable[[Env, Path, str], Measure]) -> list[SeriesPlan]:
+    """The common word's series on one kind of server (`where`, keys prefixed `key`)."""
+    return [
+        SeriesPlan(f"{key}first_common", f"file.search {WORD}, the first 100 (default "
+                   f"max_results), {where}", "files",
+                   f"rg -n --sort path {WORD} | head -100", Target("≤", 3), _tree(first),
+                   _tree(common.rg_first_in)),
+        SeriesPlan(f"{key}files_common", f"file.search {WORD}, files_with_matches, all, "
+                   f"{where}", "files", f"rg -l {WORD}", Target("≤", 1.1),
+                   _mode(modes, "files_with_matches"), _mode(common.rg_mode_in,
+                                                             "files_with_matches")),
+        SeriesPlan(f"{key}count_common", f"file.search {WORD}, count, all, {where}", "files",
+                   f"rg -c {WORD}", Target("≤", 1.1), _mode(modes, "count"),
+                   _mode(common.rg_mode_in, "count")),
+        SeriesPlan(f"{key}content_common", f"file.search {WORD}, all matches, {where}",
+                   "files", f"rg -n {WORD}", Target("≤", 1.5), _mode(modes, "content"),
+                   _mode(common.rg_mode_in, "content")),
+    ]
+
 
 PLANS: list[SeriesPlan] = [
     SeriesPlan("scale_list", "file.list **/*.md, walking (--index-memory 0)", "files",
@@ -107,6 +138,7 @@ PLANS: list[SeriesPlan] = [
     SeriesPlan("scale_search", "file.search TODO, all matches, walking (--index-memory 0)",
                "files", "rg -n", Target("≤", 1.3), _tree(warm.walk_search_in),
                _tree(sc.rg_search_in)),
+    *_common("", WALKING, common.walk_first_in, common.walk_mode_in),
     SeriesPlan("warm_list", "file.list **/*.md, warm server, repeated", "files",
                "rg --files -g '*.md'", Target("≤", 0.3), _tree(warm.warm_list_in),
                _tree(sc.rg_files_in)),
@@ -116,6 +148,7 @@ PLANS: list[SeriesPlan] = [
     SeriesPlan("warm_search_todo", "file.search TODO, all matches, warm server, repeated",
                "files", "rg -n", Target("≤", 1.0), _tree(warm.warm_search_in),
                _tree(sc.rg_search_in)),
+    *_common("warm_", WARM, common.warm_first_in, common.warm_mode_in),
     SeriesPlan("warm_first_call", f"first file.search {RARE_IDENT} after start: start to answer",
                "files", "the same with --index-memory 0", Target("≤", 1.0),
                _tree(warm.first_call_in), _tree(warm.first_call_walking_in)),

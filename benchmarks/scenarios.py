@@ -40,7 +40,7 @@ Ready = Callable[[StdioServer], dict[str, Any]]  # waits until a server is ready
 @dataclass(frozen=True)
 class Scenario:
     key: str
-    title: str
+    title: str  # {tree}, {big} and {huge} name the run's inputs (Scale.labels)
     baseline_name: str
     target: Target | None
     ours: Callable[[Env], Measure]
@@ -53,7 +53,8 @@ class Scenario:
 def _run(argv: list[str], cwd: Path) -> tuple[float, bytes, int]:
     """Run a command to completion: (seconds, stdout, peak RSS in bytes from wait4)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
     assert proc.stdout is not None  # piped above
     out = proc.stdout.read()
     proc.stdout.close()
@@ -65,7 +66,7 @@ def _run(argv: list[str], cwd: Path) -> tuple[float, bytes, int]:
     return elapsed, out, usage.ru_maxrss * 1024
 
 
-def _median_time(env: Env, once: Callable[[], int]) -> Measure:
+def median_time(env: Env, once: Callable[[], int]) -> Measure:
     """One warm-up call, then the median of `repeats` timed calls; once() returns the
     number of results, which must not change between calls."""
     counts = {once()}
@@ -80,8 +81,8 @@ def _median_time(env: Env, once: Callable[[], int]) -> Measure:
                                                        "repeats": len(times)})
 
 
-def _command_time(env: Env, argv: list[str], cwd: Path) -> Measure:
-    return _median_time(env, lambda: len(_run(argv, cwd)[1].splitlines()))
+def command_time(env: Env, argv: list[str], cwd: Path) -> Measure:
+    return median_time(env, lambda: len(_run(argv, cwd)[1].splitlines()))
 
 
 def _same(call: Call) -> Callable[[int], Call]:
@@ -246,23 +247,29 @@ def mcp_spawn_reference(env: Env) -> Measure:
 def _median_call(env: Env, workspace: Path, method: str, params: dict[str, Any],
                  items: str, *options: str, engine: str | None = None,
                  ready: Ready | None = None) -> Measure:
-    """The median time of one call on a warm server over `workspace`; an answer that was
-    truncated (or came from another engine than asked for) is refused, since the
-    baseline finds every item. With `ready`, the calls wait for it first (what it
+    """The median time of one call on a server over `workspace` (started with `options`),
+    as `median_call` measures it. With `ready`, the calls wait for it first (what it
     returns goes into the measure's detail)."""
     with env.ours(workspace, *options) as server:
         state = ready(server) if ready else {}
-
-        def once() -> int:
-            result = server.request(method, {**params, "max_results": ALL})["result"]
-            wrong_engine = engine is not None and result["engine"] != engine
-            if result["truncated"] or wrong_engine:
-                raise ProtocolError(f"{method} answered truncated={result['truncated']}, "
-                                    f"engine={result.get('engine')} (asked: {engine})")
-            return len(result[items])
-        measure = _median_time(env, once)
+        measure = median_call(env, server, method, params, items, engine=engine)
     measure.detail.update(state)
     return measure
+
+
+def median_call(env: Env, server: StdioServer, method: str, params: dict[str, Any],
+                items: str, *, engine: str | None = None) -> Measure:
+    """The median time of one call asking for every item; an answer that was truncated
+    (or came from another engine than asked for) is refused, since the baseline finds
+    every item."""
+    def once() -> int:
+        result = server.request(method, {**params, "max_results": ALL})["result"]
+        wrong_engine = engine is not None and result["engine"] != engine
+        if result["truncated"] or wrong_engine:
+            raise ProtocolError(f"{method} answered truncated={result['truncated']}, "
+                                f"engine={result.get('engine')} (asked: {engine})")
+        return len(result[items])
+    return median_time(env, once)
 
 
 def list_in(env: Env, tree: Path, *options: str, ready: Ready | None = None) -> Measure:
@@ -272,7 +279,7 @@ def list_in(env: Env, tree: Path, *options: str, ready: Ready | None = None) -> 
 
 def rg_files_in(env: Env, tree: Path) -> Measure:
     """--no-require-git: read .gitignore outside a git repository, as ours does."""
-    return _command_time(env, [env.rg, "--files", "--no-require-git", "-g", "*.md"], tree)
+    return command_time(env, [env.rg, "--files", "--no-require-git", "-g", "*.md"], tree)
 
 
 def list_ours(env: Env) -> Measure:
@@ -293,7 +300,7 @@ def list_reference(env: Env) -> Measure:
         def once() -> int:
             text = server.call_tool("search_files", arguments)["content"][0]["text"]
             return len(text.splitlines())
-        return _median_time(env, once)
+        return median_time(env, once)
 
 
 # file.search -----------------------------------------------------------------------------
@@ -312,7 +319,7 @@ def search_ours_python(env: Env) -> Measure:
 
 
 def search_rg(env: Env) -> Measure:
-    return _command_time(env, [env.rg, "-n", "-e", STDLIB_PATTERN], env.stdlib)
+    return command_time(env, [env.rg, "-n", "-e", STDLIB_PATTERN], env.stdlib)
 
 
 def search_tree_in(env: Env, tree: Path, *options: str, pattern: str = TREE_PATTERN,
@@ -324,11 +331,11 @@ def search_tree_in(env: Env, tree: Path, *options: str, pattern: str = TREE_PATT
 
 
 def rg_search_in(env: Env, tree: Path, pattern: str = TREE_PATTERN) -> Measure:
-    return _command_time(env, [env.rg, "-n", "--no-require-git", "-e", pattern], tree)
+    return command_time(env, [env.rg, "-n", "--no-require-git", "-e", pattern], tree)
 
 
 def search_grep(env: Env) -> Measure:
-    return _command_time(env, [env.grep, "-rn", "-E", "-e", STDLIB_PATTERN, "."], env.stdlib)
+    return command_time(env, [env.grep, "-rn", "-E", "-e", STDLIB_PATTERN, "."], env.stdlib)
 
 
 # file.patch and file.write, one at a time ------------------------------------------------
@@ -750,9 +757,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("mcp_overhead", "MCP tools/call file_read 4 KiB, 64 in flight",
              "ours, plain file.read (same run)", Target("≥", 0.9),
              mcp_read_pipelined_ours, read_pipelined_ours),
-    Scenario("list_rg", "file.list **/*.md, 20k-file tree", "rg --files -g '*.md'",
+    Scenario("list_rg", "file.list **/*.md, {tree} tree", "rg --files -g '*.md'",
              Target("≤", 1.3), list_ours, list_rg),
-    Scenario("list_reference", "file.list **/*.md, 20k-file tree",
+    Scenario("list_reference", "file.list **/*.md, {tree} tree",
              f"{REFERENCE} search_files", None, list_ours, list_reference),
     Scenario("search_rg", "file.search, whole stdlib, all matches", "rg -n",
              Target("≤", 1.3), search_ours_ripgrep, search_rg),
@@ -766,11 +773,11 @@ SCENARIOS: list[Scenario] = [
              "Python floor: temp, fsync, rename, fsync dir", Target("≥", 0.8), write_ours,
              write_floor),
     Scenario("window_first_reference",
-             "file.read lines 1–50 of a 10 MB file, first read of its version (p50)",
+             "file.read lines 1–50 of a {big} file, first read of its version (p50)",
              f"{REFERENCE} read_text_file head=50", Target("≤", 3),
              window_first_ours, window_first_reference),
     Scenario("window_reference",
-             "file.read lines 1–50 of a 10 MB file, repeat on the unchanged file (p50)",
+             "file.read lines 1–50 of a {big} file, repeat on the unchanged file (p50)",
              f"{REFERENCE} read_text_file head=50", Target("≤", 1.2),
              window_ours, window_reference),
     Scenario("read_claude", "Read 4 KiB (--tools claude), 64 in flight",
@@ -799,9 +806,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("replace_gemini", "replace one edit (--tools gemini), one at a time",
              "file.patch, same server", Target("≥", 0.9), replace_gemini,
              patch_native_with_gemini),
-    Scenario("rss_huge", "read lines 1–50 of a 2 GB file: peak RSS, all processes", "—",
+    Scenario("rss_huge", "read lines 1–50 of a {huge} file: peak RSS, all processes", "—",
              Target("≤", 100e6, absolute=True), rss_huge_ours, None),
-    Scenario("rss_search", "search of the whole tree: peak RSS, all processes", "rg -n",
+    Scenario("rss_search", "search of the whole {tree} tree: peak RSS, all processes", "rg -n",
              None, rss_search_ours, rss_search_rg),
     Scenario("soak", "soak: mixed requests, 64 in flight, a worker SIGKILLed on a schedule",
              "—", None, soak_ours, None, long_run=True),

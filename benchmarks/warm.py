@@ -87,8 +87,30 @@ def _warm_required(server: StdioServer) -> dict[str, Any]:
 
 # repeated calls on an unchanged tree: warm, and walking ---------------------------------
 
+def warm_server(env: Env, tree: Path) -> tuple[StdioServer, dict[str, Any]]:
+    """One server with the default options on `tree`, ready, shared by every warm
+    measurement of the run on that tree (its start and build are measured apart:
+    `build_in`); and what served the calls, for a measure's detail."""
+    def start() -> tuple[StdioServer, dict[str, Any]]:
+        server = env.ours(tree)
+        try:
+            return server, _ready_state(server)
+        except BaseException:
+            server.close()
+            raise
+    return env.kept(("warm", tree), start)
+
+
+def _on_warm(env: Env, tree: Path, method: str, params: dict[str, Any],
+             items: str) -> Measure:
+    server, state = warm_server(env, tree)
+    found = sc.median_call(env, server, method, params, items)
+    found.detail.update(state)
+    return found
+
+
 def warm_list_in(env: Env, tree: Path) -> Measure:
-    return sc.list_in(env, tree, ready=_ready_state)
+    return _on_warm(env, tree, "file.list", {"pattern": sc.MD_GLOB}, "files")
 
 
 def walk_list_in(env: Env, tree: Path) -> Measure:
@@ -96,7 +118,7 @@ def walk_list_in(env: Env, tree: Path) -> Measure:
 
 
 def warm_search_in(env: Env, tree: Path) -> Measure:
-    return sc.search_tree_in(env, tree, ready=_ready_state)
+    return _on_warm(env, tree, "file.search", {"pattern": sc.TREE_PATTERN}, "matches")
 
 
 def walk_search_in(env: Env, tree: Path) -> Measure:
@@ -104,7 +126,7 @@ def walk_search_in(env: Env, tree: Path) -> Measure:
 
 
 def warm_rare_in(env: Env, tree: Path) -> Measure:
-    return sc.search_tree_in(env, tree, pattern=RARE_IDENT, ready=_ready_state)
+    return _on_warm(env, tree, "file.search", {"pattern": RARE_IDENT}, "matches")
 
 
 def rg_rare_in(env: Env, tree: Path) -> Measure:

@@ -7,6 +7,7 @@ process makes, asked with no pause after the change."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -369,3 +370,53 @@ def test_answers_alike_right_after_a_burst_of_changes(tmp_path: Path, engine: st
         found += pair.differences(calls, "after removing it: ")
         assert not found, "\n".join(found)
         pair.wait_warm()
+
+
+def _many_files(ws: Path) -> None:
+    """3,000 files: `sparse_word` in every tenth (a warm search takes several pages of
+    candidates before it holds 200 results), `common_word` in all, some binary, some
+    named in the d / d.py order trap."""
+    for i in range(3000):
+        folder = ws / f"p{i // 300}" / f"m{(i // 30) % 10}"
+        text = f"common_word {i}\n" + ("sparse_word here\n" if i % 10 == 3 else "")
+        if i % 97 == 5:
+            text += "\0 binary\n"
+        _write(folder / f"f{i:04}.txt", text * (1 + i % 3))
+    _write(ws / "p1.txt", "sparse_word first of p1\ncommon_word\n")
+    _write(ws / "p1-x/a.txt", "sparse_word in p1-x\n")
+
+
+EARLY_STOPS = [(query, cap) for query in (
+    {"pattern": "sparse_word"}, {"pattern": "sparse_word", "output_mode": "count"},
+    {"pattern": "sparse_word", "output_mode": "files_with_matches"},
+    {"pattern": "common_word", "context_lines": 1}, {"pattern": "common_word"},
+    {"pattern": "common_word", "output_mode": "files_with_matches"},
+    # every file a candidate, one in ten a match: several pages before the reply is held
+    {"pattern": r"word \d*5\b"}, {"pattern": r"word \d*5\b", "output_mode": "count"},
+    {"pattern": r"word \d*5\b", "output_mode": "files_with_matches"},
+) for cap in (1, 100, 200, 450, 10**6)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_early_stops_answer_alike_and_as_a_full_search_begins(tmp_path: Path,
+                                                               engine: str) -> None:
+    """Issue 32: a warm search takes the index's candidates a page at a time and stops
+    once it holds the reply; the walking one stops its rg (or its walk) there. Both give
+    the full search's first max_results items, `truncated` when one more exists, and the
+    same files_searched."""
+    ws = tmp_path / "ws"
+    _many_files(ws)
+    for pair in paired(ws, engine):
+        calls = [("file.search", {**query, "max_results": cap}) for query, cap in EARLY_STOPS]
+        replies = pair.ask_all(calls)
+        found = report(calls, replies, f"{engine} ")
+        assert not found, "\n".join(found)
+        full = {json.dumps(q, sort_keys=True): json.loads(warm)["result"]
+                for (q, cap), (warm, _) in zip(EARLY_STOPS, replies) if cap == 10**6}
+        for (query, cap), (warm, _) in zip(EARLY_STOPS, replies):
+            reply, every = json.loads(warm)["result"], full[json.dumps(query, sort_keys=True)]
+            key = next(k for k in ("matches", "files", "counts") if k in reply)
+            assert reply[key] == every[key][:cap], (query, cap)
+            assert reply["truncated"] is (len(every[key]) > cap), (query, cap)
+            assert reply["files_searched"] <= every["files_searched"] == 3002
+        assert_warm(pair)

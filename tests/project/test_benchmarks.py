@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import generate
+from benchmarks.env import QUICK
 from benchmarks.loadclient import ProtocolError, StdioServer
 from benchmarks.report import Measure, Row, Target
 from benchmarks.rss import PeakRss
@@ -29,11 +31,18 @@ def _digest(root: Path) -> str:
 
 
 def test_quick_run_prints_every_row_and_writes_json(tmp_path: Path) -> None:
-    out = tmp_path / "bench.json"
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--plot",
-                           "--json", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=400)
+    """Its inputs go to the cache it is given (outside the checkout), removed after."""
+    out, cache = tmp_path / "bench.json", tmp_path / "cache"
+    in_checkout = REPO / "benchmarks" / ".cache"
+    before = in_checkout.exists()
+    try:
+        done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--plot",
+                               "--json", str(out), "--cache", str(cache)],
+                              cwd=REPO, capture_output=True, text=True, timeout=900)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     assert done.returncode == 0, done.stderr
+    assert in_checkout.exists() == before
     header = next(line for line in done.stdout.splitlines() if line.startswith("| scenario"))
     assert [c.strip() for c in header.strip("|").split("|")] == [
         "scenario", "ours", "baseline", "ratio", "target"]
@@ -42,7 +51,8 @@ def test_quick_run_prints_every_row_and_writes_json(tmp_path: Path) -> None:
     regular = [s for s in SCENARIOS if not s.long_run]  # the soak runs only when named
     assert len(table_rows) == len(regular)
     for scenario, line in zip(regular, table_rows):
-        assert line.startswith(f"| {scenario.title}")
+        assert line.startswith(f"| {scenario.title.format(**QUICK.labels())}")
+    assert "2k-file tree" in done.stdout and "20k-file" not in done.stdout
 
     document = json.loads(out.read_text())
     assert document["quick"] is True

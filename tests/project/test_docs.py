@@ -234,3 +234,13 @@ def test_benchmarks_page_shows_the_committed_run() -> None:
         assert cells[0].startswith(series["title"] + " vs "), series["key"]
         assert cells[1] == ", ".join(f"{label} {row['ratio']:.2f}×" for label, row in
                                      zip(series["labels"], series["rows"])), series["key"]
+
+
+def test_readme_figures_are_the_committed_runs() -> None:
+    """The README's speed figures are generated from docs/bench/latest.json (issue 35:
+    they had drifted from the table): `python -m benchmarks.readme` writes them."""
+    sys.path.insert(0, str(REPO))
+    from benchmarks.readme import block
+
+    run = json.loads((REPO / "docs" / "bench" / "latest.json").read_text())
+    assert block(run) in (REPO / "README.md").read_text()

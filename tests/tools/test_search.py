@@ -13,7 +13,7 @@ import pytest
 from chorus_tools.tools.context import Limits, ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
-from chorus_tools.tools.search.search import search
+from chorus_tools.tools.search.search import FIRST_FILES, search
 from fanout_runner import ENGINES, RG_PATH, RG_PCRE2, run_search
 from chorus_tools.rpc.process.worker import resolve
 
@@ -86,7 +86,8 @@ def test_early_stop_keeps_string_order_where_rg_walks_differently(
         expected = ([{"path": "a.txt", "line": n, "content": "hit"} for n in (1, 2)]
                     if mode == "content" else ["a.txt", "a/f00.txt"])
         assert result[key] == expected and result["truncated"] is True
-        assert result["files_searched"] == 51  # rg stopped early: counted by the walker
+        # stopped early: the files up to the one holding the first item past the reply
+        assert result["files_searched"] == (1 if mode == "content" else 3)
 
 
 def test_files_with_matches_and_count(ctx: ToolContext, root: Path, engine: str) -> None:
@@ -283,18 +284,26 @@ def test_temporary_files_of_writes_are_never_searched(ctx: ToolContext, root: Pa
 
 
 def test_python_engine_fans_out_on_larger_trees(ctx: ToolContext, root: Path) -> None:
-    for n in range(100):
+    """Split across the pool in path order, the first part FIRST_FILES long when the
+    search may stop early (its answer comes as soon as that part is done); one that wants
+    every match splits evenly."""
+    for n in range(400):
         write(root, f"f{n:03}.txt", "needle\n" if n % 10 == 0 else "hay\n")
     ctx.search_engine, ctx.rg_path = "python", None
     fan = search(ctx, pattern="needle")
-    assert isinstance(fan, FanOut) and len(fan.parts) > 1
+    assert isinstance(fan, FanOut) and len(fan.parts) > 2
     assert [f for part in fan.parts for f in part["files"]] == [f"f{n:03}.txt"
-                                                               for n in range(100)]
+                                                               for n in range(400)]
+    assert len(fan.parts[0]["files"]) == FIRST_FILES < len(fan.parts[1]["files"])
+    assert fan.sizes == [len(part["files"]) for part in fan.parts]
     merge = resolve(fan.merge)
     first = resolve(fan.part)(ctx, **pickle.loads(fan.shared), **fan.parts[0])
     one = {**fan.args, "shape": dataclasses.replace(fan.args["shape"], max_results=1)}
-    assert merge(one).add(first)["truncated"] is True
+    done = merge(one).add(first)
+    assert done["truncated"] is True and done["files_searched"] == 11  # f000..f010
     assert merge(fan.args).add(first) is None
+    every = search(ctx, pattern="needle", max_results=10**6)
+    assert isinstance(every, FanOut) and len(every.parts[0]["files"]) > FIRST_FILES
 
 
 def test_catastrophic_pattern_times_out_on_the_python_engine(ctx: ToolContext,
@@ -374,3 +383,35 @@ def test_files_searched_leaves_out_files_a_root_anchored_deny_rule_hides(
         os.close(ws.root_fd)
     assert found["files_searched"] == 1
     assert {m["path"] for m in found["matches"]} == {"ok.txt"}
+
+
+def test_regression_a_search_with_max_results_reads_every_file(ctx: ToolContext, root: Path,
+                                                               engine: str) -> None:
+    """Issue 32: `max_results: 100` read the whole tree (files_searched: 201023 at 200k
+    files); a search stops once it holds its results and knows one more exists, and
+    counts the files up to the one holding that one (docs/protocol.md, file.search)."""
+    for n in range(400):
+        write(root, f"d{n // 40:02}/f{n:03}.txt", "hit\n")
+    for mode, key in (("content", "matches"), ("files_with_matches", "files"),
+                      ("count", "counts")):
+        result = run_search(ctx, engine, pattern="hit", max_results=10, output_mode=mode)
+        assert len(result[key]) == 10 and result["truncated"] is True
+        assert result["files_searched"] == 11
+    full = run_search(ctx, engine, pattern="hit", max_results=1000)
+    assert full["files_searched"] == 400 and not full["truncated"]
+
+
+def test_binary_files_count_and_list_nothing(ctx: ToolContext, root: Path,
+                                             engine: str) -> None:
+    """rg's -c and -l (issue 32) must not count what its -n would drop: a NUL past the
+    first match, walked or named (a file given as the path is named to rg)."""
+    write(root, "late-nul.bin", b"needle\n" + b"x" * 200_000 + b"\0needle\n")
+    write(root, "early.bin", b"\0needle\n")
+    write(root, "text.txt", "needle\nneedle\n")
+    for path in (".", "late-nul.bin", "early.bin"):
+        counted = run_search(ctx, engine, pattern="needle", path=path, output_mode="count")
+        files = run_search(ctx, engine, pattern="needle", path=path,
+                           output_mode="files_with_matches")
+        wanted = ["text.txt"] if path == "." else []
+        assert [c["path"] for c in counted["counts"]] == wanted, path
+        assert files["files"] == wanted, path

@@ -147,3 +147,46 @@ def test_unsorted_pruning_keeps_every_file_the_reply_can_show() -> None:
     reader._keep_first()
     assert [r["path"] for r in reader.done] == ["a", "b", "c", "d"]  # 4 items, then 6
     assert reader.count == 6
+
+
+EARLY: list[dict[str, Any]] = [
+    {"pattern": "needle"},
+    {"pattern": "e", "output_mode": "files_with_matches"},
+    {"pattern": "a", "output_mode": "count"},
+    {"pattern": "alpha", "context_lines": 2},
+    {"pattern": r"e\s*\n\s*\w", "multiline": True},
+    {"pattern": "TODO", "output_mode": "count", "multiline": True},
+    {"pattern": "x1", "glob": ["*.txt", "!src/**"], "include_hidden": True},
+    {"pattern": "e", "path": "src", "include_ignored": True},
+]
+
+
+@pytest.mark.parametrize("query", EARLY, ids=[str(i) for i in range(len(EARLY))])
+def test_early_stop_is_the_full_searchs_first_results(tree: Path, query: dict[str, Any]) -> None:
+    """Issue 32: a search that stops at max_results answers the first max_results items
+    of the full search, and `truncated` says whether one more exists, on both engines;
+    its files_searched is the same on both, at least the files holding its results and
+    at most every file covered (docs/protocol.md, file.search)."""
+    key = {"content": "matches", "files_with_matches": "files",
+           "count": "counts"}[query.get("output_mode", "content")]
+    for engine in ("ripgrep", "python"):
+        if engine == "ripgrep" and RG_PATH is None:
+            continue
+        full = run_search(ToolContext(ws=Workspace(str(tree))), engine,
+                          **{**query, "max_results": 10**6})
+        every = full[key]
+        assert len(every) > 20, "the query should find plenty"
+        for cap in (1, 2, 7, 20, len(every) - 1, len(every), len(every) + 1):
+            replies = [run_search(ToolContext(ws=Workspace(str(tree))), e,
+                                  **{**query, "max_results": cap})
+                       for e in ("ripgrep", "python") if e != "ripgrep" or RG_PATH]
+            for reply in replies:
+                assert reply[key] == every[:cap], (engine, cap)
+                assert reply["truncated"] is (len(every) > cap)
+                holding = {item if isinstance(item, str) else item["path"]
+                           for item in reply[key]}
+                assert len(holding) <= reply["files_searched"] <= full["files_searched"]
+                if not reply["truncated"]:
+                    assert reply["files_searched"] == full["files_searched"]
+                reply.pop("engine")
+            assert all(reply == replies[0] for reply in replies), cap

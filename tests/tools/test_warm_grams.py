@@ -22,7 +22,7 @@ from hypothesis import given, settings, strategies as st
 from fanout_runner import RG_PATH, RG_PCRE2
 from fuzzing import examples
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.search.ripgrep import _argv
+from chorus_tools.tools.search.rg_run import Query, search_args
 from chorus_tools.tools.search.syntax import analyse, compile_python
 from chorus_tools.tools.warm import grams as grams_module
 from chorus_tools.tools.warm.grams import (CASE_INSENSITIVE_LETTERS, content_grams,
@@ -53,11 +53,10 @@ def rg_matches(path: Path, pattern: str, *, literal: bool, case_sensitive: bool,
                multiline: bool, pcre2: bool = RG_PCRE2) -> bool | None:
     """Whether ripgrep finds a match in `path`, with the search's own options (None: it
     refuses the pattern)."""
-    argv = _argv(str(RG_PATH), pattern, literal=literal, pcre2=pcre2,
-                 case_sensitive=case_sensitive, multiline=multiline, context=(0, 0),
-                 sort=False)
-    done = subprocess.run([*("--count" if a == "--json" else a for a in argv), "--",
-                           str(path)], capture_output=True, timeout=60)
+    query = Query(pattern, literal, False, case_sensitive, multiline, [], (), False, False)
+    argv = search_args(str(RG_PATH), query, pcre2=pcre2, kind="counts", context=(0, 0),
+                       sort=False)
+    done = subprocess.run([*argv, "--", str(path)], capture_output=True, timeout=60)
     return {0: True, 1: False}.get(done.returncode)
 
 

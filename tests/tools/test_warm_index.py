@@ -167,3 +167,29 @@ def test_candidates_is_an_ascending_int_array() -> None:
     found = index.candidates(codes_of(b"shared"))
     assert isinstance(found, np.ndarray) and found.dtype.kind == "i"
     assert found.tolist() == [2, 17, 40]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(ops=_OPS, query=_QUERIES)
+def test_masks_match_the_brute_force_model(ops: list[tuple[str, int, bytes]],
+                                           query: list[int]) -> None:
+    """The masks the warm search pages read (issue 32): `candidate_mask` is `candidates`
+    one bool per id, `known_mask` the live ids whose content was indexed (no NUL in it:
+    rg's -c and -l may count them)."""
+    index, model = ContentIndex(8, capacity=8), {}
+    for op, fid, data in ops:
+        if op == "put":
+            model_put(model, fid, data, 8)
+            index.put(fid, data)
+        elif op == "unknown":
+            index.unknown(fid)
+            model[fid] = None
+        else:
+            index.forget(fid)
+            model.pop(fid, None)
+    mask = index.candidate_mask(query)
+    assert np.flatnonzero(mask).tolist() == expected(model, query, 8)
+    known = index.known_mask()
+    assert len(known) == len(mask)
+    assert np.flatnonzero(known).tolist() == sorted(f for f, cols in model.items()
+                                                    if cols is not None)

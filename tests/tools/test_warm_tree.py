@@ -274,3 +274,35 @@ def test_an_unreadable_watch_limit_is_said_plainly(monkeypatch: pytest.MonkeyPat
         events.close()
     assert f"{tmp_path / 'no-such-limit'} could not be read: No such file" in reason
     assert "?" not in reason
+
+
+def test_pages_of_a_selection_in_path_order_until_the_tree_changes(
+        warm: Warm, root: Path) -> None:
+    """ripgrep's pages (issue 32): the candidates in path order, each with its place
+    among the files covered and whether the index read it free of NULs; a page asked
+    after the tree changed is None (the search walks instead)."""
+    from chorus_tools.tools.warm.grams import query_grams
+    for i in range(30):
+        (root / "src" / f"p{i:02}.py").write_text(f"pagedword {i}\n")
+    (root / "src" / "p05.py").write_bytes(b"pagedword \0 binary\n")
+    grams = query_grams("pagedword", literal=True, case_sensitive=True, multiline=False,
+                        needs_pcre2=False)
+    assert warm.current()
+    settle(warm)
+    assert warm.current()
+    every = warm.select("", False, False, [], (), None, True)["files"]
+    chosen = warm.select("", False, False, [], (), grams, False, page=4, max_bytes=1 << 20)
+    assert chosen["files"] is None and chosen["total"] == len(every)
+    pages = [chosen["page"]]
+    while pages[-1]["files"]:
+        pages.append(warm.page(chosen["key"], sum(len(p["files"]) for p in pages), 7,
+                               1 << 20))
+    files = [f for p in pages for f in p["files"]]
+    assert files == [f"src/p{i:02}.py" for i in range(30)]
+    assert [n for p in pages for n in p["positions"]] == [every.index(f) for f in files]
+    assert [c for p in pages for c in p["clean"]] == [i != 5 for i in range(30)]
+    few = warm.page(chosen["key"], 0, 30, 40)  # names past 40 bytes of argv wait
+    assert few is not None and len(few["files"]) == 2
+    (root / "src" / "p99.py").write_text("pagedword late\n")
+    assert warm.current()
+    assert warm.page(chosen["key"], 0, 4, 1 << 20) is None

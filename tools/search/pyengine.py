@@ -30,20 +30,25 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def search_part(ctx: ToolContext, files: list[str], pattern: Pattern,
-                case_sensitive: bool, multiline: bool, shape: Shape) -> dict[str, Any]:
-    """Search `files` in order; stop once they hold more items than the reply can show."""
+                case_sensitive: bool, multiline: bool, shape: Shape, first: int = 0,
+                positions: list[int] | None = None) -> dict[str, Any]:
+    """Search `files` in order; stop once they hold more items than the reply can show.
+    `at` gives each result's file its place among the files the query covers: from
+    `positions`, else counted from `first`."""
     rx = compile_python(pattern, case_sensitive=case_sensitive)
     line_mode = not (multiline and pattern.may_match_newline)
     results: list[dict[str, Any]] = []
+    at: list[int] = []
     left = shape.max_results + 1
-    for rel in files:
+    for i, rel in enumerate(files):
         found = _search_file(ctx, rel, rx, line_mode, shape, left)
         if found is not None:
             results.append(found)
+            at.append(positions[i] if positions is not None else first + i)
             left -= items(found, shape)
             if left <= 0:
                 break
-    return {"results": results}
+    return {"results": results, "at": at}
 
 
 def _search_file(ctx: ToolContext, rel: str, rx: regex.Pattern, line_mode: bool,

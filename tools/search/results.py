@@ -9,10 +9,15 @@ A file result is a plain dict so it crosses the worker pipe as is:
 
 from __future__ import annotations
 
+import gc
+import operator
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 MATCH_PREFIX = "--> "
+_COUNT = operator.itemgetter("count")
 CONTEXT_PREFIX = "    "
 
 
@@ -135,13 +140,14 @@ def items(result: dict[str, Any], shape: Shape) -> int:
 
 def have(results: list[dict[str, Any]], shape: Shape) -> int:
     """How many reply items these file results make."""
-    return sum(items(r, shape) for r in results)
+    if shape.mode != "content":
+        return len(results)
+    return sum(len(r["entries"]) for r in results)
 
 
 def assemble(results: list[dict[str, Any]], shape: Shape, engine: str,
-             files_searched: int | None) -> dict[str, Any]:
-    """The reply: the first max_results items in path order; `truncated` when more exist.
-    `files_searched` None: not known yet (ripgrep stopped early), counted by the caller."""
+             files_searched: int) -> dict[str, Any]:
+    """The reply: the first max_results items in path order; `truncated` when more exist."""
     cap = shape.max_results
     tail = {"engine": engine, "files_searched": files_searched}
     if shape.mode == "content":
@@ -152,8 +158,36 @@ def assemble(results: list[dict[str, Any]], shape: Shape, engine: str,
         return {"files": [r["path"] for r in results[:cap]], "truncated": len(results) > cap,
                 **tail}
     counts = [{"path": r["path"], "count": r["count"]} for r in results[:cap]]
-    return {"counts": counts, "total": sum(c["count"] for c in counts),
+    return {"counts": counts, "total": sum(map(_COUNT, counts)),
             "truncated": len(results) > cap, **tail}
+
+
+def decisive(results: list[dict[str, Any]], shape: Shape) -> int | None:
+    """Which of these results (in path order) holds the first item past `max_results`,
+    or None: a truncated reply's `files_searched` counts the files the query covers up to
+    that one's, which is what a search that stopped there read."""
+    if shape.mode != "content":  # one item a file
+        return shape.max_results if len(results) > shape.max_results else None
+    left = shape.max_results
+    for i, result in enumerate(results):
+        left -= len(result["entries"])
+        if left < 0:
+            return i
+    return None
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Building a reply of a million matches allocates millions of objects, none of them
+    in a cycle; the garbage collector's passes over those already built cost more than
+    building them (a 1.3M-match fold: 2.4 against 0.8 us a match). It runs again after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class Merge:
@@ -164,16 +198,26 @@ class Merge:
         self._shape: Shape = args["shape"]
         self._files: int = args["files"]
         self._results: list[dict[str, Any]] = []
+        self._at: list[int] = []
         self._have = 0
 
     def add(self, result: dict[str, Any]) -> dict[str, Any] | None:
         found = result["results"]
         self._results += found
+        self._at += result["at"]
         self._have += have(found, self._shape)
         return self.finish() if self._have > self._shape.max_results else None
 
     def finish(self) -> dict[str, Any]:
-        return assemble(self._results, self._shape, "python", self._files)
+        return python_reply(self._results, self._at, self._shape, self._files)
+
+
+def python_reply(results: list[dict[str, Any]], at: list[int], shape: Shape,
+                 files: int) -> dict[str, Any]:
+    """The python engine's reply: `at` holds each result's place among the `files` the
+    query covers, for a truncated reply's count (`decisive`)."""
+    past = decisive(results, shape)
+    return assemble(results, shape, "python", files if past is None else at[past] + 1)
 
 
 def lines_without_endings(text: str) -> list[str]:

@@ -1,121 +1,174 @@
-"""Folds rg's `--json` messages into the reply's file results, and says when the reply
-can no longer change so that rg is stopped (the ordering it relies on is described in
-tools.search.ripgrep).
+"""Folds rg's output (tools/search/rg_output.py) into the reply's file results, and says
+when the reply can no longer change so that rg is stopped (the ordering it relies on is
+described in tools.search.ripgrep).
 
-A file's matches are held until rg's `end` message for it (a NUL met makes it binary: it
-contributes nothing); of them, only what the reply can show is kept, and as it shows it
-(results.Spans, lines cut to max_line_chars), so memory follows the reply, not the lines
-searched. A message too long to hold arrives as a `Long` (tools.search.rg_messages) whose
-lines are read from the file itself.
+A file's lines are held until its records end (a binary note after them drops it); of
+them, only what the reply can show is kept, and as it shows it (results.Spans, lines cut
+to max_line_chars), so memory follows the reply, not the lines searched.
 """
 
 from __future__ import annotations
 
-import base64
+import operator
 import os
 from collections.abc import Iterable
 from functools import cached_property
 from typing import Any
 
-import orjson
-
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.search.results import (
-    Shape,
-    Spans,
-    cut_line,
-    file_result,
-    have,
-    items,
-    lines_without_endings,
-)
-from chorus_tools.tools.search.rg_messages import Long, read_lines
+from chorus_tools.tools.search.results import (Shape, Spans, cut_line, file_result, have,
+                                               items)
+from chorus_tools.tools.search.rg_output import Long, Output, counts, groups, names
+
+
+_AT_COLON = operator.methodcaller("partition", ":")  # "12:line" -> ("12", ":", "line")
+_PATH = operator.itemgetter("path")
 
 
 class Reader:
-    """Folds rg's JSON messages into file results; says when to stop reading."""
+    """Folds rg's records into file results; says when to stop reading."""
 
     def __init__(self, ctx: ToolContext, rel: str, target_fd: int, shape: Shape,
                  sort: bool) -> None:
         self.ctx = ctx
         self.shape = shape
         self.wants_text = shape.wants_text
+        # each record is one entry: content without context, matches on one line each
+        self.plain = shape.wants_text and not (shape.before or shape.after
+                                               or shape.merge_adjacent)
         self.rel = rel
         self.file_arg = f"/proc/self/fd/{target_fd}"
         self.target_fd = target_fd
         self.needed = shape.max_results + 1
-        self.sorted = sort  # rg runs with --sort=path (else unsorted, read to the end)
+        self.sorted = sort  # rg prints files in order (else unsorted, read to the end)
         self.done: list[dict[str, Any]] = []
         self.count = 0  # reply items in `done`
         self.finished = self.stopped = False
-        self.searches: int | None = None  # files rg searched: its summary says
+        self.searches: int | None = None  # files rg searched: its stats say
         self._siblings: dict[str, list[str]] = {}
-        self._start_file()
 
-    def _start_file(self) -> None:
-        self.spans = Spans(self.shape.merge_adjacent, self.needed, self.shape.after)
-        self.lines: dict[int, str] = {}  # as shown: cut to max_line_chars
+    # what rg printed ------------------------------------------------------------------
 
-    def feed(self, raw: bytes | Long) -> bool:
-        """Take one message; True when the reply can no longer change."""
-        if isinstance(raw, Long):
-            self._lines(raw.line_number, self._read(raw), raw.kind == "match")
-            return False
-        if raw.startswith(b'{"type":"begin"'):
-            return False  # nothing to take from it: spare the parse
-        msg = orjson.loads(raw)
-        kind, data = msg["type"], msg["data"]
-        if kind == "match" or kind == "context":
-            self._lines(data["line_number"], lines_without_endings(_text(data["lines"])),
-                        kind == "match")
-        elif kind == "end":
-            if data["binary_offset"] is None:
-                self._finish_file(_path(data["path"]))
-            self._start_file()
-            if not self.sorted:
-                self.prune()
-                return False
-            return self.count >= self.needed and self._settled()
-        elif kind == "summary":
-            self.finished = True
-            self.searches = data["stats"]["searches"]
+    def take(self, out: Output, kind: str) -> bool:
+        """Read rg's output of `kind` (lines, counts or names) to its end, or until the
+        reply can no longer change (True)."""
+        if kind == "lines":
+            found = self._lines(out)
+        else:
+            blocks = counts(out) if kind == "counts" else (
+                [(name, "1") for name in block] for block in names(out))
+            found = any(self._whole(block) for block in blocks)
+        if not found:  # rg's stats at the end say it searched everything
+            self.finished = out.searched is not None
+            self.searches = out.searched
+        return found
+
+    def _lines(self, out: Output) -> bool:
+        """rg -n's records folded a file at a time (a file's records come together; a
+        search may print a hundred thousand files of a few records each, so the work per
+        file is kept to a few calls)."""
+        fold = self._plain if self.plain else self._spans
+        path: str | None = None
+        held: Any = None
+        binary = False
+        for name, records in groups(out, self.shape.max_line_chars, self.wants_text):
+            if name != path:
+                if path is not None and not binary and self._file(path, held):
+                    return True
+                path, binary = name, False
+                held = ([], 0) if self.plain else (
+                    Spans(self.shape.merge_adjacent, self.needed, self.shape.after), {})
+            if records is None:  # BINARY
+                binary = True
+            else:
+                held = fold(held, records)
+        return path is not None and not binary and self._file(path, held)
+
+    def _plain(self, held: tuple[list[tuple[int, str]], int],
+               records: list[str] | Long) -> tuple[list[tuple[int, str]], int]:
+        """Match lines of one file, each one entry: only those the reply can show are
+        read, as it shows them. `held`: (entries, matching lines)."""
+        entries, matched = held
+        if isinstance(records, Long):
+            if len(entries) < self.needed:
+                entries.append((records.number, records.text))
+            return entries, matched + 1
+        room = self.needed - len(entries)
+        if room > 0:
+            taken = records[:room] if room < len(records) else records
+            keep = self.shape.max_line_chars
+            # tuples: lists are tracked by the garbage collector, whose passes over
+            # millions of them cost more than building them
+            if max(map(len, taken)) <= keep:  # no line to cut: at C speed
+                entries += [(int(number), line) for number, _, line in map(_AT_COLON, taken)]
+            else:
+                for number, _, line in map(_AT_COLON, taken):
+                    entries.append((int(number), cut_line(line, keep)))
+        return entries, matched + len(records)
+
+    def _spans(self, held: tuple[Spans, dict[int, str]],
+               records: list[str] | Long) -> tuple[Spans, dict[int, str]]:
+        """Records of one file with context or multiline matches: their spans, and the
+        text of the lines the reply can show. `held`: (spans, lines)."""
+        if isinstance(records, Long):
+            self._record(held, records.number, records.is_match, records.text)
+            return held
+        for record in records:
+            digits, sep, line = record.partition(":")
+            if not digits.isdigit():
+                digits, sep, line = record.partition("-")
+            self._record(held, int(digits), sep == ":", line)
+        return held
+
+    def _record(self, held: tuple[Spans, dict[int, str]], number: int, is_match: bool,
+                line: str) -> None:
+        spans, lines = held
+        if is_match:
+            spans.add((number, number))
+        if self.wants_text and spans.wanted(number):
+            lines[number] = cut_line(line, self.shape.max_line_chars)
+
+    def _whole(self, block: list[tuple[str, str]]) -> bool:
+        """Files rg reported whole (-c, -l: path and count), a block of them; True when the
+        reply can no longer change. Unsorted, at C speed: every one is read anyway."""
+        if self.sorted:
+            return any(self._file(path, ([], int(count))) for path, count in block)
+        found = [{"path": path.removeprefix("./"), "entries": (), "count": int(count)}
+                 for path, count in block]
+        if self._deny:  # what rg's own excludes missed
+            found = [f for f in found if not self.denied(f["path"])]
+        self.done += found
+        self.count += len(found)
+        self.prune()
         return False
 
-    def _lines(self, first: int, texts: list[str], is_match: bool) -> None:
-        """One message's lines from `first` on; their text kept only while the reply
-        can show it, and only as much of it as it shows."""
-        spans = self.spans
-        if is_match:
-            spans.add((first, first + max(len(texts), 1) - 1))
-        if not self.wants_text or not spans.wanted(first):
-            return
-        keep = self.shape.max_line_chars
-        if len(texts) == 1:  # the usual message: one line
-            self.lines[first] = cut_line(texts[0], keep)
-            return
-        for offset, text in enumerate(texts):
-            self.lines[first + offset] = cut_line(text, keep)
+    def _file(self, path: str, held: Any) -> bool:
+        """A file whose records are complete (and not binary) into the reply; True when
+        the reply can no longer change."""
+        name = self.rel if path == self.file_arg else path.removeprefix("./")
+        if self._deny and self.denied(name):  # what rg's own excludes missed
+            return False
+        if isinstance(held[0], list):  # plain, or a file rg counted whole
+            entries, count = held
+            if not count:
+                return False
+            found: dict[str, Any] | None = {"path": name, "entries": entries, "count": count}
+        else:
+            spans, lines = held
+            found = file_result(name, spans.kept, lines, self.shape, self.needed,
+                                spans.more_lines)
+        self.add([found])
+        return self._enough()
 
-    def _read(self, message: Long) -> list[str]:
-        """The lines of a message too long to hold, read from the file itself (see
-        tools.search.rg_messages); a file gone since shows one empty line."""
-        last = message.offset + max(message.last_end - 1, 0)
-        try:
-            fd, _ = self.ctx.ws.open_regular(self._name(_path(message.path)))
-        except ToolError:
-            return [""]
-        try:
-            return read_lines(fd, message.offset, last, self.shape.max_line_chars)
-        finally:
-            os.close(fd)
+    def _enough(self) -> bool:
+        if not self.sorted:
+            self.prune()
+            return False
+        return self.count >= self.needed and self._settled()
 
-    def _name(self, path: str) -> str:
-        """A path as rg prints it, workspace-relative."""
-        if path == self.file_arg:
-            return self.rel
-        return path.removeprefix("./")
+    # paths --------------------------------------------------------------------------
 
     def beneath(self, printed: str) -> str | None:
         """A path rg printed on stderr, workspace-relative when it lies beneath the
@@ -133,20 +186,6 @@ class Reader:
         return bool(self.ctx.ws.deny) and (self.ctx.ws.deny.denies(path)
                                            or self.ctx.ws.deny.denies(self._resolved(path)))
 
-    def _finish_file(self, path: str) -> None:
-        path = self._name(path)
-        if self.denied(path):
-            return
-        self.add([file_result(path, self.spans.kept, self.lines, self.shape, self.needed,
-                              self.spans.more_lines)])
-
-    def add(self, results: Iterable[dict[str, Any] | None]) -> None:
-        """File results into the reply (a file rg finished, or the fallback's)."""
-        for found in results:
-            if found is not None:
-                self.done.append(found)
-                self.count += items(found, self.shape)
-
     def _resolved(self, path: str) -> str:
         """Where a file rg names really is: the search path may be reached through a
         symlink ('seclink' -> 'secrets'), and --deny judges the resolved path."""
@@ -158,8 +197,21 @@ class Reader:
         return f"{self._real_rel}/{beneath}" if self._real_rel else beneath
 
     @cached_property
+    def _deny(self) -> bool:
+        return bool(self.ctx.ws.deny)
+
+    @cached_property
     def _real_rel(self) -> str:
         return self.ctx.ws.where(self.target_fd, self.rel)
+
+    # the reply ----------------------------------------------------------------------
+
+    def add(self, results: Iterable[dict[str, Any] | None]) -> None:
+        """File results into the reply (a file rg finished, or the fallback's)."""
+        for found in results:
+            if found is not None:
+                self.done.append(found)
+                self.count += items(found, self.shape)
 
     def prune(self) -> None:
         """Keep no more files than the reply can show (after rg ran: see _keep_first)."""
@@ -169,7 +221,7 @@ class Reader:
     def _keep_first(self) -> None:
         """Unsorted: drop the files past the first `needed` items in path order, which no
         later file can bring back into the reply (memory stays bounded)."""
-        self.done.sort(key=lambda r: r["path"])
+        self.done.sort(key=_PATH)
         count = 0
         for i, result in enumerate(self.done):
             if count >= self.needed:
@@ -184,7 +236,7 @@ class Reader:
 
     def results(self, bound: str | None) -> list[dict[str, Any]]:
         """The files in the reply's order, up to `bound`."""
-        ordered = sorted(self.done, key=lambda r: r["path"])
+        ordered = sorted(self.done, key=_PATH)
         return ordered if bound is None else [r for r in ordered if r["path"] <= bound]
 
     def _settled(self) -> bool:
@@ -218,17 +270,3 @@ class Reader:
                 finally:
                     os.close(fd)
         return self._siblings[directory]
-
-
-def _path(field: dict[str, str]) -> str:
-    """A path as the walker names it: bytes that are not UTF-8 kept as surrogates."""
-    if "text" in field:
-        return field["text"]
-    return os.fsdecode(base64.b64decode(field["bytes"]))
-
-
-def _text(field: dict[str, str]) -> str:
-    """rg's {"text": ...} or {"bytes": base64} as the client sees it."""
-    if "text" in field:
-        return field["text"]
-    return base64.b64decode(field["bytes"]).decode("utf-8", "replace")

@@ -7,7 +7,9 @@ when there is one, unless the pattern needs PCRE2 and this ripgrep lacks it; the
 engine searches small trees inline and splits larger ones across the pool (a FanOut).
 
 `files_searched` counts the files the query covers (binary ones included, as ripgrep's
-`searches` does): the python engine's file list, ripgrep's own count.
+`searches` does): the python engine's file list, ripgrep's own count; a truncated reply
+counts them up to the file holding the first item past `max_results` (results.decisive),
+so both engines, warm or walking, say the same.
 """
 
 from __future__ import annotations
@@ -23,13 +25,15 @@ from chorus_tools.tools.walk.globs import GlobError, SearchGlobs, invalid_patter
 from chorus_tools.tools.search import pyengine, ripgrep
 from chorus_tools.tools.search.rg_errors import NeedsPcre2
 from chorus_tools.tools.search.filetypes import FileTypes
-from chorus_tools.tools.search.results import Shape, assemble
+from chorus_tools.tools.search.results import Shape, python_reply
+from chorus_tools.tools.search.rg_run import Query
 from chorus_tools.tools.search.syntax import Pattern, analyse, compile_python
 from chorus_tools.tools.search.target import open_target
 from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm.selection import warm_selection
 
 INLINE_FILES = 32  # up to this many files the python engine runs in the calling worker
+FIRST_FILES = 64  # the first part of a split search that may stop early
 CHUNKS_PER_WORKER = 4
 
 
@@ -61,21 +65,22 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                   multiline and pat.may_match_newline, max_results, ctx.limits.max_line_chars)
     use_rg = ctx.search_engine != "python" and ctx.rg_path is not None and _argv_safe(
         pattern, *globs) and not (pat.needs_pcre2 and not ctx.rg_has_pcre2)
+    query = Query(pattern, literal, pat.needs_pcre2, case_sensitive, multiline, globs, types,
+                  include_hidden, include_ignored)
     target = open_target(ctx, rel, path)
     try:
         chosen = warm_selection(ctx, rel, pattern, needs_pcre2=pat.needs_pcre2,
                                 literal=literal, case_sensitive=case_sensitive,
                                 multiline=multiline, globs=globs, types=types,
                                 include_hidden=include_hidden, include_ignored=include_ignored,
-                                want_files=not use_rg) if target.is_dir else None
+                                want_files=not use_rg, needed=max_results + 1,
+                                every=max_results >= ripgrep.UNSORTED_FROM
+                                ) if target.is_dir else None
         if use_rg:
             try:
                 return ripgrep.search(
-                    ctx, rel, path, target, pattern, literal=literal,
-                    needs_pcre2=pat.needs_pcre2, case_sensitive=case_sensitive,
-                    multiline=multiline, globs=globs, types=types,
-                    include_hidden=include_hidden, include_ignored=include_ignored,
-                    shape=shape, only=chosen if chosen and chosen.narrowed else None,
+                    ctx, rel, path, target, query, shape=shape,
+                    only=chosen if chosen and chosen.narrowed else None,
                     fallback=lambda files: pyengine.search_part(
                         ctx, files, pat, case_sensitive, multiline, shape)["results"])
             except NeedsPcre2:
@@ -84,11 +89,12 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
         os.close(target.fd)
     compile_python(pat, case_sensitive=case_sensitive)  # refuse a bad pattern before walking
     if chosen is not None and chosen.files is not None:
-        return _python(chosen.files, chosen.total, pat, case_sensitive, multiline, shape, ctx)
+        return _python(chosen.files, chosen.total, chosen.positions, pat, case_sensitive,
+                       multiline, shape, ctx)
     files = [p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
                                       include_ignored=include_ignored, globs=globs,
                                       types=file_types)] if target.is_dir else [rel]
-    return _python(files, len(files), pat, case_sensitive, multiline, shape, ctx)
+    return _python(files, len(files), None, pat, case_sensitive, multiline, shape, ctx)
 
 
 def _argv_safe(*texts: str) -> bool:
@@ -103,16 +109,25 @@ def _argv_safe(*texts: str) -> bool:
     return not any("\0" in text for text in texts)
 
 
-def _python(files: list[str], total: int, pat: Pattern, case_sensitive: bool,
-            multiline: bool, shape: Shape, ctx: ToolContext) -> dict[str, Any] | FanOut:
-    """Search `files` (the query covers `total` files: the index may have left out
-    some that cannot match)."""
+def _python(files: list[str], total: int, positions: list[int] | None, pat: Pattern,
+            case_sensitive: bool, multiline: bool, shape: Shape,
+            ctx: ToolContext) -> dict[str, Any] | FanOut:
+    """Search `files` (in path order; the query covers `total` files: the index may have
+    left out some that cannot match, and `positions` then gives each one's place among
+    them). Split across the pool, the first part small: a search that wants few results
+    and finds them there has its answer as soon as that part is done, and the parts
+    after it are stopped (docs/protocol.md, file.search)."""
     if len(files) <= INLINE_FILES:
-        part = pyengine.search_part(ctx, files, pat, case_sensitive, multiline, shape)
-        return assemble(part["results"], shape, "python", total)
+        part = pyengine.search_part(ctx, files, pat, case_sensitive, multiline, shape,
+                                    positions=positions)
+        return python_reply(part["results"], part["at"], shape, total)
     chunks = CHUNKS_PER_WORKER * ctx.workers
     size = max(INLINE_FILES // 2, math.ceil(len(files) / chunks))
-    parts = [{"files": files[i:i + size]} for i in range(0, len(files), size)]
+    first = min(size, FIRST_FILES) if shape.max_results < ripgrep.UNSORTED_FROM else size
+    starts = [0, *range(first, len(files), size)]
+    parts = [{"files": files[a:b], "first": a,
+              "positions": None if positions is None else positions[a:b]}
+             for a, b in zip(starts, [*starts[1:], len(files)])]
     return FanOut(part="chorus_tools.tools.search.pyengine:search_part", parts=parts,
                   merge="chorus_tools.tools.search.results:Merge",
                   args={"shape": shape, "files": total},

@@ -3,7 +3,10 @@ the tree current (tools/warm/events.py), else None, and the worker walks the dis
 
 - `list`: file.list's reply, computed by file.list's own code over the tree in memory;
 - `select`: the files a search covers (its walk: path, hidden, ignore files, globs, types,
-  --deny), their count, and, when the pattern's grams narrow it, only the candidates;
+  --deny), their count, and, when the pattern's grams narrow it, only the candidates
+  (for ripgrep a page of them, and a key to the rest: `page`);
+- `page`: more of a selection's candidates, from the snapshot its `select` kept (None
+  once the tree has changed since: the worker walks instead);
 - `status`: workspace.status;
 - `code_symbols`, `code_references`, `code_map`: from the symbol index
   (tools/warm/code_answers.py).
@@ -21,11 +24,12 @@ kept as the files' ids (numpy), not their paths, so a 200k-file one costs 1 MB, 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import os
 import pickle
 import time
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
@@ -46,7 +50,19 @@ log = logging.getLogger("chorus.warm")
 BARRIER_SECONDS = 5.0
 CACHED = 32  # questions whose replies are kept
 CACHED_ENTRIES = 50_000  # a listing longer than this is not kept (memory: the budget)
+SNAPSHOTS = 8  # selections whose candidates are kept for their next pages
 MEMORY_CHECK = 256  # directories built between two looks at the memory used
+
+
+ARGV_SLOT = 9  # argv bytes a name costs besides its own: its NUL and its pointer
+
+
+class Snapshot(NamedTuple):
+    """A selection's candidates, kept for its next pages while the tree is unchanged."""
+
+    generation: int
+    places: np.ndarray  # each candidate's place among the files covered
+    fids: np.ndarray  # the candidates, in path order
 
 
 class Warm:
@@ -62,6 +78,8 @@ class Warm:
         self.reason: str | None = None
         self.built_at: float | None = None
         self._cache: dict[Any, tuple[int, Any]] = {}
+        self._snapshots: dict[int, Snapshot] = {}
+        self._keys = itertools.count()
         self._new_tree()
 
     def has_work(self) -> bool:
@@ -127,6 +145,8 @@ class Warm:
     def answer(self, op: str, kwargs: dict[str, Any], current: bool) -> Any:
         if op == "status":
             return self.status()
+        if op == "page":
+            return self.page(**kwargs)
         if not current or self.tree is None:
             return None
         try:
@@ -138,6 +158,7 @@ class Warm:
         finally:
             if self.used() > self.budget:  # what is kept goes first
                 self._cache.clear()
+                self._snapshots.clear()
 
     def listing(self, kwargs: dict[str, Any]) -> Pickled:
         """file.list's reply, pickled once (as the worker passes it on: client.Pickled)."""
@@ -155,15 +176,48 @@ class Warm:
 
     def select(self, rel: str, include_hidden: bool, include_ignored: bool,
                globs: list[str], types: tuple[str, ...], grams: list[int] | None,
-               want_files: bool) -> dict[str, Any]:
+               want_files: bool, page: int | None = None, max_bytes: int = 0,
+               share: float = 1.0) -> dict[str, Any]:
+        """The files covered, in path order: all of them (`want_files`), or the index's
+        candidates with each one's place among them; for ripgrep (`page`) only the first
+        `page` candidates and the key to the others, when they are at most `share` of
+        the files covered (else none: rg walks)."""
         fids = self.selected(rel, include_hidden, include_ignored, globs, types)
         paths = self.content.paths
-        narrowed = self.content.narrow(fids, grams) if grams is not None else None
-        if narrowed is None:
+        places = self.content.narrow(fids, grams) if grams is not None else None
+        if places is None or len(places) > share * len(fids):
             return {"total": len(fids), "narrowed": False,
-                    "files": [paths[f] for f in fids] if want_files else None}
-        return {"total": len(fids), "narrowed": True,
-                "files": sorted(paths[f] for f in narrowed)}
+                    "files": [paths[f] for f in fids.tolist()] if want_files else None}
+        chosen = fids[places]
+        if want_files:
+            return {"total": len(fids), "narrowed": True, "positions": places.tolist(),
+                    "files": [paths[f] for f in chosen.tolist()]}
+        assert self.tree is not None
+        snapshot = next(self._keys)
+        if len(self._snapshots) >= SNAPSHOTS:
+            del self._snapshots[next(iter(self._snapshots))]
+        self._snapshots[snapshot] = Snapshot(self.tree.generation, places, chosen)
+        return {"total": len(fids), "narrowed": True, "files": None, "key": snapshot,
+                "page": self.page(snapshot, 0, page or 0, max_bytes)}
+
+    def page(self, key: int, start: int, count: int, max_bytes: int) -> dict[str, Any] | None:
+        """Candidates `start` to `start + count` of a selection (fewer when their names
+        pass `max_bytes` of argv), or None once the tree has changed since."""
+        snapshot = self._snapshots.get(key)
+        if snapshot is None or self.tree is None or \
+                snapshot.generation != self.tree.generation:
+            return None
+        fids = snapshot.fids[start:start + count]
+        paths, files, size = self.content.paths, [], 0
+        for fid in fids.tolist():
+            path = paths[fid]
+            assert path is not None, "a snapshot is used only while the tree is unchanged"
+            size += (len(path) if path.isascii() else len(os.fsencode(path))) + ARGV_SLOT
+            if size > max_bytes and files:
+                break
+            files.append(path)
+        return {"files": files, "positions": snapshot.places[start:start + len(files)].tolist(),
+                "clean": self.content.clean(fids[:len(files)]).tobytes()}
 
     def selected(self, rel: str, include_hidden: bool, include_ignored: bool,
                  globs: list[str], types: tuple[str, ...] = ()) -> np.ndarray:
@@ -239,6 +293,7 @@ class Warm:
         self.symbols.close()
         self.symbols = SymbolIndex(self.ctx)
         self._cache.clear()
+        self._snapshots.clear()
         self.built_at = None
         self.tree = WarmTree(self.ctx, self.events, self._file_changed)
 

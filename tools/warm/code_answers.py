@@ -27,6 +27,7 @@ from chorus_tools.tools.warm.symbol_index import Entry
 
 if TYPE_CHECKING:
     from chorus_tools.tools.warm.answers import Warm
+    from chorus_tools.tools.warm.content import Content
 
 UNKNOWN_LIMIT = 4096  # unknown candidates handed to a worker; more: it searches instead
 MAP_UNKNOWN_LIMIT = 64  # unknown files a map parses here; more: the worker maps cold
@@ -50,8 +51,8 @@ def code_references(warm: Warm, rel: str, globs: list[str],
     if not index.on:
         return None
     chosen = warm.selected(rel, False, False, globs)
-    may = warm.content.narrow(chosen, query_grams(name, literal=True, case_sensitive=True,
-                                                  multiline=False, needs_pcre2=False) or [])
+    may = _candidates(warm.content, chosen, query_grams(
+        name, literal=True, case_sensitive=True, multiline=False, needs_pcre2=False) or [])
     paths = warm.content.paths
     wordlike = WORD.fullmatch(name.encode("utf-8", "surrogateescape")) and len(name) >= SHORTEST
     mentioning = {p for p in _paths(paths, chosen if may is None else may)
@@ -104,7 +105,7 @@ def _answer(warm: Warm, chosen: np.ndarray, known: set[str], needle: str,
     index, content = warm.symbols, warm.content
     grams = query_grams(needle, literal=True, case_sensitive=case_sensitive,
                         multiline=False, needs_pcre2=False) or []
-    may = content.narrow(chosen, grams)
+    may = _candidates(content, chosen, grams)
     ids = content.ids
     unknown = index.unknown()
     late = np.fromiter((ids[p] for p in unknown if p in ids), dtype=np.int64)
@@ -135,3 +136,9 @@ def _paths(paths: list[str | None], fids: Iterable[int]) -> Iterable[str]:
         path = paths[int(fid)]
         if path is not None:
             yield path
+
+
+def _candidates(content: Content, chosen: np.ndarray, grams: list[int]) -> np.ndarray | None:
+    """The ids of `chosen` that may hold the grams, or None when the index is off."""
+    places = content.narrow(chosen, grams)
+    return None if places is None else chosen[places]

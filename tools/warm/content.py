@@ -86,12 +86,18 @@ class Content:
         return np.fromiter((ids[p] for p in paths), dtype=np.int64)
 
     def narrow(self, fids: np.ndarray, codes: list[int]) -> np.ndarray | None:
-        """Those of `fids` that may hold a match (unknown ones included), in id order;
-        None when the index is off."""
+        """The places in `fids` of those that may hold a match (unknown ones included),
+        ascending; None when the index is off."""
         if self.index is None:
             return None
-        candidates = self.index.candidates(codes)
-        return candidates[np.isin(candidates, fids, assume_unique=True)]
+        return np.flatnonzero(self.index.candidate_mask(codes)[fids])
+
+    def clean(self, fids: np.ndarray) -> np.ndarray:
+        """One bool per id of `fids`: the index read that file and found no NUL in it
+        (tools/warm/grams.py `indexable`); all False when the index is off."""
+        if self.index is None:
+            return np.zeros(len(fids), dtype=bool)
+        return self.index.known_mask()[fids]
 
     def indexed(self, fids: np.ndarray) -> np.ndarray:
         """Those of `fids` whose content the index holds (none when it is off)."""

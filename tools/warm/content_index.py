@@ -68,12 +68,22 @@ class ContentIndex:
     def candidates(self, codes: Iterable[int]) -> np.ndarray:
         """Live ids, ascending, whose signature holds every code's column, and every unknown
         live id. No codes: every live id."""
+        return np.flatnonzero(self.candidate_mask(codes))
+
+    def candidate_mask(self, codes: Iterable[int]) -> np.ndarray:
+        """`candidates` as one bool per id (every id ever live has one)."""
         end = self._end
         found = self._live[:end].copy()
         for column in np.unique(self._column_of(np.fromiter(codes, dtype=np.uint32))):
             np.bitwise_and(found, self._bits[column, :end], out=found)
         found |= self._unknown[:end]
-        return np.flatnonzero(np.unpackbits(found, bitorder="little"))
+        return np.unpackbits(found, bitorder="little").view(bool)
+
+    def known_mask(self) -> np.ndarray:
+        """One bool per id: live, and its content indexed (read, not unknown)."""
+        end = self._end
+        return np.unpackbits(self._live[:end] & ~self._unknown[:end],
+                             bitorder="little").view(bool)
 
     def indexed(self, fids: np.ndarray) -> np.ndarray:
         """Those of `fids` whose content is indexed (live and not unknown)."""

@@ -42,7 +42,9 @@ def serve(ctx: ToolContext, listener: socket.socket, budget: int, events: Events
         if not waiting:
             warm.work(SLICE)
             continue
-        current = warm.current()
+        # a barrier for the questions about the tree now; a page of a selection is
+        # answered from the snapshot its selection kept (tools/warm/answers.py)
+        current = any(op != "page" for _, (op, _) in waiting) and warm.current()
         for conn, (op, kwargs) in waiting:
             reply = warm.answer(op, kwargs, current)
             try:

@@ -141,7 +141,7 @@ def test_ripgrep_directory_swapped_before_rg_opens_it_is_not_empty_or_internal_e
     (root / "d").mkdir()
     (root / "d" / "f.txt").write_text("findme\n")
     ctx = ripgrep_ctx(root)
-    run = ripgrep._run
+    run = ripgrep.run
     swaps: list[tuple[Path, bool]] = []  # (what replaces d while rg runs, put d back after)
 
     def swapped_during_run(*args, **kwargs):
@@ -159,7 +159,7 @@ def test_ripgrep_directory_swapped_before_rg_opens_it_is_not_empty_or_internal_e
                     os.unlink(root / "d")
                 os.rename(root / "d-away", root / "d")
 
-    monkeypatch.setattr(ripgrep, "_run", swapped_during_run)
+    monkeypatch.setattr(ripgrep, "run", swapped_during_run)
     for replacement in (root, outside):
         swaps.append((replacement, True))
         got = search(ctx, "findme|CANARY", path="d")

@@ -6,7 +6,7 @@ while the warm server is still building its tree and index.
 
 The default run takes fixed seeds that pass (a test failing by chance is a fault of its
 own); random seeds run apart, marked `long`, each failing one printed:
-`CHORUS_WARM_SEEDS=300 python -m pytest -m long -s tests/e2e/test_warm_races.py`.
+`CHORUS_WARM_SEEDS=300 python -m pytest -m explore -s tests/e2e/test_warm_races.py`.
 Replay one with CHORUS_WARM_SEED=<seed>."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_seeded_outside_changes_never_make_answers_differ(tmp_path: Path, engine
     assert found is None, found
 
 
-@pytest.mark.long
+@pytest.mark.explore
 @pytest.mark.parametrize("engine", ENGINES)
 def test_random_outside_changes_never_make_answers_differ(tmp_path: Path,
                                                           engine: str) -> None:

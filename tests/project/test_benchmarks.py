@@ -30,6 +30,7 @@ def _digest(root: Path) -> str:
     return h.hexdigest()
 
 
+@pytest.mark.long
 def test_quick_run_prints_every_row_and_writes_json(tmp_path: Path) -> None:
     """Its inputs go to the cache it is given (outside the checkout), removed after."""
     out, cache = tmp_path / "bench.json", tmp_path / "cache"

@@ -164,8 +164,9 @@ def test_readme_is_a_tour_whose_test_command_is_what_ci_runs() -> None:
     readme = (REPO / "README.md").read_text()
     assert len(readme.splitlines()) <= 300
     ci = (REPO / ".ci" / "run").read_text().splitlines()
-    assert ci[-1] == "python -m pytest -n auto"
-    assert any("-e '.[test]'" in line for line in ci[:-1]), "CI installs the test extra first"
+    assert ci[-2:] == ["python -m pytest -n auto", "python -m pytest -n auto -m long"]
+    assert any("-e '.[test]'" in line for line in ci[:-2]), "CI installs the test extra first"
+    assert "python -m pytest -n auto -m long" in readme
     commands = readme.split("```sh\n", 1)[1].split("```", 1)[0]
     assert "pip install -e '.[test]' && python -m pytest -n auto\n" in commands
 

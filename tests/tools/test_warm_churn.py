@@ -3,7 +3,7 @@ after every few changes, and with the tree taking in events and reading contents
 moments in between as its process does, its listings and selections equal the disk walk's,
 and the content index keeps as candidate every file a needle may be in. Many times faster
 than the spawned servers of tests/e2e/test_warm_races.py, so thousands of seeds fit in a
-long run: `CHORUS_WARM_SEEDS=5000 python -m pytest -m long -q tests/tools/test_warm_churn.py`
+long run: `CHORUS_WARM_SEEDS=5000 python -m pytest -m explore -q tests/tools/test_warm_churn.py`
 prints each failing seed; `CHORUS_WARM_SEED=<seed>` replays one."""
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def test_seeded_outside_changes_keep_the_tree_exact(seed: int, tmp_path: Path) -
     assert found is None, found
 
 
-@pytest.mark.long
+@pytest.mark.explore
 def test_many_random_seeds_keep_the_tree_exact(tmp_path: Path) -> None:
     """CHORUS_WARM_SEEDS random seeds (default 200); each failing one is printed."""
     failed = explore(lambda seed: run_seed(seed, tmp_path / str(seed)), default=200)

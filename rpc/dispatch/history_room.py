@@ -117,13 +117,9 @@ async def copy_in(item: dict[str, Any], fd: int, at: int, room: Room) -> None:
         return
     index, offset = item["spool"]
     source, size = room.spool(index), item["bytes"]
-    try:
-        await asyncio.to_thread(_copy, source, offset, fd, at, size)
-        return
-    except OSError as exc:
-        if exc.errno not in FULL:
-            raise
-    if room.release():
+    for after_release in (False, True):  # a full disk: again once the reservation is freed
+        if after_release and not room.release():
+            break
         try:
             await asyncio.to_thread(_copy, source, offset, fd, at, size)
             return

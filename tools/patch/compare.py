@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 from typing import TypeVar
 
-WORK_BUDGET = 2_000_000  # steps one hint may take: about 0.2 s of difflib's Python
+WORK_BUDGET = 5_000_000  # steps one hint may take: 0.25-0.5 s of difflib's Python
 _SETUP = 50  # steps a SequenceMatcher costs before it compares anything
 _PER_ELEMENT = 4  # steps per element it indexes or scans, besides the equal pairs
 _CHAR_COMPARE_LIMIT = 2_000  # longer finds are compared line by line (char-level is slow)

@@ -298,6 +298,6 @@ def _not_found(err: ToolError, path: str, old_str: str | None) -> str:
     if why and hint:
         why = (f" It matches lines {hint['start_line']}-{hint['end_line']} only when "
                f"indentation is ignored, and no single indentation mapping fits: {why}.")
-    where, _ = closest(hint, "old_str")
+    where, _ = closest(hint, "old_str", bool(err.details.get("hint_cut")))
     return (f"No replacement was performed, old_str `{old_str}` did not appear verbatim "
             f"in {path}.{why or ''} {where}")

@@ -154,7 +154,7 @@ def _replace_text(err: ToolError, path: str) -> ToolError:
         if why and hint:
             why = (f" It matches lines {hint['start_line']}-{hint['end_line']} only when "
                    f"indentation is ignored, and no single indentation mapping fits: {why}.")
-        where, _ = closest(hint, "old_string")
+        where, _ = closest(hint, "old_string", bool(worded.details.get("hint_cut")))
         return err.saying(f"Failed to edit, 0 occurrences found for old_string in {path}. "
                           "Ensure you're not escaping content incorrectly and check "
                           "whitespace, indentation, and context. Use read_file tool to "

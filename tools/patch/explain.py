@@ -8,16 +8,28 @@ from __future__ import annotations
 from typing import Any
 
 
-def closest(hint: dict[str, Any] | None, name: str) -> tuple[str, str | None]:
+def closest(hint: dict[str, Any] | None, name: str,
+            cut: bool = False) -> tuple[str, str | None]:
     """The sentence that points at `hint` (the region find_not_found carries), naming
     `name`, what the agent should correct; and the quote to show after it: the region's
-    text exactly as in the file (None when nothing is similar)."""
+    text exactly as in the file (None when nothing is similar, or nothing was found
+    similar before the comparisons reached their bound: `cut`)."""
+    if hint is None and cut:
+        return (f"No similar region was found within the hint's bound on comparison work "
+                f"({name} is too large to compare with the file in full): read the file "
+                f"and copy the exact text, or send a shorter {name}.", None)
     if hint is None:
         return ("No region of the file is similar: read the file and copy the exact "
                 "text.", None)
     return (f"The closest region is lines {hint['start_line']}-{hint['end_line']} "
             f"(similarity {hint['similarity']}); correct {name} from its text, which "
             "follows exactly as in the file:", hint["text"])
+
+
+def hint_data(hint: dict[str, Any] | None, cut: bool) -> dict[str, Any]:
+    """find_not_found's data on the region: `hint`, and `hint_cut: true` when it is null
+    because the comparisons reached their bound, not because nothing is similar."""
+    return {"hint": hint, **({"hint_cut": True} if hint is None and cut else {})}
 
 
 def occurrences(lines: list[int], more: int = 0) -> str:

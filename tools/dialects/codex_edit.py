@@ -22,11 +22,9 @@ from chorus_tools.tools.dialects.codex_seek import (
 )
 from chorus_tools.tools.dialects.v4a import Hunk
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.patch.compare import Budget
-from chorus_tools.tools.patch.hint import closest_region
 from chorus_tools.tools.context import Limits
 from chorus_tools.tools.patch.diff import unified_diff
-from chorus_tools.tools.patch.explain import closest, hint_data, occurrences
+from chorus_tools.tools.patch.explain import missed, occurrences
 from chorus_tools.tools.patch.match import Refusal, apply, locate
 from chorus_tools.tools.patch.diagnostics import Judge
 
@@ -124,18 +122,15 @@ def _replace(region: str, where: Place, hunk: Hunk, index: int, path: str) -> st
 
 def _not_found(text: str, miss: NotFound, hunk: Hunk, index: int, path: str) -> ToolError:
     wanted = "\n".join(miss.what)
-    budget = Budget()
-    hint = closest_region(text, wanted, budget)
     if miss.anchor:
         head = f"Failed to find context {wanted!r} in {path}"
     else:
         head = f"Failed to find expected lines in {path}:\n{wanted}"
-    where, quote = closest(hint, "the hunk", budget.cut)
+    where, quote, data = missed(text, wanted, "the hunk")
     return ToolError("find_not_found", f"{head}\n(hunk at patch line {hunk.line}; searched "
                      f"after the previous hunk, exactly, then ignoring trailing and leading "
                      f"whitespace and Unicode punctuation.) {where}", quote=quote, path=path,
-                     patch_index=index, line=hunk.line, anchor=miss.anchor,
-                     **hint_data(hint, budget.cut))
+                     patch_index=index, line=hunk.line, anchor=miss.anchor, **data)
 
 
 def _not_unique(many: NotUnique, hunk: Hunk, index: int, path: str) -> ToolError:

@@ -25,9 +25,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.walk.listing import list_entries, list_files
 from chorus_tools.tools.patch.patch import LINES_SHOWN, patch
-from chorus_tools.tools.patch.explain import closest, hint_data, occurrences
-from chorus_tools.tools.patch.compare import Budget
-from chorus_tools.tools.patch.hint import closest_region
+from chorus_tools.tools.patch.explain import missed, occurrences
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.confine.sandbox import ROOT, version_of
 from chorus_tools.tools.search.search import search
@@ -112,13 +110,11 @@ def _anchored(ctx: ToolContext, path: str, old: str, new: str, before: str, afte
     found = list(rx.finditer(text))
     lines = [text.count("\n", 0, m.start(1)) + 1 for m in found]
     if not found:
-        budget = Budget()
-        hint = closest_region(text, before + old + after, budget)
-        where, quote = closest(hint, "patches[0].find and its anchors", budget.cut)
+        where, quote, data = missed(text, before + old + after,
+                                  "patches[0].find and its anchors")
         raise ToolError("find_not_found", f"patches[0].find was not found in {path} between "
                         "the given before/after anchors (whitespace between them ignored). "
-                        + where, quote=quote, path=path, patch_index=0,
-                        **hint_data(hint, budget.cut))
+                        + where, quote=quote, path=path, patch_index=0, **data)
     if count and len(found) != count:
         more = max(len(lines) - LINES_SHOWN, 0)
         raise ToolError("find_not_unique", f"patches[0].find occurs {len(found)} times in "

@@ -5,7 +5,26 @@ and every tool set's own texts say it through these sentences, never "see data.h
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
+
+from chorus_tools.tools.patch.compare import Budget
+from chorus_tools.tools.patch.hint import closest_region
+
+
+class Miss(NamedTuple):
+    """What find_not_found says of the closest region: the sentence, the quote after it,
+    and the error's data on it (`hint`, and `hint_cut`)."""
+    where: str
+    quote: str | None
+    data: dict[str, Any]
+
+
+def missed(text: str, find: str, name: str) -> Miss:
+    """The closest region to `find` in `text` (within the comparisons' bound), told as
+    every editor's find_not_found tells it; `name` is what the agent should correct."""
+    budget = Budget()
+    hint = closest_region(text, find, budget)
+    return Miss(*closest(hint, name, budget.cut), hint_data(hint, budget.cut))
 
 
 def closest(hint: dict[str, Any] | None, name: str,

@@ -15,9 +15,8 @@ from chorus_tools.tools.mutate.atomic import Current, mutate
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.diff import unified_diff
-from chorus_tools.tools.patch.compare import Budget
-from chorus_tools.tools.patch.explain import closest, hint_data, occurrences
-from chorus_tools.tools.patch.hint import closest_region, escaped_newlines
+from chorus_tools.tools.patch.explain import missed, occurrences
+from chorus_tools.tools.patch.hint import escaped_newlines
 from chorus_tools.tools.patch.match import (EXACT, Match, Refusal, apply, content, exact_at,
                                             locate)
 from chorus_tools.tools.patch.diagnostics import Judge, refuse_introduced, with_diagnostics
@@ -269,9 +268,7 @@ def _misfit(text: str, refusal: Refusal, i: int, path: str) -> ToolError:
 
 
 def _not_found(text: str, find: str, i: int, path: str) -> ToolError:
-    budget = Budget()
-    hint = closest_region(text, find, budget)
-    where, quote = closest(hint, f"patches[{i}].find", budget.cut)
+    where, quote, data = missed(text, find, f"patches[{i}].find")
     if escaped_newlines(find):
         where = (f"Note: patches[{i}].find contains the two characters \\n; did you mean "
                  f"a line break? {where}")
@@ -279,7 +276,7 @@ def _not_found(text: str, find: str, i: int, path: str) -> ToolError:
     return ToolError("find_not_found",
                      f"patches[{i}].find was not found in {path}{after}, neither exactly, "
                      f"nor ignoring line endings, nor ignoring indentation. {where}",
-                     quote=quote, path=path, patch_index=i, **hint_data(hint, budget.cut))
+                     quote=quote, path=path, patch_index=i, **data)
 
 
 def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str,

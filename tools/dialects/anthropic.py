@@ -25,21 +25,16 @@ from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.dialects.anthropic_table import UNDO_KEY, UNDO_PARAM, WORDS
 from chorus_tools.tools.dialects.common import then
-from chorus_tools.tools.dialects.positional import (
-    SNIPPET_LINES,
-    current_bytes,
-    insert_after,
-    numbered,
-)
+from chorus_tools.tools.dialects.positional import SNIPPET_LINES, insert_after, numbered
 from chorus_tools.tools.errors import ToolError, in_words
 from chorus_tools.tools.mutate.keep import keeping
 from chorus_tools.tools.mutate.restore import current, restore
 from chorus_tools.tools.mutate.write import write
 from chorus_tools.tools.patch.explain import closest
 from chorus_tools.tools.patch.note import carried, told
-from chorus_tools.tools.patch.patch import patch
-from chorus_tools.tools.read.read import read
-from chorus_tools.tools.read.text import decode
+from chorus_tools.tools.patch.patch import patched
+from chorus_tools.tools.read.read import read, window_text
+from chorus_tools.tools.read.text import decode, decoded
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.walk.listing import list_files
 
@@ -192,13 +187,15 @@ def _str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> dic
         raise ToolError("invalid_params", "Parameter `old_str` is empty: give the exact "
                         "text to replace (use `create` for a new file, `insert` to add "
                         "lines).", param="old_str")
-    before, version = current_bytes(ctx, path)
-    got = patch(ctx, path, [{"find": old_str, "replace": new_str}],
-                expected_version=version)
+    done = patched(ctx, path, [{"find": old_str, "replace": new_str}])
+    got, before, written = done.result, done.found, done.written
+    assert written is not None  # not a dry run
     line = got["matches"][0]["lines"][0]
     first = max(1, line - SNIPPET_LINES)
     last = line + SNIPPET_LINES + new_str.count("\n")
-    snippet = read(ctx, path, offset=first, limit=last - first + 1)["content"]
+    # the new file's lines as file.read would show them, from the bytes just written
+    snippet = window_text(decoded(written).text, first, last - first + 1, False,
+                          ctx.limits)["content"]
     rel = ctx.ws.rel(path)
     output = (f"The file {rel} has been edited. Here's the result of running `cat -n` on "
               f"a snippet of {rel}:\n{snippet}\nReview the changes and make sure they are "

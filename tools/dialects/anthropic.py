@@ -33,8 +33,8 @@ from chorus_tools.tools.mutate.write import write
 from chorus_tools.tools.patch.explain import closest
 from chorus_tools.tools.patch.note import carried, told
 from chorus_tools.tools.patch.patch import patched
-from chorus_tools.tools.read.read import read, window_text
-from chorus_tools.tools.read.text import decode, decoded
+from chorus_tools.tools.read.read import read
+from chorus_tools.tools.read.text import decode
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.walk.listing import list_files
 
@@ -188,20 +188,18 @@ def _str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> dic
                         "text to replace (use `create` for a new file, `insert` to add "
                         "lines).", param="old_str")
     done = patched(ctx, path, [{"find": old_str, "replace": new_str}])
-    got, before, written = done.result, done.found, done.written
-    assert written is not None  # not a dry run
+    got = done.result
     line = got["matches"][0]["lines"][0]
     first = max(1, line - SNIPPET_LINES)
     last = line + SNIPPET_LINES + new_str.count("\n")
-    # the new file's lines as file.read would show them, from the bytes just written
-    snippet = window_text(decoded(written).text, first, last - first + 1, False,
-                          ctx.limits)["content"]
+    snippet = done.window(ctx, first, last - first + 1)["content"]
     rel = ctx.ws.rel(path)
     output = (f"The file {rel} has been edited. Here's the result of running `cat -n` on "
               f"a snippet of {rel}:\n{snippet}\nReview the changes and make sure they are "
               "as expected. Edit the file again if necessary.")
     return {"output": told(output, got.get("diagnostics")), "path": rel,
-            "version": got["version"], **carried(got), **_undo_state(ctx, before, got["version"])}
+            "version": got["version"], **carried(got),
+            **_undo_state(ctx, done.found, got["version"])}
 
 
 def _insert(ctx: ToolContext, path: str, line: int, text: str) -> dict[str, Any]:

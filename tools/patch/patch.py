@@ -22,8 +22,10 @@ from chorus_tools.tools.patch.match import (EXACT, Match, Refusal, apply, conten
                                             locate)
 from chorus_tools.tools.patch.diagnostics import Judge, refuse_introduced, with_diagnostics
 from chorus_tools.tools.confine.sandbox import version_of
+from chorus_tools.tools.read.read import window_text
 from chorus_tools.tools.read.reencode import encode_edit
-from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode, lines_with_endings
+from chorus_tools.tools.read.text import (SNIFF_BYTES, binary_mime, decode, decoded,
+                                         lines_with_endings)
 
 COUNT_LIMIT = 1000  # occurrences counted for find_not_unique: more would say nothing new
 LINES_SHOWN = 100  # lines listed in find_not_unique's data
@@ -44,6 +46,13 @@ class Patched:
     result: dict[str, Any]
     found: bytes | None  # the file as the patch read it under the lock (None: created)
     written: bytes | None  # what replaced it (None: a dry run)
+
+    def window(self, ctx: ToolContext, offset: int, limit: int,
+               raw: bool = False) -> dict[str, Any]:
+        """Lines of the patched file as file.read answers them (its in-memory path, which
+        answers as its streamed one does), from the bytes written."""
+        assert self.written is not None  # not a dry run
+        return window_text(decoded(self.written).text, offset, limit, raw, ctx.limits)
 
 
 def patched(ctx: ToolContext, path: str, patches: list[dict[str, Any]],

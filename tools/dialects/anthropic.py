@@ -25,19 +25,14 @@ from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.dialects.anthropic_table import UNDO_KEY, UNDO_PARAM, WORDS
 from chorus_tools.tools.dialects.common import then
-from chorus_tools.tools.dialects.positional import (
-    SNIPPET_LINES,
-    current_bytes,
-    insert_after,
-    numbered,
-)
+from chorus_tools.tools.dialects.positional import SNIPPET_LINES, insert_after, numbered
 from chorus_tools.tools.errors import ToolError, in_words
 from chorus_tools.tools.mutate.keep import keeping
 from chorus_tools.tools.mutate.restore import current, restore
 from chorus_tools.tools.mutate.write import write
 from chorus_tools.tools.patch.explain import closest
 from chorus_tools.tools.patch.note import carried, told
-from chorus_tools.tools.patch.patch import patch
+from chorus_tools.tools.patch.patch import patched
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.read.text import decode
 from chorus_tools.tools.walk.fanout import FanOut
@@ -192,19 +187,19 @@ def _str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> dic
         raise ToolError("invalid_params", "Parameter `old_str` is empty: give the exact "
                         "text to replace (use `create` for a new file, `insert` to add "
                         "lines).", param="old_str")
-    before, version = current_bytes(ctx, path)
-    got = patch(ctx, path, [{"find": old_str, "replace": new_str}],
-                expected_version=version)
+    done = patched(ctx, path, [{"find": old_str, "replace": new_str}])
+    got = done.result
     line = got["matches"][0]["lines"][0]
     first = max(1, line - SNIPPET_LINES)
     last = line + SNIPPET_LINES + new_str.count("\n")
-    snippet = read(ctx, path, offset=first, limit=last - first + 1)["content"]
+    snippet = done.window(ctx, first, last - first + 1)["content"]
     rel = ctx.ws.rel(path)
     output = (f"The file {rel} has been edited. Here's the result of running `cat -n` on "
               f"a snippet of {rel}:\n{snippet}\nReview the changes and make sure they are "
               "as expected. Edit the file again if necessary.")
     return {"output": told(output, got.get("diagnostics")), "path": rel,
-            "version": got["version"], **carried(got), **_undo_state(ctx, before, got["version"])}
+            "version": got["version"], **carried(got),
+            **_undo_state(ctx, done.found, got["version"])}
 
 
 def _insert(ctx: ToolContext, path: str, line: int, text: str) -> dict[str, Any]:

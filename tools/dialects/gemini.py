@@ -23,7 +23,7 @@ from chorus_tools.tools.errors import ToolError, in_words
 from chorus_tools.tools.mutate.write import write
 from chorus_tools.tools.patch.explain import closest
 from chorus_tools.tools.patch.note import carried, told
-from chorus_tools.tools.patch.patch import patch
+from chorus_tools.tools.patch.patch import Patched, patched
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.timefmt import iso_utc
 from chorus_tools.tools.walk.fanout import FanOut
@@ -114,12 +114,13 @@ def replace_tool(ctx: ToolContext, file_path: str, old_string: str, new_string: 
             raise ToolError("invalid_params", "No changes to apply. The old_string and "
                             f"new_string are identical in file: {file_path}",
                             param="new_string")
-        got = patch(ctx, file_path, [{"find": old_string, "replace": new_string,
-                                      "replace_all": allow_multiple}])
+        done = patched(ctx, file_path, [{"find": old_string, "replace": new_string,
+                                         "replace_all": allow_multiple}])
     except ToolError as err:
         raise _replace_text(err, file_path) from None
+    got = done.result
     count = got["replacements"]
-    snippet = _snippet(ctx, file_path, got["matches"][0]["lines"],
+    snippet = _snippet(done, ctx, got["matches"][0]["lines"],
                        old_string.count("\n"), new_string.count("\n"))
     output = (f"Successfully modified file: {rel} ({count} replacements). "
               f"Here is the updated code:\n{snippet}")
@@ -170,14 +171,14 @@ def _replace_text(err: ToolError, path: str) -> ToolError:
     return _texts(err, path)
 
 
-def _snippet(ctx: ToolContext, path: str, lines: list[int], old_breaks: int,
+def _snippet(done: Patched, ctx: ToolContext, lines: list[int], old_breaks: int,
              new_breaks: int) -> str:
     """The edited regions of the new file with CONTEXT lines around each, `...` between
     and beyond them (Gemini CLI's getDiffContextSnippet)."""
     shift = new_breaks - old_breaks
     spans = [(line + i * shift, line + i * shift + new_breaks) for i, line in enumerate(lines)]
     first = max(1, spans[0][0] - CONTEXT)
-    got = read(ctx, path, offset=first, limit=spans[-1][1] + CONTEXT - first + 1, raw=True)
+    got = done.window(ctx, first, spans[-1][1] + CONTEXT - first + 1, raw=True)
     shown, _ = plain_lines(got["content"])
     total = got["total_lines"]
     merged: list[list[int]] = []

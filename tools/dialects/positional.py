@@ -11,11 +11,10 @@ bytes).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
-from chorus_tools.tools.confine.sandbox import names_directory, version_of
+from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import Current, mutate
@@ -34,19 +33,6 @@ class Inserted:
     snippet: str  # the inserted lines with SNIPPET_LINES around, numbered like `cat -n`
     first: int  # the snippet's first line number
     diagnostics: dict[str, Any] | None  # docs/protocol.md, Diagnostics (None: not parsed)
-
-
-def current_bytes(ctx: ToolContext, path: str) -> tuple[bytes, str]:
-    """The file's bytes and version, read through the confined open (a path that can
-    only name a directory refused first, as a mutation refuses it)."""
-    rel = ctx.ws.rel(path)
-    if names_directory(path):
-        raise ToolError("is_directory", f"The path names a directory: {path}.", path=path)
-    fd, st = ctx.ws.open_regular(rel, shown=path)
-    try:
-        return b"".join(iter(lambda: os.read(fd, 1 << 20), b"")), version_of(st)
-    finally:
-        os.close(fd)
 
 
 def insert_after(ctx: ToolContext, path: str, line: int, text: str,

@@ -9,6 +9,7 @@ mutation), keeps the file's encoding, and reports what happened with a unified d
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from chorus_tools.tools.mutate.atomic import Current, mutate
@@ -21,8 +22,10 @@ from chorus_tools.tools.patch.match import (EXACT, Match, Refusal, apply, conten
                                             locate)
 from chorus_tools.tools.patch.diagnostics import Judge, refuse_introduced, with_diagnostics
 from chorus_tools.tools.confine.sandbox import version_of
+from chorus_tools.tools.read.read import window_text
 from chorus_tools.tools.read.reencode import encode_edit
-from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode, lines_with_endings
+from chorus_tools.tools.read.text import (SNIFF_BYTES, binary_mime, decode, decoded,
+                                         lines_with_endings)
 
 COUNT_LIMIT = 1000  # occurrences counted for find_not_unique: more would say nothing new
 LINES_SHOWN = 100  # lines listed in find_not_unique's data
@@ -32,9 +35,32 @@ def patch(ctx: ToolContext, path: str, patches: list[dict[str, Any]], dry_run: b
           expected_version: str | None = None) -> dict[str, Any]:
     """Apply `patches` in order, each to the result of the one before. Any error leaves
     the file untouched; `dry_run` does everything (checks, matching, diff) but the write."""
+    return patched(ctx, path, patches, dry_run, expected_version).result
+
+
+@dataclass
+class Patched:
+    """file.patch's result beside the bytes it found and wrote: an editor that answers
+    with a snippet of the new file, or keeps the old one for its undo, needs no second
+    read of the file (nor a version check between the two)."""
+    result: dict[str, Any]
+    found: bytes | None  # the file as the patch read it under the lock (None: created)
+    written: bytes | None  # what replaced it (None: a dry run)
+
+    def window(self, ctx: ToolContext, offset: int, limit: int,
+               raw: bool = False) -> dict[str, Any]:
+        """Lines of the patched file as file.read answers them (its in-memory path, which
+        answers as its streamed one does), from the bytes written."""
+        assert self.written is not None  # not a dry run
+        return window_text(decoded(self.written).text, offset, limit, raw, ctx.limits)
+
+
+def patched(ctx: ToolContext, path: str, patches: list[dict[str, Any]],
+            dry_run: bool = False, expected_version: str | None = None) -> Patched:
+    """`patch`, with the bytes it found and wrote."""
     _check_patches(patches)
-    return planned(ctx, path, lambda _: patches, dry_run, expected_version,
-                   creating=patches[0]["find"] == "")
+    return _planned(ctx, path, lambda _: patches, dry_run, expected_version,
+                    creating=patches[0]["find"] == "")
 
 
 Plan = Callable[[str], list[dict[str, Any]]]
@@ -46,6 +72,11 @@ def planned(ctx: ToolContext, path: str, plan: Plan, dry_run: bool = False,
     as their write (code.edit's way to the one write path). A planned patch may pin its
     exact occurrence (`at`: its offset) and ask for the guard whatever its tier (`guard`:
     what the change is, for the message)."""
+    return _planned(ctx, path, plan, dry_run, expected_version, creating).result
+
+
+def _planned(ctx: ToolContext, path: str, plan: Plan, dry_run: bool,
+             expected_version: str | None, creating: bool) -> Patched:
     rel = ctx.ws.rel(path)
     done: dict[str, Any] = {}
 
@@ -67,8 +98,8 @@ def planned(ctx: ToolContext, path: str, plan: Plan, dry_run: bool = False,
         diagnosis = judge.diagnosis(None if created else before, after)
         refuse_introduced(judge, diagnosis, path, lambda: guard.diff(after))
         done.update(before=before, after=after, matches=matches, created=created,
-                    diagnosis=diagnosis)
-        return None if dry_run else new
+                    diagnosis=diagnosis, found=current.data, written=None if dry_run else new)
+        return done["written"]
 
     try:
         out = mutate(ctx, rel, shown=path, compute=compute, expected_version=expected_version)
@@ -86,7 +117,7 @@ def planned(ctx: ToolContext, path: str, plan: Plan, dry_run: bool = False,
                              limit=ctx.limits.max_diff_bytes),
         "version": None if out.stat is None else version_of(out.stat),
     }
-    return with_diagnostics(result, done["diagnosis"])
+    return Patched(with_diagnostics(result, done["diagnosis"]), done["found"], done["written"])
 
 
 def _no_parent(path: str, *, creating: bool) -> ToolError:

@@ -138,3 +138,21 @@ def test_a_directory_swapped_for_a_symlink_mid_delete_is_not_followed(
     monkeypatch.setattr(os, "listdir", swap_after_listing)
     assert delete(ctx, "d", recursive=True)["removed"] == 2
     assert snapshot(outside) == world and (root / "moved-sub/f").exists()
+
+
+@pytest.mark.parametrize("make", ["dir.create", "file.write"])
+def test_regression_reserved_name_made_as_a_missing_parent(ctx: ToolContext, root: Path,
+                                                          make: str) -> None:
+    """Found by the params fuzzer (20,000 examples): the reserved temp prefix was refused
+    as a path's last name only, so `d/.chorus-tmp-1/x` made `.chorus-tmp-1` as a missing
+    parent. Refused now, before any parent is made."""
+    from chorus_tools.tools.mutate.write import write
+    path = "d/e/.chorus-tmp-1/x"
+    before = snapshot(root)
+    with pytest.raises(ToolError) as err:
+        if make == "dir.create":
+            create(ctx, path)
+        else:
+            write(ctx, path, "x", create_dirs=True)
+    assert err.value.code == "invalid_params" and ".chorus-tmp-" in err.value.message
+    assert snapshot(root) == before

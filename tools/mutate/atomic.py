@@ -173,6 +173,8 @@ def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
         if not create or err.code != "file_not_found":
             raise _parent_error(err, shown) from None
     parts = parent.split("/")
+    for part in parts:  # refused before any is made: a refused call changes nothing
+        refuse_reserved(part, shown)
     fd = ctx.ws.open_dir(ROOT, shown=shown)
     try:
         for i, part in enumerate(parts):

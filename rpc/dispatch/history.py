@@ -38,13 +38,12 @@ import os
 import secrets
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from chorus_tools.rpc.dispatch.history_folder import DiskFolder, Folder, MemoryFolder
-from chorus_tools.rpc.dispatch.history_index import LogIndex
+from chorus_tools.rpc.dispatch.history_index import Entry, LogIndex
 from chorus_tools.rpc.dispatch.history_packs import Packs, Where
 from chorus_tools.rpc.dispatch.history_room import (Lost, Room, append_line, copy_in,
                                                     errno_name, logged_path, path_field)
@@ -52,26 +51,6 @@ from chorus_tools.tools.timefmt import iso_utc
 
 log = logging.getLogger("chorus.history")
 _LOAD_CHUNK = 1 << 20  # a long log is read at start a chunk at a time
-
-
-@dataclass(slots=True)
-class Entry:
-    """One change of a path: what it held before (`sha256` None: no file)."""
-
-    id: int
-    time: int
-    method: str
-    path: str
-    sha256: str | None
-    size: int
-    mode: int
-    after: str | None  # the path's version once the change was made (None: no file)
-    moved_to: str | None = None
-
-    @classmethod
-    def of(cls, offset: int, line: dict[str, Any]) -> Entry:
-        return cls(offset, line["t"], line["m"], logged_path(line, "p"), line["s"],
-                   line["b"], line["mo"], line["a"], logged_path(line, "mv"))
 
 
 class History:
@@ -217,18 +196,17 @@ class History:
         finally:
             room.free_spooled(item)
 
-    def _where(self, sha: str) -> Where | None:
-        """Where the content was last kept (its pack may have been dropped since)."""
+    def _where(self, sha: str, read: Entry | None = None) -> Where | None:
+        """Where the content was last kept (its pack may have been dropped since); `read`:
+        a change already read, not read again when it is the line that kept it."""
         offset = self._index.kept_at(sha)
         if offset is None:
             return None
-        line = self._index.line(offset)
-        return (*line["at"],) if line["s"] == sha else None
+        if read is None or read.id != offset:
+            read = Entry.of(offset, self._index.line(offset))
+        return read.at if read.sha256 == sha else None
 
     # reading ------------------------------------------------------------------------
-
-    def kept(self, sha: str | None) -> bool:
-        return sha is not None and self._packs.kept(self._where(sha))
 
     def read(self, sha: str) -> bytes | None:
         """The content, or None when the budget has dropped it."""
@@ -263,25 +241,27 @@ class History:
     def versions(self, path: str, limit: int) -> dict[str, Any]:
         """file.history's answer: the path's past contents, newest first."""
         entries = list(self.entries_of(path))
-        alive: dict[str, bool] = {}  # sha -> still kept, asked once per answer
+        packs: dict[str, bool] = {}  # pack -> still there, asked once per answer
 
         def evicted(e: Entry) -> bool:
-            if e.sha256 is None:
-                return False
-            if e.sha256 not in alive:
-                alive[e.sha256] = self.kept(e.sha256)
-            return not alive[e.sha256]
+            where = None if e.sha256 is None else self._where(e.sha256, e)
+            if where is None:
+                return e.sha256 is not None
+            if where[0] not in packs:
+                packs[where[0]] = self._packs.kept(where)
+            return not packs[where[0]]
 
+        gone = [evicted(e) for e in entries]
         out = []
-        for e in entries[:limit]:
+        for e, was in zip(entries[:limit], gone):
             item: dict[str, Any] = {"version": version_id(e.id), "time": iso_utc(e.time),
                                     "method": e.method, "bytes": e.size, "sha256": e.sha256,
-                                    "exists": e.sha256 is not None, "evicted": evicted(e)}
+                                    "exists": e.sha256 is not None, "evicted": was}
             if e.moved_to is not None:
                 item["moved_to"] = e.moved_to
             out.append(item)
         return {"versions": out, "total": len(entries), "truncated": len(entries) > limit,
-                "evicted": sum(1 for e in entries if evicted(e))}
+                "evicted": sum(gone)}
 
     def close(self) -> None:
         self._packs.close()

@@ -18,12 +18,40 @@ import os
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from chorus_tools.rpc.dispatch.history_packs import Where
+from chorus_tools.rpc.dispatch.history_room import logged_path
+
 _MASK = (1 << 64) - 1
 _FIRST_READ = 512  # most lines are shorter: one pread
+
+
+@dataclass(slots=True)
+class Entry:
+    """One change of a path, as its log line says: what it held before (`sha256` None: no
+    file). Read back from the log when a call needs it, never held."""
+
+    id: int
+    time: int
+    method: str
+    path: str
+    sha256: str | None
+    size: int
+    mode: int
+    after: str | None  # the path's version once the change was made (None: no file)
+    moved_to: str | None = None
+    at: Where | None = None  # where its content was kept (None: not kept)
+
+    @classmethod
+    def of(cls, offset: int, line: dict[str, Any]) -> Entry:
+        at = line.get("at")
+        return cls(offset, line["t"], line["m"], logged_path(line, "p"), line["s"],
+                   line["b"], line["mo"], line["a"], logged_path(line, "mv"),
+                   None if at is None else (*at,))
 
 
 class U64Map:

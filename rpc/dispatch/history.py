@@ -7,9 +7,12 @@ Layout of the directory:
 - `packs/`: the content, appended to pack files, each found by its SHA-256 (an unchanged
   file costs nothing twice; rpc/dispatch/history_packs.py);
 - `log.jsonl`: one line per change of a path (the content it held before, the method,
-  the time, the path's version after) and one per checkpoint. A line's byte offset is its
-  id: versions are `h-<offset>`, checkpoints `cp-<offset>`. Lines are appended under an
-  exclusive flock, so servers sharing the directory never interleave or reuse an id;
+  the time, the path's version after, where the content is kept) and one per checkpoint.
+  A line's byte offset is its id: versions are `h-<offset>`, checkpoints `cp-<offset>`.
+  Lines are appended under an exclusive flock, so servers sharing the directory never
+  interleave or reuse an id. The lines stay on disk: memory holds only where each change's
+  line is (rpc/dispatch/history_index.py, a few tens of bytes a change) and the
+  checkpoints, and a call reads back the lines it needs by offset;
 - `spool/`: where the spool files workers stream large content into are made, and at
   once unlinked (tools/mutate/keep.py);
 - `rewind.json`: the journal of a rewind in progress (rpc/dispatch/rewind.py);
@@ -34,33 +37,20 @@ import logging
 import os
 import secrets
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
 from chorus_tools.rpc.dispatch.history_folder import DiskFolder, Folder, MemoryFolder
+from chorus_tools.rpc.dispatch.history_index import Entry, LogIndex
 from chorus_tools.rpc.dispatch.history_packs import Packs, Where
 from chorus_tools.rpc.dispatch.history_room import (Lost, Room, append_line, copy_in,
                                                     errno_name, logged_path, path_field)
 from chorus_tools.tools.timefmt import iso_utc
 
 log = logging.getLogger("chorus.history")
-
-
-@dataclass
-class Entry:
-    """One change of a path: what it held before (`sha256` None: no file)."""
-
-    id: int
-    time: int
-    method: str
-    path: str
-    sha256: str | None
-    size: int
-    mode: int
-    after: str | None  # the path's version once the change was made (None: no file)
-    moved_to: str | None = None
+_LOAD_CHUNK = 1 << 20  # a long log is read at start a chunk at a time
 
 
 class History:
@@ -75,11 +65,9 @@ class History:
         self._spools: tuple[int, ...] = ()
         self._read_to = 0
         self._partial = b""
-        self.entries: dict[int, Entry] = {}
-        self.by_path: dict[str, list[int]] = {}
+        self._index = LogIndex(self._log)
         self.checkpoints: dict[int, str] = {}
         self.checkpoint_times: dict[int, int] = {}
-        self._where: dict[str, Where] = {}  # sha -> where its content is kept
 
     def spools(self, count: int) -> tuple[int, ...]:
         """`count` spool files for the workers, opened before they are forked. Each is
@@ -103,28 +91,26 @@ class History:
     def load(self) -> None:
         """Read what the log holds beyond what was read (another server's lines too)."""
         size = os.fstat(self._log).st_size
-        if size <= self._read_to:
-            return
-        data = self._partial + os.pread(self._log, size - self._read_to, self._read_to)
-        at = self._read_to - len(self._partial)
-        end = data.rfind(b"\n") + 1
-        for line in data[:end].splitlines(keepends=True):
-            self._add(at, orjson.loads(line))
-            at += len(line)
-        self._partial = data[end:]
-        self._read_to = size
+        while self._read_to < size:
+            chunk = os.pread(self._log, min(size - self._read_to, _LOAD_CHUNK), self._read_to)
+            if not chunk:
+                return
+            data = self._partial + chunk
+            at = self._read_to - len(self._partial)
+            end = data.rfind(b"\n") + 1
+            for line in data[:end].splitlines(keepends=True):
+                self._add(at, orjson.loads(line))
+                at += len(line)
+            self._partial = data[end:]
+            self._read_to += len(chunk)
 
     def _add(self, offset: int, line: dict[str, Any]) -> None:
         if "cp" in line:
             self.checkpoints[offset] = line["cp"]
             self.checkpoint_times[offset] = line["t"]
             return
-        entry = Entry(offset, line["t"], line["m"], logged_path(line, "p"), line["s"],
-                      line["b"], line["mo"], line["a"], logged_path(line, "mv"))
-        self.entries[offset] = entry
-        self.by_path.setdefault(entry.path, []).append(offset)
-        if line.get("at") is not None:
-            self._where[entry.sha256] = tuple(line["at"])  # type: ignore[index]
+        self._index.add(offset, logged_path(line, "p"), line["s"],
+                        line.get("at") is not None)
 
     def _append(self, lines: list[dict[str, Any]], room: Room | None = None) -> int:
         """Append lines under the log's lock; the offset of the first."""
@@ -176,7 +162,7 @@ class History:
                 except OSError as exc:
                     return [Lost(item["path"], errno_name(exc)) for item in kept]
             try:
-                self._packs.evict(self._dropped)
+                self._packs.evict()
             except OSError:  # the change and its history are kept: only the budget waits
                 log.exception("cannot drop the history's oldest packs")
             return lost
@@ -192,7 +178,7 @@ class History:
         room.release()
 
     async def _store(self, item: dict[str, Any], room: Room) -> Where | None:
-        where = self._where.get(item["sha256"])
+        where = self._where(item["sha256"])
         try:
             if self._packs.kept(where):
                 return where
@@ -210,19 +196,43 @@ class History:
         finally:
             room.free_spooled(item)
 
-    def _dropped(self, pack: str) -> None:
-        for sha in [s for s, w in self._where.items() if w[0] == pack]:
-            del self._where[sha]
+    def _where(self, sha: str, read: Entry | None = None) -> Where | None:
+        """Where the content was last kept (its pack may have been dropped since); `read`:
+        a change already read, not read again when it is the line that kept it."""
+        offset = self._index.kept_at(sha)
+        if offset is None:
+            return None
+        if read is None or read.id != offset:
+            read = Entry.of(offset, self._index.line(offset))
+        return read.at if read.sha256 == sha else None
 
     # reading ------------------------------------------------------------------------
 
-    def kept(self, sha: str | None) -> bool:
-        return sha is not None and self._packs.kept(self._where.get(sha))
-
     def read(self, sha: str) -> bytes | None:
         """The content, or None when the budget has dropped it."""
-        where = self._where.get(sha)
+        where = self._where(sha)
         return None if where is None else self._packs.read(where)
+
+    def entry(self, offset: int) -> Entry | None:
+        """The change logged at `offset` (a version id's), None if no change was."""
+        self.load()
+        if not self._index.is_change(offset):
+            return None
+        return Entry.of(offset, self._index.line(offset))
+
+    def entries_of(self, path: str) -> Iterator[Entry]:
+        """The path's changes, newest first, read from the log as they are asked for."""
+        self.load()
+        for offset in self._index.of_path(path):
+            line = self._index.line(offset)
+            if logged_path(line, "p") == path:
+                yield Entry.of(offset, line)
+
+    def entries_since(self, checkpoint: int) -> Iterator[Entry]:
+        """The changes logged after the checkpoint, oldest first."""
+        self.load()
+        for offset in self._index.since(checkpoint):
+            yield Entry.of(offset, self._index.line(offset))
 
     def stored(self) -> int:
         """Bytes of content kept in the directory (what the budget counts)."""
@@ -230,28 +240,28 @@ class History:
 
     def versions(self, path: str, limit: int) -> dict[str, Any]:
         """file.history's answer: the path's past contents, newest first."""
-        self.load()
-        ids = self.by_path.get(path, [])
-        alive: dict[str, bool] = {}  # sha -> still kept, asked once per answer
+        entries = list(self.entries_of(path))
+        packs: dict[str, bool] = {}  # pack -> still there, asked once per answer
 
         def evicted(e: Entry) -> bool:
-            if e.sha256 is None:
-                return False
-            if e.sha256 not in alive:
-                alive[e.sha256] = self.kept(e.sha256)
-            return not alive[e.sha256]
+            where = None if e.sha256 is None else self._where(e.sha256, e)
+            if where is None:
+                return e.sha256 is not None
+            if where[0] not in packs:
+                packs[where[0]] = self._packs.kept(where)
+            return not packs[where[0]]
 
+        gone = [evicted(e) for e in entries]
         out = []
-        for offset in reversed(ids[-limit:] if limit else []):
-            e = self.entries[offset]
-            item: dict[str, Any] = {"version": version_id(offset), "time": iso_utc(e.time),
+        for e, was in zip(entries[:limit], gone):
+            item: dict[str, Any] = {"version": version_id(e.id), "time": iso_utc(e.time),
                                     "method": e.method, "bytes": e.size, "sha256": e.sha256,
-                                    "exists": e.sha256 is not None, "evicted": evicted(e)}
+                                    "exists": e.sha256 is not None, "evicted": was}
             if e.moved_to is not None:
                 item["moved_to"] = e.moved_to
             out.append(item)
-        return {"versions": out, "total": len(ids), "truncated": len(ids) > limit,
-                "evicted": sum(1 for o in ids if evicted(self.entries[o]))}
+        return {"versions": out, "total": len(entries), "truncated": len(entries) > limit,
+                "evicted": sum(gone)}
 
     def close(self) -> None:
         self._packs.close()

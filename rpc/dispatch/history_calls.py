@@ -143,9 +143,8 @@ class HistoryCalls:
 
     def _version(self, params: dict[str, Any], path: str | None) -> dict[str, Any]:
         """The content and mode of the version a restore names (`path` as judged)."""
-        self.history.load()
         offset = parse_id(params["version"], "h-")
-        entry = self.history.entries.get(offset) if offset is not None else None
+        entry = self.history.entry(offset) if offset is not None else None
         if entry is None or entry.path != path:
             raise ToolError("invalid_params", f"{params['version']!r} is not a version of "
                             f"{params['path']}. Take one from file.history for this path.",

@@ -23,7 +23,6 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable
 
 from chorus_tools.rpc.dispatch.history_folder import Folder
 
@@ -94,7 +93,7 @@ class Packs:
             os.close(fd)
         return data if len(data) == size else None
 
-    def evict(self, on_drop: Callable[[str], None]) -> None:
+    def evict(self) -> None:
         """Remove the oldest packs, whoever wrote them, while the directory's packs
         exceed the budget."""
         fcntl.flock(self._dir.fd, fcntl.LOCK_EX)
@@ -111,7 +110,6 @@ class Packs:
                 total -= size
                 if name == self._name:
                     self._let_go()
-                on_drop(name)
         finally:
             fcntl.flock(self._dir.fd, fcntl.LOCK_UN)
 

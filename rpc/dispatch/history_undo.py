@@ -40,10 +40,8 @@ def undo_target(history: History, path: str, shown: str) -> dict[str, Any] | Non
     """What undo_edit of `path` (normalised; `shown` as given) puts back: `content` (None:
     remove the file a create made), `mode`, and `expected_version`, the version the last
     edit or undo of the path left; None when there is no edit left to undo."""
-    history.load()
     skip, expected, newest = 0, None, True
-    for offset in reversed(history.by_path.get(path, [])):
-        entry = history.entries[offset]
+    for entry in history.entries_of(path):
         if entry.method not in EDITORS and entry.method != UNDO_LOGGED:
             continue
         if newest:

@@ -27,8 +27,7 @@ def plan(history: History, since: int) -> list[dict[str, Any]]:
     """[{path, sha256 (None: remove), mode, expected}] in path order."""
     first: dict[str, Any] = {}
     last: dict[str, Any] = {}
-    for offset in sorted(o for o in history.entries if o > since):
-        entry = history.entries[offset]
+    for entry in history.entries_since(since):
         first.setdefault(entry.path, entry)
         last[entry.path] = entry
     items = []

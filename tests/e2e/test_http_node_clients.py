@@ -109,6 +109,7 @@ def _checks(node: Path, suite: Path, url: str, scenario: str, version: str,
     return json.loads(written[0].read_text())
 
 
+@pytest.mark.long
 def test_conformance_server_scenarios_pass_over_http(ws: Path, tmp_path: Path) -> None:
     """Every applicable check of every applicable scenario passes, at every version: the
     2026-07-28 ones (server-stateless, http-header-validation) as much as the others.

@@ -22,6 +22,8 @@ import pytest
 from chorus_tools.tools.registry import TOOLSETS
 from rpc_client import REPO
 
+pytestmark = pytest.mark.long  # an npm install and a node process per check: CI's -m long
+
 PACKAGE, VERSION = "@modelcontextprotocol/inspector", "2.12.0"
 CACHE = Path(os.environ.get("CHORUS_TEST_CACHE",
                             Path.home() / ".cache" / "chorus-tools-tests")) / "inspector"

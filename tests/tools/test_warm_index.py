@@ -60,14 +60,7 @@ def test_candidates_match_the_brute_force_model(ops: list[tuple[str, int, bytes]
                                                 queries: list[list[int]], width: int) -> None:
     index, model = ContentIndex(width, capacity=8), {}
     for op, fid, data in ops:
-        if op == "put":
-            assert index.put(fid, data) == model_put(model, fid, data, width)
-        elif op == "unknown":
-            index.unknown(fid)
-            model[fid] = None
-        else:
-            index.forget(fid)
-            model.pop(fid, None)
+        _apply(index, model, op, fid, data, width)
         for codes in queries:
             assert index.candidates(codes).tolist() == expected(model, codes, width)
     assert index.indexed_files() == sum(cols is not None for cols in model.values())
@@ -178,18 +171,23 @@ def test_masks_match_the_brute_force_model(ops: list[tuple[str, int, bytes]],
     rg's -c and -l may count them)."""
     index, model = ContentIndex(8, capacity=8), {}
     for op, fid, data in ops:
-        if op == "put":
-            model_put(model, fid, data, 8)
-            index.put(fid, data)
-        elif op == "unknown":
-            index.unknown(fid)
-            model[fid] = None
-        else:
-            index.forget(fid)
-            model.pop(fid, None)
+        _apply(index, model, op, fid, data, 8)
     mask = index.candidate_mask(query)
     assert np.flatnonzero(mask).tolist() == expected(model, query, 8)
     known = index.known_mask()
     assert len(known) == len(mask)
     assert np.flatnonzero(known).tolist() == sorted(f for f, cols in model.items()
                                                     if cols is not None)
+
+
+def _apply(index: ContentIndex, model: dict, op: str, fid: int, data: bytes,
+           width: int) -> None:
+    """One operation on the index and on the model beside it; a put answers alike."""
+    if op == "put":
+        assert index.put(fid, data) == model_put(model, fid, data, width)
+    elif op == "unknown":
+        index.unknown(fid)
+        model[fid] = None
+    else:
+        index.forget(fid)
+        model.pop(fid, None)

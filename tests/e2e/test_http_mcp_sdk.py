@@ -91,7 +91,9 @@ def _has_401(exc: BaseException) -> bool:
 
 def test_progress_comes_on_the_calls_stream(tmp_path: Path) -> None:
     """A python search of 400 files of 1 MiB split across the workers, with a progress
-    callback: its notifications/progress reach the SDK on the POST's SSE stream."""
+    callback: its notifications/progress reach the SDK on the POST's SSE stream. The warm
+    index is off (--index-memory 0): once ready, it knows no file holds `zebra`, and the
+    search answered at once with nothing to report (failed by chance on a fresh clone)."""
     tree = tmp_path / "ws" / "tree"
     tree.mkdir(parents=True)
     first = tree / "f0.txt"
@@ -108,6 +110,6 @@ def test_progress_comes_on_the_calls_stream(tmp_path: Path) -> None:
                                          progress_callback=progress)
         assert result.isError is False and result.structuredContent["matches"] == []
     with HttpServer(tmp_path / "ws", "--workers", "2", "--search-engine", "python",
-                    "--search-file-timeout", "30") as server:
+                    "--search-file-timeout", "30", "--index-memory", "0") as server:
         over_http(server, body)
     assert seen and seen == sorted(seen), seen

@@ -90,15 +90,16 @@ def _has_401(exc: BaseException) -> bool:
 
 
 def test_progress_comes_on_the_calls_stream(tmp_path: Path) -> None:
-    """A python search of 400 files of 1 MiB split across the workers, with a progress
-    callback: its notifications/progress reach the SDK on the POST's SSE stream. The warm
-    index is off (--index-memory 0): once ready, it knows no file holds `zebra`, and the
-    search answered at once with nothing to report (failed by chance on a fresh clone)."""
+    """A python search of 2,000 files of 1 MiB split across the workers (seconds of work on
+    any machine, as in test_mcp_sdk's progress test; 400 files were searched before the
+    first report on a quiet machine), with a progress callback: its notifications/progress
+    reach the SDK on the POST's SSE stream. The warm index is off (--index-memory 0): once
+    ready, it knows no file holds `zebra`, and the search would answer at once."""
     tree = tmp_path / "ws" / "tree"
     tree.mkdir(parents=True)
     first = tree / "f0.txt"
     first.write_bytes(b"the quick brown fox jumps over the lazy dog\n" * 24000)
-    for i in range(1, 400):
+    for i in range(1, 2000):
         (tree / f"f{i}.txt").hardlink_to(first)
     seen: list[float] = []
 

@@ -1,5 +1,5 @@
 """What a model pays to know the tools, and what remembering the claude set's reads on
-disk costs (SPEC §6a).
+disk costs (docs/protocol.md, MCP).
 
 Context rows: for every tool set, `tools/list`'s names, descriptions and input schemas as
 compact JSON (what a host puts in the model's context), against the reference filesystem

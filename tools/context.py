@@ -23,7 +23,8 @@ MIB = 1024 * KIB
 
 @dataclass(frozen=True)
 class Limits:
-    """Every limit SPEC.md names, with its default; each is also a command-line option."""
+    """Every limit docs/protocol.md names (Starting the server), with its default; each
+    is also a command-line option."""
 
     max_read_bytes: int = 256 * KIB
     max_image_bytes: int = 10 * MIB

@@ -1,6 +1,7 @@
-"""`str_replace_editor`'s undo_edit from the history (SPEC §9, §10): what the file held
-before the last edit made to it through the `anthropic` set's editors, found in the log,
-so an undo works after a server restart as the history itself does.
+"""`str_replace_editor`'s undo_edit from the history (docs/protocol.md: Tool set
+`anthropic`, History): what the file held before the last edit made to it through the
+`anthropic` set's editors, found in the log, so an undo works after a server restart as
+the history itself does.
 
 An undo is a restore (tools/mutate/restore.py, handed its content by
 rpc/dispatch/history_calls.py like file.restore), kept in the history like any change

@@ -1,9 +1,10 @@
 """What a model reads from an MCP tool result (docs/protocol.md, MCP): `content` blocks made
 from the method's result, which itself goes out unchanged as `structuredContent`.
 
-The first block is the SPEC's text exactly (file text, `path:line:text` lines, one path a
-line, or the result as JSON); a second block is added only when the first alone would
-mislead a model that sees nothing else: an empty answer, or one cut short.
+The first block is the method's text exactly as docs/protocol.md gives it (file text,
+`path:line:text` lines, one path a line, or the result as JSON); a second block is added
+only when the first alone would mislead a model that sees nothing else: an empty answer, or
+one cut short.
 """
 
 from __future__ import annotations

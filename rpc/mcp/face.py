@@ -144,7 +144,8 @@ class McpFace:
             return result_response(rid, {"content": content(method.shown_as, payload),
                                          "structuredContent": payload, "isError": False})
         error = wire_error(payload)
-        if error["data"]["error"] == "cancelled":  # after $/cancelRequest: -32800 (§1)
+        # after $/cancelRequest: -32800 (docs/protocol.md, Cancellation)
+        if error["data"]["error"] == "cancelled":
             return error_response(rid, error)
         return result_response(rid, {"content": [{"type": "text", "text": error["message"]}],
                                      "structuredContent": error["data"], "isError": True})

@@ -21,7 +21,8 @@ _INPUT_ERRORS = ("invalid_params", "invalid_pattern")
 
 
 def scope_error(err: ToolError) -> ToolError:
-    """The §2 error with the seed's code beside `data.error`, its message led by it."""
+    """The error (docs/protocol.md, Errors) with the seed's code beside `data.error`, its
+    message led by it."""
     code = ("SCOPE_VIOLATION" if err.code == "path_outside_workspace" else
             "INVALID_INPUT" if err.code in _INPUT_ERRORS else "FILESYSTEM_ERROR")
     if err.details.get("code") == code:

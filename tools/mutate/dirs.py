@@ -7,11 +7,11 @@ O_NOFOLLOW | O_DIRECTORY (a symlink is unlinked, never entered), and every unlin
 rmdir names an entry of a directory we hold open. A symlink or directory swapped in by
 a rename meanwhile can make the call fail, never lead it out of the tree it opened.
 
-Decisions where SPEC.md is silent: `removed` counts every entry removed, the directory
-itself included (an empty directory: 1); a non-empty directory without `recursive` is
-`invalid_params` naming `recursive`, since setting that parameter is the remedy (nothing
-in §2 is closer: the call is not refused by the OS, and nothing is in the way); a
-symlink to a directory is `not_a_directory` (delete the link with file.delete).
+Decisions of our own where the contract is silent: `removed` counts every entry removed, the
+directory itself included (an empty directory: 1); a non-empty directory without `recursive`
+is `invalid_params` naming `recursive`, since setting that parameter is the remedy (nothing
+in docs/protocol.md's Errors is closer: the call is not refused by the OS, and nothing is in
+the way); a symlink to a directory is `not_a_directory` (delete the link with file.delete).
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """file.move: rename a file, symlink or directory inside the workspace with one renameat2.
 
-Both ends are reached through directory descriptors opened beneath the pinned root (§3),
-so the kernel moves an entry from one confined directory to another; the last component
-of each end is never followed (a symlink is moved, or replaced, itself, as `mv` does).
-Without `overwrite`, RENAME_NOREPLACE makes "is the destination free?" and the move one
-step, with no window for another writer. Both directories are held under their locks
-(tools.atomic, taken in inode order so two moves never wait on each other), so a move
-never interleaves with a write, patch or delete in either.
+Both ends are reached through directory descriptors opened beneath the pinned root
+(docs/protocol.md, Paths), so the kernel moves an entry from one confined directory to
+another; the last component of each end is never followed (a symlink is moved, or replaced,
+itself, as `mv` does). Without `overwrite`, RENAME_NOREPLACE makes "is the destination
+free?" and the move one step, with no window for another writer. Both directories are held
+under their locks (tools.atomic, taken in inode order so two moves never wait on each
+other), so a move never interleaves with a write, patch or delete in either.
 
-Decisions where SPEC.md is silent: a move onto itself (the same path after `.`/`..`
+Decisions of our own where the contract is silent: a move onto itself (the same path after `.`/`..`
 handling) is `invalid_params`, as `mv a a` is an error: it is a mistake in the call, and
 a success would hide it; the root can be neither moved nor replaced (`invalid_params`).
 """

@@ -6,11 +6,11 @@ following it. Every other field describes what the entry leads to, resolved bene
 workspace root like any other access; a link that leads outside, or nowhere, gives null
 for those fields instead of an error, since the link itself exists and can be described.
 
-Decisions where SPEC.md is silent: `mime_type`, `is_binary`, `encoding` and `lines` are
-null for directories and special files (never opened), and for a file the OS refuses to
-open for reading; `mime_type` of a text file comes from its name (Python's built-in
-table, so the same on every machine) when that names a text type, else "text/plain";
-`path` is the normalised workspace-relative path ("." for the root).
+Decisions of our own where the contract is silent: `mime_type`, `is_binary`, `encoding` and
+`lines` are null for directories and special files (never opened), and for a file the OS
+refuses to open for reading; `mime_type` of a text file comes from its name (Python's
+built-in table, so the same on every machine) when that names a text type, else
+"text/plain"; `path` is the normalised workspace-relative path ("." for the root).
 """
 
 from __future__ import annotations

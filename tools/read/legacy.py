@@ -43,9 +43,10 @@ MIN_EVIDENCE = 16  # bytes over 0x7F below which no encoding is named
 _CHAOS_MARGIN = 0.005  # charset-normalizer's own margins for a decision (CharsetMatch.__lt__)
 _COHERENCE_MARGIN = 0.02
 
-# (Python codec, SPEC name), in order of preference among encodings that decode a
-# sample to the same text. Deliberately the encodings text files are written in; no
-# EBCDIC, DOS or Mac code pages, which decode almost anything into plausible letters.
+# (Python codec, the name docs/protocol.md gives in file.read's `encoding`), in order of
+# preference among encodings that decode a sample to the same text. Deliberately the
+# encodings text files are written in; no EBCDIC, DOS or Mac code pages, which decode almost
+# anything into plausible letters.
 CANDIDATES: tuple[tuple[str, str], ...] = (
     ("gb18030", "gb18030"), ("big5", "big5"), ("cp950", "cp950"),
     ("shift_jis", "shift_jis"), ("cp932", "cp932"), ("euc_jp", "euc-jp"),
@@ -82,7 +83,7 @@ _NOT_ALONE = bytes(range(0x40, 0x100))  # bytes that may be part of a multi-byte
 
 @lru_cache(maxsize=64)
 def detect(sample: bytes) -> str | None:
-    """The SPEC name of the encoding of `sample` (bytes that are not UTF-8), when the
+    """The protocol's name of the encoding of `sample` (bytes that are not UTF-8), when the
     detector is confident; None otherwise. Remembered per sample: a repeat read of the
     same small file does not run the detector again."""
     counted = lossy.tally(sample)

@@ -15,10 +15,10 @@ A negative `offset` counts from the end (docs/protocol.md, `file.read`: like `ta
 starts at line total_lines - 19, so the last 20 lines come back numbered as in the file;
 more lines than the file has start at line 1.
 
-Decisions where SPEC.md is silent: the byte cap counts the UTF-8 bytes of `content`; an
-empty file (or any offset past the end) answers start_line = offset, end_line = offset - 1,
-so an empty file gives start_line 1, end_line 0; a cut line ends with
-"… [line truncated: showing 2000 of N characters]" where N counts the whole line.
+Decisions of our own where the contract is silent: the byte cap counts the UTF-8 bytes of
+`content`; an empty file (or any offset past the end) answers start_line = offset, end_line
+= offset - 1, so an empty file gives start_line 1, end_line 0; a cut line ends with "… [line
+truncated: showing 2000 of N characters]" where N counts the whole line.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Bytes to text and back: BOMs, binary sniffing, the SPEC's encoding names, lines.
+"""Bytes to text and back: BOMs, binary sniffing, the encoding names of docs/protocol.md,
+lines.
 
 Shared by file.read, file.info, file.patch and file.search so that they agree on what is
 text, how it decodes and where its lines are. Only "\\n" ends a line (a "\\r" before it is
@@ -36,7 +37,7 @@ _BOMS = (  # longest first is not needed: no BOM here is a prefix of another
 )
 BOM_OF = {name: bom for bom, name in _BOMS}
 
-# The Python codec that decodes what follows the BOM, by SPEC encoding name.
+# The Python codec that decodes what follows the BOM, by protocol encoding name.
 CODEC_OF = {"utf-8": "utf-8", "utf-8-sig": "utf-8", "utf-16-le": "utf-16-le",
             "utf-16-be": "utf-16-be", "latin-1": "latin-1", **legacy.CODEC_OF}
 ENCODINGS = ("utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "latin-1", *legacy.NAMES)

@@ -338,14 +338,20 @@ def test_a_nul_or_surrogate_in_the_pattern_or_a_glob_is_searched_not_a_crash(
     assert run_search(ctx, engine, pattern="")["engine"] == engine
 
 
+@pytest.mark.parametrize("lines", [2**63, 2**64, 10**30])
+@pytest.mark.parametrize("side", ["context_lines", "before_context", "after_context"])
 def test_a_huge_context_is_the_whole_file_not_a_hang(ctx: ToolContext, root: Path,
-                                                     engine: str) -> None:
+                                                     engine: str, side: str,
+                                                     lines: int) -> None:
     """Found by fuzzing: context_lines 2**63 walked the whole window line by line, so the
-    call ran until its timeout; a window now ends at the file's end."""
+    call ran until its timeout; a window now ends at the file's end. And (the claude
+    set's `-A` at 2**64): rg refused a count past 64 bits, which came back as
+    internal_error; a count past any file's lines now reaches rg as its largest."""
     write(root, "a.txt", "one\ntwo\nthree\n")
-    found = run_search(ctx, engine, pattern="two", context_lines=2**63)
-    assert found["matches"] == [{"path": "a.txt", "line": 2,
-                                 "content": "    one\n--> two\n    three"}]
+    found = run_search(ctx, engine, pattern="two", **{side: lines})
+    shown = {"context_lines": "    one\n--> two\n    three",
+             "before_context": "    one\n--> two", "after_context": "--> two\n    three"}
+    assert found["matches"] == [{"path": "a.txt", "line": 2, "content": shown[side]}]
 
 
 @pytest.mark.parametrize("nest", ["[" * 3000, "(" * 3000], ids=["classes", "groups"])

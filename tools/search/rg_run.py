@@ -59,6 +59,11 @@ class Failures:
     named: list[PathError] | None = None
 
 
+# rg refuses a context count past 64 bits; any larger one means the same (no file has
+# that many lines), so it reaches rg as this
+RG_MAX_CONTEXT = 2**64 - 1
+
+
 def walk_args(query: Query, rel: str, excludes: list[str]) -> list[str]:
     """The files rg visits (the same for a search and for counting), ending in the path."""
     argv = [*_WALK_FLAGS]
@@ -86,10 +91,11 @@ def search_args(rg: str, query: Query, *, pcre2: bool, kind: str,
         argv.append("--engine=auto")
     if query.multiline:
         argv.append("--multiline")
-    if context[0]:
-        argv.append(f"--before-context={context[0]}")
-    if context[1]:
-        argv.append(f"--after-context={context[1]}")
+    before, after = (min(lines, RG_MAX_CONTEXT) for lines in context)
+    if before:
+        argv.append(f"--before-context={before}")
+    if after:
+        argv.append(f"--after-context={after}")
     return argv + [f"--regexp={query.pattern}"]
 
 

@@ -20,6 +20,7 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.walk.listing import list_files
 from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm import events as events_module
+from chorus_tools.tools.warm import answers as answers_module
 from chorus_tools.tools.warm.answers import Memory, Warm
 from chorus_tools.tools.warm.events import OVERFLOW, Event, Events, WatchLimit
 
@@ -306,3 +307,24 @@ def test_pages_of_a_selection_in_path_order_until_the_tree_changes(
     (root / "src" / "p99.py").write_text("pagedword late\n")
     assert warm.current()
     assert warm.page(chosen["key"], 0, 4, 1 << 20) is None
+
+
+def test_regression_a_selection_walked_again_after_every_answer_once_rss_passed_the_budget(
+        workspace: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32's warm rows: once the process's RSS was over the budget (malloc keeps what
+    a large reply freed), every answer emptied what was kept, so each search walked its
+    selection again (0.4 s at 200k files). Kept replies are now bounded by their own
+    bytes, whatever the RSS says."""
+    resident = _Resident(0)
+    warm = Warm(workspace, 1 << 30, Events(), resident)
+    settle(warm)
+    walked = []
+    real = answers_module._selection
+    monkeypatch.setattr(answers_module, "_selection",
+                        lambda *args: walked.append(1) or real(*args))
+    resident.grown = 2 << 30  # far over the budget, as after a large reply
+    ask = {"rel": "", "include_hidden": False, "include_ignored": False, "globs": [],
+           "types": (), "grams": None, "want_files": True}
+    first = warm.answer("select", ask, current=True)
+    assert warm.answer("select", ask, current=True) == first
+    assert len(walked) == 1

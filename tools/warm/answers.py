@@ -14,7 +14,8 @@ the tree current (tools/warm/events.py), else None, and the worker walks the dis
 The budget (--index-memory) bounds what the tree, the index and the replies kept add to
 this process's resident memory over its baseline, measured once its imports are done (the
 interpreter and numpy: no budget lowers them): a tree that outgrows it turns off, an index
-that does not fit stays off, kept replies go first.
+that does not fit in what the tree and the replies' room (KEPT_SHARE) leave stays off, and
+kept replies stay within their room (tools/warm/kept.py).
 
 Replies are cached per question until the tree changes: `list` until any change (sizes and
 times are in it), `select` until a change of names, kinds or ignore rules. A selection is
@@ -42,15 +43,15 @@ from chorus_tools.tools.warm import code_answers
 from chorus_tools.tools.warm.client import Pickled
 from chorus_tools.tools.warm.content import Content
 from chorus_tools.tools.warm.events import Event, Events, WatchLimit
+from chorus_tools.tools.warm.kept import Kept
 from chorus_tools.tools.warm.memory import MemorySource, NotWarm
 from chorus_tools.tools.warm.symbol_index import SymbolIndex
 from chorus_tools.tools.warm.tree import Stat, WarmTree
 
 log = logging.getLogger("chorus.warm")
 BARRIER_SECONDS = 5.0
-CACHED = 32  # questions whose replies are kept
 CACHED_ENTRIES = 50_000  # a listing longer than this is not kept (memory: the budget)
-SNAPSHOTS = 8  # selections whose candidates are kept for their next pages
+KEPT_SHARE = 16  # kept replies may take 1/16 of the budget: 16 MiB of the default
 MEMORY_CHECK = 256  # directories built between two looks at the memory used
 
 
@@ -60,7 +61,6 @@ ARGV_SLOT = 9  # argv bytes a name costs besides its own: its NUL and its pointe
 class Snapshot(NamedTuple):
     """A selection's candidates, kept for its next pages while the tree is unchanged."""
 
-    generation: int
     places: np.ndarray  # each candidate's place among the files covered
     fids: np.ndarray  # the candidates, in path order
 
@@ -77,8 +77,7 @@ class Warm:
         self.tree: WarmTree | None = None
         self.reason: str | None = None
         self.built_at: float | None = None
-        self._cache: dict[Any, tuple[int, Any]] = {}
-        self._snapshots: dict[int, Snapshot] = {}
+        self._kept = Kept(budget // KEPT_SHARE)
         self._keys = itertools.count()
         self._new_tree()
 
@@ -107,7 +106,7 @@ class Warm:
             if self.used() > self.budget:  # a tree too small to reach a MEMORY_CHECK
                 return self._over_budget()
             self.built_at = time.monotonic()
-            self.content.start(tree.files, self.budget - self.used())
+            self.content.start(tree.files, self.budget - self.used() - self._kept.limit)
             self.symbols.start()
         if time.monotonic() < until and not self.content.step(until - time.monotonic()):
             if self.content.index is not None and self.used() > self.budget:
@@ -155,23 +154,19 @@ class Warm:
             return self.select(**kwargs) if op == "select" else self.listing(kwargs)
         except (NotWarm, ToolError):  # the disk walk says it (or raises the same error)
             return None
-        finally:
-            if self.used() > self.budget:  # what is kept goes first
-                self._cache.clear()
-                self._snapshots.clear()
 
     def listing(self, kwargs: dict[str, Any]) -> Pickled:
         """file.list's reply, pickled once (as the worker passes it on: client.Pickled)."""
         assert self.tree is not None
         key = ("list", tuple(sorted((k, _frozen(v)) for k, v in kwargs.items())))
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] == self.tree.generation:
-            return hit[1]
+        hit = self._kept.get(key, self.tree.generation)
+        if hit is not None:
+            return hit
         reply = list_files(self._memory_ctx(), **kwargs)
         assert isinstance(reply, dict), "a walk in memory is never shared out"
         pickled = Pickled(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
         if len(reply["files"]) <= CACHED_ENTRIES:
-            self._keep(key, self.tree.generation, pickled)
+            self._kept.put(key, self.tree.generation, pickled)
         return pickled
 
     def select(self, rel: str, include_hidden: bool, include_ignored: bool,
@@ -194,18 +189,16 @@ class Warm:
                     "files": [paths[f] for f in chosen.tolist()]}
         assert self.tree is not None
         snapshot = next(self._keys)
-        if len(self._snapshots) >= SNAPSHOTS:
-            del self._snapshots[next(iter(self._snapshots))]
-        self._snapshots[snapshot] = Snapshot(self.tree.generation, places, chosen)
+        self._kept.put(("snapshot", snapshot), self.tree.generation, Snapshot(places, chosen))
         return {"total": len(fids), "narrowed": True, "files": None, "key": snapshot,
                 "page": self.page(snapshot, 0, page or 0, max_bytes)}
 
     def page(self, key: int, start: int, count: int, max_bytes: int) -> dict[str, Any] | None:
         """Candidates `start` to `start + count` of a selection (fewer when their names
         pass `max_bytes` of argv), or None once the tree has changed since."""
-        snapshot = self._snapshots.get(key)
-        if snapshot is None or self.tree is None or \
-                snapshot.generation != self.tree.generation:
+        snapshot = None if self.tree is None else self._kept.get(("snapshot", key),
+                                                                 self.tree.generation)
+        if snapshot is None:
             return None
         fids = snapshot.fids[start:start + count]
         paths, files, size = self.content.paths, [], 0
@@ -225,12 +218,12 @@ class Warm:
         change of names, kinds or ignore rules)."""
         assert self.tree is not None
         key = ("select", rel, include_hidden, include_ignored, tuple(globs), types)
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] == self.tree.shape:
-            return hit[1]
+        hit = self._kept.get(key, self.tree.shape)
+        if hit is not None:
+            return hit
         fids = self.content.fids(_selection(self._memory_ctx(), rel, include_hidden,
                                             include_ignored, globs, types))
-        self._keep(key, self.tree.shape, fids)
+        self._kept.put(key, self.tree.shape, fids)
         return fids
 
     def status(self) -> dict[str, Any]:
@@ -273,18 +266,13 @@ class Warm:
         """`make()`'s reply to a question, kept until any change of the tree (an answer is
         a function of the files: the same tree, the same answer)."""
         assert self.tree is not None
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] == self.tree.generation:
-            return hit[1]
+        hit = self._kept.get(key, self.tree.generation)
+        if hit is not None:
+            return hit
         value = make()
         if value is not None:
-            self._keep(key, self.tree.generation, value)
+            self._kept.put(key, self.tree.generation, value)
         return value
-
-    def _keep(self, key: Any, generation: int, value: Any) -> None:
-        if len(self._cache) >= CACHED:
-            self._cache.clear()
-        self._cache[key] = (generation, value)
 
     def _new_tree(self) -> None:
         if self.tree is not None:
@@ -292,8 +280,7 @@ class Warm:
         self.content = Content(self.ctx)
         self.symbols.close()
         self.symbols = SymbolIndex(self.ctx)
-        self._cache.clear()
-        self._snapshots.clear()
+        self._kept.clear()
         self.built_at = None
         self.tree = WarmTree(self.ctx, self.events, self._file_changed)
 
@@ -310,7 +297,7 @@ class Warm:
         self.tree = None
         self.content.drop(reason)
         self.symbols.drop(reason)
-        self._cache.clear()
+        self._kept.clear()
 
 
 def _selection(ctx: ToolContext, rel: str, include_hidden: bool, include_ignored: bool,

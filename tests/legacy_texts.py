@@ -1,7 +1,8 @@
 """Text in the languages legacy encodings carry, written for these tests: a small source
 file per language (comments, strings, messages), as an agent meets them in old projects.
 
-ENCODED lists (language, Python codec, the SPEC name file.read gives the file)."""
+ENCODED lists (language, Python codec, the encoding name file.read gives the file:
+docs/protocol.md, file.read)."""
 
 from __future__ import annotations
 

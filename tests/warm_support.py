@@ -24,8 +24,9 @@ DIALECTS = ("--tools", "claude,gemini")
 READY_INDEX = {"ready", "partial", "off"}
 
 
-# what a code.* reply may count differently with the symbol index and without (SPEC §11:
-# the lists, total and truncated are identical, the files_* counts may differ)
+# what a code.* reply may count differently with the symbol index and without
+# (docs/protocol.md, "Code by structure": the lists, total and truncated are identical,
+# the files_* counts may differ)
 CODE_COUNTS = ("files_parsed", "files_searched", "files_skipped")
 
 

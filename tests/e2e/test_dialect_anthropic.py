@@ -1,8 +1,9 @@
-"""The `anthropic` tool set (SPEC §9) over the real server and plain JSON-RPC: Anthropic's
-text editor tool as `str_replace_based_edit_tool` (text_editor_20250728) and
-`str_replace_editor` (text_editor_20250124, with undo_edit); a table of cases per command,
-the reference implementation's texts, bad input for every parameter (a clear error,
-nothing written), undo_edit after each kind of edit, --read-only and the audit records."""
+"""The `anthropic` tool set (docs/protocol.md, "Tool set `anthropic`") over the real
+server and plain JSON-RPC: Anthropic's text editor tool as `str_replace_based_edit_tool`
+(text_editor_20250728) and `str_replace_editor` (text_editor_20250124, with undo_edit); a
+table of cases per command, the reference implementation's texts, bad input for every
+parameter (a clear error, nothing written), undo_edit after each kind of edit, --read-only
+and the audit records."""
 
 from __future__ import annotations
 
@@ -509,7 +510,8 @@ def test_records_hold_the_edits_and_not_the_views(ws: Path, tmp_path: Path) -> N
 
 
 def test_absolute_paths_inside_are_accepted_and_never_echoed(both: RpcServer, ws: Path) -> None:
-    """SPEC §3: results name workspace-relative paths, whatever form the client used."""
+    """docs/protocol.md, "Paths": results name workspace-relative paths, whatever form the
+    client used."""
     root = str(ws)
     for method, params in [
             (NEW, {"command": "view", "path": f"{root}/a.py"}),

@@ -1,6 +1,7 @@
-"""The `codex` tool set (SPEC §9) over the real server and plain JSON-RPC: read_file,
-list_dir and grep_files as tables on both search engines; apply_patch's results, records,
-options and its all-or-nothing commit, with a real write failure on the third file."""
+"""The `codex` tool set (docs/protocol.md, "Tool set `codex`") over the real server and
+plain JSON-RPC: read_file, list_dir and grep_files as tables on both search engines;
+apply_patch's results, records, options and its all-or-nothing commit, with a real write
+failure on the third file."""
 
 from __future__ import annotations
 
@@ -346,9 +347,9 @@ def test_third_file_failing_restores_the_first_two(tmp_path: Path) -> None:
 
 
 def test_calls_on_the_patched_paths_keep_their_order(editor: RpcServer) -> None:
-    """The paths inside the patch text order the call (SPEC §1): a write pipelined before
-    it is applied first, reads pipelined after it see its result, on every path it names
-    (a move's destination included)."""
+    """The paths inside the patch text order the call (docs/protocol.md, "Messages": order
+    per path): a write pipelined before it is applied first, reads pipelined after it see
+    its result, on every path it names (a move's destination included)."""
     for round_ in range(10):
         replies = editor.call_many([
             ("file.write", {"path": "a.txt", "content": f"a{round_}\n"}),
@@ -366,8 +367,8 @@ def test_calls_on_the_patched_paths_keep_their_order(editor: RpcServer) -> None:
 
 
 def test_what_a_model_pays_to_know_the_set(tmp_path: Path) -> None:
-    """SPEC §6a: names, descriptions and input schemas under the reference server's 7,987
-    bytes; one type per property."""
+    """As docs/benchmarks.md's tools/list rows measure it: names, descriptions and input
+    schemas under the reference server's 7,987 bytes; one type per property."""
     with RpcServer(tmp_path, "--tools", "codex", "--workers", "1") as srv:
         tools = srv.result("tools/list", {})["tools"]
     lean = [{k: t[k] for k in ("name", "description", "inputSchema")} for t in tools]

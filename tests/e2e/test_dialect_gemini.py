@@ -1,7 +1,8 @@
-"""The `gemini` tool set (SPEC §9) over the real server and plain JSON-RPC: Gemini CLI's
-read_file, write_file, replace, glob, grep_search, list_directory and read_many_files with
-their current parameters and the harness's texts; a table of cases per tool, the search
-tools on both engines, bad input for every parameter (a clear error, nothing written)."""
+"""The `gemini` tool set (docs/protocol.md, "Tool set `gemini`") over the real server and
+plain JSON-RPC: Gemini CLI's read_file, write_file, replace, glob, grep_search,
+list_directory and read_many_files with their current parameters and the harness's texts;
+a table of cases per tool, the search tools on both engines, bad input for every parameter
+(a clear error, nothing written)."""
 
 from __future__ import annotations
 

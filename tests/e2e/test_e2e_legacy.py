@@ -1,7 +1,7 @@
-"""Legacy encodings over the real server (SPEC §4 file.read): a GBK and a Shift_JIS file
-round-trip through file.read and file.patch, file.info names their encoding, every tool
-set's reader and editor agrees, unencodable text is -32602 with nothing written, and the
-python engine finds the decoded text."""
+"""Legacy encodings over the real server (docs/protocol.md, file.read): a GBK and a
+Shift_JIS file round-trip through file.read and file.patch, file.info names their
+encoding, every tool set's reader and editor agrees, unencodable text is -32602 with
+nothing written, and the python engine finds the decoded text."""
 
 from __future__ import annotations
 

@@ -144,7 +144,8 @@ def test_invalid_params_are_recorded(audited: Audited) -> None:
 
 def test_patch_with_non_boolean_dry_run_is_recorded_as_invalid_params(audited: Audited) -> None:
     """Regression: a truthy non-boolean dry_run ("yes", 1) was taken for a dry run and
-    left unaudited, though the call was refused as invalid_params, which §5 records."""
+    left unaudited, though the call was refused as invalid_params, which is recorded
+    (docs/protocol.md, "Audit records")."""
     for value in ("yes", 1, "false"):
         rec = audited.call("file.patch", {"path": "x.txt", "dry_run": value, "patches": [
             {"find": "a", "replace": "b"}]})

@@ -1,6 +1,7 @@
-"""file.move, dir.create and dir.delete over the real server: replies, §2 errors, audit
-records (a move's with both paths), arrival order across both paths of a move, and the
-race harness of test_security_race (directories swapped for symlinks to the outside)."""
+"""file.move, dir.create and dir.delete over the real server: replies, errors
+(docs/protocol.md, "Errors"), audit records (a move's with both paths), arrival order
+across both paths of a move, and the race harness of test_security_race (directories
+swapped for symlinks to the outside)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Regression (issue 22, fault 6): a python-engine search's own parts counted against
 --max-pending. With --workers 1 --max-pending 2 and such a search running, 0 of 30 reads
-were accepted (SPEC §1: 2 are; the parts of a running split call never count), and a lone
-search over 3,000 files was itself answered server_busy at --max-pending 2 even with 2
-workers, so no retry could ever succeed."""
+were accepted (docs/protocol.md, "Messages", back-pressure: 2 are; the parts of a running
+split call never count), and a lone search over 3,000 files was itself answered
+server_busy at --max-pending 2 even with 2 workers, so no retry could ever succeed."""
 
 from __future__ import annotations
 

@@ -42,7 +42,8 @@ def latest_of(structured: dict[str, Any] | None) -> str | None:
 
 
 # Each native tool: a valid call, what its structured result must hold, and invalid calls
-# (a §2 error as an isError result: the data.error it must carry).
+# (an error of docs/protocol.md's "Errors" as an isError result: the data.error it must
+# carry).
 VALID: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
     "file_read": ({"path": "src/app.py"}, lambda r: r["total_lines"] == 2),
     "file_write": ({"path": "new/out.txt", "content": "written\n"},
@@ -297,8 +298,9 @@ def test_progress_reaches_the_sdk_callback(tmp_path: Path) -> None:
 ])
 def test_tool_sets_are_mcp_tools_too(ws: Path, sets: str,
                                      calls: list[tuple[str, dict[str, Any], str]]) -> None:
-    """§7: every tool of a selected set is listed and callable as an MCP tool, its result
-    checked against its outputSchema by the SDK; reads, searches and globs read as text."""
+    """docs/toolsets.md: every tool of a selected set is listed and callable as an MCP
+    tool, its result checked against its outputSchema by the SDK; reads, searches and
+    globs read as text."""
     async def body(session: ClientSession, _: Any) -> None:
         names = {t.name for t in (await session.list_tools()).tools}
         assert {name for name, _, _ in calls} <= names
@@ -314,8 +316,9 @@ def test_tool_sets_are_mcp_tools_too(ws: Path, sets: str,
 
 def test_claude_set_lists_its_eight_tools_and_a_read_edit_grep_session_works(
         ws: Path) -> None:
-    """§7 over MCP: `--tools claude` lists exactly the claude tools, an Edit of an unread
-    file is refused `not_read` (as a result the model sees), and Read → Edit → Grep works."""
+    """docs/toolsets.md over MCP: `--tools claude` lists exactly the claude tools, an Edit
+    of an unread file is refused `not_read` (as a result the model sees), and Read → Edit →
+    Grep works."""
     async def body(session: ClientSession, _: Any) -> None:
         names = sorted(t.name for t in (await session.list_tools()).tools)
         assert names == sorted(["Read", "Write", "Edit", "MultiEdit", "Delete", "LS", "Glob",
@@ -335,9 +338,10 @@ def test_claude_set_lists_its_eight_tools_and_a_read_edit_grep_session_works(
 
 
 def test_codex_set_lists_and_calls_every_tool(ws: Path) -> None:
-    """§9 over MCP: `--tools native,codex` lists the codex tools beside the native ones;
-    each is called valid (its text is Codex's, its structuredContent checked against its
-    outputSchema by the SDK) and invalid (a §2 error the model sees)."""
+    """docs/protocol.md, "Tool set `codex`", over MCP: `--tools native,codex` lists the
+    codex tools beside the native ones; each is called valid (its text is Codex's, its
+    structuredContent checked against its outputSchema by the SDK) and invalid (an error
+    of docs/protocol.md's "Errors" the model sees)."""
     patch = ("*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n-    return 1\n"
              "+    return 2\n*** Add File: notes/new.md\n+hello\n*** End Patch")
     valid = [

@@ -1,8 +1,8 @@
 """workspace.watch over the real server: workspace/didChange notifications for changes
 made by another process and by the server's own mutations, filtered by ignore and deny
-rules, patterns and symlinks; a burst of 10,000 files arrives debounced and complete;
-bad watches get §2 errors; a killed watcher process is replaced and its watches go on
-(with a resync notice); watches end with the server.
+rules, patterns and symlinks; a burst of 10,000 files arrives debounced and complete; bad
+watches get errors (docs/protocol.md, "Errors"); a killed watcher process is replaced and
+its watches go on (with a resync notice); watches end with the server.
 
 Waits are hang guards, not timing checks (the latency is measured in the report)."""
 

@@ -1,8 +1,8 @@
-"""What a model pays to know the tools (SPEC §6a), for every tool set the registry has, so
-a set added later is held to it too: `tools/list`'s names, descriptions and input schemas
-together smaller than the reference filesystem server's, short `instructions`, and one
-`type` per schema (a type array draws the Inspector's --strict warning and some model
-APIs refuse it)."""
+"""What a model pays to know the tools (measured in docs/benchmarks.md, "The latest full
+run"), for every tool set the registry has, so a set added later is held to it too:
+`tools/list`'s names, descriptions and input schemas together smaller than the reference
+filesystem server's, short `instructions`, and one `type` per schema (a type array draws
+the Inspector's --strict warning and some model APIs refuse it)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from chorus_tools.tools.registry import TOOLSETS
 # @modelcontextprotocol/server-filesystem's 14 tools: names, descriptions and input
 # schemas as compact JSON (benchmarks/ measures it beside ours: `context` rows)
 REFERENCE_BYTES = 7987
-# the native set lists the code tools too (SPEC §11): under 10,000 bytes with them
+# the native set lists the code tools too (docs/protocol.md, "Code by structure"): under
+# 10,000 bytes with them
 NATIVE_BYTES = 10_000
 INSTRUCTIONS_MAX = 400
 

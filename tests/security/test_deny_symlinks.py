@@ -1,7 +1,8 @@
 """Regression (issue 22, fault 5): `--deny 'secrets/**'` was bypassed through a symlink to
-the denied directory: file.search {"path": "seclink"} (ripgrep) returned the denied
-files' contents and file.list {"path": "seclink"} (both engines) listed them. SPEC §8:
-deny patterns match the path after symlinks resolve, for every method and engine.
+the denied directory: file.search {"path": "seclink"} (ripgrep) returned the denied files'
+contents and file.list {"path": "seclink"} (both engines) listed them. docs/security.md,
+"Read-only and deny": deny patterns match the path after symlinks resolve, for every
+method and engine.
 
 Attacked for real over the server: a link to the denied directory, a link to a denied
 file, a chain of links, a link into a denied subdirectory, a link inside an allowed

@@ -73,7 +73,7 @@ def test_read_write_patch_refuse_special_files(special, path: str) -> None:
 
 @pytest.mark.parametrize("path", ["fifo", "sock", "d/fifo"])
 def test_delete_refuses_special_files(special, path: str) -> None:
-    """SPEC: file.delete removes regular files and symlinks only."""
+    """file.delete removes regular files and symlinks only (docs/protocol.md, file.delete)."""
     ws, server = special
     reply = call(server, "file.delete", {"path": path})
     assert error_code(reply) == "not_a_regular_file", reply

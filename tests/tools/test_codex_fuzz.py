@@ -1,7 +1,7 @@
 """Fuzzing apply_patch (hypothesis, bounded by fuzz_support's budget): any text is a patch
 or a clear invalid_params naming a line of it; any patch of generated hunks against a
 generated file either applies, leaving the file as a plain splice would, or fails with a
-§2 error and the file untouched. Never a crash."""
+structured error (docs/protocol.md, "Errors") and the file untouched. Never a crash."""
 
 from __future__ import annotations
 

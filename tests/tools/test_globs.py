@@ -1,4 +1,5 @@
-"""Glob dialect: the forms SPEC names, ripgrep's refusals, and its --glob rules."""
+"""Glob dialect: the forms docs/protocol.md's file.list names, ripgrep's refusals, and
+its --glob rules."""
 
 from __future__ import annotations
 

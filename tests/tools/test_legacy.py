@@ -1,6 +1,6 @@
-"""Legacy encodings read as their text (SPEC §4 file.read): the detector names GBK,
-Big5, Shift_JIS, EUC-*, cp125x, KOI8 and ISO-8859 files with confidence, never runs on
-UTF-8, falls back to latin-1 when unsure or when the file does not round-trip, decides
+"""Legacy encodings read as their text (docs/protocol.md, file.read): the detector names
+GBK, Big5, Shift_JIS, EUC-*, cp125x, KOI8 and ISO-8859 files with confidence, never runs
+on UTF-8, falls back to latin-1 when unsure or when the file does not round-trip, decides
 the same on every path (in memory, streamed, counted in parts), and a window of a big
 legacy file is read in bounded memory."""
 

@@ -1,8 +1,9 @@
-"""Edits keep a legacy file's encoding (SPEC §4 file.read, file.patch): file.patch, the
-claude Edit/MultiEdit and the shadow Edit write the changed text in the file's encoding
-and leave every other byte as it was; text the encoding cannot hold is invalid_params
-with nothing written; file.write and scope's write_file write the encoding they always
-did. The python search engine searches such a file as its decoded text, ripgrep as bytes."""
+"""Edits keep a legacy file's encoding (docs/protocol.md, file.read and file.patch):
+file.patch, the claude Edit/MultiEdit and the shadow Edit write the changed text in the
+file's encoding and leave every other byte as it was; text the encoding cannot hold is
+invalid_params with nothing written; file.write and scope's write_file write the encoding
+they always did. The python search engine searches such a file as its decoded text,
+ripgrep as bytes."""
 
 from __future__ import annotations
 
@@ -156,7 +157,7 @@ def test_the_python_engine_searches_the_decoded_text_ripgrep_the_bytes(
                                                                   ("sjis.py", 12)]
     assert found["matches"][0]["content"] == TEXTS["zh_hans"].split("\n")[11]
     # ripgrep reads bytes: non-ASCII patterns do not meet GBK bytes, ASCII ones do, and
-    # the bytes that are not UTF-8 show as U+FFFD (SPEC §4 file.search)
+    # the bytes that are not UTF-8 show as U+FFFD (docs/protocol.md, file.search)
     assert run_search(ctx, "ripgrep", pattern="网络")["matches"] == []
     shown = run_search(ctx, "ripgrep", pattern="DEFAULT_NAME =", glob="gbk.py")
     assert shown["matches"][0]["content"].startswith('DEFAULT_NAME = "\ufffd')

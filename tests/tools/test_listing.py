@@ -1,4 +1,4 @@
-"""file.list, one SPEC sentence at a time."""
+"""file.list, one sentence of docs/protocol.md's file.list at a time."""
 
 from __future__ import annotations
 

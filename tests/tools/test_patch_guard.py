@@ -1,6 +1,6 @@
-"""The syntax guard (SPEC §4): an edit applied by a looser tier than exact never leaves a
-syntax error the file did not have; an exact edit is the agent's own text and is applied
-as given. Each language is parsed by its real parser."""
+"""The syntax guard (docs/protocol.md, file.patch): an edit applied by a looser tier than
+exact never leaves a syntax error the file did not have; an exact edit is the agent's own
+text and is applied as given. Each language is parsed by its real parser."""
 
 from __future__ import annotations
 

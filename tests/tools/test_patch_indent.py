@@ -139,7 +139,8 @@ def test_every_occurrence_of_replace_all_takes_its_own_regions_unit(ctx: ToolCon
                                "replace_all": True}])
     assert res["matches"][0]["tier"] == "indentation"
     # the tab region takes a change of unit (2 spaces to a tab); the space region a shift
-    # of 2 columns, which replace goes through too (SPEC §4: a shift first)
+    # of 2 columns, which replace goes through too (docs/protocol.md, file.patch: a shift
+    # first)
     assert f.read_text() == ("def a():\n\tif x:\n\t\tx = 2\n\n\n"
                              "def b():\n    if x:\n      x = 2\n")
     compile(f.read_text(), "a.py", "exec")
@@ -192,8 +193,9 @@ def test_any_block_lands_in_the_files_unit(ctx: ToolContext, root: Path, levels:
     find = render(levels, agent_unit, agent_base, "old")
     # a find found as it is belongs to the exact tier, which writes replace as given
     assume(find not in region)
-    # a find of one depth in another unit fits a shift first (SPEC §4), which writes
-    # replace in the agent's columns: tests/tools/test_patch_kinds.py holds those
+    # a find of one depth in another unit fits a shift first (docs/protocol.md,
+    # file.patch), which writes replace in the agent's columns:
+    # tests/tools/test_patch_kinds.py holds those
     assume(max(levels) > 0 or agent_unit == file_unit)
     f = root / "prop.py"
     f.write_text(head + region + tail)

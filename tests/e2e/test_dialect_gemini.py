@@ -291,6 +291,19 @@ def test_grep_search_names_only(server: RpcServer) -> None:
         "src/sub/util.ts")
 
 
+def test_regression_names_only_with_context_and_exclude_failed_inside(
+        server: RpcServer) -> None:
+    """Found by the params fuzzer at 20,000 examples: names_only asked rg for no context
+    but read the lines as if it had, so a match below line 1 with `context` and an
+    `exclude_pattern` (which needs the lines) was internal_error."""
+    assert _out(server, "grep_search", pattern="TODO", names_only=True, context=1,
+                exclude_pattern="two") == (
+        'Found 1 files with matches for pattern "TODO" in path ".":\nsrc/sub/util.ts')
+    assert _out(server, "grep_search", pattern="TODO", names_only=True, before=3,
+                max_matches_per_file=1) == _out(server, "grep_search", pattern="TODO",
+                                                names_only=True)
+
+
 def test_grep_search_context_marks_context_lines(server: RpcServer) -> None:
     assert _out(server, "grep_search", pattern="getcwd", context=1) == (
         'Found 1 match for pattern "getcwd" in path ".":\n---\nFile: src/app.py\n'

@@ -43,12 +43,13 @@ def grep_search_tool(ctx: ToolContext, pattern: str, dir_path: str = ".",
                      total_max_matches: int = TOTAL_MAX) -> dict[str, Any] | FanOut:
     if exclude_pattern is not None:
         _compiled(exclude_pattern)  # refused here, before any file is searched
-    above = context if before is None else before
-    below = context if after is None else after
+    # names only show no lines, so they ask for none around a match (the lines are still
+    # searched when exclude_pattern or a per-file cap must look at them)
+    above = 0 if names_only else context if before is None else before
+    below = 0 if names_only else context if after is None else after
     files_only = names_only and exclude_pattern is None and not max_matches_per_file
     found = search_core(ctx, pattern, dir_path, include_pattern, case_sensitive,
-                        fixed_strings, 0 if names_only else above, 0 if names_only else below,
-                        no_ignore, total_max_matches, files_only)
+                        fixed_strings, above, below, no_ignore, total_max_matches, files_only)
     return then(found, "chorus_tools.tools.dialects.gemini_search:grep_result",
                 pattern=pattern, where=ctx.ws.rel(dir_path, allow_empty=True),
                 include=include_pattern,

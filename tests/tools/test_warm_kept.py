@@ -12,6 +12,8 @@ def test_sizes_are_the_bytes_held() -> None:
     assert size_of(np.zeros(1000, dtype=np.int64)) == 8000
     assert size_of(b"abc") == 3 and size_of("abcd") == 4
     assert size_of((np.zeros(10, dtype=np.int64), np.zeros(10, dtype=np.int32))) == 120
+    reply = {"text": "x" * 5000, "files": ["a.py"] * 100}
+    assert size_of(reply) > 5000  # a dict counts what it holds, not its own header
 
 
 def test_an_answer_is_kept_for_its_generation_only() -> None:

@@ -10,7 +10,7 @@ budget before the content index is sized (tools/warm/answers.py).
 
 from __future__ import annotations
 
-import sys
+import pickle
 from collections import OrderedDict
 from typing import Any, Hashable
 
@@ -21,14 +21,14 @@ ENTRIES = 40  # answers kept at most, whatever their size
 
 def size_of(value: Any) -> int:
     """The bytes `value` holds: arrays and byte strings exactly, a tuple of them summed,
-    anything else as Python counts it (shallow: what is kept besides is arrays or bytes)."""
+    anything else (a code map's reply) as its pickle's length."""
     if isinstance(value, np.ndarray):
         return value.nbytes
     if isinstance(value, (bytes, str)):
         return len(value)
     if isinstance(value, tuple):
         return sum(size_of(part) for part in value)
-    return sys.getsizeof(value)
+    return len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 class Kept:

@@ -5,7 +5,11 @@ structured error (docs/protocol.md, "Errors") and the file untouched. Never a cr
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from fuzz_support import budget
 from hypothesis import given
@@ -38,18 +42,28 @@ def test_any_text_parses_or_names_a_line(lines: list[str]) -> None:
         assert 1 <= err.details["line"] <= text.count("\n") + 1
 
 
+@pytest.fixture(scope="module")
+def patched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, ToolContext]]:
+    """One workspace for every example, its root descriptor closed at the end: a
+    Workspace per example held one each, and 20,000 examples ran out of descriptors."""
+    root = tmp_path_factory.mktemp("fuzz")
+    ws = Workspace(str(root))
+    yield root, ToolContext(ws)
+    os.close(ws.root_fd)
+
+
 @budget()
 @given(FILE_LINES, st.lists(st.tuples(st.sampled_from([" ", "-", "+"]),
                                       st.sampled_from(["a", "b", "c", "d", ""])),
                             min_size=1, max_size=5),
        st.booleans())
-def test_generated_hunks_apply_or_change_nothing(tmp_path_factory, file_lines: list[str],
+def test_generated_hunks_apply_or_change_nothing(patched: tuple[Path, ToolContext],
+                                                 file_lines: list[str],
                                                  hunk: list[tuple[str, str]],
                                                  eof: bool) -> None:
-    root: Path = tmp_path_factory.mktemp("fuzz")
+    root, ctx = patched
     original = "".join(line + "\n" for line in file_lines)
     (root / "a.txt").write_text(original)
-    ctx = ToolContext(Workspace(str(root)))
     text = "\n".join(["*** Begin Patch", "*** Update File: a.txt", "@@",
                       *(kind + line for kind, line in hunk),
                       *(["*** End of File"] if eof else []), "*** End Patch"])

@@ -50,7 +50,6 @@ from chorus_tools.tools.warm.tree import Stat, WarmTree
 
 log = logging.getLogger("chorus.warm")
 BARRIER_SECONDS = 5.0
-CACHED_ENTRIES = 50_000  # a listing longer than this is not kept (memory: the budget)
 KEPT_SHARE = 16  # kept replies may take 1/16 of the budget: 16 MiB of the default
 MEMORY_CHECK = 256  # directories built between two looks at the memory used
 
@@ -165,8 +164,7 @@ class Warm:
         reply = list_files(self._memory_ctx(), **kwargs)
         assert isinstance(reply, dict), "a walk in memory is never shared out"
         pickled = Pickled(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
-        if len(reply["files"]) <= CACHED_ENTRIES:
-            self._kept.put(key, self.tree.generation, pickled)
+        self._kept.put(key, self.tree.generation, pickled)  # unless larger than the room
         return pickled
 
     def select(self, rel: str, include_hidden: bool, include_ignored: bool,

@@ -34,6 +34,10 @@ CODES = (
     "unsupported_language",
     "symbol_not_found",
     "symbol_not_unique",
+    "quota_exceeded",
+    "shutting_down",
+    "upload_not_found",
+    "verification_failed",
     "cancelled",
     "internal_error",
 )

@@ -38,6 +38,10 @@ CODES: dict[str, int] = {
     "unsupported_language": -32023,
     "symbol_not_found": -32024,
     "symbol_not_unique": -32025,
+    "quota_exceeded": -32026,
+    "shutting_down": -32027,
+    "upload_not_found": -32028,
+    "verification_failed": -32029,
     "cancelled": -32800,
     "internal_error": -32603,
 }

@@ -22,7 +22,9 @@ SPEC_CODES = {
     "find_not_unique": -32012, "invalid_pattern": -32013, "write_failed": -32014,
     "timeout": -32015, "worker_crashed": -32016, "server_busy": -32017, "not_read": -32018,
     "edit_breaks_syntax": -32019, "unsupported_language": -32023, "symbol_not_found": -32024,
-    "symbol_not_unique": -32025, "cancelled": -32800, "internal_error": -32603,
+    "symbol_not_unique": -32025, "quota_exceeded": -32026, "shutting_down": -32027,
+    "upload_not_found": -32028, "verification_failed": -32029, "cancelled": -32800,
+    "internal_error": -32603,
 }
 
 # Provoked elsewhere, where the situation they need is set up, or not provokable at all.
@@ -34,6 +36,10 @@ ELSEWHERE = {
     "not_read": "test_dialect_claude.py (a claude-set session)",
     "edit_breaks_syntax": "test_patch_kinds_e2e.py (a parsed file, a looser-tier patch)",
     "symbol_not_found": "code.edit's own tests", "symbol_not_unique": "code.edit's own tests",
+    "quota_exceeded": "test_e2e_quota.py (a server started with a quota)",
+    "shutting_down": "test_e2e_drain.py (a server draining after SIGTERM)",
+    "upload_not_found": "test_e2e_bytes.py (an upload's own tests)",
+    "verification_failed": "test_e2e_bytes.py (an upload's own tests)",
 }
 
 CASES = [

@@ -152,3 +152,20 @@ def test_the_samples_parse() -> None:
         assert name in UNITS
     yaml.safe_load((SAMPLES / "deploy.yaml").read_text())
     compile((SAMPLES / "inventory.py").read_text(), "inventory.py", "exec")
+
+
+def test_regression_one_find_width_for_two_file_indentations_rewrote_a_recipe_line(
+        ctx: ToolContext, root: Path) -> None:
+    """A Makefile's `\\t    $(LDLIBS)` continuation and a `\\t\\t--maxfail` line both read
+    as 8 spaces in a find written with 4-space levels: the tier wrote the continuation
+    back as `\\t\\t` (the width's last file line won). Ambiguous now: refused, file kept."""
+    text = "app: $(OBJ)\n\t$(CC) -o $@ \\\n\t    $(LDLIBS)\n\ntest: app\n\t$(PY) -m pytest \\\n" \
+           "\t\t--maxfail=1 tests/\n"
+    find = "        $(LDLIBS)\n\ntest: app\n    $(PY) -m pytest \\\n        --maxfail=1 tests/\n"
+    f = root / "Makefile"
+    f.write_text(text)
+    try:
+        patch(ctx, "Makefile", [{"find": find, "replace": find + "    added_line = 1\n"}])
+    except ToolError as err:
+        assert err.code == "find_not_found" and "indents differently" in err.message
+    assert f.read_text() == text

@@ -85,6 +85,8 @@ class Regrid:
     one_level: bool = False  # `src` read off lines of one depth: it writes no other width
 
     def map(self, ind: str) -> str | None:
+        if ind in self.ambiguous:
+            return None
         theirs = self._known.get(ind)
         return theirs if theirs is not None else self._measured(ind)
 
@@ -93,6 +95,14 @@ class Regrid:
         """`known` by find's indentation: one lookup a line, however many indentations
         `find` has (a scan of them all made a long find quadratic)."""
         return dict(self.known)
+
+    @cached_property
+    def ambiguous(self) -> frozenset[str]:
+        """Indentations `find` uses for file lines indented differently (8 spaces for a
+        Makefile's `\t    ` continuation and its `\t\t` line): no one width writes them."""
+        seen: dict[str, str] = {}
+        return frozenset(ours for ours, theirs in self.known
+                         if seen.setdefault(ours, theirs) != theirs)
 
     def _measured(self, ind: str) -> str | None:
         measured = levels(ind, self.src)
@@ -216,7 +226,7 @@ def _regrids(pairs: list[tuple[str, str]], dst: str, agent_unit: str | None) -> 
     theirs = [levels(r, dst) for _, r in pairs]
     if any(t is None for t in theirs):
         return []
-    known = tuple(dict(pairs).items())
+    known = tuple(dict.fromkeys(pairs))
     finds = [f for f, _ in pairs]
     if any(TAB in f for f in finds):
         # the levels moved are read off a line that is whole levels on both sides: a
@@ -284,6 +294,11 @@ def _first_unwritable(mapping: Mapping, replace_inds: list[str | None], seen: se
                                (None, TAB) and measured[1] >= len(agent_unit))
             if measured is None or (spaces_only and TAB in out) or spaces_as_level:
                 out = None
+        if isinstance(mapping, Regrid) and ind in mapping.ambiguous:
+            return Misfit("replace", number, (
+                f"{{replace}} line {number} is indented {ind!r}, which {{find}} uses for "
+                "lines the file indents differently, so no one indentation writes it: "
+                "copy {find} and {replace} with the file's own indentation"))
         if out is None:
             return Misfit("replace", number, (
                 f"{{replace}} line {number} is indented {ind!r}, which "

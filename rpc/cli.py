@@ -132,6 +132,7 @@ def parser() -> argparse.ArgumentParser:
         ("--max-diff-bytes", 64 * KIB, "size of file.patch's diff before it is cut"),
         ("--max-pending", 1024, "requests waiting for a worker before server_busy"),
         ("--syntax-max-bytes", 4 * MIB, "largest file the syntax guard and diagnostics parse"),
+        ("--max-chunk-bytes", 16 * MIB, "largest file.read_bytes range or upload part"),
     ]:
         in_bytes = flag.endswith("-bytes")
         limits.add_argument(flag, type=size(1) if in_bytes else count(1), default=default,
@@ -142,6 +143,7 @@ def parser() -> argparse.ArgumentParser:
         ("--shutdown-timeout", 10.0, "time to finish in-flight requests at exit"),
         ("--search-file-timeout", 1.0, "per-file budget of the python search engine"),
         ("--syntax-timeout", 5.0, "parsing budget of one call's syntax guard and diagnostics"),
+        ("--upload-timeout", 600.0, "an upload untouched this long is removed"),
     ]:
         limits.add_argument(flag, type=seconds, default=default, metavar="SECONDS",
                             help=f"{what} (default: {default:g})")
@@ -239,7 +241,8 @@ def _tool_context(args: argparse.Namespace) -> ToolContext:
                     max_write_bytes=args.max_write_bytes, max_line_chars=args.max_line_chars,
                     max_diff_bytes=args.max_diff_bytes,
                     search_file_timeout=args.search_file_timeout,
-                    syntax_max_bytes=args.syntax_max_bytes, syntax_timeout=args.syntax_timeout)
+                    syntax_max_bytes=args.syntax_max_bytes, syntax_timeout=args.syntax_timeout,
+                    max_chunk_bytes=args.max_chunk_bytes, upload_timeout=args.upload_timeout)
     try:
         deny = DenyRules(args.deny)
     except GlobError as exc:

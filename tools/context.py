@@ -35,6 +35,10 @@ class Limits:
     # the syntax guard's and diagnostics' parse (tools/code/bounds.py)
     syntax_max_bytes: int = 4 * MIB
     syntax_timeout: float = 5.0
+    # bytes in and out (tools/bytes/): one read_bytes range or upload part at most, and
+    # how long an upload may sit untouched before its spool is removed
+    max_chunk_bytes: int = 16 * MIB
+    upload_timeout: float = 600.0
 
 
 @dataclass
@@ -71,15 +75,19 @@ def sha256_hex(data: bytes | None) -> str | None:
 
 def note_hashes(ctx: ToolContext, *, before: bytes | None = None,
                 after: bytes | None = None, nbytes: int | None = None,
-                before_known: bool = False, after_known: bool = False) -> None:
+                before_known: bool = False, after_known: bool = False,
+                after_sha256: str | None = None) -> None:
     """Fill the audit slot (a no-op unless records are on). `*_known` says the bytes
-    were looked at, so None means 'no file' rather than 'not looked'."""
+    were looked at, so None means 'no file' rather than 'not looked'; `after_sha256`
+    gives the new content's digest where its bytes were never in memory (a spool)."""
     rec = ctx.record
     if rec is None or not ctx.auditing:
         return
     if before is not None or before_known:
         rec["sha256_before"] = sha256_hex(before)
-    if after is not None or after_known:
+    if after_sha256 is not None:
+        rec["sha256_after"] = after_sha256
+    elif after is not None or after_known:
         rec["sha256_after"] = sha256_hex(after)
     if nbytes is not None:
         rec["bytes"] = nbytes

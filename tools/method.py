@@ -151,6 +151,9 @@ READ_RESULT = {
             invalid_bytes=INVALID_BYTES, version=VERSION),
         obj(["image", "mime_type", "size", "version"], image={"type": "string"},
             mime_type={"type": "string"}, size=NON_NEGATIVE, version=VERSION),
+        # over MCP only: a PDF, which the model reads as an embedded resource
+        obj(["document", "mime_type", "size", "version"], document={"type": "string"},
+            mime_type={"type": "string"}, size=NON_NEGATIVE, version=VERSION),
     ],
 }
 

@@ -15,6 +15,7 @@ for the tools it runs.
 
 from __future__ import annotations
 
+from chorus_tools.tools.bytes import table as bytes_table
 from chorus_tools.tools.code import table as code_table
 from chorus_tools.tools.dialects import (anthropic_table, claude_table, codex_table,
                                          gemini_table, scope_table, shadow_table)
@@ -239,6 +240,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              memory_budget=NON_NEGATIVE, reason={"type": "string"}),
         path_params=(), mcp_tool=False),
     *code_table.METHODS,
+    *bytes_table.METHODS,
 ]}
 
 

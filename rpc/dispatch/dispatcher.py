@@ -67,7 +67,7 @@ class Dispatcher:
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
                  watches: Watches | OwnWatches | None = None, roots: tuple[str, ...] = (),
                  history: HistoryCalls | None = None, reads: Seen | None = None,
-                 order: PathOrder | None = None) -> None:
+                 order: PathOrder | None = None, document_bytes: int = 0) -> None:
         self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
         self._invoker = Invoker(pool, self._methods, request_timeout=request_timeout,
@@ -77,7 +77,7 @@ class Dispatcher:
                                 undo=_undo_memory(toolsets, history),
                                 order=order)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
-        self._mcp = McpFace(toolsets, self._invoker.invoke, read_only)
+        self._mcp = McpFace(toolsets, self._invoker.invoke, read_only, document_bytes)
         self.tasks: set[asyncio.Task] = set()
 
     def submit(self, body: bytes, reply: Callable[[Any], None]) -> asyncio.Task:

@@ -30,11 +30,13 @@ class Records:
                ) -> None:
         """One line, one write(2) on an O_APPEND descriptor: lines never interleave.
         `more_paths` are a method's other path params as given (file.move's
-        `destination`), each after `path`."""
+        `destination`), each after `path`; a call whose params name no path (an upload's
+        commit) has its tool name it in `audit`."""
         audit = audit or {}
         line = {
             "time": iso_utc(time.time_ns()),
-            "id": rid, "method": method, "path": path, **(more_paths or {}),
+            "id": rid, "method": method, "path": audit.get("path", path),
+            **(more_paths or {}),
             "outcome": outcome,
             "bytes": audit.get("bytes", 0) if outcome == "ok" else 0,
             "sha256_before": audit.get("sha256_before"),

@@ -15,8 +15,10 @@ initialized or not, and `server/discover` is answered whenever it comes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, Awaitable, Callable
+from urllib.parse import quote
 
 from chorus_tools.rpc.dispatch.call import Call
 from chorus_tools.rpc.dispatch.discover import server_version
@@ -30,11 +32,13 @@ from chorus_tools.rpc.mcp.revision import (HANDSHAKE_VERSIONS, REMOVED, SUPPORTE
                                            Unsupported, complete, incomplete_meta,
                                            is_stateless, requested_version)
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.registry import Method, callable_methods, listed_methods
+from chorus_tools.tools.registry import METHODS, Method, callable_methods, listed_methods
 
 VERSIONS = HANDSHAKE_VERSIONS  # what initialize negotiates, oldest first
 CAPABILITIES = {"tools": {"listChanged": False}}
 CACHEABLE = frozenset({"server/discover", "tools/list"})
+READ, READ_BYTES = "file.read", "file.read_bytes"
+DOCUMENTS = frozenset({"application/pdf"})  # binaries file_read gives a model as a resource
 OUTPUT_SCHEMA_SINCE = "2025-06-18"  # the first version with outputSchema
 # An isError result's structuredContent is the error's data (docs/protocol.md, Errors).
 # Clients check it against outputSchema too (the TypeScript SDK, and so the Inspector, even
@@ -65,8 +69,9 @@ class McpFace:
                          "tools/call", "server/discover"})
 
     def __init__(self, toolsets: tuple[str, ...], invoke: InvokeFn,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, document_bytes: int = 0) -> None:
         self._toolsets = toolsets
+        self._document_bytes = document_bytes  # a PDF file_read returns: --max-image-bytes
         self._read_only = read_only
         self._instructions = instructions(toolsets, read_only)
         self._invoke = invoke
@@ -137,9 +142,15 @@ class McpFace:
         call.progress = _progress(call, params.get("_meta"))
         try:
             ok, payload = await self._invoke(call, method, arguments or {})
+            if not ok and (document := self._document(method, payload)) is not None:
+                ok, payload = await self._read_document(call, arguments or {}, *document)
         finally:
             if call.progress is not None:
                 call.progress.stop()
+        if ok and isinstance(payload, Document):
+            return result_response(rid, {"content": [payload.block()],
+                                         "structuredContent": payload.result(),
+                                         "isError": False})
         if ok:
             return result_response(rid, {"content": content(method.shown_as, payload),
                                          "structuredContent": payload, "isError": False})
@@ -150,6 +161,47 @@ class McpFace:
         return result_response(rid, {"content": [{"type": "text", "text": error["message"]}],
                                      "structuredContent": error["data"], "isError": True})
 
+
+
+    def _document(self, method: Method, error: Any) -> tuple[str, int] | None:
+        """(MIME type, size) of a document `file_read` refused as binary that a model is
+        given as an embedded resource instead (docs/protocol.md, Bytes in and out: a
+        PDF within --max-image-bytes)."""
+        if method.name != READ or not isinstance(error, ToolError) or \
+                error.code != "binary_file":
+            return None
+        mime, size = error.details.get("mime_type"), error.details.get("size")
+        if mime not in DOCUMENTS or not isinstance(size, int) or size > self._document_bytes:
+            return None
+        return mime, size
+
+    async def _read_document(self, call: Call, arguments: dict[str, Any], mime: str,
+                             size: int) -> tuple[bool, Any]:
+        """The document's bytes through the invoker (file.read_bytes: every rule of a
+        read holds), as one embedded resource."""
+        ok, payload = await self._invoke(call, METHODS[READ_BYTES],
+                                         {"path": arguments["path"], "length": max(size, 1)})
+        if not ok:
+            return ok, payload
+        return True, Document(str(arguments["path"]), mime, payload)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document file_read returns as an MCP embedded resource (`blob`)."""
+
+    path: str
+    mime_type: str
+    read: dict[str, Any]  # file.read_bytes' result
+
+    def block(self) -> dict[str, Any]:
+        return {"type": "resource", "resource": {
+            "uri": "file:///" + quote(self.path.lstrip("/")), "mimeType": self.mime_type,
+            "blob": self.read["data"]}}
+
+    def result(self) -> dict[str, Any]:
+        return {"document": self.read["data"], "mime_type": self.mime_type,
+                "size": self.read["size"], "version": self.read["version"]}
 
 
 def _refused_by_revision(rid: Any, method: str, params: dict[str, Any]) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ Every mutating tool goes through `mutate` (or `locked_dir` for a plain unlink), 
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
@@ -48,6 +49,18 @@ class Current:
     stat: os.stat_result | None
 
 
+@dataclass(frozen=True)
+class Spooled:
+    """New content already on the workspace's disk: `name` in directory `dir_fd` (an
+    upload's spool beneath the reserved temp prefix), `size` bytes whose SHA-256 is
+    `sha256`. It lands by a rename, never read into memory."""
+
+    dir_fd: int
+    name: str
+    size: int
+    sha256: str
+
+
 @dataclass
 class Outcome:
     """What mutate did. `stat` is the file after the call (None only when no file existed
@@ -80,14 +93,15 @@ def split_parent(rel: str) -> tuple[str, str]:
 
 
 def mutate(ctx: ToolContext, rel: str, *, shown: str,
-           compute: Callable[[Current], bytes | None], create_dirs: bool = False,
+           compute: Callable[[Current], bytes | Spooled | None], create_dirs: bool = False,
            expected_version: str | None = None, read_current: ReadCurrent = True,
            mode: int | None = None) -> Outcome:
     """Replace the file at `rel` with compute(current), atomically and serialized.
 
     `rel` is a normalised workspace path (ctx.ws.rel); `shown` is the client's path for
     messages. compute may raise ToolError (nothing is written) or return None to leave
-    the file as it is. Bytes equal to the current content are not written. `mode` sets
+    the file as it is, or Spooled content to move into place whole. Bytes equal to the
+    current content are not written. `mode` sets
     the permission bits (a restore); otherwise an existing file keeps its own.
     `read_current` says whether compute needs the current content (or, as a function of
     the file's stat, whether it does for that file)."""
@@ -118,7 +132,7 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
 
 def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
                    st: os.stat_result | None, *, shown: str,
-                   compute: Callable[[Current], bytes | None],
+                   compute: Callable[[Current], bytes | Spooled | None],
                    expected_version: str | None, read_current: ReadCurrent,
                    mode: int | None) -> Outcome:
     auditing = ctx.record is not None and ctx.auditing
@@ -134,8 +148,14 @@ def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
     if expected_version is not None:
         current_version = None if st is None else version_of(st)
         if current_version != expected_version:
-            raise _conflict(shown, expected_version, current_version)
+            raise conflict_error(shown, expected_version, current_version)
     new = compute(Current(rel=target, data=before, stat=st))
+    if isinstance(new, Spooled):
+        after_st = _land(dir_fd, name, st, new, shown)
+        keep.commit(ctx, snap, version_of(after_st))
+        note_hashes(ctx, after_sha256=new.sha256, nbytes=new.size)
+        return Outcome(created=st is None, written=True, stat=after_st, before=before,
+                       after=None)
     if new is None or (st is not None and (mode is None or stat.S_IMODE(st.st_mode) == mode)
                        and _same(dir_fd, name, st, before, new, shown)):
         kept = before if new is None else new
@@ -280,6 +300,62 @@ def _replace(dir_fd: int, name: str, st: os.stat_result | None, data: bytes,
     return after
 
 
+def _land(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,
+          shown: str) -> os.stat_result:
+    """The spooled file renamed over `name` (taking the old file's owner and mode), the
+    directory fsynced; across file systems (a mount inside the workspace) it is copied
+    into a temp file beside `name` first. On failure the target is untouched."""
+    try:
+        fd = os.open(spooled.name, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     dir_fd=spooled.dir_fd)
+        try:
+            if st is not None:
+                _keep_owner_and_mode(fd, st)
+            os.fsync(fd)
+            after = os.fstat(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.rename(spooled.name, name, src_dir_fd=spooled.dir_fd, dst_dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            return _copy_over(dir_fd, name, st, spooled, shown)
+        os.fsync(dir_fd)
+    except OSError as exc:
+        raise from_os_error(exc, shown, "write_failed") from None
+    return after
+
+
+def _copy_over(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,
+               shown: str) -> os.stat_result:
+    """A spool on another file system than `name`'s, copied in chunks then renamed."""
+    src = os.open(spooled.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                  dir_fd=spooled.dir_fd)
+    tmp = TEMP_PREFIX + secrets.token_hex(8)
+    try:
+        dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                      | os.O_CLOEXEC, 0o600 if st is not None else _NEW_FILE_MODE,
+                      dir_fd=dir_fd)
+        try:
+            while chunk := os.read(src, _READ_CHUNK):
+                _write_all(dst, chunk)
+            if st is not None:
+                _keep_owner_and_mode(dst, st)
+            os.fsync(dst)
+            after = os.fstat(dst)
+        finally:
+            os.close(dst)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        _unlink_quietly(dir_fd, tmp)
+        raise
+    finally:
+        os.close(src)
+    os.fsync(dir_fd)
+    return after
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -379,7 +455,7 @@ def _is_directory(shown: str) -> ToolError:
                      "file path inside it.", path=shown)
 
 
-def _conflict(shown: str, expected: str, current: str | None) -> ToolError:
+def conflict_error(shown: str, expected: str, current: str | None) -> ToolError:
     now = "no longer exists" if current is None else f"is now at version {current}"
     return ToolError("conflict",
                      f"The file changed since you read it: {shown} {now}, you expected "

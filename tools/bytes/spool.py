@@ -1,0 +1,310 @@
+"""Spools: bytes arriving in parts, kept beneath the workspace's reserved temp prefix until
+they are whole, then landed at their path by the one write path in a single rename.
+
+The contract (uploads in parts and HTTP bodies both use it):
+- `Spool.begin` makes a directory `.chorus-tmp-upload-<id>` at the workspace root holding
+  `data` (the bytes, written where each part says) and `meta.json` (what the upload is for
+  and which ranges arrived). The reserved prefix keeps it out of every listing, search,
+  watch and archive; it lives on the workspace's file system, so landing it is a rename,
+  and its bytes count as the workspace's.
+- Any worker may take the next call: the state is on disk, and every call on a spool holds
+  an exclusive `flock` on its directory, so parts sent at once cannot lose each other.
+- A spool untouched for `--upload-timeout` is expired: removed by the next spool call of
+  any upload, and its id answers `upload_not_found` from then on, like an id that is
+  unknown, committed or aborted.
+- Memory follows one part, never the file: parts are written with pwrite, a part that
+  overlaps earlier bytes is compared in place, and the digest is computed by reading
+  the spool in chunks.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import secrets
+import stat
+import time
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from chorus_tools.tools.bytes.payload import verify
+from chorus_tools.tools.confine.sandbox import ROOT
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.mutate.atomic import TEMP_PREFIX, Spooled
+
+SPOOL_PREFIX = TEMP_PREFIX + "upload-"
+_ID = re.compile(r"[0-9a-f]{32}")
+DATA, META = "data", "meta.json"
+_CHUNK = 1 << 20
+
+
+@dataclass
+class Meta:
+    """What a spool is for, and which byte ranges [start, end) have arrived."""
+
+    path: str
+    size: int | None = None
+    sha256: str | None = None
+    overwrite: bool = True
+    expected_version: str | None = None
+    ranges: list[list[int]] = field(default_factory=list)
+
+    @property
+    def received(self) -> int:
+        return sum(end - start for start, end in self.ranges)
+
+    def missing(self) -> list[list[int]]:
+        """The holes before the announced size (or before the last byte received)."""
+        end_of_file = self.size if self.size is not None else (
+            self.ranges[-1][1] if self.ranges else 0)
+        holes, at = [], 0
+        for start, end in self.ranges:
+            if start > at:
+                holes.append([at, start])
+            at = max(at, end)
+        if at < end_of_file:
+            holes.append([at, end_of_file])
+        return holes
+
+    def add(self, start: int, end: int) -> None:
+        merged: list[list[int]] = []
+        for lo, hi in sorted([*self.ranges, [start, end]]):
+            if merged and lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        self.ranges = merged
+
+    def overlaps(self, start: int, end: int) -> Iterator[tuple[int, int]]:
+        for lo, hi in self.ranges:
+            if lo < end and start < hi:
+                yield max(lo, start), min(hi, end)
+
+
+def not_found(upload_id: str) -> ToolError:
+    return ToolError("upload_not_found", f"No upload has the id {upload_id!r}: it is "
+                     "unknown, already committed or aborted, or expired after "
+                     "--upload-timeout untouched. Start again with file.upload_begin.",
+                     upload_id=upload_id)
+
+
+class Spool:
+    """One spool, open and locked for the length of a `with` block."""
+
+    def __init__(self, ctx: ToolContext, upload_id: str, dir_fd: int) -> None:
+        self.ctx = ctx
+        self.upload_id = upload_id
+        self.dir_fd = dir_fd
+        self.meta = Meta(**json.loads(_read_small(dir_fd, META)))
+
+    @classmethod
+    def begin(cls, ctx: ToolContext, meta: Meta) -> str:
+        """A new, empty spool for `meta`: its id."""
+        expire(ctx)
+        upload_id = secrets.token_hex(16)
+        root_fd = root_fd_of(ctx)
+        try:
+            os.mkdir(SPOOL_PREFIX + upload_id, 0o700, dir_fd=root_fd)
+            dir_fd = os.open(SPOOL_PREFIX + upload_id, os.O_RDONLY | os.O_DIRECTORY
+                             | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
+            try:
+                os.close(os.open(DATA, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                                 | os.O_CLOEXEC, 0o666, dir_fd=dir_fd))
+                _write_meta(dir_fd, meta)
+            finally:
+                os.close(dir_fd)
+        except OSError as exc:
+            _remove(root_fd, upload_id)
+            raise from_os_error(exc, meta.path, "write_failed") from None
+        finally:
+            os.close(root_fd)
+        return upload_id
+
+    @classmethod
+    def open(cls, ctx: ToolContext, upload_id: str) -> "Spool":
+        """The spool of `upload_id`, locked; upload_not_found for any id that has none."""
+        if not isinstance(upload_id, str) or not _ID.fullmatch(upload_id):
+            raise not_found(str(upload_id))
+        expire(ctx)
+        root_fd = ctx.ws.open_dir(ROOT)
+        try:
+            dir_fd = os.open(SPOOL_PREFIX + upload_id, os.O_RDONLY | os.O_DIRECTORY
+                             | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
+        except OSError:
+            raise not_found(upload_id) from None
+        finally:
+            os.close(root_fd)
+        fcntl.flock(dir_fd, fcntl.LOCK_EX)
+        try:
+            return cls(ctx, upload_id, dir_fd)
+        except (OSError, ValueError, TypeError):  # removed while we waited for the lock
+            os.close(dir_fd)
+            raise not_found(upload_id) from None
+
+    def __enter__(self) -> "Spool":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        os.close(self.dir_fd)
+
+    def write_part(self, offset: int, data: bytes) -> int:
+        """Put `data` at `offset`; bytes already there must be the same. Returns the bytes
+        received so far."""
+        end = offset + len(data)
+        meta = self.meta
+        if meta.size is not None and end > meta.size:
+            raise ToolError("invalid_params", f"The part ends at byte {end}, past the "
+                            f"{meta.size} bytes announced for {meta.path}: fix 'offset', or "
+                            "begin a new upload with the right size.", param="offset",
+                            size=meta.size)
+        fd = self._open_data(os.O_RDWR)
+        try:
+            for lo, hi in meta.overlaps(offset, end):
+                if os.pread(fd, hi - lo, lo) != data[lo - offset:hi - offset]:
+                    raise ToolError("invalid_params", f"The part at {offset} overlaps bytes "
+                                    f"{lo}-{hi} already received for {meta.path} with other "
+                                    "bytes. Resend a part only with the same bytes, or abort "
+                                    "the upload.", param="data", overlap=[lo, hi])
+            view = memoryview(data)
+            while view:
+                written = os.pwrite(fd, view, end - len(view))
+                view = view[written:]
+        except OSError as exc:
+            raise from_os_error(exc, meta.path, "write_failed") from None
+        finally:
+            os.close(fd)
+        if data:
+            meta.add(offset, end)
+        self._save()
+        return meta.received
+
+    def whole(self) -> Spooled:
+        """The spool as content ready to land, once every byte arrived and the announced
+        size and digest hold (verification_failed otherwise)."""
+        meta = self.meta
+        holes = meta.missing()
+        fd = self._open_data(os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
+            digest = _digest(fd)
+        finally:
+            os.close(fd)
+        if holes:
+            raise ToolError("verification_failed", f"{meta.path}: bytes {holes[0][0]}-"
+                            f"{holes[0][1]} never arrived ({len(holes)} range(s) missing); "
+                            "nothing was written. Send those parts, then commit again.",
+                            path=meta.path, expected={"size": meta.size},
+                            actual={"received": meta.received}, missing=holes[:20])
+        verify(meta.path, expected_sha256=meta.sha256, actual_sha256=digest,
+               expected_size=meta.size, actual_size=size)
+        return Spooled(self.dir_fd, DATA, size, digest)
+
+    def discard(self) -> None:
+        root_fd = root_fd_of(self.ctx)
+        try:
+            _empty_and_remove(root_fd, self.upload_id, self.dir_fd)
+        finally:
+            os.close(root_fd)
+
+    def _open_data(self, flags: int) -> int:
+        try:
+            return os.open(DATA, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self.dir_fd)
+        except OSError:
+            raise not_found(self.upload_id) from None
+
+    def _save(self) -> None:
+        try:
+            _write_meta(self.dir_fd, self.meta)
+        except OSError as exc:
+            raise from_os_error(exc, self.meta.path, "write_failed") from None
+
+
+def root_fd_of(ctx: ToolContext) -> int:
+    return ctx.ws.open_dir(ROOT)
+
+
+def expire(ctx: ToolContext, now: float | None = None) -> int:
+    """Remove every spool untouched for --upload-timeout whose lock is free; how many."""
+    timeout = ctx.limits.upload_timeout
+    now = time.time() if now is None else now
+    root_fd = root_fd_of(ctx)
+    removed = 0
+    try:
+        for name in os.listdir(root_fd):
+            upload_id = name[len(SPOOL_PREFIX):]
+            if name.startswith(SPOOL_PREFIX) and _ID.fullmatch(upload_id) and \
+                    _idle_since(root_fd, name) < now - timeout:
+                removed += _remove(root_fd, upload_id, wait=False)
+    finally:
+        os.close(root_fd)
+    return removed
+
+
+def _idle_since(root_fd: int, name: str) -> float:
+    try:
+        return os.stat(f"{name}/{META}", dir_fd=root_fd, follow_symlinks=False).st_mtime
+    except OSError:
+        return 0.0  # a spool without its meta was never finished: it may go
+
+
+def _remove(root_fd: int, upload_id: str, wait: bool = True) -> int:
+    """Remove a spool's directory, under its lock (not waiting for it unless `wait`)."""
+    try:
+        dir_fd = os.open(SPOOL_PREFIX + upload_id, os.O_RDONLY | os.O_DIRECTORY
+                         | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
+    except OSError:
+        return 0
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        return _empty_and_remove(root_fd, upload_id, dir_fd)
+    except OSError:
+        return 0  # in use (another call holds it) or already gone
+    finally:
+        os.close(dir_fd)
+
+
+def _empty_and_remove(root_fd: int, upload_id: str, dir_fd: int) -> int:
+    """Remove the spool whose directory `dir_fd` we hold locked."""
+    try:
+        for entry in os.listdir(dir_fd):
+            st = os.stat(entry, dir_fd=dir_fd, follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode):
+                os.unlink(entry, dir_fd=dir_fd)
+        os.rmdir(SPOOL_PREFIX + upload_id, dir_fd=root_fd)
+        return 1
+    except OSError:
+        return 0
+
+
+def _digest(fd: int) -> str:
+    h = hashlib.sha256()
+    offset = 0
+    while chunk := os.pread(fd, _CHUNK, offset):
+        h.update(chunk)
+        offset += len(chunk)
+    return h.hexdigest()
+
+
+def _read_small(dir_fd: int, name: str) -> bytes:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        return os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
+
+
+def _write_meta(dir_fd: int, meta: Meta) -> None:
+    """meta.json replaced whole (a new file and a rename): a reader never sees half."""
+    body = json.dumps(meta.__dict__).encode()
+    fd = os.open(META + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+                 | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        os.write(fd, body)
+    finally:
+        os.close(fd)
+    os.rename(META + ".new", META, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+

@@ -1,0 +1,55 @@
+"""The bytes methods' registry entries (docs/protocol.md, Bytes in and out): for
+orchestrators, over plain JSON-RPC and HTTP whatever --tools says, never MCP tools (a model
+has no use for base64 parts)."""
+
+from __future__ import annotations
+
+from chorus_tools.tools.method import (NON_NEGATIVE, PATH, POSITIVE, VERSION, WRITE_RESULT,
+                                      Method, obj)
+
+BASE64 = {"type": "string", "contentEncoding": "base64"}
+SHA256 = {"type": "string", "description": "SHA-256 of the whole content, as hex"}
+UPLOAD_ID = {"type": "string", "description": "What file.upload_begin returned"}
+_TARGET = "chorus_tools.tools.bytes."
+
+METHODS = [
+    Method(
+        "file.read_bytes", _TARGET + "ranges:read_bytes",
+        "Read a byte range of any regular file, as base64.",
+        obj(["path"], path=PATH, offset=NON_NEGATIVE, length=POSITIVE),
+        obj(["data", "offset", "length", "size", "eof", "version"], data=BASE64,
+            offset=NON_NEGATIVE, length=NON_NEGATIVE, size=NON_NEGATIVE,
+            eof={"type": "boolean"}, version=VERSION),
+        stoppable=True, idempotent=True, mcp_tool=False, title="Read bytes"),
+    Method(
+        "file.write_bytes", _TARGET + "write:write_bytes",
+        "Create or replace a file atomically with bytes given as base64.",
+        obj(["path", "data"], path=PATH, data=BASE64, create_dirs={"type": "boolean"},
+            overwrite={"type": "boolean"}, expected_version=VERSION, sha256=SHA256),
+        WRITE_RESULT, mutating=True, destructive=True, idempotent=True, mcp_tool=False,
+        title="Write bytes"),
+    Method(
+        "file.upload_begin", _TARGET + "uploads:upload_begin",
+        "Begin uploading a file in parts; it appears whole at file.upload_commit.",
+        obj(["path"], path=PATH, size=NON_NEGATIVE, sha256=SHA256,
+            overwrite={"type": "boolean"}, expected_version=VERSION),
+        obj(["upload_id"], upload_id=UPLOAD_ID), mutating=True, mcp_tool=False,
+        title="Begin upload"),
+    Method(
+        "file.upload_part", _TARGET + "uploads:upload_part",
+        "Send one part of an upload (any order; a part may be resent with the same bytes).",
+        obj(["upload_id", "offset", "data"], upload_id=UPLOAD_ID, offset=NON_NEGATIVE,
+            data=BASE64),
+        obj(["received"], received=NON_NEGATIVE), mutating=True, idempotent=True,
+        path_params=(), mcp_tool=False, title="Upload part"),
+    Method(
+        "file.upload_commit", _TARGET + "uploads:upload_commit",
+        "Check an upload's size and SHA-256 and put the file in place whole, atomically.",
+        obj(["upload_id"], upload_id=UPLOAD_ID), WRITE_RESULT, mutating=True,
+        destructive=True, path_params=(), mcp_tool=False, title="Commit upload"),
+    Method(
+        "file.upload_abort", _TARGET + "uploads:upload_abort",
+        "Drop an upload and the parts it received.",
+        obj(["upload_id"], upload_id=UPLOAD_ID), obj(["success"], success={"type": "boolean"}),
+        mutating=True, path_params=(), mcp_tool=False, title="Abort upload"),
+]

@@ -28,11 +28,12 @@ from typing import Awaitable, Callable
 
 import h11
 
-from chorus_tools.rpc.wire.http_message import (Endpoint, Head, Reply, Response, plain,
-                                                status_line)
+from chorus_tools.rpc.wire.http_message import (BodyStream, Endpoint, Head, Reply, Response,
+                                                plain, status_line)
 from chorus_tools.rpc.wire.http_options import HttpOptions
 
 log = logging.getLogger("chorus.http")
+STREAM_HIGH = 16 << 20  # a streamed body's bytes held before reading the socket pauses
 DRAIN_SECONDS = 1.0  # how long the rest of a refused request is dropped before closing
 
 
@@ -69,6 +70,9 @@ class Connection(asyncio.Protocol):
         self.lost = False
         self.fd = -1
         self.response: Response | None = None
+        self._stream: BodyStream | None = None  # the body a running handler reads
+        self._writable = asyncio.Event()
+        self._writable.set()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -97,10 +101,30 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
+        self._writable.set()  # nothing more will drain: a waiting handler goes on, sends nothing
+        self._cut_stream()
         self._enter(Phase.DONE)
         self._gone(self)
         if self.response is not None and not self.response.ended and self.response.on_lost:
             self.response.on_lost()
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    async def writable(self) -> None:
+        await self._writable.wait()
+
+    def cut(self) -> None:
+        """A response that cannot be finished: close after what was sent."""
+        self._close()
+
+    def _cut_stream(self) -> None:
+        if self._stream is not None:
+            self._stream.fail()
+            self._stream = None
 
     def evict(self) -> None:
         """Closed at once to make room for a new connection (http_limits.py): only one
@@ -162,7 +186,9 @@ class Connection(asyncio.Protocol):
         self.response = None
         if self._h11.our_state is h11.MUST_CLOSE or self._closing():
             self._close()
-        elif self._h11.their_state is h11.DONE and self._h11.our_state is h11.DONE:
+        elif self._h11.their_state is not h11.DONE:  # answered before its body ended
+            self._close()
+        elif self._h11.our_state is h11.DONE:
             self._h11.start_next_cycle()
             self._head, self._body, self._size = None, [], 0
             self._heard = bool(self._h11.trailing_data[0])  # sent ahead (pipelining)
@@ -195,10 +221,10 @@ class Connection(asyncio.Protocol):
     def _on_head(self, event: h11.Request) -> None:
         self._enter(Phase.BODY)
         target = event.target.decode("latin-1")
-        self._head = head = Head(event.method.decode("ascii", "replace").upper(),
-                                 target.split("?", 1)[0],
+        path, _, query = target.partition("?")
+        self._head = head = Head(event.method.decode("ascii", "replace").upper(), path,
                                  {k.decode("latin-1"): v.decode("latin-1")
-                                  for k, v in event.headers})
+                                  for k, v in event.headers}, query=query)
         if _head_size(event) > self._options.max_head_bytes:  # arrived in one read
             self._refuse(_head_too_large(self._options.max_head_bytes))
             return
@@ -208,8 +234,27 @@ class Connection(asyncio.Protocol):
             refusal = _too_large(self._max_body)
         if refusal is not None:
             self._refuse(refusal)
+            return
+        if self._h11.they_are_waiting_for_100_continue:  # curl -T waits a second for it
+            self.send(h11.InformationalResponse(status_code=100, headers=[]))
+        if self._endpoint.streams(head):
+            assert self._transport is not None
+            self._stream = head.stream = BodyStream(self._transport.pause_reading,
+                                                    self._resume_stream, STREAM_HIGH)
+            self._start(head)
+
+    def _resume_stream(self) -> None:
+        """The handler took what a streamed body held: read on. The stall timer counts
+        from now, since the client could not send while we did not read."""
+        if self._transport is not None and not self._transport.is_reading() \
+                and not self._busy:
+            self._last_data = asyncio.get_running_loop().time()
+            self._transport.resume_reading()
 
     def _on_data(self, data: bytes) -> None:
+        if self._stream is not None:
+            self._stream.feed(data)
+            return
         self._size += len(data)
         if self._size > self._max_body:
             self._refuse(_too_large(self._max_body))
@@ -217,11 +262,20 @@ class Connection(asyncio.Protocol):
             self._body.append(data)
 
     def _run(self) -> None:
+        """The request's end: a streamed body ends; any other request runs now, whole."""
         head = self._head
         assert head is not None
-        head.body, self._body = b"".join(self._body), []
         self._busy = True
         self._enter(Phase.BUSY)
+        if head.stream is not None:
+            if self._stream is not None:
+                self._stream.end()
+                self._stream = None
+            return
+        head.body, self._body = b"".join(self._body), []
+        self._start(head)
+
+    def _start(self, head: Head) -> None:
         self.response = response = Response(self)
         try:
             pending = self._endpoint.handle(head, response)
@@ -252,6 +306,7 @@ class Connection(asyncio.Protocol):
         Our side is shut first and what the client still sends is dropped for a moment,
         so its kernel does not reset the connection before it reads the answer."""
         self._busy = self._draining = True
+        self._cut_stream()
         self._enter(Phase.DONE)
         reply.headers.append(("connection", "close"))
         if self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):  # IDLE: no head was read

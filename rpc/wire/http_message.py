@@ -4,6 +4,7 @@ apart from the connection that carries them (rpc/wire/http_conn.py)."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Awaitable, Callable, Protocol
@@ -15,12 +16,64 @@ Headers = list[tuple[str, str]]
 
 @dataclass
 class Head:
-    """A request's line and headers (names lower-cased; a repeated header's last value)."""
+    """A request's line and headers (names lower-cased; a repeated header's last value).
+    A request the endpoint takes as a stream (`Endpoint.streams`) has no `body`: its
+    handler runs as soon as the head is read and reads `stream`."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: bytes = b""
+    query: str = ""
+    stream: BodyStream | None = None
+
+
+class BodyStream:
+    """A request body handed over as it arrives, in bounded memory: the connection
+    `feed`s what h11 parses and stops reading the socket while more than `high` bytes
+    wait; `read` takes them and lets it read on. `read` answers b"" at the body's end and
+    raises ConnectionError when the client went away (or the connection was refused)."""
+
+    def __init__(self, pause: Callable[[], None], resume: Callable[[], None],
+                 high: int) -> None:
+        self._pause, self._resume, self._high = pause, resume, high
+        self._chunks: list[bytes] = []
+        self._held = 0
+        self._ended = False
+        self._failed = False
+        self._ready = asyncio.Event()
+
+    def feed(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._held += len(data)
+        self._ready.set()
+        if self._held > self._high:
+            self._pause()
+
+    def end(self) -> None:
+        self._ended = True
+        self._ready.set()
+
+    def fail(self) -> None:
+        self._failed = True
+        self._ready.set()
+
+    async def read(self, size: int) -> bytes:
+        """The next `size` bytes (fewer only at the body's end: b"" once it is read
+        whole), joined once when they are all there. `size` must not pass `high`, or the
+        socket would pause before they came."""
+        while self._held < size and not self._ended and not self._failed:
+            self._ready.clear()
+            await self._ready.wait()
+        if self._failed:
+            raise ConnectionError("the request's body was cut off")
+        data = b"".join(self._chunks)
+        taken, rest = data[:size], data[size:]
+        self._chunks = [rest] if rest else []
+        self._held = len(rest)
+        if self._held <= self._high:
+            self._resume()
+        return taken
 
 
 @dataclass
@@ -35,6 +88,11 @@ class Reply:
 class Endpoint(Protocol):
     def refuse(self, head: Head) -> Reply | None:
         """The answer to a request that must not run, from its head alone."""
+        ...
+
+    def streams(self, head: Head) -> bool:
+        """Whether this request's body is read as a stream by its handler (started at
+        once) rather than whole before it runs."""
         ...
 
     def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
@@ -73,6 +131,18 @@ class Response:
         if self.open:
             self._conn.send(h11.Data(data=data))
 
+    async def drained(self) -> None:
+        """Until the connection's send buffer is below its high-water mark: a handler
+        streaming a large body waits here, so memory never follows the body's size."""
+        await self._conn.writable()
+
+    def abort(self) -> None:
+        """End a stream that cannot be finished: the connection closes, so the client
+        sees a body shorter than its Content-Length and knows it is not whole."""
+        if not self.ended:
+            self.ended = True
+            self._conn.cut()
+
     def end(self) -> None:
         if self.started and not self.ended:
             self.ended = True
@@ -93,6 +163,10 @@ class Carrier(Protocol):
     def send(self, *events: h11.Event) -> None: ...
 
     def finished(self) -> None: ...
+
+    async def writable(self) -> None: ...
+
+    def cut(self) -> None: ...
 
 
 def status_line(status: int, headers: Headers) -> h11.Response:

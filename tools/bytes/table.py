@@ -7,7 +7,7 @@ from __future__ import annotations
 from chorus_tools.tools.method import (NON_NEGATIVE, PATH, POSITIVE, VERSION, WRITE_RESULT,
                                       Method, obj)
 
-BASE64 = {"type": "string", "contentEncoding": "base64"}
+BASE64 = {"type": "string", "description": "Standard base64 (RFC 4648, padded)"}
 SHA256 = {"type": "string", "description": "SHA-256 of the whole content, as hex"}
 UPLOAD_ID = {"type": "string", "description": "What file.upload_begin returned"}
 _TARGET = "chorus_tools.tools.bytes."

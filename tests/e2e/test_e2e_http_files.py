@@ -1,0 +1,144 @@
+"""GET and PUT /files/{path} over real HTTP (docs/protocol.md, Bytes in and out): streamed
+both ways, ETag/Range/If-None-Match/If-Match/X-Content-SHA256 honoured, the token and the
+confinement as for /rpc, and a PUT whose connection drops halfway leaves the file as it
+was with no spool behind."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+
+from http_server import HttpServer
+
+BLOB = os.urandom(20 << 20)  # three upload parts and three read ranges
+
+
+def _spools(ws: Path) -> list[str]:
+    return [p.name for p in ws.iterdir() if p.name.startswith(".chorus-tmp-")]
+
+
+def test_put_then_get_streams_the_bytes_both_ways(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with HttpServer(ws, token="t0ken", tmp=tmp_path) as server:
+        auth = {"authorization": "Bearer t0ken"}
+        put = httpx.put(server.base + "/files/data/model%20v1.bin", content=BLOB,
+                        headers={**auth, "x-content-sha256": hashlib.sha256(BLOB).hexdigest()},
+                        timeout=60)
+        assert put.status_code == 201, put.text
+        version = put.json()["version"]
+        assert put.headers["etag"] == f'"{version}"'
+        assert (ws / "data/model v1.bin").read_bytes() == BLOB
+        got = httpx.get(server.base + "/files/data/model%20v1.bin", headers=auth, timeout=60)
+        assert got.status_code == 200 and got.content == BLOB
+        assert got.headers["etag"] == f'"{version}"'
+        assert int(got.headers["content-length"]) == len(BLOB)
+        part = httpx.get(server.base + "/files/data/model%20v1.bin",
+                         headers={**auth, "range": "bytes=100-199"})
+        assert part.status_code == 206 and part.content == BLOB[100:200]
+        assert part.headers["content-range"] == f"bytes 100-199/{len(BLOB)}"
+        tail = httpx.get(server.base + "/files/data/model%20v1.bin",
+                         headers={**auth, "range": "bytes=-10"})
+        assert tail.status_code == 206 and tail.content == BLOB[-10:]
+        past = httpx.get(server.base + "/files/data/model%20v1.bin",
+                         headers={**auth, "range": f"bytes={len(BLOB)}-"})
+        assert past.status_code == 416
+        same = httpx.get(server.base + "/files/data/model%20v1.bin",
+                         headers={**auth, "if-none-match": f'"{version}"'})
+        assert same.status_code == 304 and same.content == b""
+        again = httpx.put(server.base + "/files/data/model%20v1.bin", content=b"v2",
+                          headers={**auth, "if-match": f'"{version}"'})
+        assert again.status_code == 200 and again.json()["created"] is False
+        stale = httpx.put(server.base + "/files/data/model%20v1.bin", content=b"v3",
+                          headers={**auth, "if-match": f'"{version}"'})
+        assert stale.status_code == 412 and stale.json()["error"] == "conflict"
+        assert httpx.get(server.base + "/files/data/model%20v1.bin").status_code == 401
+    assert (ws / "data/model v1.bin").read_bytes() == b"v2"
+    assert _spools(ws) == []
+
+
+def test_refusals_carry_the_error_data_and_change_nothing(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "keep.bin").write_bytes(b"keep")
+    (ws / "link").symlink_to(tmp_path)
+    with HttpServer(ws) as server:
+        wrong = httpx.put(server.base + "/files/keep.bin", content=b"new",
+                          headers={"x-content-sha256": "0" * 64})
+        assert wrong.status_code == 422 and wrong.json()["error"] == "verification_failed"
+        out = httpx.put(server.base + "/files/link/evil.bin", content=b"x")
+        assert out.status_code == 403 and out.json()["error"] == "path_outside_workspace"
+        missing = httpx.get(server.base + "/files/nope.bin")
+        assert missing.status_code == 404 and missing.json()["error"] == "file_not_found"
+        assert httpx.delete(server.base + "/files/keep.bin").status_code == 405
+    assert (ws / "keep.bin").read_bytes() == b"keep"
+    assert not (tmp_path / "evil.bin").exists()
+    assert _spools(ws) == []
+
+
+def _raw_put(base: str, path: str, length: int, sent: bytes) -> socket.socket:
+    """A PUT announcing `length` bytes that sends only `sent` (the caller closes it)."""
+    where = urlsplit(base)
+    sock = socket.create_connection((where.hostname, where.port))
+    sock.sendall(f"PUT /files/{path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                 f"Content-Length: {length}\r\n\r\n".encode() + sent)
+    return sock
+
+
+def test_a_put_whose_connection_drops_halfway_lands_nothing(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.bin").write_bytes(b"as it was")
+    with HttpServer(ws) as server:
+        sock = _raw_put(server.base, "f.bin", len(BLOB), BLOB[:len(BLOB) // 2])
+        time.sleep(0.5)  # let part of it reach the spool
+        sock.close()
+        deadline = time.monotonic() + 15
+        while _spools(ws) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _spools(ws) == []
+        assert httpx.get(server.base + "/files/f.bin").content == b"as it was"
+    assert (ws / "f.bin").read_bytes() == b"as it was"
+
+
+def test_a_slow_loris_put_is_cut_at_the_idle_timeout(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with HttpServer(ws, "--http-idle-timeout", "1") as server:
+        sock = _raw_put(server.base, "slow.bin", 1000, b"x" * 10)
+        sock.settimeout(15)
+        answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408"), answer
+        sock.close()
+        deadline = time.monotonic() + 15
+        while _spools(ws) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _spools(ws) == [] and not (ws / "slow.bin").exists()
+
+
+def test_regression_a_put_expecting_100_continue_waited_for_the_clients_timeout(
+        tmp_path: Path) -> None:
+    """curl -T sends `Expect: 100-continue` and waits a second for it before sending the
+    body: the server never answered it, so every upload by curl paid that second."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with HttpServer(ws) as server:
+        where = urlsplit(server.base)
+        sock = socket.create_connection((where.hostname, where.port))
+        sock.settimeout(15)
+        sock.sendall(b"PUT /files/c.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\n"
+                     b"Expect: 100-continue\r\n\r\n")
+        assert sock.recv(4096).startswith(b"HTTP/1.1 100 ")
+        sock.sendall(b"abc")
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 201 ")
+        sock.close()
+    assert (ws / "c.bin").read_bytes() == b"abc"

@@ -133,8 +133,6 @@ def parser() -> argparse.ArgumentParser:
         ("--max-pending", 1024, "requests waiting for a worker before server_busy"),
         ("--syntax-max-bytes", 4 * MIB, "largest file the syntax guard and diagnostics parse"),
         ("--max-chunk-bytes", 16 * MIB, "largest file.read_bytes range or upload part"),
-        ("--max-archive-bytes", 4096 * MIB, "largest archive import, expanded"),
-        ("--max-archive-entries", 1_000_000, "most entries of an archive import"),
     ]:
         in_bytes = flag.endswith("-bytes")
         limits.add_argument(flag, type=size(1) if in_bytes else count(1), default=default,
@@ -244,9 +242,7 @@ def _tool_context(args: argparse.Namespace) -> ToolContext:
                     max_diff_bytes=args.max_diff_bytes,
                     search_file_timeout=args.search_file_timeout,
                     syntax_max_bytes=args.syntax_max_bytes, syntax_timeout=args.syntax_timeout,
-                    max_chunk_bytes=args.max_chunk_bytes, upload_timeout=args.upload_timeout,
-                    max_archive_bytes=args.max_archive_bytes,
-                    max_archive_entries=args.max_archive_entries)
+                    max_chunk_bytes=args.max_chunk_bytes, upload_timeout=args.upload_timeout)
     try:
         deny = DenyRules(args.deny)
     except GlobError as exc:

@@ -39,9 +39,6 @@ class Limits:
     # how long an upload may sit untouched before its spool is removed
     max_chunk_bytes: int = 16 * MIB
     upload_timeout: float = 600.0
-    # an archive imported (tools/bytes/archive_in.py): entries, and bytes expanded
-    max_archive_entries: int = 1_000_000
-    max_archive_bytes: int = 4 * 1024 * MIB
 
 
 @dataclass

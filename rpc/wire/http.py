@@ -148,13 +148,13 @@ class HttpFront:
         host = head.headers.get("host", "")
         if self._loopback_bind and not _loopback_host(host):
             return plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
-        if files.routed(head):
+        if head.path.startswith(files.PREFIX):
             if head.method not in ("GET", "PUT"):
                 return plain(405, "Method not allowed.", [("allow", "GET, PUT")])
             return None
         if head.path not in ("/mcp", "/rpc"):
-            return plain(404, "Not found: the endpoints are /mcp (MCP), /rpc (JSON-RPC), "
-                          "/files/{path} and /archive/{dir}.")
+            return plain(404, "Not found: the endpoints are /mcp (MCP), /rpc (JSON-RPC) "
+                          "and /files/{path}.")
         if head.method not in ("POST", "GET", "DELETE"):
             return plain(405, "Method not allowed.", [("allow", "GET, POST, DELETE")])
         return None
@@ -173,11 +173,12 @@ class HttpFront:
         return is_loopback(host) or host == self._options.host.lower()
 
     def streams(self, head: Head) -> bool:
-        return head.method == "PUT" and files.routed(head)
+        return head.method == "PUT" and head.path.startswith(files.PREFIX)
 
     def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
-        if files.routed(head):
-            return files.handle(self._sessionless.dispatcher, head, out)
+        if head.path.startswith(files.PREFIX):
+            route = files.put if head.method == "PUT" else files.get
+            return route(self._sessionless.dispatcher, head, out)
         version = head.headers.get(revision.HEADER_VERSION)
         message, modern = None, False
         if head.path == "/mcp" and head.method == "POST":

@@ -22,7 +22,7 @@ import base64
 import itertools
 import re
 from typing import Any
-from urllib.parse import parse_qs, unquote
+from urllib.parse import unquote
 
 import orjson
 
@@ -30,7 +30,6 @@ from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.wire.http_message import Head, Reply, Response
 
 PREFIX = "/files/"
-ARCHIVE = "/archive"  # /archive (the root) or /archive/{dir}
 CHUNK = 8 << 20  # one read range or upload part
 JSON = [("content-type", "application/json")]
 STATUS = {"invalid_params": 400, "path_outside_workspace": 403, "permission_denied": 403,
@@ -70,25 +69,10 @@ async def call(dispatcher: Dispatcher, method: str, params: dict[str, Any]) -> d
     return reply["result"]
 
 
-def routed(head: Head) -> bool:
-    return head.path.startswith(PREFIX) or head.path == ARCHIVE or \
-        head.path.startswith(ARCHIVE + "/")
-
-
 def file_path(head: Head) -> str:
-    """The workspace path a /files/ or /archive/ URL names: percent-decoding is HTTP's (a
-    space is %20), nothing more (the path itself is never normalised beyond the methods'
-    rules); /archive alone is the root."""
-    prefix = PREFIX if head.path.startswith(PREFIX) else ARCHIVE
-    return unquote(head.path[len(prefix):]).removeprefix("/") or "."
-
-
-async def handle(dispatcher: Dispatcher, head: Head, out: Response) -> None:
-    archive = not head.path.startswith(PREFIX)
-    if head.method == "PUT":
-        await (put_archive if archive else put)(dispatcher, head, out)
-    else:
-        await (get_archive if archive else get)(dispatcher, head, out)
+    """The workspace path a /files/ URL names: percent-decoding is HTTP's (a space is
+    %20), nothing more (the path itself is never normalised beyond the methods' rules)."""
+    return unquote(head.path[len(PREFIX):])
 
 
 async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
@@ -154,80 +138,34 @@ def _range(given: str | None, size: int) -> tuple[int, int] | None:
 
 
 async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
-    begin: dict[str, Any] = {"path": file_path(head)}
+    path, stream = file_path(head), head.stream
+    assert stream is not None
+    begin: dict[str, Any] = {"path": path}
     if "if-match" in head.headers:
         begin["expected_version"] = head.headers["if-match"].strip().strip('"')
     if "x-content-sha256" in head.headers:
         begin["sha256"] = head.headers["x-content-sha256"].strip()
-    done = await _upload(dispatcher, head, out, ("file.upload_begin", begin),
-                         "file.upload_commit")
-    if done is not None:
-        out.whole(Reply(201 if done["created"] else 200, orjson.dumps(done),
-                        [*JSON, ("etag", f'"{done["version"]}"')]))
-
-
-async def put_archive(dispatcher: Dispatcher, head: Head, out: Response) -> None:
-    done = await _upload(dispatcher, head, out,
-                         ("archive.import_begin", {"path": file_path(head)}), "archive.import")
-    if done is not None:
-        out.whole(Reply(200, orjson.dumps(done), list(JSON)))
-
-
-async def _upload(dispatcher: Dispatcher, head: Head, out: Response,
-                  begin: tuple[str, dict[str, Any]], finish: str) -> dict[str, Any] | None:
-    """The body streamed into an upload, then `finish`ed: its result, or None once a
-    failure was answered (or the client went away, when nothing is said)."""
-    stream = head.stream
-    assert stream is not None
     upload = None
     try:
-        upload = (await call(dispatcher, *begin))["upload_id"]
+        upload = (await call(dispatcher, "file.upload_begin", begin))["upload_id"]
         offset = 0
         while data := await stream.read(CHUNK):
             await call(dispatcher, "file.upload_part", {
                 "upload_id": upload, "offset": offset,
                 "data": base64.b64encode(data).decode("ascii")})
             offset += len(data)
-        done = await call(dispatcher, finish, {"upload_id": upload})
+        done = await call(dispatcher, "file.upload_commit", {"upload_id": upload})
         upload = None
-        return done
-    except Failed as failed:
-        out.whole(failed.reply())
-        return None
-    except ConnectionError:
-        return None  # the client is gone (or was answered 408): nothing lands
-    finally:
-        if upload is not None:
-            await _abort(dispatcher, upload)
-
-
-async def get_archive(dispatcher: Dispatcher, head: Head, out: Response) -> None:
-    query = parse_qs(head.query)
-    params: dict[str, Any] = {"path": file_path(head),
-                              "format": query.get("format", ["tar"])[-1],
-                              "include_ignored": query.get("include_ignored", [""])[-1]
-                              in ("true", "1", "yes")}
-    try:
-        piece = await call(dispatcher, "archive.read", params)
     except Failed as failed:
         out.whole(failed.reply())
         return
-    kind = "application/gzip" if params["format"] == "tar.gz" else "application/x-tar"
-    out.stream(200, [("content-type", kind)])
-    while True:
-        out.chunk(base64.b64decode(piece["data"]))
-        await out.drained()
-        if piece["cursor"] is None:
-            out.end()
-            return
-        if not out.open:
-            return
-        try:
-            piece = await call(dispatcher, "archive.read", {**params,
-                                                            "cursor": piece["cursor"]})
-        except Failed:
-            out.abort()  # the chunked body ends without its last chunk: not whole
-            return
+    except ConnectionError:
+        return  # the client is gone (or was answered 408): nothing to say, nothing lands
+    finally:
+        if upload is not None:
+            await _abort(dispatcher, upload)
+    out.whole(Reply(201 if done["created"] else 200, orjson.dumps(done),
+                    [*JSON, ("etag", f'"{done["version"]}"')]))
 
 
 async def _abort(dispatcher: Dispatcher, upload: str) -> None:

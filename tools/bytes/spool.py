@@ -52,7 +52,6 @@ class Meta:
     overwrite: bool = True
     expected_version: str | None = None
     ranges: list[list[int]] = field(default_factory=list)
-    archive: bool = False  # an archive to extract into `path` (archive.import), no file
 
     @property
     def received(self) -> int:

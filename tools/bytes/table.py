@@ -48,28 +48,6 @@ METHODS = [
         obj(["upload_id"], upload_id=UPLOAD_ID), WRITE_RESULT, mutating=True,
         destructive=True, path_params=(), mcp_tool=False, title="Commit upload"),
     Method(
-        "archive.read", _TARGET + "archive_out:archive_read",
-        "A directory as a tar or tar.gz stream, one piece a call (GET /archive).",
-        obj([], path=PATH, format={"enum": ["tar", "tar.gz"]},
-            include_ignored={"type": "boolean"},
-            cursor={"type": "string", "description": "What the previous piece returned"}),
-        obj(["data", "cursor"], data=BASE64, cursor={
-            "anyOf": [{"type": "string"}, {"type": "null"}],
-            "description": "Pass it to get the next piece; null after the last"}),
-        stoppable=True, idempotent=True, mcp_tool=False, title="Read archive"),
-    Method(
-        "archive.import_begin", _TARGET + "archives:import_begin",
-        "Begin uploading a tar or tar.gz to extract into a directory (PUT /archive).",
-        obj([], path=PATH), obj(["upload_id"], upload_id=UPLOAD_ID), mutating=True,
-        mcp_tool=False, title="Begin archive import"),
-    Method(
-        "archive.import", _TARGET + "archives:archive_import",
-        "Validate an uploaded archive and extract it, all or nothing.",
-        obj(["upload_id"], upload_id=UPLOAD_ID),
-        obj(["created", "replaced", "bytes"], created=NON_NEGATIVE, replaced=NON_NEGATIVE,
-            bytes=NON_NEGATIVE), mutating=True, destructive=True, path_params=(),
-        mcp_tool=False, title="Import archive"),
-    Method(
         "file.upload_abort", _TARGET + "uploads:upload_abort",
         "Drop an upload and the parts it received.",
         obj(["upload_id"], upload_id=UPLOAD_ID), obj(["success"], success={"type": "boolean"}),

@@ -49,10 +49,6 @@ def upload_part(ctx: ToolContext, upload_id: str, offset: int, data: str) -> dic
 def upload_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
     with Spool.open(ctx, upload_id) as spool:
         meta = spool.meta
-        if meta.archive:
-            raise ToolError("invalid_params", f"Upload {upload_id} holds an archive for "
-                            f"{meta.path}: finish it with archive.import, not "
-                            "file.upload_commit.", param="upload_id")
         whole = spool.whole()
 
         def compute(current: Current) -> Spooled:

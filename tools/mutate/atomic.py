@@ -151,7 +151,7 @@ def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
             raise conflict_error(shown, expected_version, current_version)
     new = compute(Current(rel=target, data=before, stat=st))
     if isinstance(new, Spooled):
-        after_st = _land(dir_fd, name, st, new, shown, mode)
+        after_st = _land(dir_fd, name, st, new, shown)
         keep.commit(ctx, snap, version_of(after_st))
         note_hashes(ctx, after_sha256=new.sha256, nbytes=new.size)
         return Outcome(created=st is None, written=True, stat=after_st, before=before,
@@ -301,7 +301,7 @@ def _replace(dir_fd: int, name: str, st: os.stat_result | None, data: bytes,
 
 
 def _land(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,
-          shown: str, perm: int | None = None) -> os.stat_result:
+          shown: str) -> os.stat_result:
     """The spooled file renamed over `name` (taking the old file's owner and mode), the
     directory fsynced; across file systems (a mount inside the workspace) it is copied
     into a temp file beside `name` first. On failure the target is untouched."""
@@ -311,8 +311,6 @@ def _land(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,
         try:
             if st is not None:
                 _keep_owner_and_mode(fd, st)
-            if perm is not None:
-                os.fchmod(fd, perm)
             os.fsync(fd)
             after = os.fstat(fd)
         finally:

@@ -2,8 +2,8 @@
 
 - `PUT /files` of a large file (1 GiB; 16 MiB under --quick) against `cp` of the same file
   on the same disk followed by an fsync (the server's commit fsyncs too), and `GET /files`
-  of it against `cat FILE > /dev/null`; each with the server tree's peak RSS growth over
-  the transfer (PeakRss: every process, sampled) in the detail.
+  of it against `cat FILE > /dev/null`; each with the server tree's memory growth over
+  the transfers in the detail (see _timed).
 - The same file uploaded in 8 MiB parts over stdio JSON-RPC (base64 in JSON) against the
   PUT: what the JSON encoding costs an orchestrator without HTTP.
 - `file.read_bytes` of 1 MiB against `file.read` of a 1 MiB text file, one call at a time.
@@ -28,7 +28,7 @@ from benchmarks.env import REPO, Env
 from benchmarks.httpload import HttpServer
 from benchmarks.loadclient import ProtocolError, StdioServer
 from benchmarks.report import Measure, Target
-from benchmarks.rss import PeakRss, rss_bytes, tree_pids
+from benchmarks.rss import peak_rss_bytes, rss_bytes, tree_pids
 from benchmarks.scenarios import Scenario, _sequential_rate
 
 MIB = 1 << 20
@@ -111,21 +111,27 @@ def _get(server: HttpServer, name: str) -> int:
     return int(headers["content-length"])
 
 
-def _timed(env: Env, once: Callable[[], object], pid: int | None = None) -> Measure:
-    """The best of `rounds` timed runs of once() (a transfer is long; the best is the one
-    the shared machine disturbed least), with the peak RSS growth of `pid`'s tree."""
-    best, growth = float("inf"), 0
+def _timed(env: Env, once: Callable[[], object],
+           server: StdioServer | HttpServer | None = None) -> Measure:
+    """One untimed warm-up run (it starts the workers and fills the page cache), then the
+    best of `rounds` timed runs (a transfer is long: the best is the one the shared machine
+    disturbed least). With `server`, its tree's memory growth: the sum of each
+    process's high-water mark (VmHWM, a peak no sampling misses) after the runs, less the
+    tree's resident size after a first small request; an upper bound, as the processes'
+    peaks need not coincide."""
+    if server is not None:  # the workers started, by a request as small as one can be
+        server.request("file.write_bytes", {"path": "warm.bin", "data": "AA=="})
+    idle = _tree_rss(server.pid) if server else 0
+    once()
+    best = float("inf")
     for _ in range(max(env.scale.rounds, 1)):
-        before = _tree_rss(pid) if pid else 0
-        with PeakRss(pid or os.getpid(), interval=0.01) as peak:
-            start = time.perf_counter()
-            once()
-            elapsed = time.perf_counter() - start
-        best = min(best, elapsed)
-        growth = max(growth, peak.peak - before) if pid else 0
+        start = time.perf_counter()
+        once()
+        best = min(best, time.perf_counter() - start)
     detail: dict[str, object] = {"bytes": _size(env), "MB_per_s": round(_size(env) / best / 1e6)}
-    if pid:
-        detail["rss_growth_MB"] = round(growth / 1e6, 1)
+    if server is not None:
+        peaks = sum(peak_rss_bytes(p) for p in tree_pids(server.pid))
+        detail["rss_growth_MB"] = round((peaks - idle) / 1e6, 1)
     return Measure("time", best, detail)
 
 
@@ -133,7 +139,7 @@ def put_ours(env: Env) -> Measure:
     source, workspace = _source(env), _workspace(env)
     try:
         with _server(env, workspace) as server:
-            return _timed(env, lambda: _put(server, "put.bin", source), server.pid)
+            return _timed(env, lambda: _put(server, "put.bin", source), server)
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
 
@@ -159,7 +165,7 @@ def get_ours(env: Env) -> Measure:
     os.link(source, workspace / "get.bin")  # the same bytes on the same disk, no copy
     try:
         with _server(env, workspace) as server:
-            return _timed(env, lambda: _get(server, "get.bin"), server.pid)
+            return _timed(env, lambda: _get(server, "get.bin"), server)
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
 
@@ -188,7 +194,7 @@ def parts_ours(env: Env) -> Measure:
         server.request("file.upload_commit", {"upload_id": upload_id})
     try:
         with env.ours(workspace, "--max-write-bytes", str(2 * _size(env))) as server:
-            return _timed(env, lambda: upload(server), server.pid)
+            return _timed(env, lambda: upload(server), server)
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
 

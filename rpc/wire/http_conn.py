@@ -229,15 +229,17 @@ class Connection(asyncio.Protocol):
             self._refuse(_head_too_large(self._options.max_head_bytes))
             return
         refusal = self._endpoint.refuse(head)
+        streams = refusal is None and self._endpoint.streams(head)
         length = head.headers.get("content-length", "")
-        if refusal is None and length.isdigit() and int(length) > self._max_body:
+        if refusal is None and not streams and length.isdigit() and \
+                int(length) > self._max_body:  # a streamed body has its handler's bounds
             refusal = _too_large(self._max_body)
         if refusal is not None:
             self._refuse(refusal)
             return
         if self._h11.they_are_waiting_for_100_continue:  # curl -T waits a second for it
             self.send(h11.InformationalResponse(status_code=100, headers=[]))
-        if self._endpoint.streams(head):
+        if streams:
             assert self._transport is not None
             self._stream = head.stream = BodyStream(self._transport.pause_reading,
                                                     self._resume_stream, STREAM_HIGH)

@@ -30,7 +30,7 @@ from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.wire.http_message import Head, Reply, Response
 
 PREFIX = "/files/"
-CHUNK = 8 << 20  # one read range or upload part
+CHUNK = 1 << 20  # one read range or upload part: the memory a transfer holds per process
 JSON = [("content-type", "application/json")]
 STATUS = {"invalid_params": 400, "path_outside_workspace": 403, "permission_denied": 403,
           "file_not_found": 404, "upload_not_found": 404, "is_directory": 409,

@@ -5,6 +5,7 @@ apart from the connection that carries them (rpc/wire/http_conn.py)."""
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Awaitable, Callable, Protocol
@@ -37,7 +38,7 @@ class BodyStream:
     def __init__(self, pause: Callable[[], None], resume: Callable[[], None],
                  high: int) -> None:
         self._pause, self._resume, self._high = pause, resume, high
-        self._chunks: list[bytes] = []
+        self._chunks: deque[bytes] = deque()
         self._held = 0
         self._ended = False
         self._failed = False
@@ -60,20 +61,26 @@ class BodyStream:
 
     async def read(self, size: int) -> bytes:
         """The next `size` bytes (fewer only at the body's end: b"" once it is read
-        whole), joined once when they are all there. `size` must not pass `high`, or the
-        socket would pause before they came."""
+        whole), joined once when they are all there; the bytes held past them stay as they
+        came. `size` must not pass `high`, or the socket would pause before they came."""
         while self._held < size and not self._ended and not self._failed:
             self._ready.clear()
             await self._ready.wait()
         if self._failed:
             raise ConnectionError("the request's body was cut off")
-        data = b"".join(self._chunks)
-        taken, rest = data[:size], data[size:]
-        self._chunks = [rest] if rest else []
-        self._held = len(rest)
+        taken: list[bytes] = []
+        want = size  # only the chunks it takes: never a copy of all held
+        while self._chunks and want:
+            chunk = self._chunks.popleft()
+            if len(chunk) > want:
+                chunk, rest = chunk[:want], chunk[want:]
+                self._chunks.appendleft(rest)
+            taken.append(chunk)
+            want -= len(chunk)
+        self._held -= size - want
         if self._held <= self._high:
             self._resume()
-        return taken
+        return b"".join(taken)
 
 
 @dataclass

@@ -72,13 +72,26 @@ def read_plan(ctx: ToolContext, spool_fd: int, data: str) -> Plan:
         try:  # GzipFile reads every member of a gzip made of several (as ours are)
             source = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
             with tarfile.open(fileobj=source, mode="r|") as tar:
-                return _walk(ctx, tar, spool_fd)
+                plan = _walk(ctx, tar, spool_fd)
+            if gz:  # read to the gzip trailer, whose CRC tar's end marker came before
+                _drain(source, ctx.limits.max_archive_bytes)
+            return plan
         except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
             if isinstance(exc, OSError) and exc.errno is not None:
                 raise
             raise ToolError("invalid_params", "The archive is truncated or corrupt "
                             f"({type(exc).__name__}: {exc}); nothing was written. Send a "
                             "whole tar or tar.gz.", param="archive") from None
+
+
+def _drain(source: gzip.GzipFile, limit: int) -> None:
+    left = limit
+    while chunk := source.read(_CHUNK):
+        left -= len(chunk)
+        if left < 0:
+            raise ToolError("file_too_large", "The archive goes on past its end marker for "
+                            f"more than {limit} bytes (--max-archive-bytes); it was refused "
+                            "whole, nothing was written.", param="archive", limit=limit)
 
 
 def _walk(ctx: ToolContext, tar: tarfile.TarFile, spool_fd: int) -> Plan:

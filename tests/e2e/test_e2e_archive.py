@@ -67,7 +67,7 @@ def test_round_trip_same_bytes_symlinks_as_links(tmp_path: Path) -> None:
         put = httpx.put(server.base + "/archive/copy", content=got.content, headers=auth,
                         timeout=60)
         assert put.status_code == 200, put.text
-        assert put.json() == {"created": 4, "replaced": 0, "bytes": 6 + 8 + (12 << 20)}
+        assert put.json() == {"created": 4, "replaced": 0, "bytes": 6 + 7 + (12 << 20)}
         assert httpx.get(server.base + "/archive/repo").status_code == 401
         missing = httpx.get(server.base + "/archive/nope", headers=auth)
         assert missing.status_code == 404 and missing.json()["error"] == "file_not_found"

@@ -27,6 +27,7 @@ import posixpath
 import tarfile
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
@@ -56,7 +57,7 @@ class Plan:
     expanded: int = 0
 
 
-def refused(why: str, name: str, **details: object) -> ToolError:
+def refused(why: str, name: str, **details: Any) -> ToolError:
     return ToolError("invalid_params", f"The archive was refused whole, nothing was "
                      f"written: entry {name!r} {why}.", param="archive", entry=name,
                      **details)
@@ -73,7 +74,7 @@ def read_plan(ctx: ToolContext, spool_fd: int, data: str) -> Plan:
             source = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
             with tarfile.open(fileobj=source, mode="r|") as tar:
                 plan = _walk(ctx, tar, spool_fd)
-            if gz:  # read to the gzip trailer, whose CRC tar's end marker came before
+            if isinstance(source, gzip.GzipFile):  # to the trailer, whose CRC tar never reached
                 _drain(source, ctx.limits.max_archive_bytes)
             return plan
         except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
@@ -98,7 +99,7 @@ def _walk(ctx: ToolContext, tar: tarfile.TarFile, spool_fd: int) -> Plan:
     plan, limits = Plan(), ctx.limits
     count = 0
     for member in tar:
-        tar.members.clear()  # stream mode keeps every header otherwise
+        tar.members.clear()  # type: ignore[attr-defined]  # stream mode keeps every header
         count += 1
         if count > limits.max_archive_entries:
             raise ToolError("file_too_large", f"The archive holds more than "

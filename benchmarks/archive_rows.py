@@ -1,0 +1,129 @@
+"""Archives over HTTP (docs/protocol.md, Bytes in and out), against `tar` on the same tree.
+
+Rows: `GET /archive/?format=tar.gz&include_ignored=true` of the run's source tree (20k
+files; 2k under --quick) read to its end, against `tar -czf - DIR > /dev/null`; and `PUT
+/archive/{dir}` of that tree's tar.gz into an empty directory, against `tar -xzf` into an
+empty directory, with history on (the default) and with `--history 0`, so the rows say what
+keeping each file costs. Each is one timed run, its result checked (the archive read
+back by tarfile has every file; the import's reply counts them).
+"""
+
+from __future__ import annotations
+
+import http.client
+import shutil
+import subprocess
+import tarfile
+import time
+from pathlib import Path
+
+import orjson
+
+from benchmarks.env import Env
+from benchmarks.httpload import HttpServer
+from benchmarks.report import Measure, Target
+from benchmarks.scenarios import Scenario
+
+_BLOCK = 1 << 20
+
+
+def _request(server: HttpServer, method: str, path: str, body: Path | None = None
+             ) -> tuple[int, bytes, float]:
+    """One request; (status, the body's first chunk, seconds): a GET's body is read to
+    its end and dropped, as `> /dev/null` does."""
+    conn = http.client.HTTPConnection(*server.address, timeout=600)
+    start = time.perf_counter()
+    if body is None:
+        conn.request(method, path)
+    else:
+        with body.open("rb") as f:
+            conn.request(method, path, body=f, headers={"content-length": str(
+                body.stat().st_size)})
+    reply = conn.getresponse()
+    head = b""
+    while chunk := reply.read(_BLOCK):
+        head = head or chunk
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return reply.status, head, elapsed
+
+
+def _files(tree: Path) -> int:
+    return sum(1 for p in tree.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def archive_get_ours(env: Env) -> Measure:
+    server = HttpServer(env.ours_argv(env.tree), stderr=env.logs / "ours.stderr")
+    try:
+        status, head, seconds = _request(server, "GET",
+                                         "/archive/?format=tar.gz&include_ignored=true")
+    finally:
+        server.close()
+    if status != 200 or head[:2] != b"\x1f\x8b":
+        raise RuntimeError(f"GET /archive answered {status}: {head[:200]!r}")
+    return Measure("time", seconds, {"files": _files(env.tree)})
+
+
+def archive_get_tar(env: Env) -> Measure:
+    start = time.perf_counter()
+    with open("/dev/null", "wb") as sink:
+        subprocess.run(["tar", "-czf", "-", "-C", str(env.tree), "."], stdout=sink,
+                       check=True)
+    return Measure("time", time.perf_counter() - start)
+
+
+def _tarball(env: Env) -> Path:
+    path = env.cache / f"archive-{env.scale.files}.tar.gz"
+    if not path.exists():
+        with tarfile.open(path, "w:gz") as tar:
+            tar.add(env.tree, arcname=".")
+    return path
+
+
+def _empty(env: Env, name: str) -> Path:
+    path = env.cache / name
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir()
+    return path
+
+
+def _put(env: Env, *options: str) -> Measure:
+    tarball, ws = _tarball(env), _empty(env, "archive-put")
+    server = HttpServer(env.ours_argv(ws, *options), stderr=env.logs / "ours.stderr")
+    try:
+        status, body, seconds = _request(server, "PUT", "/archive/tree", tarball)
+    finally:
+        server.close()
+        shutil.rmtree(ws, ignore_errors=True)
+    if status != 200:
+        raise RuntimeError(f"PUT /archive answered {status}: {body[:300]!r}")
+    return Measure("time", seconds, orjson.loads(body))
+
+
+def archive_put_ours(env: Env) -> Measure:
+    return _put(env)
+
+
+def archive_put_no_history(env: Env) -> Measure:
+    return _put(env, "--history", "0")
+
+
+def archive_put_tar(env: Env) -> Measure:
+    tarball, into = _tarball(env), _empty(env, "archive-tar-x")
+    start = time.perf_counter()
+    subprocess.run(["tar", "-xzf", str(tarball), "-C", str(into)], check=True)
+    seconds = time.perf_counter() - start
+    shutil.rmtree(into, ignore_errors=True)
+    return Measure("time", seconds)
+
+
+SCENARIOS = [
+    Scenario("archive_get", "GET /archive tar.gz of {tree}", "tar -czf - DIR > /dev/null",
+             Target("≤", 1.2), archive_get_ours, archive_get_tar),
+    Scenario("archive_put", "PUT /archive tar.gz of {tree}, history on",
+             "tar -xzf into an empty dir", Target("≤", 1.5), archive_put_ours,
+             archive_put_tar),
+    Scenario("archive_put_nohist", "PUT /archive tar.gz of {tree}, --history 0",
+             "tar -xzf into an empty dir", Target("≤", 1.5), archive_put_no_history,
+             archive_put_tar),
+]

@@ -270,3 +270,21 @@ def test_long_names_and_pax(ctx: ToolContext, root: Path) -> None:
 def test_two_million_empty_entries(ctx: ToolContext, root: Path) -> None:
     refused(ctx, root, build(*(member(f"e{i}") for i in range(2_000_000))),
             code="file_too_large")
+
+
+def test_deny_never_exported_and_never_imported_into(root: Path) -> None:
+    from chorus_tools.tools.confine.deny import DenyRules
+    from chorus_tools.tools.confine.sandbox import Workspace
+    (root / "secrets").mkdir()
+    (root / "secrets" / "key.pem").write_text("k")
+    (root / "app.py").write_text("x")
+    ws = Workspace(str(root), deny=DenyRules(["secrets"]))
+    try:
+        denied = ToolContext(ws=ws)
+        names = tarfile.open(fileobj=io.BytesIO(take(denied, "."))).getnames()
+        assert names == ["app.py"]
+        err = refused(denied, root, build(member("ok", b"x"), member("secrets/new", b"x")),
+                      code="permission_denied", into=".")
+        assert err.details["entry"] == "secrets/new"
+    finally:
+        os.close(ws.root_fd)

@@ -5,6 +5,7 @@ peer that is not installed is a skip that says why, not a failure."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,7 @@ for line in sys.stdin:
 
 
 @pytest.fixture
-def fake(tmp_path: Path) -> McpSession:
+def fake(tmp_path: Path) -> Iterator[McpSession]:
     script = tmp_path / "fake_peer.py"
     script.write_text(FAKE)
     server = McpSession([sys.executable, str(script)], cwd=tmp_path)

@@ -99,12 +99,13 @@ class StdioServer:
     requests, one read for whatever answers are ready)."""
 
     def __init__(self, argv: Sequence[str], cwd: Path | None = None,
-                 stderr: Path | None = None, timeout: float = 120.0) -> None:
+                 stderr: Path | None = None, timeout: float = 120.0,
+                 env: dict[str, str] | None = None) -> None:
         self.timeout = timeout
         self._err = open(stderr, "ab") if stderr else None
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, bufsize=0,
+                                     stdout=subprocess.PIPE, bufsize=0, env=env,
                                      stderr=subprocess.DEVNULL if self._err is None else self._err)
         stdin, stdout = self.proc.stdin, self.proc.stdout
         assert stdin is not None and stdout is not None  # both piped above

@@ -66,6 +66,7 @@ class Pool:
                  close_fds: tuple[int, ...] = ()) -> None:
         self._ctx = ctx
         self._size = size
+        self.restarts = 0  # workers replaced after a crash or a kill (chorus_worker_restarts)
         self._max_pending = max_pending
         self._close_fds = close_fds
         # descriptors opened after start that a new child must close too (--http's
@@ -130,6 +131,11 @@ class Pool:
     def idle(self) -> bool:
         """No job queued or running."""
         return not self._queue and not any(w.jobs for w in self._workers)
+
+    def changing(self) -> bool:
+        """A worker is running a job that must not be interrupted (a mutation: a write, a
+        rewind, an upload's commit): the drain waits for it (docs/protocol.md, Drain)."""
+        return any(w.jobs and not w.jobs[0].stoppable for w in self._workers)
 
     def _waiting(self) -> int:
         """Requests accepted but not running: the queue's, and each batch behind its first
@@ -300,6 +306,7 @@ class Pool:
                 job.worker = None
                 self._queue.appendleft(job)
         if not worker.retired:
+            self.restarts += 1
             self._spawn()
 
     def _detach(self, worker: Worker) -> None:

@@ -107,7 +107,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--log-requests", action="store_true",
                    help="log every request at info level (never its content)")
     p.add_argument("--no-metrics", dest="metrics", action="store_false",
-                   help=argparse.SUPPRESS)  # benchmarks/ops_rows.py: the cost of counting
+                   help="count nothing (rpc.metrics and /metrics read empty): for measuring "
+                        "what counting costs (benchmarks/ops_rows.py)")
     http = p.add_argument_group("HTTP (MCP Streamable HTTP at /mcp, JSON-RPC at /rpc)")
     http.add_argument("--http", type=_http_address, metavar="[HOST:]PORT",
                       help="also serve HTTP on HOST (default 127.0.0.1) and PORT (0: any "

@@ -4,7 +4,8 @@
 The probes need no token and say nothing about the workspace. They still pass the
 transport's Host and Origin checks: a kubelet probes the pod's address, which is not a
 loopback bind (where the Host check applies), so keeping the checks costs a fleet nothing
-and keeps a browser page from probing a loopback server."""
+and keeps a browser page from probing a loopback server. A connection is kept alive
+after a probe, as after any request."""
 
 from __future__ import annotations
 
@@ -30,10 +31,8 @@ def refusal(drain: Drain) -> Reply:
                       "one or after it restarts.", retry_after(drain))
 
 
-def answer(path: str, method: str, drain: Drain, metrics: Metrics | None) -> Reply:
-    """The reply of one operator route (`path` in ROUTES)."""
-    if method != "GET":
-        return plain(405, "Method not allowed.", [("allow", "GET")])
+def answer(path: str, drain: Drain, metrics: Metrics | None) -> Reply:
+    """The reply of a GET of one operator route (`path` in ROUTES)."""
     if path == HEALTH:  # the loop answered: that is all liveness asks
         return Reply(200, orjson.dumps({"status": "ok"}), list(JSON))
     if path == READY_PATH:

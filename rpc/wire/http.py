@@ -169,7 +169,8 @@ class HttpFront:
         if self._loopback_bind and not _loopback_host(host):
             return plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
         if route:
-            return probes.answer(head.path, head.method, self._drain, self._metrics)
+            return None if head.method == "GET" else plain(405, "Method not allowed.",
+                                                           [("allow", "GET")])
         if head.path.startswith(files.PREFIX):
             if head.method not in ("GET", "PUT"):
                 return plain(405, "Method not allowed.", [("allow", "GET, PUT")])
@@ -198,6 +199,9 @@ class HttpFront:
         return head.method == "PUT" and head.path.startswith(files.PREFIX)
 
     def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
+        if head.path in probes.ROUTES:
+            out.whole(probes.answer(head.path, self._drain, self._metrics))
+            return None
         if head.path.startswith(files.PREFIX):
             route = files.put if head.method == "PUT" else files.get
             return route(self._sessionless.dispatcher, head, out)

@@ -199,7 +199,14 @@ class Dispatcher:
         method = self._methods.get(request.method)
         if method is None:
             return error_response(request.id, self._not_found(request.method))
-        ok, payload = await self._invoker.invoke(call, method, request.params)
+        drain = self._drain if method.mutating else None
+        if drain is not None:
+            drain.changes += 1
+        try:
+            ok, payload = await self._invoker.invoke(call, method, request.params)
+        finally:
+            if drain is not None:
+                drain.changes -= 1
         if ok:
             return result_response(request.id, payload)
         return error_response(request.id, wire_error(payload))

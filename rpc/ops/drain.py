@@ -15,6 +15,9 @@ class Drain:
     def __init__(self, retry_after: float = 10.0) -> None:
         self.state = STARTING
         self.retry_after = retry_after  # seconds an HTTP client is told to wait
+        # changes running (a write, a rewind, an upload's commit, with their history's
+        # work before and after): the drain waits for them past --shutdown-timeout
+        self.changes = 0
 
     @property
     def draining(self) -> bool:

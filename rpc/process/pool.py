@@ -132,11 +132,6 @@ class Pool:
         """No job queued or running."""
         return not self._queue and not any(w.jobs for w in self._workers)
 
-    def changing(self) -> bool:
-        """A worker is running a job that must not be interrupted (a mutation: a write, a
-        rewind, an upload's commit): the drain waits for it (docs/protocol.md, Drain)."""
-        return any(w.jobs and not w.jobs[0].stoppable for w in self._workers)
-
     def _waiting(self) -> int:
         """Requests accepted but not running: the queue's, and each batch behind its first
         job (docs/protocol.md, Messages: --max-pending counts them wherever they wait; a

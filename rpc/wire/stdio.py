@@ -295,7 +295,7 @@ class Server:
         tasks = self._tasks()
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=self._options.shutdown_timeout)
-            if pending and self._pool.changing():  # never cut a change: it finishes
+            if pending and self._drain.changes:  # never cut a change: it finishes
                 pending = await self._settle(pending)
             if pending:
                 log.warning("%d requests still running at shutdown: stopping them",
@@ -316,10 +316,10 @@ class Server:
     async def _settle(self, pending: set[asyncio.Task]) -> set[asyncio.Task]:
         """Past --shutdown-timeout, wait on for the changes running (a rewind or an
         upload's commit is one worker job: killed, it would leave its journal to the next
-        start's recovery), up to one more --shutdown-timeout; the rest are stopped."""
-        end = asyncio.get_running_loop().time() + self._options.shutdown_timeout
-        while pending and self._pool.changing() \
-                and asyncio.get_running_loop().time() < end:
+        start's recovery), up to --request-timeout, the bound their callers already
+        accept; the rest are stopped."""
+        end = asyncio.get_running_loop().time() + self._options.request_timeout
+        while pending and self._drain.changes and asyncio.get_running_loop().time() < end:
             _, pending = await asyncio.wait(pending, timeout=0.05)
         return pending
 

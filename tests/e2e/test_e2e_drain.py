@@ -97,3 +97,41 @@ def test_end_of_stdin_drains_too(ws: Path) -> None:
         assert reply["id"] == "slow" and reply["result"]["total_lines"] == 501
         assert server.proc.wait(15) == 0
     wait_gone(children)
+
+
+def test_sigterm_during_a_2000_file_rewind_lets_it_complete(tmp_path: Path) -> None:
+    """The rewind is one worker job: the drain waits for it past --shutdown-timeout (0.2 s
+    here) rather than kill it, it is answered with its result, and the next start sees a
+    consistent history (no journal left, the tree as at the checkpoint)."""
+    root, hist = tmp_path / "ws", tmp_path / "history"
+    root.mkdir()
+    before = {f"d{i % 20}/f{i:04}.txt": f"before {i}\n" * 400 for i in range(2000)}
+    for name, text in before.items():
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(text)
+    options = ("--history", str(hist), "--workers", "2", "--log-level", "info")
+    with E2EServer(root, *options) as server:
+        checkpoint = server.result("workspace.checkpoint", {})["checkpoint"]
+        names = list(before)
+        for at in range(0, len(names), 50):  # under --max-pending
+            replies = server.call_many([("file.write", {"path": n, "content": f"after {n}\n"})
+                                        for n in names[at:at + 50]])
+            assert all("result" in r for r in replies), replies
+        assert server.close() == 0
+    with E2EServer(root, *options, "--shutdown-timeout", "0.2") as server:
+        server.result("file.info", {"path": "d0/f0000.txt"})  # the workers are up
+        server.request("workspace.rewind", {"checkpoint": checkpoint}, rid="rewind")
+        end = time.monotonic() + 60
+        while not any((root / n).read_text() == before[n] for n in list(before)[::50]):
+            assert time.monotonic() < end, "the rewind never started"
+        server.proc.send_signal(signal.SIGTERM)
+        assert any((root / n).read_text() != before[n] for n in before), "SIGTERM too late"
+        reply = server.recv(timeout=120)
+        assert reply["id"] == "rewind" and "result" in reply, reply
+        assert len(reply["result"]["restored"]) == 2000
+        assert server.proc.wait(30) == 0
+    assert {n: (root / n).read_text() for n in before} == before
+    assert not (hist / "rewind.json").exists()
+    with E2EServer(root, *options) as server:  # the next start: the history is whole
+        versions = server.result("file.history", {"path": "d0/f0000.txt"})["versions"]
+        assert [v["method"] for v in versions[:2]] == ["workspace.rewind", "file.write"]

@@ -212,7 +212,7 @@ def test_the_kubernetes_deployment_agrees_with_the_image() -> None:
     # the args replace CMD, keep the ENTRYPOINT, and parse as this server's options
     assert "--metrics-public" in container["args"]  # annotations carry no token
     from chorus_tools.rpc.cli import parser
-    parser().parse_args([*argv[1:], *container["args"]])
+    options = parser().parse_args([*argv[1:], *container["args"]])
     # the workspace, the volume and the token's directory are mounted where argv names them
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
@@ -225,4 +225,5 @@ def test_the_kubernetes_deployment_agrees_with_the_image() -> None:
     assert [i["path"] for i in secret["items"]] == [os.path.basename(token)]
     assert "emptyDir" in volumes[mounts["/tmp"]]  # the root filesystem is read-only
     # the grace period covers the drain: in flight, then a running change, each bounded
-    assert pod["spec"]["terminationGracePeriodSeconds"] > 2 * 10
+    assert pod["spec"]["terminationGracePeriodSeconds"] > \
+        options.shutdown_timeout + options.request_timeout

@@ -51,6 +51,7 @@ from chorus_tools.rpc.wire.envelope import (Invalid, Request, error_response, pa
 from chorus_tools.rpc.dispatch.unknown import advice
 from chorus_tools.rpc.wire.errors import METHOD_NOT_FOUND, protocol_error, wire_error
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.method import Method
 from chorus_tools.tools.registry import callable_methods
 
 LSP_CANCEL = "$/cancelRequest"
@@ -86,7 +87,7 @@ class Dispatcher:
                                 undo=_undo_memory(toolsets, history),
                                 order=order)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
-        self._mcp = McpFace(toolsets, self._invoker.invoke, read_only, document_bytes)
+        self._mcp = McpFace(toolsets, self._invoke, read_only, document_bytes)
         self._labels = frozenset((*self._methods, DISCOVER, *McpFace.METHODS,
                                   LSP_CANCEL, MCP_CANCEL))
         self.tasks: set[asyncio.Task] = set()
@@ -199,17 +200,22 @@ class Dispatcher:
         method = self._methods.get(request.method)
         if method is None:
             return error_response(request.id, self._not_found(request.method))
-        drain = self._drain if method.mutating else None
-        if drain is not None:
-            drain.changes += 1
-        try:
-            ok, payload = await self._invoker.invoke(call, method, request.params)
-        finally:
-            if drain is not None:
-                drain.changes -= 1
+        ok, payload = await self._invoke(call, method, request.params)
         if ok:
             return result_response(request.id, payload)
         return error_response(request.id, wire_error(payload))
+
+    async def _invoke(self, call: Call, method: Method, params: Any) -> tuple[bool, Any]:
+        """The invoker's call, a change counted as running while it runs (JSON-RPC's and
+        MCP tools/call's alike): the drain waits for changes (rpc/ops/drain.py)."""
+        drain = self._drain if method.mutating else None
+        if drain is None:
+            return await self._invoker.invoke(call, method, params)
+        drain.changes += 1
+        try:
+            return await self._invoker.invoke(call, method, params)
+        finally:
+            drain.changes -= 1
 
     def _not_found(self, name: str) -> dict[str, Any]:
         """-32601, with the methods it probably meant (`data.did_you_mean`)."""

@@ -99,6 +99,7 @@ def test_end_of_stdin_drains_too(ws: Path) -> None:
     wait_gone(children)
 
 
+@pytest.mark.long  # 2,000 writes and their rewind: ~20 s on 2 CPUs
 def test_sigterm_during_a_2000_file_rewind_lets_it_complete(tmp_path: Path) -> None:
     """The rewind is one worker job: the drain waits for it past --shutdown-timeout (0.2 s
     here) rather than kill it, it is answered with its result, and the next start sees a

@@ -187,3 +187,23 @@ def test_json_request_logs_carry_codes_never_content(ws: Path) -> None:
     for entry in requests:
         assert {"time", "level", "event", "id", "method", "path", "outcome", "ms"} <= set(
             entry) and entry["level"] == "info"
+
+
+def test_rpc_metrics_over_stdio_counts_restarts_bytes_and_history(ws: Path,
+                                                                   tmp_path: Path) -> None:
+    with E2EServer(ws, "--workers", "1", "--history", str(tmp_path / "history")) as server:
+        [worker] = server.workers(1)
+        os.kill(worker, signal.SIGKILL)
+        end = time.monotonic() + 15
+        while server.worker_pids() in ([], [worker]):
+            assert time.monotonic() < end, "no worker replaced the killed one"
+            time.sleep(0.01)
+        assert "result" in server.call("file.write", {"path": "a.txt", "content": "é" * 10})
+        assert "result" in server.call("file.read", {"path": "a.txt"})
+        figures = server.result("rpc.metrics", {})
+        assert figures["chorus_worker_restarts_total"] == 1
+        assert figures["chorus_bytes_written_total"] == 20
+        assert figures["chorus_bytes_read_total"] == len("     1\t".encode()) + 20
+        assert figures["chorus_history_bytes"] > 0  # a.txt's first content, kept
+        assert figures["chorus_workspace_bytes"] == 0  # not wired until the usage account
+        assert server.close() == 0

@@ -22,6 +22,7 @@ from chorus_tools.rpc.dispatch.history_home import give_history, open_history
 from chorus_tools.rpc.dispatch.read_store import ReadStore, open_store
 from chorus_tools.rpc.dispatch.state_places import StartError
 from chorus_tools.rpc.dispatch.records import inside
+from chorus_tools.rpc.ops import logs
 from chorus_tools.rpc.options import SIZES, Parser, count, seconds, size
 from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback, listen
 from chorus_tools.rpc.wire.stdio import Server, ServerOptions
@@ -100,6 +101,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default="warning",
                    choices=("debug", "info", "warning", "error", "critical"),
                    help="what goes to stderr (default: warning); stdout is protocol only")
+    p.add_argument("--log-format", default="text", choices=("text", "json"),
+                   help="json: one object per line on stderr (time, level, event; a "
+                        "request's id, method, path, outcome, ms) (default: text)")
+    p.add_argument("--log-requests", action="store_true",
+                   help="log every request at info level (never its content)")
+    p.add_argument("--no-metrics", dest="metrics", action="store_false",
+                   help="count nothing (rpc.metrics and /metrics read empty): for measuring "
+                        "what counting costs (benchmarks/ops_rows.py)")
     http = p.add_argument_group("HTTP (MCP Streamable HTTP at /mcp, JSON-RPC at /rpc)")
     http.add_argument("--http", type=_http_address, metavar="[HOST:]PORT",
                       help="also serve HTTP on HOST (default 127.0.0.1) and PORT (0: any "
@@ -122,6 +131,9 @@ def parser() -> argparse.ArgumentParser:
                            "descriptor limit (RLIMIT_NOFILE) for the workspace's own work; "
                            "past it the connection idle longest is closed, or the new one "
                            "is refused 503 (default: 256)")
+    http.add_argument("--metrics-public", action="store_true",
+                      help="serve GET /metrics without the token (/healthz and /readyz "
+                           "never need it)")
     limits = p.add_argument_group("limits (each answered with a structured error when hit)")
     for flag, default, what in [
         ("--max-message-bytes", 64 * MIB, "largest JSON-RPC message read; larger: -32600"),
@@ -203,7 +215,8 @@ def _http_options(args: argparse.Namespace) -> HttpOptions | None:
                        max_head_bytes=args.http_max_head_bytes,
                        head_timeout=args.http_head_timeout,
                        idle_timeout=args.http_idle_timeout,
-                       max_connections=args.http_max_connections)
+                       max_connections=args.http_max_connections,
+                       metrics_public=args.metrics_public)
 
 
 def _listen(http: HttpOptions) -> socket.socket:
@@ -322,8 +335,7 @@ def main(argv: list[str] | None = None) -> None:
     if history_cli.wants(argv):  # chorus-tools history|restore|checkpoints|rewind
         sys.exit(history_cli.main(argv))
     args = parser().parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
-                        format="chorus-tools %(levelname)s %(name)s: %(message)s")
+    logs.configure(args.log_level, args.log_format, args.log_requests)
     user = _user(args)
     _check_workspace(args.workspace)
     if args.records and inside(args.records, args.workspace):
@@ -350,7 +362,8 @@ def main(argv: list[str] | None = None) -> None:
                             max_pending=args.max_pending, records_dir=args.records,
                             toolsets=args.tools, read_only=args.read_only,
                             history=history, history_full=args.history_full,
-                            index_memory=args.index_memory, reads=reads, http=http)
+                            index_memory=args.index_memory, reads=reads, http=http,
+                            metrics=args.metrics)
     wire_in, wire_out = _take_the_wire()
     listening = _listen(http) if http is not None else None  # before --user drops root
     try:  # opens the records as root

@@ -239,6 +239,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              indexed_bytes=NON_NEGATIVE, memory_bytes=NON_NEGATIVE,
              memory_budget=NON_NEGATIVE, reason={"type": "string"}),
         path_params=(), mcp_tool=False),
+    Method(
+        "rpc.metrics", None,
+        "The server's figures (requests, latency, bytes, usage) as JSON, as /metrics has them.",
+        _obj([]), {"type": "object"}, path_params=(), mcp_tool=False),
     *code_table.METHODS,
     *bytes_table.METHODS,
 ]}

@@ -29,6 +29,8 @@ everything else it did, the envelope layer already did.)
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from typing import Any, Callable
 
 from chorus_tools.rpc.dispatch.call import Call
@@ -38,6 +40,9 @@ from chorus_tools.rpc.dispatch.invoker import Invoker, Jobs
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions, Seen
 from chorus_tools.rpc.mcp.face import McpFace
+from chorus_tools.rpc.ops.drain import Drain
+from chorus_tools.rpc.ops.logs import log_request, requests_log
+from chorus_tools.rpc.ops.metrics import Metrics
 from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.dispatch.undo import UndoEdits
 from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
@@ -46,11 +51,13 @@ from chorus_tools.rpc.wire.envelope import (Invalid, Request, error_response, pa
 from chorus_tools.rpc.dispatch.unknown import advice
 from chorus_tools.rpc.wire.errors import METHOD_NOT_FOUND, protocol_error, wire_error
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.method import Method
 from chorus_tools.tools.registry import callable_methods
 
 LSP_CANCEL = "$/cancelRequest"
 MCP_CANCEL = "notifications/cancelled"
 DISCOVER = "rpc.discover"
+METRICS = "rpc.metrics"
 _NO_TARGET = object()
 
 
@@ -67,9 +74,12 @@ class Dispatcher:
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
                  watches: Watches | OwnWatches | None = None, roots: tuple[str, ...] = (),
                  history: HistoryCalls | None = None, reads: Seen | None = None,
-                 order: PathOrder | None = None, document_bytes: int = 0) -> None:
+                 order: PathOrder | None = None, document_bytes: int = 0,
+                 metrics: Metrics | None = None, drain: Drain | None = None) -> None:
         self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
+        self._metrics = metrics  # docs/protocol.md, Running many: shared by the server
+        self._drain = drain
         self._invoker = Invoker(pool, self._methods, request_timeout=request_timeout,
                                 records=records, watches=watches, roots=roots,
                                 history=history,
@@ -77,7 +87,9 @@ class Dispatcher:
                                 undo=_undo_memory(toolsets, history),
                                 order=order)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
-        self._mcp = McpFace(toolsets, self._invoker.invoke, read_only, document_bytes)
+        self._mcp = McpFace(toolsets, self._invoke, read_only, document_bytes)
+        self._labels = frozenset((*self._methods, DISCOVER, *McpFace.METHODS,
+                                  LSP_CANCEL, MCP_CANCEL))
         self.tasks: set[asyncio.Task] = set()
 
     def submit(self, body: bytes, reply: Callable[[Any], None]) -> asyncio.Task:
@@ -116,19 +128,66 @@ class Dispatcher:
         if isinstance(item, Invalid):
             return item.response
         request = item.request
+        metrics, started = self._metrics, time.perf_counter()
+        if metrics is not None:
+            metrics.begin()
+        response: dict[str, Any] | None = None
         try:
             response = await self._call(item)
         finally:
             self._release(item)
+            if metrics is not None or requests_log.isEnabledFor(logging.INFO):
+                self._count(request, response, time.perf_counter() - started)
         if request.is_notification or item.cancelled == "mcp":
             return None
         return response
+
+    def _count(self, request: Request, response: dict[str, Any] | None,
+               seconds: float) -> None:
+        """Count and log one answered request: its method as a bounded label, its outcome
+        `ok` or the error's code (never its message: it may quote file text)."""
+        if response is None:
+            outcome = "internal_error"
+        elif "error" in response:
+            data = response["error"].get("data")
+            outcome = data.get("error", "") if isinstance(data, dict) else ""
+        else:
+            outcome = "ok"
+        method = request.method if request.method in self._labels else "unknown"
+        if self._metrics is not None:
+            self._metrics.end(method, outcome, seconds)
+            if outcome == "ok" and isinstance(response, dict):
+                self._count_bytes(method, request.params, response.get("result"))
+        if requests_log.isEnabledFor(logging.INFO) and not request.is_notification:
+            params = request.params if isinstance(request.params, dict) else {}
+            log_request(request.id, method, params.get("path"), outcome, seconds * 1000)
+
+    def _count_bytes(self, method: str, params: Any, result: Any) -> None:
+        """Bytes of content through the plain JSON-RPC file methods: what a read returned,
+        what a write sent (MCP tools/call and other sets are not counted: docs/protocol.md)."""
+        assert self._metrics is not None
+        if method == "file.read" and isinstance(result, dict):
+            content = result.get("content")
+            if isinstance(content, str):
+                self._metrics.bytes_read += len(content.encode("utf-8", "surrogatepass"))
+        elif method == "file.write" and isinstance(params, dict):
+            content = params.get("content")
+            if isinstance(content, str):
+                self._metrics.bytes_written += len(content.encode("utf-8", "surrogatepass"))
 
     async def _call(self, call: Call) -> dict[str, Any]:
         """Route one request by the registry; every outcome becomes its response here."""
         request = call.request
         if request.method in (LSP_CANCEL, MCP_CANCEL):
             return result_response(request.id, None)
+        if self._drain is not None and self._drain.draining:
+            return error_response(request.id, wire_error(self._drain.refusal()))
+        if request.method == METRICS and request.method in self._methods:
+            if request.params:
+                return error_response(request.id, wire_error(ToolError(
+                    "invalid_params", "rpc.metrics takes no parameters.", param="params")))
+            figures = self._metrics.figures() if self._metrics is not None else {}
+            return result_response(request.id, figures)
         if request.method == DISCOVER:
             if request.params:
                 return error_response(request.id, wire_error(ToolError(
@@ -141,10 +200,22 @@ class Dispatcher:
         method = self._methods.get(request.method)
         if method is None:
             return error_response(request.id, self._not_found(request.method))
-        ok, payload = await self._invoker.invoke(call, method, request.params)
+        ok, payload = await self._invoke(call, method, request.params)
         if ok:
             return result_response(request.id, payload)
         return error_response(request.id, wire_error(payload))
+
+    async def _invoke(self, call: Call, method: Method, params: Any) -> tuple[bool, Any]:
+        """The invoker's call, a change counted as running while it runs (JSON-RPC's and
+        MCP tools/call's alike): the drain waits for changes (rpc/ops/drain.py)."""
+        drain = self._drain if method.mutating else None
+        if drain is None:
+            return await self._invoker.invoke(call, method, params)
+        drain.changes += 1
+        try:
+            return await self._invoker.invoke(call, method, params)
+        finally:
+            drain.changes -= 1
 
     def _not_found(self, name: str) -> dict[str, Any]:
         """-32601, with the methods it probably meant (`data.did_you_mean`)."""

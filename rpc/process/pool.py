@@ -66,6 +66,7 @@ class Pool:
                  close_fds: tuple[int, ...] = ()) -> None:
         self._ctx = ctx
         self._size = size
+        self.restarts = 0  # workers replaced after a crash or a kill (chorus_worker_restarts)
         self._max_pending = max_pending
         self._close_fds = close_fds
         # descriptors opened after start that a new child must close too (--http's
@@ -300,6 +301,7 @@ class Pool:
                 job.worker = None
                 self._queue.appendleft(job)
         if not worker.retired:
+            self.restarts += 1
             self._spawn()
 
     def _detach(self, worker: Worker) -> None:

@@ -65,6 +65,10 @@ class WarmProcess:
         asyncio.get_running_loop().add_reader(self._door.fileno(), self._knock)
         return self._door.fileno()
 
+    def state(self) -> str:
+        """`warm` while the warm process runs, else `cold` (calls walk the disk)."""
+        return "warm" if self._process is not None else "cold"
+
     def close(self) -> None:
         if self._pending is not None:
             self._pending.cancel()

@@ -35,6 +35,9 @@ import orjson
 
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.mcp.revision import SUPPORTED
+from chorus_tools.rpc.ops import probes
+from chorus_tools.rpc.ops.drain import Drain
+from chorus_tools.rpc.ops.metrics import Metrics
 from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, protocol_error
@@ -63,8 +66,11 @@ class HttpFront:
     """The listening socket, its connections, and the sessions."""
 
     def __init__(self, options: HttpOptions, dispatcher: Callable[..., Dispatcher],
-                 watches: Watches) -> None:
+                 watches: Watches, drain: Drain | None = None,
+                 metrics: Metrics | None = None) -> None:
         self._options = options
+        self._drain = drain or Drain()  # the server's: /readyz and 503 while draining
+        self._metrics = metrics
         self._dispatcher = dispatcher  # a new Dispatcher(watches=...) on the shared pool
         self._watches = watches
         self._sessions: dict[str, Session] = {}
@@ -122,6 +128,16 @@ class HttpFront:
         return (*(c.fd for c in self._connections if c.fd >= 0),
                 *(s.fileno() for s in pending if s.fileno() >= 0))
 
+    @property
+    def open_connections(self) -> int:
+        return len(self._connections)
+
+    def end_streams(self) -> None:
+        """Drain, first step: the sessions' notification streams end (an open GET would
+        hold the drain to its timeout); requests in flight run on, probes are answered."""
+        for session in [self._sessionless, *self._sessions.values()]:
+            session.end()
+
     def stop_listening(self) -> None:
         """Shutdown, first step: no new connection or request; sessions end."""
         self._closing = True
@@ -135,9 +151,13 @@ class HttpFront:
     # the checks made on a request's head, before its body is read
     def refuse(self, head: Head) -> Reply | None:
         if self._closing:
-            return plain(503, "The server is shutting down.")
+            return probes.refusal(self._drain)
+        route = head.path in probes.ROUTES
+        if self._drain.draining and not route:
+            return probes.refusal(self._drain)
         token = self._options.token
-        if token is not None:
+        if token is not None and head.path not in probes.PROBES and not (
+                head.path == probes.METRICS_PATH and self._options.metrics_public):
             given = head.headers.get("authorization", "").encode("latin-1")
             if not hmac.compare_digest(given, b"Bearer " + token):
                 return plain(401, "Unauthorized: send Authorization: Bearer <token> (the "
@@ -149,6 +169,9 @@ class HttpFront:
         host = head.headers.get("host", "")
         if self._loopback_bind and not _loopback_host(host):
             return plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
+        if route:
+            return None if head.method == "GET" else plain(405, "Method not allowed.",
+                                                           [("allow", "GET")])
         if head.path.startswith((files.PREFIX, archive.PREFIX)):
             if head.method not in ("GET", "PUT"):
                 return plain(405, "Method not allowed.", [("allow", "GET, PUT")])
@@ -177,6 +200,9 @@ class HttpFront:
         return head.method == "PUT" and head.path.startswith((files.PREFIX, archive.PREFIX))
 
     def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
+        if head.path in probes.ROUTES:
+            out.whole(probes.answer(head.path, self._drain, self._metrics))
+            return None
         if head.path.startswith(files.PREFIX):
             route = files.put if head.method == "PUT" else files.get
             return route(self._sessionless.dispatcher, head, out)

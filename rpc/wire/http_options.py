@@ -24,6 +24,7 @@ class HttpOptions:
     head_timeout: float = 10.0  # from connecting, or a head's first byte, to its end: 408
     idle_timeout: float = 60.0  # a kept-alive connection between requests, a stalled body
     max_connections: int = 256  # open at once (fewer under a low descriptor limit)
+    metrics_public: bool = False  # GET /metrics without the token (docs/protocol.md)
 
 
 @functools.lru_cache(maxsize=256)  # asked per request, of the few Host values clients send

@@ -27,6 +27,8 @@ from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
 from chorus_tools.rpc.wire.http_options import HttpOptions
+from chorus_tools.rpc.ops.drain import Drain
+from chorus_tools.rpc.ops.metrics import Metrics
 from chorus_tools.rpc.process.pool import Pool
 from chorus_tools.rpc.dispatch.history import History
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
@@ -59,6 +61,7 @@ class ServerOptions:
     reads: ReadStore | None = None  # the claude set's reads on disk (opened by the cli)
     http: HttpOptions | None = None
     index_memory: int = 0  # the warm tree's budget (rpc/process/warm_process.py); 0: off
+    metrics: bool = True  # count requests (docs/protocol.md, Running many); off: benchmarks
 
 
 def pollable(fd: int) -> bool:
@@ -148,6 +151,8 @@ class Server:
         self._decoder = Decoder(options.max_message_bytes)
         self._output = Output(wire_out, self._output_lost)
         self._records = Records(options.records_dir) if options.records_dir else None
+        self._drain = Drain(retry_after=options.shutdown_timeout)
+        self._metrics = Metrics() if options.metrics else None
         self._history = options.history  # opened by the cli (rpc/dispatch/history_home.py)
         if self._history is not None:  # the workers inherit them at fork: tools/mutate/keep.py
             ctx.history_spools = self._history.spools(2 * options.workers + 2)
@@ -170,8 +175,10 @@ class Server:
             roots=ctx.ws.roots, order=PathOrder(), document_bytes=ctx.limits.max_image_bytes,
             history=HistoryCalls(self._history, ctx.ws.roots, options.read_only,
                                  options.history_full),
-            reads=options.reads if options.reads is not None else {})
+            reads=options.reads if options.reads is not None else {},
+            metrics=self._metrics, drain=self._drain)
         self._dispatcher = self._new_dispatcher(watches=self._watches)
+        self._ended = False  # stdin ended: nothing more is read from it
         self._http: HttpFront | None = None
         self._listening = listening  # --http's socket, bound before --user dropped root
         self._stop = asyncio.Event()
@@ -184,21 +191,41 @@ class Server:
             self._pool.close_in_children(self._warm.bind())
         self._pool.start()
         self._pool.background("chorus_tools.tools.mutate.atomic:sweep_temp_files")
+        self._feed_metrics()
         await self._output.open()
         if self._listening is not None:
             await self._serve_http(self._listening)
         reader = await self._start_reading() if self._serves_stdio() else None
+        self._drain.ready()
         await self._stop.wait()
+        # the drain (docs/protocol.md, Running many): stdin is still read, and every new
+        # request, there or over HTTP, is answered shutting_down while in-flight ones finish
+        self._drain.begin()
+        log.info("draining: %d requests in flight", len(self._tasks()))
+        await self._finish()
         if reader is not None:
             reader.close()
-        await self._finish()
         return 0
+
+    def _feed_metrics(self) -> None:
+        """The gauges read from the parts that own them, at scrape time."""
+        if self._metrics is None:
+            return
+        providers = self._metrics.providers
+        providers["chorus_worker_restarts_total"] = lambda: self._pool.restarts
+        if self._history is not None:
+            providers["chorus_history_bytes"] = self._history.stored
+        providers["chorus_http_connections"] = lambda: (
+            self._http.open_connections if self._http is not None else 0)
+        if self._warm is not None:
+            self._metrics.warm_state = self._warm.state
 
     async def _serve_http(self, sock: socket.socket) -> None:
         from chorus_tools.rpc.wire.http import HttpFront  # h11 only when asked for
         assert self._options.http is not None
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._stop.set)
-        self._http = HttpFront(self._options.http, self._new_dispatcher, self._watches)
+        self._http = HttpFront(self._options.http, self._new_dispatcher, self._watches,
+                               self._drain, self._metrics)
         address = self._http.start(sock)
         self._pool.more_fds = self._http.connection_fds
         # the one line a launcher reads to learn the port (with --http 127.0.0.1:0)
@@ -227,13 +254,14 @@ class Server:
         self.end_of_input()
 
     def feed(self, data: bytes) -> None:
-        if self._stop.is_set():
+        if self._ended:
             return
         for event in self._decoder.feed(data):
             self._handle(event)
 
     def end_of_input(self) -> None:
-        if not self._stop.is_set():
+        if not self._ended:
+            self._ended = True
             for event in self._decoder.eof():
                 self._handle(event)
             self._stop.set()
@@ -263,13 +291,17 @@ class Server:
         """Finish what is in flight (bounded), stop the workers, flush, close."""
         self._watches.close()
         if self._http is not None:
-            self._http.stop_listening()
+            self._http.end_streams()
         tasks = self._tasks()
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=self._options.shutdown_timeout)
+            if pending and self._drain.changes:  # never cut a change: it finishes
+                pending = await self._settle(pending)
             if pending:
                 log.warning("%d requests still running at shutdown: stopping them",
                             len(pending))
+        if self._http is not None:
+            self._http.stop_listening()
         await self._pool.close()
         if self._warm is not None:
             self._warm.close()
@@ -280,6 +312,16 @@ class Server:
             self._records.close()
         if self._history is not None:
             self._history.close()
+
+    async def _settle(self, pending: set[asyncio.Task]) -> set[asyncio.Task]:
+        """Past --shutdown-timeout, wait on for the changes running (a rewind or an
+        upload's commit is one worker job: killed, it would leave its journal to the next
+        start's recovery), up to --request-timeout, the bound their callers already
+        accept; the rest are stopped."""
+        end = asyncio.get_running_loop().time() + self._options.request_timeout
+        while pending and self._drain.changes and asyncio.get_running_loop().time() < end:
+            _, pending = await asyncio.wait(pending, timeout=0.05)
+        return pending
 
     def _tasks(self) -> set[asyncio.Task]:
         http = self._http.tasks if self._http is not None else set()

@@ -176,3 +176,54 @@ def _rpc(base: str, headers: dict[str, str], message: dict[str, Any]) -> Any:
     body = reply.json()
     assert "result" in body, body
     return body["result"]
+
+
+def deployment() -> dict[str, Any]:
+    """The Kubernetes Deployment in docs/deploy.md, parsed."""
+    import yaml
+
+    text = (REPO / "docs" / "deploy.md").read_text()
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+    [found] = [b for b in blocks if isinstance(b, dict) and b.get("kind") == "Deployment"]
+    return found
+
+
+def test_the_kubernetes_deployment_agrees_with_the_image() -> None:
+    """Issue 42: the fleet recipe's user, port and paths are the container recipe's, its
+    root filesystem read-only, its probes on /healthz and /readyz, scraped by annotation."""
+    docker, pod = dockerfile(), deployment()["spec"]["template"]
+    argv = json.loads(docker["ENTRYPOINT"][-1])
+    [container] = pod["spec"]["containers"]
+    uid = int(re.search(r"--uid (\d+)", next(r for r in docker["RUN"] if "useradd" in r))
+              .group(1))  # type: ignore[union-attr]
+    security = pod["spec"]["securityContext"]
+    assert security["runAsNonRoot"] is True and security["runAsUser"] == uid != 0
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    port = int(argv[argv.index("--http") + 1].rpartition(":")[2])
+    assert [int(p) for p in docker["EXPOSE"]] == [port]
+    assert [p["containerPort"] for p in container["ports"]] == [port]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": port}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": port}
+    annotations = pod["metadata"]["annotations"]
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert int(annotations["prometheus.io/port"]) == port
+    assert annotations["prometheus.io/path"] == "/metrics"
+    # the args replace CMD, keep the ENTRYPOINT, and parse as this server's options
+    assert "--metrics-public" in container["args"]  # annotations carry no token
+    from chorus_tools.rpc.cli import parser
+    options = parser().parse_args([*argv[1:], *container["args"]])
+    # the workspace, the volume and the token's directory are mounted where argv names them
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+    [volume] = json.loads(docker["VOLUME"][-1])
+    workspace = argv[argv.index("--workspace") + 1]
+    token = argv[argv.index("--http-token-file") + 1]
+    assert "persistentVolumeClaim" in volumes[mounts[workspace]]
+    assert "persistentVolumeClaim" in volumes[mounts[volume]]
+    secret = volumes[mounts[os.path.dirname(token)]]["secret"]
+    assert [i["path"] for i in secret["items"]] == [os.path.basename(token)]
+    assert "emptyDir" in volumes[mounts["/tmp"]]  # the root filesystem is read-only
+    # the grace period covers the drain: in flight, then a running change, each bounded
+    assert pod["spec"]["terminationGracePeriodSeconds"] > \
+        options.shutdown_timeout + options.request_timeout

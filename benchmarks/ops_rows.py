@@ -1,0 +1,77 @@
+"""Running many (docs/protocol.md, "Running many"): what counting costs the hot path, and
+how fast the liveness probe answers under load.
+
+Rows: file.read 4 KiB, 64 in flight, with the metrics counted against the same server
+started `--no-metrics` (side by side in one run; target ≥ 0.97×); and `GET /healthz`
+p99 on fresh connections (as a kubelet probes) while 64 searches of the standard library
+run over /rpc (target ≤ 5 ms, absolute).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+from benchmarks.env import REPO, Env
+from benchmarks.httpload import HttpServer
+from benchmarks.loadclient import percentile
+from benchmarks.report import Measure, Target
+from benchmarks.scenarios import (IN_FLIGHT, READ_4K, STDLIB_PATTERN, Scenario, _pipelined)
+
+PROBES = 200
+
+
+def metrics_on(env: Env) -> Measure:
+    with env.ours(env.scratch) as server:
+        return _pipelined(server, env, READ_4K)
+
+
+def metrics_off(env: Env) -> Measure:
+    with env.ours(env.scratch, "--no-metrics") as server:
+        return _pipelined(server, env, READ_4K)
+
+
+def _probe(address: tuple[str, int]) -> float:
+    """One GET /healthz on a new connection: seconds to the whole answer."""
+    start = time.perf_counter()
+    with socket.create_connection(address, timeout=30) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        answer = b""
+        while b'{"status":"ok"}' not in answer:
+            chunk = sock.recv(4096)
+            if not chunk:
+                raise ConnectionError(f"/healthz answered {answer!r}")
+            answer += chunk
+    return time.perf_counter() - start
+
+
+def healthz_under_search(env: Env) -> Measure:
+    with HttpServer(env.ours_argv(env.stdlib), cwd=REPO,
+                    stderr=env.logs / "ours.stderr") as server:
+        search = ("file.search", {"pattern": STDLIB_PATTERN, "max_results": 100})
+        server.throughput(lambda i: search, IN_FLIGHT)  # warm: connections, page cache
+        loaded = threading.Event()
+
+        def load() -> None:
+            while not loaded.is_set():
+                server.throughput(lambda i: search, IN_FLIGHT * 2, IN_FLIGHT)
+        loader = threading.Thread(target=load, daemon=True)
+        loader.start()
+        try:
+            time.sleep(0.2)
+            samples = [_probe(server.address) for _ in range(PROBES)]
+        finally:
+            loaded.set()
+            loader.join(120)
+        return Measure("time", percentile(samples, 0.99),
+                       {"p50": percentile(samples, 0.5), "probes": len(samples),
+                        "searches_in_flight": IN_FLIGHT})
+
+
+SCENARIOS: list[Scenario] = [
+    Scenario("ops_metrics_read", "file.read 4 KiB, 64 in flight, metrics counted",
+             "the same server --no-metrics", Target("≥", 0.97), metrics_on, metrics_off),
+    Scenario("ops_healthz_p99", "GET /healthz p99 (new connections) while 64 searches run",
+             "—", Target("≤", 0.005, absolute=True, unit="s"), healthz_under_search, None),
+]

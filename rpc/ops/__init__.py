@@ -1,0 +1,1 @@
+"""Operations beside the transports: metrics, the drain state, structured logs."""

@@ -1,0 +1,209 @@
+"""The operator's routes over real HTTP (docs/protocol.md, Running many): /healthz and
+/readyz without the token and without a word about the workspace, /metrics behind the
+token (or --metrics-public) with series a flood of made-up methods cannot grow, /readyz
+503 while a SIGTERM drains the server and every other request 503 with Retry-After; and
+the JSON request log, which never carries file content nor the token."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from e2e_support import SLOW_SIZE, E2EServer, sparse_text
+from http_server import HttpServer
+
+TOKEN = "tok-3b1f-never-logged"
+CANARY = "CANARY-7f3a-content"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text(f"alpha\n{CANARY}-line\nbeta\n")
+    sparse_text(root / "slow.txt", SLOW_SIZE)
+    return root
+
+
+def get(server: HttpServer, path: str, token: str | None = None) -> httpx.Response:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    return httpx.get(server.base + path, headers=headers, timeout=30)
+
+
+def ready(server: HttpServer, guard: float = 15.0) -> httpx.Response:
+    """/readyz once it says ready (it says starting until the pool is up)."""
+    end = time.monotonic() + guard
+    while (reply := get(server, "/readyz")).status_code != 200:
+        assert reply.json() == {"status": "starting"} and time.monotonic() < end
+        time.sleep(0.02)
+    return reply
+
+
+def test_probes_need_no_token_and_metrics_does(ws: Path, tmp_path: Path) -> None:
+    with HttpServer(ws, "--workers", "1", token=TOKEN, tmp=tmp_path) as server:
+        health = get(server, "/healthz")
+        assert health.status_code == 200 and health.json() == {"status": "ok"}
+        assert ready(server).json() == {"status": "ready"}
+        assert httpx.post(server.base + "/healthz", timeout=30).status_code == 405
+        assert get(server, "/metrics").status_code == 401
+        assert get(server, "/metrics", "wrong").status_code == 401
+        assert server.post("/rpc", {"jsonrpc": "2.0", "id": 1, "method": "file.read",
+                                    "params": {"path": "a.txt"}}).status_code == 200
+        scraped = get(server, "/metrics", TOKEN)
+        assert scraped.status_code == 200
+        assert scraped.headers["content-type"].startswith("text/plain")
+        text = scraped.text
+        for family in ("chorus_requests_total", "chorus_request_seconds_bucket",
+                       "chorus_requests_in_flight", "chorus_worker_restarts_total",
+                       "chorus_bytes_read_total", "chorus_bytes_written_total",
+                       "chorus_history_bytes", "chorus_workspace_bytes",
+                       "chorus_workspace_files", "chorus_quota_bytes", "chorus_quota_files",
+                       "chorus_http_connections", "chorus_warm_state"):
+            assert re.search(rf"^{family}[{{ ]", text, re.M), family
+        assert 'chorus_requests_total{method="file.read",outcome="ok"} 1.0' in text
+        assert str(ws) not in text and CANARY not in text
+
+
+def test_metrics_public_serves_them_without_the_token(ws: Path, tmp_path: Path) -> None:
+    with HttpServer(ws, "--workers", "1", "--metrics-public", token=TOKEN,
+                    tmp=tmp_path) as server:
+        assert get(server, "/metrics").status_code == 200
+        assert server.post("/rpc", {"jsonrpc": "2.0", "id": 1, "method": "rpc.discover"},
+                           authorization="Bearer wrong").status_code == 401
+
+
+def series(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("chorus_requests_total{")]
+
+
+def test_a_flood_of_unknown_methods_and_bad_params_cannot_grow_the_series(ws: Path) -> None:
+    with HttpServer(ws, "--workers", "1") as server:
+        flood = [{"jsonrpc": "2.0", "id": i, "method": f"made.up.{i}"} for i in range(300)]
+        flood += [{"jsonrpc": "2.0", "id": 1000 + i, "method": "file.read",
+                   "params": {"path": "a.txt", f"bogus{i}": i}} for i in range(300)]
+        flood += [{"jsonrpc": "2.0", "id": 2000 + i, "method": f"x{i}", "params": [i]}
+                  for i in range(100)]
+        assert server.post("/rpc", flood).status_code == 200
+        lines = series(get(server, "/metrics").text)
+        assert 'chorus_requests_total{method="unknown",outcome="method_not_found"} 400.0' \
+            in lines
+        assert 'chorus_requests_total{method="file.read",outcome="invalid_params"} 300.0' \
+            in lines
+        assert len(lines) == 2, lines
+        figures = server.post("/rpc", {"jsonrpc": "2.0", "id": 1, "method": "rpc.metrics"})
+        counted = {(s["method"], s["outcome"]): s["value"]
+                   for s in figures.json()["result"]["chorus_requests_total"]}
+        assert counted == {("unknown", "method_not_found"): 400,
+                           ("file.read", "invalid_params"): 300}
+
+
+def _worker_has_open(pid: int, target: str, guard: float = 15.0) -> None:
+    end = time.monotonic() + guard
+    while time.monotonic() < end:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        for child in children:
+            try:
+                fds = os.listdir(f"/proc/{child}/fd")
+                if any(_link(child, fd) == target for fd in fds):
+                    return
+            except OSError:
+                continue
+        time.sleep(0.005)
+    raise TimeoutError(f"no worker opened {target}")
+
+
+def _link(pid: str, fd: str) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        return ""
+
+
+def test_readyz_is_503_while_draining_and_requests_get_retry_after(ws: Path,
+                                                                    tmp_path: Path) -> None:
+    server = HttpServer(ws, "--workers", "1", "--log-level", "info", "--log-format", "json",
+                        "--log-requests", token=TOKEN, tmp=tmp_path)
+    try:
+        ready(server)
+        answers: list[Any] = []
+        slow = threading.Thread(target=lambda: answers.append(server.post("/rpc", {
+            "jsonrpc": "2.0", "id": "slow", "method": "file.read",
+            "params": {"path": "slow.txt", "limit": 1}})))
+        slow.start()
+        _worker_has_open(server.proc.pid, str(ws / "slow.txt"))
+        server.proc.send_signal(signal.SIGTERM)
+        end = time.monotonic() + 15
+        while b"draining" not in server.stderr:
+            assert time.monotonic() < end, server.stderr
+            time.sleep(0.01)
+        probe = get(server, "/readyz")
+        assert probe.status_code == 503 and probe.json() == {"status": "draining"}
+        assert int(probe.headers["retry-after"]) >= 1
+        assert get(server, "/healthz").status_code == 200
+        refused = server.post("/rpc", {"jsonrpc": "2.0", "id": 2, "method": "file.read",
+                                       "params": {"path": "a.txt"}})
+        assert refused.status_code == 503 and int(refused.headers["retry-after"]) >= 1
+        slow.join(60)
+        assert answers[0].status_code == 200
+        assert answers[0].json()["result"]["total_lines"] == 501
+        assert server.proc.wait(30) == 0
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+    time.sleep(0.1)  # the stderr thread reads the last lines
+    assert TOKEN.encode() not in server.stderr
+    logged = [json.loads(line) for line in server.stderr.splitlines()
+              if line.startswith(b"{")]
+    slow_line = [e for e in logged if e.get("id") == "slow"]
+    assert slow_line and slow_line[0]["method"] == "file.read" \
+        and slow_line[0]["path"] == "slow.txt" and slow_line[0]["outcome"] == "ok"
+
+
+def test_json_request_logs_carry_codes_never_content(ws: Path) -> None:
+    with E2EServer(ws, "--workers", "1", "--log-format", "json", "--log-requests") as server:
+        missed = server.call("file.patch", {"path": "a.txt", "patches": [
+            {"find": f"{CANARY}-lime", "replace": "x"}]})
+        assert missed["error"]["data"]["error"] == "find_not_found"
+        assert CANARY in json.dumps(missed)  # the hint quotes the file: the log must not
+        assert "result" in server.call("file.read", {"path": "a.txt"})
+        assert "result" in server.call("file.write", {"path": "b.txt",
+                                                      "content": f"{CANARY}-written"})
+        assert server.close() == 0
+    time.sleep(0.1)
+    assert CANARY.encode() not in server.stderr
+    lines = [json.loads(line) for line in server.stderr.splitlines() if line.strip()]
+    requests = [e for e in lines if e["event"] == "request"]
+    assert [(e["method"], e["outcome"]) for e in requests] == [
+        ("file.patch", "find_not_found"), ("file.read", "ok"), ("file.write", "ok")]
+    for entry in requests:
+        assert {"time", "level", "event", "id", "method", "path", "outcome", "ms"} <= set(
+            entry) and entry["level"] == "info"
+
+
+def test_rpc_metrics_over_stdio_counts_restarts_bytes_and_history(ws: Path,
+                                                                   tmp_path: Path) -> None:
+    with E2EServer(ws, "--workers", "1", "--history", str(tmp_path / "history")) as server:
+        [worker] = server.workers(1)
+        os.kill(worker, signal.SIGKILL)
+        end = time.monotonic() + 15
+        while server.worker_pids() in ([], [worker]):
+            assert time.monotonic() < end, "no worker replaced the killed one"
+            time.sleep(0.01)
+        assert "result" in server.call("file.write", {"path": "a.txt", "content": "é" * 10})
+        assert "result" in server.call("file.read", {"path": "a.txt"})
+        figures = server.result("rpc.metrics", {})
+        assert figures["chorus_worker_restarts_total"] == 1
+        assert figures["chorus_bytes_written_total"] == 20
+        assert figures["chorus_bytes_read_total"] == len("     1\t".encode()) + 20
+        assert figures["chorus_history_bytes"] > 0  # a.txt's first content, kept
+        assert figures["chorus_workspace_bytes"] == 0  # not wired until the usage account
+        assert server.close() == 0

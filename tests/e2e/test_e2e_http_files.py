@@ -160,3 +160,31 @@ def test_regression_a_put_longer_than_max_message_bytes_was_refused_by_its_lengt
         rpc = httpx.post(server.rpc, content=b" " * (2 << 20),
                          headers={"content-type": "application/json"}, timeout=60)
         assert rpc.status_code == 413
+
+
+def test_confinement_holds_for_every_spelling_of_a_path_out(tmp_path: Path) -> None:
+    """A symlink out, a FIFO (opening it would block a worker), `..` percent-encoded (the
+    URL's own `..` never reaches /files), an encoded absolute path and a reserved name:
+    each refused with its error, nothing read from outside, nothing written anywhere."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cr3t-payload")
+    (ws / "out").symlink_to(secret)
+    os.mkfifo(ws / "pipe")
+    with HttpServer(ws) as server:
+        refused = {"out": (403, "path_outside_workspace"),
+                   "pipe": (409, "not_a_regular_file"),
+                   "%2e%2e/secret.txt": (403, "path_outside_workspace"),
+                   "sub/%2E%2E/%2e%2e/secret.txt": (403, "path_outside_workspace"),
+                   "%2F" + "%2F".join(secret.parts[1:]): (403, "path_outside_workspace")}
+        for path, (status, error) in refused.items():
+            got = httpx.get(server.base + "/files/" + path, timeout=30)
+            assert (got.status_code, got.json()["error"]) == (status, error), path
+            assert b"s3cr3t" not in got.content
+            put = httpx.put(server.base + "/files/" + path, content=b"evil", timeout=30)
+            assert (put.status_code, put.json()["error"]) == (status, error), path
+        reserved = httpx.put(server.base + "/files/.chorus-tmp-x", content=b"evil")
+        assert reserved.status_code == 400 and reserved.json()["error"] == "invalid_params"
+    assert secret.read_text() == "s3cr3t-payload"
+    assert sorted(p.name for p in ws.iterdir()) == ["out", "pipe"]

@@ -195,3 +195,19 @@ def test_spools_are_never_listed_or_searched(ctx: ToolContext, root: Path) -> No
     upload_part(ctx, uid, 0, b64(b"needle\n"))
     listed = file_list(ctx, pattern="**", include_hidden=True)
     assert not [f for f in listed["files"] if "chorus-tmp" in f["path"]]
+
+
+def test_regression_a_write_into_a_live_spool_tampered_with_a_foreign_upload(
+        ctx: ToolContext, root: Path) -> None:
+    """The write path refused a reserved name only as the file's own name (or a directory
+    it would create), so file.write_bytes could replace another upload's parts or its
+    meta.json (redirecting its commit) inside the existing spool directory."""
+    uid = upload_begin(ctx, "victim.bin", size=4, sha256=sha(b"good"))["upload_id"]
+    upload_part(ctx, uid, 0, b64(b"good"))
+    (spool,) = spools(root)
+    for name in ("data", "meta.json"):
+        fails("invalid_params", write_bytes, ctx, f"{spool}/{name}", b64(b"evil"))
+        fails("invalid_params", write_bytes, ctx, f"sub/../{spool}/{name}", b64(b"evil"))
+    assert upload_commit(ctx, uid)["bytes_written"] == 4
+    assert (root / "victim.bin").read_bytes() == b"good"
+    assert sorted(p.name for p in root.iterdir()) == ["victim.bin"]

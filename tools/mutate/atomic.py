@@ -116,7 +116,8 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
         if target == ROOT:
             raise _is_directory(shown)
         parent, name = split_parent(target)
-        refuse_reserved(name, shown)
+        for part in (*parent.split("/"), name):  # nor into one: an upload's spool is one
+            refuse_reserved(part, shown)
         with locked_dir(ctx, parent, shown=shown, create=create_dirs) as dir_fd:
             st = _lstat(dir_fd, name, shown)
             if st is None or not stat.S_ISLNK(st.st_mode):

@@ -39,6 +39,7 @@ from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions, Seen
 from chorus_tools.rpc.mcp.face import McpFace
 from chorus_tools.rpc.dispatch.ordering import PathOrder
+from chorus_tools.rpc.dispatch.quota import UsageAccount
 from chorus_tools.rpc.dispatch.undo import UndoEdits
 from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.wire.envelope import (Invalid, Request, error_response, parse,
@@ -67,7 +68,8 @@ class Dispatcher:
                  toolsets: tuple[str, ...] = ("native",), read_only: bool = False,
                  watches: Watches | OwnWatches | None = None, roots: tuple[str, ...] = (),
                  history: HistoryCalls | None = None, reads: Seen | None = None,
-                 order: PathOrder | None = None, document_bytes: int = 0) -> None:
+                 order: PathOrder | None = None, document_bytes: int = 0,
+                 quota: UsageAccount | None = None) -> None:
         self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
         self._invoker = Invoker(pool, self._methods, request_timeout=request_timeout,
@@ -75,7 +77,7 @@ class Dispatcher:
                                 history=history,
                                 session=ReadVersions(reads) if "claude" in toolsets else None,
                                 undo=_undo_memory(toolsets, history),
-                                order=order)
+                                order=order, quota=quota)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._mcp = McpFace(toolsets, self._invoker.invoke, read_only, document_bytes)
         self.tasks: set[asyncio.Task] = set()

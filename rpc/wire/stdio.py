@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from chorus_tools.rpc.process.channel import write_all
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.dispatch.ordering import PathOrder
+from chorus_tools.rpc.dispatch.quota import UsageAccount
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
@@ -59,6 +60,8 @@ class ServerOptions:
     reads: ReadStore | None = None  # the claude set's reads on disk (opened by the cli)
     http: HttpOptions | None = None
     index_memory: int = 0  # the warm tree's budget (rpc/process/warm_process.py); 0: off
+    quota_bytes: int | None = None  # --quota-bytes, --quota-files: None is unlimited
+    quota_files: int | None = None
 
 
 def pollable(fd: int) -> bool:
@@ -164,13 +167,17 @@ class Server:
         # one history and one memory of the claude set's reads (the workspace's, on disk or
         # else for this process: an HTTP session keeps only its initialize state and its
         # watches, so a client that opens a session per call can Read then Edit)
+        # the workspace's one usage account (rpc/dispatch/quota.py); the metrics read
+        # its figures()
+        self.quota = UsageAccount(options.quota_bytes, options.quota_files,
+                                  warm=self._warm is not None)
         self._new_dispatcher = functools.partial(
             Dispatcher, self._pool, request_timeout=options.request_timeout,
             records=self._records, toolsets=options.toolsets, read_only=options.read_only,
             roots=ctx.ws.roots, order=PathOrder(), document_bytes=ctx.limits.max_image_bytes,
             history=HistoryCalls(self._history, ctx.ws.roots, options.read_only,
                                  options.history_full),
-            reads=options.reads if options.reads is not None else {})
+            reads=options.reads if options.reads is not None else {}, quota=self.quota)
         self._dispatcher = self._new_dispatcher(watches=self._watches)
         self._http: HttpFront | None = None
         self._listening = listening  # --http's socket, bound before --user dropped root

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError

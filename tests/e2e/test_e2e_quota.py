@@ -163,3 +163,27 @@ def _until(srv: RpcServer, wanted: Any, patience: float = 20.0) -> None:
             break
         time.sleep(0.05)
     assert wanted(usage), usage
+
+
+def test_upload_parts_count_as_they_arrive(tmp_path: Path) -> None:
+    import base64
+
+    root = _workspace(tmp_path)
+    with _server(root) as srv:
+        upload = srv.result("file.upload_begin", {"path": "up.bin"})["upload_id"]
+        part = base64.b64encode(b"u" * 60).decode()
+        srv.result("file.upload_part", {"upload_id": upload, "offset": 0, "data": part})
+        assert srv.result("workspace.status", {})["usage"]["bytes"] == 960
+        data = _refused(srv.call("file.upload_part", {"upload_id": upload, "offset": 60,
+                                                      "data": part}))
+        assert (data["used"], data["needed"]) == (960, 60)
+        _refused(srv.call("file.write_bytes", {"path": "w.bin", "data": part}))
+        assert srv.result("file.upload_commit", {"upload_id": upload})["created"]
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 960, "files": 2}
+        second = srv.result("file.upload_begin", {"path": "up2.bin"})["upload_id"]
+        small = base64.b64encode(b"s" * 20).decode()
+        srv.result("file.upload_part", {"upload_id": second, "offset": 0, "data": small})
+        assert srv.result("workspace.status", {})["usage"]["bytes"] == 980
+        srv.result("file.upload_abort", {"upload_id": second})
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 960, "files": 2}
+    assert sorted(os.listdir(root)) == ["big.txt", "up.bin"]

@@ -166,7 +166,7 @@ def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
             raise conflict_error(shown, expected_version, current_version)
     new = compute(Current(rel=target, data=before, stat=st))
     if isinstance(new, Spooled):
-        _charge_file(ctx, st, new.size, shown)
+        _charge_file(ctx, st, 0, shown)  # its bytes counted as its parts arrived
         after_st = _land(dir_fd, name, st, new, shown)
         keep.commit(ctx, snap, version_of(after_st))
         note_hashes(ctx, after_sha256=new.sha256, nbytes=new.size)

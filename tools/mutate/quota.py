@@ -12,7 +12,9 @@ shrinks is never refused, even over quota. The invoker reads `ctx.grown` back fr
 job's record (GROWN) and books it.
 
 `measure` is the fresh count the account starts from: the warm tree's figures when it is
-up (tools/warm/answers.py), else a walk of the disk.
+up (tools/warm/answers.py), else a walk of the disk; plus the bytes of uploads still in
+parts, which count against the quota as they arrive (their spool's growth is charged by
+each part, and a commit that lands it adds only the entry).
 """
 
 from __future__ import annotations
@@ -68,10 +70,15 @@ def measure(ctx: ToolContext) -> dict[str, int]:
     the root and our temporary files counted as a file)."""
     from chorus_tools.tools.warm.client import ask  # the warm process imports us back
 
+    root_fd = ctx.ws.open_dir(ROOT)
+    try:
+        spooled = _spooled_bytes(root_fd)
+    finally:
+        os.close(root_fd)
     found = ask(ctx, "usage")
     if found is not None:
-        return found
-    total, count = 0, 0
+        return {"bytes": found["bytes"] + spooled, "files": found["files"]}
+    total, count = spooled, 0
     stack = [ctx.ws.open_dir(ROOT)]
     while stack:
         fd = stack.pop()
@@ -80,6 +87,29 @@ def measure(ctx: ToolContext) -> dict[str, int]:
         finally:
             os.close(fd)
     return {"bytes": total, "files": count}
+
+
+def _spooled_bytes(root_fd: int) -> int:
+    """The bytes of uploads still in parts (tools/bytes/spool.py: beneath the reserved
+    prefix at the root, which the walk and the warm tree never count as files)."""
+    from chorus_tools.tools.bytes.spool import DATA, SPOOL_PREFIX
+
+    total = 0
+    for name in os.listdir(root_fd):
+        if not name.startswith(SPOOL_PREFIX):
+            continue
+        try:  # never through a symlink someone put at a spool's name
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         dir_fd=root_fd)
+        except OSError:
+            continue
+        try:
+            total += os.stat(DATA, dir_fd=fd, follow_symlinks=False).st_size
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return total
 
 
 def _scan(fd: int, stack: list[int], total: int, count: int) -> tuple[int, int]:

@@ -133,6 +133,8 @@ def parser() -> argparse.ArgumentParser:
         ("--max-pending", 1024, "requests waiting for a worker before server_busy"),
         ("--syntax-max-bytes", 4 * MIB, "largest file the syntax guard and diagnostics parse"),
         ("--max-chunk-bytes", 16 * MIB, "largest file.read_bytes range or upload part"),
+        ("--max-archive-entries", 1_000_000, "entries an archive put in may hold"),
+        ("--max-archive-bytes", 4 * 1024 * MIB, "bytes an archive put in may expand to"),
     ]:
         in_bytes = flag.endswith("-bytes")
         limits.add_argument(flag, type=size(1) if in_bytes else count(1), default=default,
@@ -249,7 +251,9 @@ def _tool_context(args: argparse.Namespace) -> ToolContext:
                     max_diff_bytes=args.max_diff_bytes,
                     search_file_timeout=args.search_file_timeout,
                     syntax_max_bytes=args.syntax_max_bytes, syntax_timeout=args.syntax_timeout,
-                    max_chunk_bytes=args.max_chunk_bytes, upload_timeout=args.upload_timeout)
+                    max_chunk_bytes=args.max_chunk_bytes, upload_timeout=args.upload_timeout,
+                    max_archive_entries=args.max_archive_entries,
+                    max_archive_bytes=args.max_archive_bytes)
     try:
         deny = DenyRules(args.deny)
     except GlobError as exc:

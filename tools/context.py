@@ -39,6 +39,10 @@ class Limits:
     # how long an upload may sit untouched before its spool is removed
     max_chunk_bytes: int = 16 * MIB
     upload_timeout: float = 600.0
+    # archives in (tools/bytes/archive_in.py): the most entries, and the most bytes they
+    # expand to, before an archive is refused whole
+    max_archive_entries: int = 1_000_000
+    max_archive_bytes: int = 4 * 1024 * MIB
 
 
 @dataclass

@@ -38,6 +38,7 @@ from chorus_tools.rpc.mcp.revision import SUPPORTED
 from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, protocol_error
+from chorus_tools.rpc.wire import http_archive as archive
 from chorus_tools.rpc.wire import http_files as files
 from chorus_tools.rpc.wire import http_revision as revision
 from chorus_tools.rpc.wire.http_options import HttpOptions, is_loopback
@@ -148,13 +149,13 @@ class HttpFront:
         host = head.headers.get("host", "")
         if self._loopback_bind and not _loopback_host(host):
             return plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
-        if head.path.startswith(files.PREFIX):
+        if head.path.startswith((files.PREFIX, archive.PREFIX)):
             if head.method not in ("GET", "PUT"):
                 return plain(405, "Method not allowed.", [("allow", "GET, PUT")])
             return None
         if head.path not in ("/mcp", "/rpc"):
             return plain(404, "Not found: the endpoints are /mcp (MCP), /rpc (JSON-RPC) "
-                          "and /files/{path}.")
+                          "/files/{path} and /archive/{dir}.")
         if head.method not in ("POST", "GET", "DELETE"):
             return plain(405, "Method not allowed.", [("allow", "GET, POST, DELETE")])
         return None
@@ -173,11 +174,14 @@ class HttpFront:
         return is_loopback(host) or host == self._options.host.lower()
 
     def streams(self, head: Head) -> bool:
-        return head.method == "PUT" and head.path.startswith(files.PREFIX)
+        return head.method == "PUT" and head.path.startswith((files.PREFIX, archive.PREFIX))
 
     def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
         if head.path.startswith(files.PREFIX):
             route = files.put if head.method == "PUT" else files.get
+            return route(self._sessionless.dispatcher, head, out)
+        if head.path.startswith(archive.PREFIX):
+            route = archive.put if head.method == "PUT" else archive.get
             return route(self._sessionless.dispatcher, head, out)
         version = head.headers.get(revision.HEADER_VERSION)
         message, modern = None, False

@@ -163,12 +163,12 @@ async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
         return  # the client is gone (or was answered 408): nothing to say, nothing lands
     finally:
         if upload is not None:
-            await _abort(dispatcher, upload)
+            await abort_upload(dispatcher, upload)
     out.whole(Reply(201 if done["created"] else 200, orjson.dumps(done),
                     [*JSON, ("etag", f'"{done["version"]}"')]))
 
 
-async def _abort(dispatcher: Dispatcher, upload: str) -> None:
+async def abort_upload(dispatcher: Dispatcher, upload: str) -> None:
     try:
         await call(dispatcher, "file.upload_abort", {"upload_id": upload})
     except Failed:

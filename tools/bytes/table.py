@@ -53,3 +53,29 @@ METHODS = [
         obj(["upload_id"], upload_id=UPLOAD_ID), obj(["success"], success={"type": "boolean"}),
         mutating=True, path_params=(), mcp_tool=False, title="Abort upload"),
 ]
+
+ARCHIVE_FORMAT = {"type": "string", "enum": ["tar", "tar.gz"]}
+CURSOR = {"type": ["string", "null"],
+          "description": "Where the next chunk starts: the previous reply's, unchanged"}
+METHODS += [
+    Method(
+        "archive.export", _TARGET + "archive_out:export",
+        "Take a directory out as a tar or tar.gz stream, one chunk per call.",
+        obj([], path=PATH, format=ARCHIVE_FORMAT, include_ignored={"type": "boolean"},
+            cursor=CURSOR),
+        obj(["data", "cursor"], data=BASE64, cursor=CURSOR),
+        stoppable=True, idempotent=True, mcp_tool=False, title="Export archive"),
+    Method(
+        "archive.import_begin", _TARGET + "archive_in:import_begin",
+        "Begin putting a tar or tar.gz into a directory; send it with file.upload_part.",
+        obj(["path"], path=PATH), obj(["upload_id"], upload_id=UPLOAD_ID), mutating=True,
+        mcp_tool=False, title="Begin archive import"),
+    Method(
+        "archive.import_commit", _TARGET + "archive_in:import_commit",
+        "Validate the whole archive sent, then extract it, every file atomically.",
+        obj(["upload_id"], upload_id=UPLOAD_ID),
+        obj(["created", "replaced", "bytes"], created=NON_NEGATIVE, replaced=NON_NEGATIVE,
+            bytes=NON_NEGATIVE),
+        mutating=True, destructive=True, path_params=(), mcp_tool=False,
+        title="Extract archive"),
+]

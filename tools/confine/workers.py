@@ -4,7 +4,10 @@ handling still cannot reach outside the workspace.
 The ruleset is built once, in the server, before the first fork; each worker (and the
 background sweep) enters it right after fork, before it runs any job. Beneath the pinned
 workspace root a worker may read, write, create, rename and remove files and directories
-(never make devices, FIFOs, sockets or symlinks, never execute). Elsewhere it may only read
+(never make devices, FIFOs or sockets, never execute), and make symlinks: an
+archive put in carries them (each checked first to stay inside its directory; a link
+that pointed out would still lead a worker nowhere, since Landlock checks where a path
+lands, not how it was reached). Elsewhere it may only read
 what running Python needs (the interpreter's prefixes, `sys.path`, the package's own
 source), run the ripgrep binary and the shared libraries, and use /dev/null. Nothing else:
 no /etc, /root, /home, no sibling of the workspace, no TCP. Audit records are written by
@@ -20,14 +23,15 @@ import sys
 import chorus_tools
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.confine import landlock
-from chorus_tools.tools.confine.landlock import (EXECUTE, MAKE_DIR, MAKE_REG, READ_DIR,
-                                                READ_FILE, REFER, REMOVE_DIR, REMOVE_FILE,
-                                                TRUNCATE, WRITE_FILE)
+from chorus_tools.tools.confine.landlock import (EXECUTE, MAKE_DIR, MAKE_REG, MAKE_SYM,
+                                                READ_DIR, READ_FILE, REFER, REMOVE_DIR,
+                                                REMOVE_FILE, TRUNCATE, WRITE_FILE)
 
 log = logging.getLogger("chorus.confine")
 
 READ = READ_FILE | READ_DIR
-WORKSPACE = READ | WRITE_FILE | TRUNCATE | MAKE_REG | MAKE_DIR | REMOVE_FILE | REMOVE_DIR | REFER
+WORKSPACE = (READ | WRITE_FILE | TRUNCATE | MAKE_REG | MAKE_DIR | MAKE_SYM | REMOVE_FILE
+             | REMOVE_DIR | REFER)
 
 
 def python_dirs() -> list[str]:

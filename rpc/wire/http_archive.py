@@ -1,0 +1,91 @@
+"""`GET /archive/{dir}` and `PUT /archive/{dir}` (docs/protocol.md, Bytes in and out): a
+directory taken out and put in as tar or tar.gz, as calls of the archive methods through
+the same dispatcher as `/rpc` (tools/bytes/archive_*.py do the work in the workers); this
+module only speaks HTTP and never touches a file.
+
+- GET: `archive.export` chunk by chunk, each call resuming from the cursor the one before
+  returned and sent once the socket drained the one before, so memory is one chunk on
+  both sides whatever the tree's size, and no spool is written (it works under
+  --read-only). The first chunk is made before the 200 is sent, so an error about the
+  directory is a whole reply; one later (a file changed midway) cuts the connection,
+  leaving the client a chunked body without its last chunk, which it knows is short.
+- PUT: the body, read as it arrives, goes into the archive's spool (`archive.import_begin`,
+  `file.upload_part` per CHUNK), then `archive.import_commit` validates it whole and lands
+  it; a body cut off midway, or an error, removes the spool and lands nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+from urllib.parse import parse_qs, unquote
+
+import orjson
+
+from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
+from chorus_tools.rpc.wire.http_files import CHUNK, JSON, Failed, abort_upload, call
+from chorus_tools.rpc.wire.http_message import Head, Reply, Response
+
+PREFIX = "/archive/"
+_TYPES = {"tar": "application/x-tar", "tar.gz": "application/gzip"}
+
+
+def _dir(head: Head) -> str:
+    return unquote(head.path[len(PREFIX):]) or "."
+
+
+async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
+    query = parse_qs(head.query)
+    params: dict[str, Any] = {"path": _dir(head),
+                              "format": query.get("format", ["tar.gz"])[-1],
+                              "include_ignored": query.get("include_ignored", ["false"])[-1]
+                              in ("true", "1", "yes")}
+    try:
+        part = await call(dispatcher, "archive.export", params)
+    except Failed as failed:
+        out.whole(failed.reply())
+        return
+    name = params["path"].rstrip("/").rpartition("/")[2] or "workspace"
+    if name == ".":
+        name = "workspace"
+    out.stream(200, [("content-type", _TYPES[params["format"]]),
+                     ("content-disposition",
+                      f'attachment; filename="{name}.{params["format"]}"')])
+    while out.open:
+        out.chunk(base64.b64decode(part["data"]))
+        if part["cursor"] is None:
+            out.end()
+            return
+        await out.drained()
+        try:
+            part = await call(dispatcher, "archive.export", {**params,
+                                                             "cursor": part["cursor"]})
+        except Failed:
+            break
+    out.abort()
+
+
+async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
+    stream = head.stream
+    assert stream is not None
+    upload = None
+    try:
+        upload = (await call(dispatcher, "archive.import_begin",
+                             {"path": _dir(head)}))["upload_id"]
+        offset = 0
+        while data := await stream.read(CHUNK):
+            await call(dispatcher, "file.upload_part", {
+                "upload_id": upload, "offset": offset,
+                "data": base64.b64encode(data).decode("ascii")})
+            offset += len(data)
+        done = await call(dispatcher, "archive.import_commit", {"upload_id": upload})
+        upload = None
+    except Failed as failed:
+        out.whole(failed.reply())
+        return
+    except ConnectionError:
+        return  # the client is gone (or was answered 408): nothing lands
+    finally:
+        if upload is not None:
+            await abort_upload(dispatcher, upload)
+    out.whole(Reply(200, orjson.dumps(done), list(JSON)))

@@ -72,9 +72,9 @@ class ToolContext:
     # context reads its tree in memory (tools/walk/source.py)
     source: DirSource | None = None
     # the quota's room for this call (tools/mutate/quota.py: a Room, None when no quota
-    # is set) and what the call has added so far (bytes, files)
+    # is set) and what the call has added so far (bytes, files, lasting: quota.charge)
     room: Any = None
-    grown: tuple[int, int] = (0, 0)
+    grown: tuple[int, int, int] = (0, 0, 0)
 
 
 def sha256_hex(data: bytes | None) -> str | None:

@@ -73,10 +73,12 @@ class UsageAccount:
 
     def book(self, ok: bool, audit: dict[str, Any] | None) -> None:
         """Add what a change's worker reported it grew (taken out of its audit record);
-        a failed change changed nothing (a multi-file one put back what it made)."""
+        a failed change changed nothing (a multi-file one put back what it made) but
+        the spool it removed in any case."""
         grown = audit.pop(GROWN, None) if audit is not None else None
-        if ok and grown is not None and self.used is not None:
-            self.used = (self.used[0] + grown[0], self.used[1] + grown[1])
+        if grown is not None and self.used is not None:
+            self.used = ((self.used[0] + grown[0], self.used[1] + grown[1]) if ok
+                         else (self.used[0] + grown[2], self.used[1]))
 
     async def report(self, measure: Measure) -> dict[str, Any]:
         """workspace.status's `usage` and `quota`."""

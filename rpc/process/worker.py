@@ -53,7 +53,7 @@ def name_process(name: str) -> None:
 
 def run_job(ctx: ToolContext, task: Task) -> tuple[bool, Any, dict[str, Any] | None]:
     ctx.record = {} if task.record or task.keep or task.room is not None else None
-    ctx.room, ctx.grown = (None if task.room is None else Room._make(task.room)), (0, 0)
+    ctx.room, ctx.grown = (None if task.room is None else Room._make(task.room)), (0, 0, 0)
     ctx.auditing = task.record  # False: the history's content only, no audit hashes
     ctx.ws.normalised = task.paths
     ok = False

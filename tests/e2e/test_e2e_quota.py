@@ -187,3 +187,38 @@ def test_upload_parts_count_as_they_arrive(tmp_path: Path) -> None:
         srv.result("file.upload_abort", {"upload_id": second})
         assert srv.result("workspace.status", {})["usage"] == {"bytes": 960, "files": 2}
     assert sorted(os.listdir(root)) == ["big.txt", "up.bin"]
+
+
+def _archive(*files: tuple[str, bytes]) -> str:
+    import base64
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def test_archive_import_past_the_quota_is_refused_whole(tmp_path: Path) -> None:
+    """The archive's own bytes count while it waits in its spool (an upload's parts);
+    what it extracts counts as it lands, and a file past the quota puts back all."""
+    root = _workspace(tmp_path)
+    with RpcServer(root, "--workers", "2", "--index-memory", "0", "--quota-bytes", "1400",
+                   "--quota-files", "6") as srv:
+        def imported(data: str) -> dict[str, Any]:
+            upload = srv.result("archive.import_begin", {"path": "dest"})["upload_id"]
+            srv.result("file.upload_part", {"upload_id": upload, "offset": 0, "data": data})
+            return srv.call("archive.import_commit", {"upload_id": upload})
+
+        before = snapshot(root)
+        _refused(imported(_archive(("a.txt", b"a" * 150), ("b/c.txt", b"c" * 150),
+                                   ("d.txt", b"d" * 150))))
+        _refused(imported(_archive(*((f"n{i}", b"") for i in range(8)))), "files")
+        assert snapshot(root) == before
+        got = imported(_archive(("a.txt", b"a" * 150), ("b/c.txt", b"c" * 150)))
+        assert "result" in got and got["result"]["created"] == 2, got
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 1200, "files": 5}

@@ -20,7 +20,7 @@ from chorus_tools.tools.mutate.write import write
 
 def _room(ctx: ToolContext, used_bytes: int = 0, limit_bytes: int | None = None,
           used_files: int = 0, limit_files: int | None = None) -> None:
-    ctx.room, ctx.grown = Room(used_bytes, limit_bytes, used_files, limit_files), (0, 0)
+    ctx.room, ctx.grown = Room(used_bytes, limit_bytes, used_files, limit_files), (0, 0, 0)
 
 
 def test_charge_sums_the_call_and_never_refuses_shrinking(ctx: ToolContext) -> None:
@@ -32,7 +32,7 @@ def test_charge_sums_the_call_and_never_refuses_shrinking(ctx: ToolContext) -> N
     assert err.value.details == {"path": "b", "quota": "bytes", "used": 90, "limit": 100,
                                  "needed": 11}
     charge(ctx, -50, -1, "c")  # shrinking passes
-    assert ctx.grown == (-44, -1)
+    assert ctx.grown == (-44, -1, 0)
     _room(ctx, 150, 100)  # over quota from outside: only shrinking (or no growth) passes
     charge(ctx, -10, 0, "d")
     charge(ctx, 10, 0, "e")  # back to where the call began: no growth
@@ -43,7 +43,7 @@ def test_charge_sums_the_call_and_never_refuses_shrinking(ctx: ToolContext) -> N
 def test_no_room_means_no_check(ctx: ToolContext) -> None:
     ctx.room = None
     charge(ctx, 1 << 40, 1 << 20, "a")
-    assert ctx.grown == (0, 0)
+    assert ctx.grown == (0, 0, 0)
 
 
 def test_write_refused_leaves_no_file_and_no_directory(ctx: ToolContext,
@@ -54,7 +54,7 @@ def test_write_refused_leaves_no_file_and_no_directory(ctx: ToolContext,
     assert err.value.code == "quota_exceeded"
     assert list(root.iterdir()) == []
     write(ctx, "a/b/c.txt", "x" * 10, create_dirs=True)
-    assert ctx.grown == (10, 3)
+    assert ctx.grown == (10, 3, 0)
 
 
 def test_dir_create_refused_whole(ctx: ToolContext, root: Path) -> None:
@@ -63,7 +63,7 @@ def test_dir_create_refused_whole(ctx: ToolContext, root: Path) -> None:
         dirs.create(ctx, "a/b/c")
     assert list(root.iterdir()) == []
     dirs.create(ctx, "a/b")
-    assert ctx.grown == (0, 2)
+    assert ctx.grown == (0, 2, 0)
 
 
 def test_move_over_a_file_books_what_it_replaced(ctx: ToolContext, root: Path) -> None:
@@ -71,7 +71,7 @@ def test_move_over_a_file_books_what_it_replaced(ctx: ToolContext, root: Path) -
     (root / "b").write_text("bbbbbb")
     _room(ctx, 9, 9, 2, 2)
     move.move(ctx, "a", "b", overwrite=True)
-    assert ctx.grown == (-6, -1)
+    assert ctx.grown == (-6, -1, 0)
 
 
 def test_apply_patch_commit_refused_half_way_puts_back_all(ctx: ToolContext,
@@ -109,14 +109,14 @@ def test_account_books_a_success_and_not_a_failure() -> None:
 
         async with account.turn(measure_now) as room:
             assert room == Room(100, 1000, 3, None)
-            account.book(True, {GROWN: (50, 1)})
-        audit = {GROWN: (500, 1), "kept": []}
+            account.book(True, {GROWN: (50, 1, 0)})
+        audit = {GROWN: (500, 1, -20), "kept": []}
         async with account.turn(measure_now):
             account.book(False, audit)
         assert audit == {"kept": []}  # taken out of the record either way
-        assert account.figures().workspace_bytes == 150 and measured == [1]
+        assert account.figures().workspace_bytes == 130 and measured == [1]  # the lasting -20
         report = await account.report(measure_now)
-        assert report == {"usage": {"bytes": 150, "files": 4},
+        assert report == {"usage": {"bytes": 130, "files": 4},
                           "quota": {"bytes": 1000, "files": None}}
 
     asyncio.run(go())
@@ -136,7 +136,7 @@ def test_turns_are_one_at_a_time() -> None:
                 assert len(inside) == 1
                 await asyncio.sleep(0)
                 assert account.used is not None and room.used_bytes == account.used[0]
-                account.book(True, {GROWN: (1, 0)})
+                account.book(True, {GROWN: (1, 0, 0)})
                 inside.remove(n)
 
         await asyncio.gather(*(change(n) for n in range(5)))

@@ -214,7 +214,7 @@ class Spool:
                 left = os.stat(DATA, dir_fd=self.dir_fd, follow_symlinks=False).st_size
             except OSError:
                 left = 0
-            charge(self.ctx, -left, 0, self.meta.path)
+            charge(self.ctx, -left, 0, self.meta.path, lasting=True)
         root_fd = root_fd_of(self.ctx)
         try:
             _empty_and_remove(root_fd, self.upload_id, self.dir_fd)

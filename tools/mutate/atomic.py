@@ -60,6 +60,9 @@ class Spooled:
     name: str
     size: int
     sha256: str
+    # its bytes already count against the quota (an upload's parts were charged as they
+    # arrived); False for a file an archive import extracted (tools/bytes/archive_in.py)
+    counted: bool = True
 
 
 @dataclass
@@ -166,7 +169,7 @@ def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
             raise conflict_error(shown, expected_version, current_version)
     new = compute(Current(rel=target, data=before, stat=st))
     if isinstance(new, Spooled):
-        _charge_file(ctx, st, 0, shown)  # its bytes counted as its parts arrived
+        _charge_file(ctx, st, 0 if new.counted else new.size, shown)
         after_st = _land(dir_fd, name, st, new, shown)
         keep.commit(ctx, snap, version_of(after_st))
         note_hashes(ctx, after_sha256=new.sha256, nbytes=new.size)

@@ -27,7 +27,8 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.confine.sandbox import ROOT
 
-GROWN = "quota_grown"  # the record key the invoker pops: (bytes, files) the call added
+GROWN = "quota_grown"  # the record key the invoker pops: (bytes, files) the call added,
+# and the bytes it freed that stay freed even if it fails
 
 
 class Room(NamedTuple):
@@ -39,9 +40,12 @@ class Room(NamedTuple):
     limit_files: int | None
 
 
-def charge(ctx: ToolContext, nbytes: int, nfiles: int, shown: str) -> None:
+def charge(ctx: ToolContext, nbytes: int, nfiles: int, shown: str, *,
+           lasting: bool = False) -> None:
     """Count a change's growth (negative: it shrinks) against the room, before it is
-    committed; quota_exceeded when the call's growth so far would pass what is left."""
+    committed; quota_exceeded when the call's growth so far would pass what is left.
+    `lasting`: bytes freed even if the call then fails (a spool removed in any case), so
+    the invoker books them whatever the outcome."""
     room = ctx.room
     if room is None:
         return
@@ -49,7 +53,7 @@ def charge(ctx: ToolContext, nbytes: int, nfiles: int, shown: str) -> None:
     if not ctx.keeping_paused:  # putting a failed call's own changes back always passes
         _refuse(nbytes, grown_bytes, room.used_bytes, room.limit_bytes, "bytes", shown)
         _refuse(nfiles, grown_files, room.used_files, room.limit_files, "files", shown)
-    ctx.grown = (grown_bytes, grown_files)
+    ctx.grown = (grown_bytes, grown_files, ctx.grown[2] + (nbytes if lasting else 0))
     if ctx.record is not None:
         ctx.record[GROWN] = ctx.grown
 

@@ -141,7 +141,8 @@ class Invoker:
                         history is not None and history.on and mutates)
             quota = self._quota
             if quota.on and task.mutating:  # asked once, here: rpc/dispatch/quota.py
-                async with quota.turn(lambda: self._measure(call, deadline)) as room:
+                async with quota.turn(lambda walk: self._measure(call, deadline, walk)
+                                      ) as room:
                     ok, payload, audit = await self._run_task(
                         call, task._replace(room=tuple(room)), deadline, method)
                     quota.book(ok, audit)
@@ -158,7 +159,7 @@ class Invoker:
                 self._order.leave(key, fut)
         if ok and method.name == STATUS:
             payload = {**payload, **await self._quota.report(
-                lambda: self._measure(call, deadline))}
+                lambda walk: self._measure(call, deadline, walk))}
         if ok and isinstance(payload, FanOut):
             payload = await run_parts(
                 payload, lambda part: self.run(call, part, deadline, part=True),
@@ -172,9 +173,10 @@ class Invoker:
         except ToolError as exc:  # never ran (cancelled, server_busy): the history
             return False, exc, None  # must hear of it too
 
-    async def _measure(self, call: Call, deadline: float) -> dict[str, int]:
+    async def _measure(self, call: Call, deadline: float,
+                       walk: bool) -> dict[str, int] | None:
         """The workspace's usage now, counted by a worker (the invoker touches no file)."""
-        ok, payload, _ = await self.run(call, Task(MEASURE, {}), deadline)
+        ok, payload, _ = await self.run(call, Task(MEASURE, {"walk": walk}), deadline)
         if not ok:
             raise payload
         return payload

@@ -32,7 +32,8 @@ from chorus_tools.tools.mutate.quota import GROWN, Room
 MEASURE = "chorus_tools.tools.mutate.quota:measure"
 REMEASURE = 0.25  # seconds a warm measure stays fresh for the changes that follow it
 
-Measure = Callable[[], Awaitable[dict[str, int]]]  # runs the MEASURE job
+# runs the MEASURE job: `walk` False answers None when the warm tree cannot
+Measure = Callable[[bool], Awaitable[dict[str, int] | None]]
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ class UsageAccount:
     async def report(self, measure: Measure) -> dict[str, Any]:
         """workspace.status's `usage` and `quota`."""
         if not self.on:
-            found = await measure()  # nothing is booked without a quota: measure now
+            found = await measure(True)  # nothing is booked without a quota: measure now
+            assert found is not None
         else:
             async with self._turn:
                 if self.used is None or self.warm:
@@ -94,6 +96,9 @@ class UsageAccount:
                 "quota": {"bytes": self.limit_bytes, "files": self.limit_files}}
 
     async def _measure(self, measure: Measure) -> None:
-        found = await measure()
-        self.used = (found["bytes"], found["files"])
+        """Count anew: a walk the first time; later only from the warm tree (while it
+        cannot answer, the booked figures stand)."""
+        found = await measure(self.used is None)
+        if found is not None:
+            self.used = (found["bytes"], found["files"])
         self._measured = time.monotonic()

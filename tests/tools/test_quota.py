@@ -96,6 +96,7 @@ def test_measure_walks_the_disk_as_the_quota_counts(ctx: ToolContext, root: Path
     os.symlink("g.txt", root / "link")
     (root / ".chorus-tmp-0123456789abcdef").write_bytes(b"1" * 1000)  # ours: not counted
     assert measure(ctx) == {"bytes": 105, "files": 5}
+    assert measure(ctx, walk=False) is None  # no warm tree: the account keeps its own
 
 
 def test_account_books_a_success_and_not_a_failure() -> None:
@@ -103,8 +104,8 @@ def test_account_books_a_success_and_not_a_failure() -> None:
         account = UsageAccount(1000, None)
         measured = []
 
-        async def measure_now() -> dict[str, int]:
-            measured.append(1)
+        async def measure_now(walk: bool) -> dict[str, int]:
+            measured.append(walk)
             return {"bytes": 100, "files": 3}
 
         async with account.turn(measure_now) as room:
@@ -114,7 +115,7 @@ def test_account_books_a_success_and_not_a_failure() -> None:
         async with account.turn(measure_now):
             account.book(False, audit)
         assert audit == {"kept": []}  # taken out of the record either way
-        assert account.figures().workspace_bytes == 130 and measured == [1]  # the lasting -20
+        assert account.figures().workspace_bytes == 130 and measured == [True]  # the lasting -20
         report = await account.report(measure_now)
         assert report == {"usage": {"bytes": 130, "files": 4},
                           "quota": {"bytes": 1000, "files": None}}
@@ -127,7 +128,7 @@ def test_turns_are_one_at_a_time() -> None:
         account = UsageAccount(10, None)
         inside: list[int] = []
 
-        async def measure_now() -> dict[str, int]:
+        async def measure_now(walk: bool) -> dict[str, int]:
             return {"bytes": 0, "files": 0}
 
         async def change(n: int) -> None:

@@ -69,9 +69,11 @@ def _refuse(step: int, grown: int, used: int, limit: int | None, quota: str,
                     used=used, limit=limit, needed=grown)
 
 
-def measure(ctx: ToolContext) -> dict[str, int]:
+def measure(ctx: ToolContext, walk: bool = True) -> dict[str, int] | None:
     """The workspace's usage now: {bytes, files} (regular files' sizes; every entry but
-    the root and our temporary files counted as a file)."""
+    the root and our temporary files counted as a file). Without `walk`, None when the
+    warm tree cannot answer (building, or gone): the invoker keeps its own figures
+    rather than walk a large tree on every change."""
     from chorus_tools.tools.warm.client import ask  # the warm process imports us back
 
     root_fd = ctx.ws.open_dir(ROOT)
@@ -82,6 +84,8 @@ def measure(ctx: ToolContext) -> dict[str, int]:
     found = ask(ctx, "usage")
     if found is not None:
         return {"bytes": found["bytes"] + spooled, "files": found["files"]}
+    if not walk:
+        return None
     total, count = spooled, 0
     stack = [ctx.ws.open_dir(ROOT)]
     while stack:

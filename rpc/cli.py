@@ -161,6 +161,13 @@ def parser() -> argparse.ArgumentParser:
     ]:
         limits.add_argument(flag, type=seconds, default=default, metavar="SECONDS",
                             help=f"{what} (default: {default:g})")
+    limits.add_argument("--quota-bytes", type=size(0), default=None, metavar="SIZE",
+                        help="bytes the workspace's regular files may take; a change past "
+                             "it is quota_exceeded, a shrinking one always passes "
+                             "(default: unlimited)")
+    limits.add_argument("--quota-files", type=count(0), default=None, metavar="N",
+                        help="files and directories the workspace may hold (default: "
+                             "unlimited)")
     return p
 
 
@@ -363,7 +370,8 @@ def main(argv: list[str] | None = None) -> None:
                             toolsets=args.tools, read_only=args.read_only,
                             history=history, history_full=args.history_full,
                             index_memory=args.index_memory, reads=reads, http=http,
-                            metrics=args.metrics)
+                            metrics=args.metrics, quota_bytes=args.quota_bytes,
+                            quota_files=args.quota_files)
     wire_in, wire_out = _take_the_wire()
     listening = _listen(http) if http is not None else None  # before --user drops root
     try:  # opens the records as root

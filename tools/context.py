@@ -71,6 +71,10 @@ class ToolContext:
     # where the walker reads directories: None is the disk; the warm process's own
     # context reads its tree in memory (tools/walk/source.py)
     source: DirSource | None = None
+    # the quota's room for this call (tools/mutate/quota.py: a Room, None when no quota
+    # is set) and what the call has added so far (bytes, files, lasting: quota.charge)
+    room: Any = None
+    grown: tuple[int, int, int] = (0, 0, 0)
 
 
 def sha256_hex(data: bytes | None) -> str | None:

@@ -28,6 +28,7 @@ OFFSET = {"type": "integer", "not": {"const": 0},
           "description": "First line, 1-based; negative counts from the end (-20: the last "
                          "20 lines, numbered as in the file)"}
 
+_LIMIT = {"type": ["integer", "null"], "minimum": 0}  # a quota: null is unlimited
 _SUCCESS = {"type": "boolean"}
 
 METHODS: dict[str, Method] = {m.name: m for m in [
@@ -226,18 +227,21 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["success"], success=_SUCCESS), path_params=(), mcp_tool=False),
     Method(
         "workspace.status", "chorus_tools.tools.warm.status:status",
-        "The warm tree, content and symbol indexes: ready or building, files, memory.",
+        "The warm tree, content and symbol indexes: ready or building, files, memory; the "
+        "workspace's usage and quota.",
         _obj([]),
         _obj(["tree", "index", "symbols", "files", "directories", "indexed_files",
               "indexed_bytes", "symbol_files", "symbols_indexed", "memory_bytes",
-              "memory_budget"],
+              "memory_budget", "usage", "quota"],
              tree={"enum": ["building", "ready", "off"]},
              index={"enum": ["building", "ready", "off"]},
              symbols={"enum": ["building", "ready", "off"]}, symbol_files=NON_NEGATIVE,
              symbols_indexed=NON_NEGATIVE,
              files=NON_NEGATIVE, directories=NON_NEGATIVE, indexed_files=NON_NEGATIVE,
              indexed_bytes=NON_NEGATIVE, memory_bytes=NON_NEGATIVE,
-             memory_budget=NON_NEGATIVE, reason={"type": "string"}),
+             memory_budget=NON_NEGATIVE, reason={"type": "string"},
+             usage=_obj(["bytes", "files"], bytes=NON_NEGATIVE, files=NON_NEGATIVE),
+             quota=_obj(["bytes", "files"], bytes=_LIMIT, files=_LIMIT)),
         path_params=(), mcp_tool=False),
     Method(
         "rpc.metrics", None,

@@ -26,3 +26,5 @@ class Task(NamedTuple):
     # a split call's part: the arguments every part shares, pickled once by the tool
     # (tools/walk/fanout.py) and passed through the dispatcher unread
     shared: bytes = b""
+    # the quota's room when one is set (tools/mutate/quota.py: Room's fields), else None
+    room: tuple[int, int | None, int, int | None] | None = None

@@ -44,6 +44,7 @@ from chorus_tools.rpc.ops.drain import Drain
 from chorus_tools.rpc.ops.logs import log_request, requests_log
 from chorus_tools.rpc.ops.metrics import Metrics
 from chorus_tools.rpc.dispatch.ordering import PathOrder
+from chorus_tools.rpc.dispatch.quota import UsageAccount
 from chorus_tools.rpc.dispatch.undo import UndoEdits
 from chorus_tools.rpc.process.watch_service import OwnWatches, Watches
 from chorus_tools.rpc.wire.envelope import (Invalid, Request, error_response, parse,
@@ -75,7 +76,8 @@ class Dispatcher:
                  watches: Watches | OwnWatches | None = None, roots: tuple[str, ...] = (),
                  history: HistoryCalls | None = None, reads: Seen | None = None,
                  order: PathOrder | None = None, document_bytes: int = 0,
-                 metrics: Metrics | None = None, drain: Drain | None = None) -> None:
+                 metrics: Metrics | None = None, drain: Drain | None = None,
+                 quota: UsageAccount | None = None) -> None:
         self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
         self._metrics = metrics  # docs/protocol.md, Running many: shared by the server
@@ -85,7 +87,7 @@ class Dispatcher:
                                 history=history,
                                 session=ReadVersions(reads) if "claude" in toolsets else None,
                                 undo=_undo_memory(toolsets, history),
-                                order=order)
+                                order=order, quota=quota)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._mcp = McpFace(toolsets, self._invoke, read_only, document_bytes)
         self._labels = frozenset((*self._methods, DISCOVER, *McpFace.METHODS,

@@ -27,6 +27,7 @@ from typing import Any, Iterable, Protocol
 from chorus_tools.rpc.dispatch.call import Call, cancelled
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
 from chorus_tools.rpc.dispatch.ordering import PathOrder
+from chorus_tools.rpc.dispatch.quota import MEASURE, UsageAccount
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions
 from chorus_tools.rpc.dispatch.undo import UndoEdits
@@ -44,6 +45,7 @@ from chorus_tools.tools.walk.fanout import FanOut
 log = logging.getLogger("chorus.dispatch")
 
 WATCH, UNWATCH = "workspace.watch", "workspace.unwatch"  # watches live in watch_service
+STATUS = "workspace.status"  # its usage and quota come from the account here
 AUDIT_HASHES = "chorus_tools.tools.mutate.audit:current_hashes"
 
 Outcome = tuple[bool, Any, dict[str, Any] | None]  # ok, result or error, audit hashes
@@ -64,7 +66,8 @@ class Invoker:
                  records: Records | None = None, session: ReadVersions | None = None,
                  undo: UndoEdits | None = None,
                  watches: Watches | OwnWatches | None = None, roots: tuple[str, ...] = (),
-                 history: HistoryCalls | None = None, order: PathOrder | None = None) -> None:
+                 history: HistoryCalls | None = None, order: PathOrder | None = None,
+                 quota: UsageAccount | None = None) -> None:
         self._pool = pool
         self._history = history
         self._validator = ParamsValidator(methods)
@@ -75,6 +78,7 @@ class Invoker:
         self._watches = watches
         self._roots = roots
         self._order = order or PathOrder()  # shared by the HTTP sessions of one server
+        self._quota = quota or UsageAccount()  # shared too: one account per workspace
 
     async def invoke(self, call: Call, method: Method, params: Any) -> tuple[bool, Any]:
         """Validate, run and record one call of `method`: (True, result) or (False, the
@@ -135,11 +139,15 @@ class Invoker:
                         method.mutating and not method.only_reads(params),
                         self._records is not None and mutates,
                         history is not None and history.on and mutates)
-            try:
-                ok, payload, audit = await self.run(call, task, deadline,
-                                                    stoppable=method.stoppable)
-            except ToolError as exc:  # never ran (cancelled, server_busy): the history
-                ok, payload, audit = False, exc, None  # must hear of it too
+            quota = self._quota
+            if quota.on and task.mutating:  # asked once, here: rpc/dispatch/quota.py
+                async with quota.turn(lambda walk: self._measure(call, deadline, walk)
+                                      ) as room:
+                    ok, payload, audit = await self._run_task(
+                        call, task._replace(room=tuple(room)), deadline, method)
+                    quota.book(ok, audit)
+            else:
+                ok, payload, audit = await self._run_task(call, task, deadline, method)
             if history is not None:
                 payload = await history.finish(method, params, ok, payload, audit)
             if ok and session is not None:
@@ -149,11 +157,29 @@ class Invoker:
         finally:
             for key, _, fut in entered:
                 self._order.leave(key, fut)
+        if ok and method.name == STATUS:
+            payload = {**payload, **await self._quota.report(
+                lambda walk: self._measure(call, deadline, walk))}
         if ok and isinstance(payload, FanOut):
             payload = await run_parts(
                 payload, lambda part: self.run(call, part, deadline, part=True),
                 lambda: self.stop(call), call.progress)
         return ok, payload, audit
+
+    async def _run_task(self, call: Call, task: Task, deadline: float,
+                        method: Method) -> Outcome:
+        try:
+            return await self.run(call, task, deadline, stoppable=method.stoppable)
+        except ToolError as exc:  # never ran (cancelled, server_busy): the history
+            return False, exc, None  # must hear of it too
+
+    async def _measure(self, call: Call, deadline: float,
+                       walk: bool) -> dict[str, int] | None:
+        """The workspace's usage now, counted by a worker (the invoker touches no file)."""
+        ok, payload, _ = await self.run(call, Task(MEASURE, {"walk": walk}), deadline)
+        if not ok:
+            raise payload
+        return payload
 
     def _normalised(self, given: Iterable[Any]) -> tuple[dict[str, str], list[str]]:
         """Each path given as its workspace-relative form, for those that have one (the

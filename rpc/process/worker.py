@@ -23,6 +23,7 @@ from chorus_tools.tools.confine.workers import enter
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate import reserve
+from chorus_tools.tools.mutate.quota import Room
 from chorus_tools.tools.task import Task
 from chorus_tools.tools.method import load
 from chorus_tools.tools.confine.policy import guard
@@ -51,7 +52,8 @@ def name_process(name: str) -> None:
 
 
 def run_job(ctx: ToolContext, task: Task) -> tuple[bool, Any, dict[str, Any] | None]:
-    ctx.record = {} if task.record or task.keep else None
+    ctx.record = {} if task.record or task.keep or task.room is not None else None
+    ctx.room, ctx.grown = (None if task.room is None else Room._make(task.room)), (0, 0, 0)
     ctx.auditing = task.record  # False: the history's content only, no audit hashes
     ctx.ws.normalised = task.paths
     ok = False

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from chorus_tools.rpc.process.channel import write_all
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.dispatch.ordering import PathOrder
+from chorus_tools.rpc.dispatch.quota import UsageAccount
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
@@ -62,6 +63,8 @@ class ServerOptions:
     http: HttpOptions | None = None
     index_memory: int = 0  # the warm tree's budget (rpc/process/warm_process.py); 0: off
     metrics: bool = True  # count requests (docs/protocol.md, Running many); off: benchmarks
+    quota_bytes: int | None = None  # --quota-bytes, --quota-files: None is unlimited
+    quota_files: int | None = None
 
 
 def pollable(fd: int) -> bool:
@@ -169,6 +172,10 @@ class Server:
         # one history and one memory of the claude set's reads (the workspace's, on disk or
         # else for this process: an HTTP session keeps only its initialize state and its
         # watches, so a client that opens a session per call can Read then Edit)
+        # the workspace's one usage account (rpc/dispatch/quota.py); the metrics read
+        # its figures()
+        self.quota = UsageAccount(options.quota_bytes, options.quota_files,
+                                  warm=self._warm is not None)
         self._new_dispatcher = functools.partial(
             Dispatcher, self._pool, request_timeout=options.request_timeout,
             records=self._records, toolsets=options.toolsets, read_only=options.read_only,
@@ -176,7 +183,7 @@ class Server:
             history=HistoryCalls(self._history, ctx.ws.roots, options.read_only,
                                  options.history_full),
             reads=options.reads if options.reads is not None else {},
-            metrics=self._metrics, drain=self._drain)
+            metrics=self._metrics, drain=self._drain, quota=self.quota)
         self._dispatcher = self._new_dispatcher(watches=self._watches)
         self._ended = False  # stdin ended: nothing more is read from it
         self._http: HttpFront | None = None
@@ -219,6 +226,9 @@ class Server:
             self._http.open_connections if self._http is not None else 0)
         if self._warm is not None:
             self._metrics.warm_state = self._warm.state
+        for name in ("workspace_bytes", "workspace_files", "quota_bytes", "quota_files"):
+            # the usage account's figures (0: not measured yet, or no quota)
+            providers["chorus_" + name] = lambda name=name: getattr(self.quota.figures(), name)
 
     async def _serve_http(self, sock: socket.socket) -> None:
         from chorus_tools.rpc.wire.http import HttpFront  # h11 only when asked for

@@ -28,6 +28,7 @@ from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.mutate import keep, reserve
+from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.mutate.atomic import (TEMP_PREFIX, Spooled, locked_dir, mutate,
                                               open_parent, split_parent)
 
@@ -180,7 +181,7 @@ def _land_file(ctx: ToolContext, spool_fd: int, landing: Landing, index: int) ->
                         follow_symlinks=False)
             except OSError as exc:
                 raise from_os_error(exc, rel, "write_failed") from None
-    content = Spooled(spool_fd, entry.spooled, entry.size, entry.sha256)
+    content = Spooled(spool_fd, entry.spooled, entry.size, entry.sha256, counted=False)
     mutate(ctx, rel, shown=rel, compute=lambda _: content, create_dirs=True,
            read_current=False)
 
@@ -191,6 +192,8 @@ def _land_link(ctx: ToolContext, landing: Landing) -> None:
     parent, name = split_parent(landing.rel)
     with locked_dir(ctx, parent, shown=landing.rel, create=True) as dir_fd:
         temp = TEMP_PREFIX + secrets.token_hex(8)
+        if landing.before is None:
+            charge(ctx, 0, 1, landing.rel)
         try:
             os.symlink(landing.entry.target, temp, dir_fd=dir_fd)
             os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -222,7 +225,7 @@ def _put_back(ctx: ToolContext, spool_fd: int, landing: Landing, index: int) -> 
         old = f"o{index}"
         with os.fdopen(os.open(old, os.O_RDONLY | os.O_CLOEXEC, dir_fd=spool_fd), "rb") as f:
             digest = hashlib.file_digest(f, "sha256").hexdigest()
-        content = Spooled(spool_fd, old, landing.before.st_size, digest)
+        content = Spooled(spool_fd, old, landing.before.st_size, digest, counted=False)
         mutate(ctx, landing.rel, shown=landing.rel, compute=lambda _: content)
         return
     with locked_dir(ctx, parent, shown=landing.rel) as dir_fd:

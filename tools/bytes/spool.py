@@ -35,6 +35,7 @@ from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.mutate.atomic import TEMP_PREFIX, Spooled
+from chorus_tools.tools.mutate.quota import charge
 
 SPOOL_PREFIX = TEMP_PREFIX + "upload-"
 _ID = re.compile(r"[0-9a-f]{32}")
@@ -169,6 +170,8 @@ class Spool:
                                     f"{lo}-{hi} already received for {meta.path} with other "
                                     "bytes. Resend a part only with the same bytes, or abort "
                                     "the upload.", param="data", overlap=[lo, hi])
+            if self.ctx.room is not None:  # parts count against the quota as they arrive
+                charge(self.ctx, max(0, end - os.fstat(fd).st_size), 0, meta.path)
             view = memoryview(data)
             while view:
                 written = os.pwrite(fd, view, end - len(view))
@@ -204,6 +207,14 @@ class Spool:
         return Spooled(self.dir_fd, DATA, size, digest)
 
     def discard(self) -> None:
+        """Remove the spool; what is left of its bytes (all of them for an abort, none once
+        committed: they moved to the file) leaves the quota's account."""
+        if self.ctx.room is not None:
+            try:
+                left = os.stat(DATA, dir_fd=self.dir_fd, follow_symlinks=False).st_size
+            except OSError:
+                left = 0
+            charge(self.ctx, -left, 0, self.meta.path, lasting=True)
         root_fd = root_fd_of(self.ctx)
         try:
             _empty_and_remove(root_fd, self.upload_id, self.dir_fd)

@@ -25,6 +25,7 @@ from typing import Callable, Iterator
 
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
+from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.sandbox import (ROOT, check_regular, names_directory, open_same,
                                                 version_of)
@@ -59,6 +60,9 @@ class Spooled:
     name: str
     size: int
     sha256: str
+    # its bytes already count against the quota (an upload's parts were charged as they
+    # arrived); False for a file an archive import extracted (tools/bytes/archive_in.py)
+    counted: bool = True
 
 
 @dataclass
@@ -109,6 +113,20 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
         raise ToolError("is_directory", f"The path ends with '/' (or '/.', '/..'), so it "
                         f"names a directory: {shown}. Give a file path without it.",
                         path=shown)
+    made: list[str] = []  # directories create_dirs made: gone again if the write fails
+    try:
+        return _mutate(ctx, rel, made, shown=shown, compute=compute, create_dirs=create_dirs,
+                       expected_version=expected_version, read_current=read_current,
+                       mode=mode)
+    except ToolError:
+        unmake(ctx, made)
+        raise
+
+
+def _mutate(ctx: ToolContext, rel: str, made: list[str], *, shown: str,
+            compute: Callable[[Current], bytes | Spooled | None], create_dirs: bool,
+            expected_version: str | None, read_current: ReadCurrent,
+            mode: int | None) -> Outcome:
     target = rel  # most paths are no symlink: resolve only when the entry turns out one
     for _ in range(_RACE_RETRIES):
         if is_temp_name(target.rpartition("/")[2]):
@@ -118,7 +136,7 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
         parent, name = split_parent(target)
         for part in (*parent.split("/"), name):  # nor into one: an upload's spool is one
             refuse_reserved(part, shown)
-        with locked_dir(ctx, parent, shown=shown, create=create_dirs) as dir_fd:
+        with locked_dir(ctx, parent, shown=shown, create=create_dirs, made=made) as dir_fd:
             st = _lstat(dir_fd, name, shown)
             if st is None or not stat.S_ISLNK(st.st_mode):
                 if st is not None:
@@ -152,6 +170,7 @@ def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
             raise conflict_error(shown, expected_version, current_version)
     new = compute(Current(rel=target, data=before, stat=st))
     if isinstance(new, Spooled):
+        _charge_file(ctx, st, 0 if new.counted else new.size, shown)
         after_st = _land(dir_fd, name, st, new, shown)
         keep.commit(ctx, snap, version_of(after_st))
         note_hashes(ctx, after_sha256=new.sha256, nbytes=new.size)
@@ -164,6 +183,7 @@ def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
             note_hashes(ctx, after=kept, after_known=True,
                         nbytes=0 if kept is None else len(kept))
         return Outcome(created=False, written=False, stat=st, before=before, after=kept)
+    _charge_file(ctx, st, len(new), shown)
     after_st = _replace(dir_fd, name, st, new, shown, mode)
     keep.commit(ctx, snap, version_of(after_st))
     if auditing:
@@ -171,12 +191,20 @@ def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
     return Outcome(created=st is None, written=True, stat=after_st, before=before, after=new)
 
 
+def _charge_file(ctx: ToolContext, st: os.stat_result | None, size: int,
+                 shown: str) -> None:
+    """The quota's check of a file about to land over `st` (None: a new file)."""
+    if ctx.room is not None:
+        charge(ctx, size - (0 if st is None else st.st_size), st is None, shown)
+
+
 @contextmanager
-def locked_dir(ctx: ToolContext, parent: str, *, shown: str,
-               create: bool = False) -> Iterator[int]:
+def locked_dir(ctx: ToolContext, parent: str, *, shown: str, create: bool = False,
+               made: list[str] | None = None) -> Iterator[int]:
     """A readable descriptor of directory `parent`, held under its exclusive lock, with
-    stale temporary files already removed. `create` makes missing directories."""
-    dir_fd = open_parent(ctx, parent, shown, create)
+    stale temporary files already removed. `create` makes missing directories (named in
+    `made`)."""
+    dir_fd = open_parent(ctx, parent, shown, create, made)
     try:
         fcntl.flock(dir_fd, fcntl.LOCK_EX)
         _remove_stale(dir_fd)
@@ -185,9 +213,11 @@ def locked_dir(ctx: ToolContext, parent: str, *, shown: str,
         os.close(dir_fd)  # closing the last descriptor releases the lock
 
 
-def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
+def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool,
+                made: list[str] | None = None) -> int:
     """Open the directory, creating missing ones with mkdirat on descriptors reached
-    through the workspace (never through a path string)."""
+    through the workspace (never through a path string); those made are added to
+    `made`, for `unmake` when the change they were made for fails."""
     try:
         return ctx.ws.open_dir(parent, shown=shown)
     except ToolError as err:
@@ -206,8 +236,11 @@ def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
                 if err.code != "file_not_found":
                     raise _parent_error(err, shown) from None
                 try:
+                    charge(ctx, 0, 1, shown)
                     os.mkdir(part, 0o777, dir_fd=fd)
                     os.fsync(fd)  # the new directory survives a crash with its file
+                    if made is not None:
+                        made.append(prefix)
                 except FileExistsError:
                     pass  # made by someone else meanwhile, or a dangling symlink
                 except OSError as exc:
@@ -219,6 +252,25 @@ def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def unmake(ctx: ToolContext, made: list[str]) -> None:
+    """Remove the directories a failed change made, deepest first, each only if still
+    empty (another call may have put something in it meanwhile)."""
+    for rel in reversed(made):
+        parent, name = split_parent(rel)
+        try:
+            fd = ctx.ws.open_dir(parent, shown=rel)
+        except ToolError:
+            continue
+        try:
+            os.rmdir(name, dir_fd=fd)
+            charge(ctx, 0, -1, rel)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    made.clear()
 
 
 def _parent_error(err: ToolError, shown: str) -> ToolError:

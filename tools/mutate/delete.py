@@ -9,6 +9,7 @@ from typing import Any
 from chorus_tools.tools.mutate.atomic import locked_dir, read_entry, split_parent
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
+from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.sandbox import ROOT, check_regular, names_directory
 
@@ -46,6 +47,7 @@ def delete(ctx: ToolContext, path: str) -> dict[str, Any]:
         except OSError as exc:
             raise from_os_error(exc, path, "write_failed") from None
         keep.commit(ctx, snap, None)
+        charge(ctx, -st.st_size if stat.S_ISREG(st.st_mode) else 0, -1, path)
     return {"success": True}
 
 

@@ -21,9 +21,11 @@ import os
 import stat
 from typing import Any, Iterator
 
-from chorus_tools.tools.mutate.atomic import locked_dir, open_parent, refuse_reserved, split_parent
+from chorus_tools.tools.mutate.atomic import (locked_dir, open_parent, refuse_reserved,
+                                              split_parent, unmake)
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
+from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.confine.deny import denied
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.policy import denied_beneath
@@ -39,9 +41,16 @@ def create(ctx: ToolContext, path: str, parents: bool = True) -> dict[str, Any]:
         return {"success": True, "created": False}
     parent, name = split_parent(rel)
     refuse_reserved(name, path)
+    made: list[str] = []  # parents made for it: gone again if it is refused
     try:
-        dir_fd = open_parent(ctx, parent, path, parents)
+        dir_fd = open_parent(ctx, parent, path, parents, made)
+        try:
+            charge(ctx, 0, 1, path)
+        except ToolError:
+            os.close(dir_fd)
+            raise
     except ToolError as err:
+        unmake(ctx, made)
         if err.code == "file_not_found":
             raise ToolError("file_not_found", f"Parent directory does not exist: {path}. "
                             "Pass parents: true to create it too.", path=path) from None
@@ -103,6 +112,7 @@ def delete(ctx: ToolContext, path: str, recursive: bool = False) -> dict[str, An
             raise _rmdir_error(exc, path, recursive) from None
     for snap, _ in kept:
         keep.commit(ctx, snap, None)
+    charge(ctx, -nbytes, -removed - 1, path)
     note_hashes(ctx, nbytes=nbytes)
     return {"success": True, "removed": removed + 1}
 

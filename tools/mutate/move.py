@@ -26,6 +26,7 @@ from typing import Any
 from chorus_tools.tools.mutate.atomic import open_parent, read_entry, refuse_reserved, split_parent
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
+from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.confine.deny import denied
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.policy import denied_beneath
@@ -61,6 +62,7 @@ def move(ctx: ToolContext, source: str, destination: str, overwrite: bool = Fals
         _note_audit(ctx, src_fd, src_name, st, source)
         moved, replaced = _keep(ctx, src_fd, src_name, st, src, source, dst_fd, dst_name,
                                 dst, destination)
+        gone = _replaced(ctx, dst_fd, dst_name) if overwrite else None
         try:
             renameat2(src_fd, src_name, dst_fd, dst_name,
                       0 if overwrite else _RENAME_NOREPLACE)
@@ -77,7 +79,19 @@ def move(ctx: ToolContext, source: str, destination: str, overwrite: bool = Fals
         if was is not None:
             keep.commit(ctx, keep.absent(new), was)
     keep.commit(ctx, replaced, version)
+    if gone is not None:  # the entry replaced left the quota's account
+        charge(ctx, -gone.st_size if stat.S_ISREG(gone.st_mode) else 0, -1, destination)
     return {"success": True, "version": version}
+
+
+def _replaced(ctx: ToolContext, dst_fd: int, dst_name: str) -> os.stat_result | None:
+    """What a move with overwrite would replace, looked at only under a quota."""
+    if ctx.room is None:
+        return None
+    try:
+        return os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
+    except OSError:
+        return None
 
 
 def _keep(ctx: ToolContext, src_fd: int, src_name: str, st: os.stat_result, src: str,

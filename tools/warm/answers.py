@@ -8,6 +8,7 @@ the tree current (tools/warm/events.py), else None, and the worker walks the dis
 - `page`: more of a selection's candidates, from the snapshot its `select` kept (None
   once the tree has changed since: the worker walks instead);
 - `status`: workspace.status;
+- `usage`: the quota's figures, the bytes of regular files and the count of entries;
 - `code_symbols`, `code_references`, `code_map`: from the symbol index
   (tools/warm/code_answers.py).
 
@@ -147,6 +148,8 @@ class Warm:
             return self.page(**kwargs)
         if not current or self.tree is None:
             return None
+        if op == "usage":  # the quota's account (tools/mutate/quota.py)
+            return self.tree.usage() if self.tree.ready else None
         try:
             if op in _CODE:
                 return _CODE[op](self, **kwargs)

@@ -39,3 +39,12 @@ def lstat(entry: bytes) -> os.stat_result | None:
 def same_object(old: bytes, new: bytes) -> bool:
     """The same directory still (inode, device and mode: its access unchanged)."""
     return len(old) > 1 and len(new) > 1 and old[1:21] == new[1:21]
+
+
+def size(entry: bytes) -> int:
+    """A regular file's size (0 for an entry whose lstat failed)."""
+    return 0 if len(entry) == 1 else _SIZE.unpack_from(entry, _SIZE_AT)[0]
+
+
+_SIZE = struct.Struct("<q")
+_SIZE_AT = struct.calcsize("<BIQQI")  # the fields packed before the size

@@ -24,7 +24,7 @@ from chorus_tools.tools.mutate.atomic import is_temp_name
 from chorus_tools.tools.walk.globs import RuleSet
 from chorus_tools.tools.walk.ignore import IGNORE_FILES, load_dir_rules
 from chorus_tools.tools.walk.source import CHILD_FLAGS, DIR, FILE, OTHER, SYMLINK, kind_of
-from chorus_tools.tools.warm.entry import kind, lstat, pack, same_object
+from chorus_tools.tools.warm.entry import KINDS, kind, lstat, pack, same_object, size
 from chorus_tools.tools.warm.events import IGNORED, MODIFY, OVERFLOW, Event, Events
 
 Stat = os.stat_result | None  # None: listed, but its lstat failed (as the disk walk sees it)
@@ -109,6 +109,16 @@ class WarmTree:
             if entry is None or kind(entry) != DIR or (node := self.dirs.get(path)) is None:
                 return None
         return node
+
+    def usage(self) -> dict[str, int]:
+        """The quota's figures (tools/mutate/quota.py, measured as its disk walk does):
+        the bytes of regular files, and every entry but the root counted as a file."""
+        total = count = 0
+        file_code = KINDS.index(FILE)
+        for node in self.dirs.values():
+            count += len(node.entries)
+            total += sum(size(e) for e in node.entries.values() if e[0] == file_code)
+        return {"bytes": total, "files": count}
 
     def close(self) -> None:
         for node in self.dirs.values():

@@ -1,0 +1,108 @@
+"""Quotas (docs/protocol.md, Quotas).
+
+Rows: a 4 KiB file.write, one at a time, on a server with --quota-bytes and --quota-files
+set (each write takes its turn of the usage account, carries the room in its job, and is
+booked; the warm tree is counted again every quarter second) against the same writes on a
+server without a quota; and how long after 10,000 outside changes (files written, grown
+and deleted by this process, beside the server) workspace.status's `usage` equals a fresh
+walk of the workspace, bytes and files: the warm tree's settle time.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+from benchmarks.env import Env
+from benchmarks.loadclient import Call
+from benchmarks.report import Measure, Target
+from benchmarks.scenarios import Scenario, _sequential_rate
+
+QUOTA = ("--quota-bytes", "64G", "--quota-files", "10000000")
+OUTSIDE_CHANGES = 10_000
+SETTLE_PATIENCE = 60.0  # seconds before the row gives up: not met
+
+
+ROUNDS = 8
+_PLAIN: dict[int, Measure] = {}  # the baseline measured in write_quota's rounds, by Env
+
+
+def write_quota(env: Env) -> Measure:
+    """Both servers up at once, rounds alternating which writes first, medians of each
+    (single runs on this shared machine swung 0.8-1.7x: docs/benchmarks.md)."""
+    rates: dict[bool, list[float]] = {True: [], False: []}
+    for side in "qp":
+        (env.scratch / side).mkdir(exist_ok=True)
+    with env.ours(env.scratch / "q", *QUOTA) as quota, env.ours(env.scratch / "p") as plain:
+        for r in range(ROUNDS):
+            for under in ((True, False) if r % 2 == 0 else (False, True)):
+                server = quota if under else plain
+                names = [f"w{n}.txt" for n in range(16)]
+
+                def call(i: int, names: list[str] = names) -> Call:
+                    return "file.write", {"path": names[i % 16], "content": env.text_4k(i)}
+                rates[under].append(_sequential_rate(
+                    server, call, max(10, env.scale.mutations // ROUNDS)).value)
+    _PLAIN[id(env)] = Measure("throughput", statistics.median(rates[False]),
+                              {"rounds": rates[False]})
+    return Measure("throughput", statistics.median(rates[True]), {"rounds": rates[True]})
+
+
+def write_plain(env: Env) -> Measure:
+    return _PLAIN.pop(id(env))
+
+
+def outside_settle(env: Env) -> Measure:
+    root = env.cache / f"quota-outside-{os.getpid()}"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir()
+    try:
+        with env.ours(root, *QUOTA) as server:
+            server.request("workspace.status", {})  # starts the warm process
+            _outside_changes(root)
+            done = time.perf_counter()
+            wanted = _walk(root)
+            while (got := server.request("workspace.status", {})["result"]["usage"]) \
+                    != wanted and time.perf_counter() - done < SETTLE_PATIENCE:
+                time.sleep(0.01)
+            settle = time.perf_counter() - done
+        return Measure("time", settle, {"changes": OUTSIDE_CHANGES, "usage": got,
+                                        "walk": wanted, "equal": got == wanted})
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _outside_changes(root: Path) -> None:
+    """10,000 changes: files made in 100 directories, a quarter grown, a tenth deleted."""
+    made = 0
+    for d in range(100):
+        (root / f"d{d}").mkdir()
+    for i in range(OUTSIDE_CHANGES):
+        path = root / f"d{i % 100}" / f"f{i // 100}.txt"
+        if i % 10 == 9 and made:
+            (root / f"d{(i - 1) % 100}" / f"f{(i - 1) // 100}.txt").unlink()
+        elif i % 4 == 3:
+            with open(root / f"d{(i - 1) % 100}" / f"f{(i - 1) // 100}.txt", "a") as f:
+                f.write("more\n")
+        else:
+            path.write_text("x" * (i % 300))
+            made += 1
+
+
+def _walk(root: Path) -> dict[str, int]:
+    total = count = 0
+    for top, dirs, files in os.walk(root):
+        count += len(dirs) + len(files)
+        total += sum(os.lstat(os.path.join(top, f)).st_size for f in files)
+    return {"bytes": total, "files": count}
+
+
+SCENARIOS: list[Scenario] = [
+    Scenario("quota_write", "file.write 4 KiB, one at a time, under --quota-bytes/--quota-files",
+             "the same writes without a quota", Target("≥", 0.95), write_quota, write_plain),
+    Scenario("quota_outside", "usage after 10,000 outside changes equals a fresh walk: settle",
+             "—", Target("≤", 5.0, absolute=True, unit="s"), outside_settle, None),
+]

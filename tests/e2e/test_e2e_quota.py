@@ -1,0 +1,224 @@
+"""Quotas over the real server (docs/protocol.md, Quotas): every way the workspace grows is
+refused with quota_exceeded and its data, nothing written; shrinking always passes, also
+over quota; outside writes counted as they happen (warm tree); a multi-file change that
+would cross the quota half-way refused whole; concurrent writes never jointly past it."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from rpc_client import RpcServer, error_code, snapshot
+
+BASE = "head\n" + "x" * 895  # big.txt: 900 of the workspace's 1000 bytes
+
+
+def _server(root: Path, *args: str) -> RpcServer:
+    return RpcServer(root, "--workers", "2", "--index-memory", "0", "--quota-bytes", "1000",
+                     *args)
+
+
+def _workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "big.txt").write_text(BASE)
+    return root
+
+
+def _refused(reply: dict[str, Any], quota: str = "bytes") -> dict[str, Any]:
+    assert error_code(reply) == "quota_exceeded", reply
+    assert reply["error"]["code"] == -32026
+    data = reply["error"]["data"]
+    assert data["quota"] == quota and data["needed"] > 0
+    assert data["used"] + data["needed"] > data["limit"], data
+    return data
+
+
+def test_each_growing_method_is_refused_with_nothing_written(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    (root / "src.py").write_text("def f():\n    return 1\n")
+    before = snapshot(root)
+    with _server(root, "--history", str(tmp_path / "hist")) as srv:
+        used = srv.result("workspace.status", {})["usage"]
+        assert used == {"bytes": 900 + 22, "files": 2}
+        data = _refused(srv.call("file.write", {"path": "new.txt", "content": "y" * 200}))
+        assert (data["used"], data["limit"], data["needed"]) == (922, 1000, 200)
+        _refused(srv.call("file.write", {"path": "d/e/new.txt", "content": "y" * 200}))
+        _refused(srv.call("file.patch", {"path": "big.txt", "patches": [
+            {"find": "head", "replace": "y" * 300}]}))
+        _refused(srv.call("code.edit", {"path": "src.py", "symbol": "f", "action": "replace",
+                                        "text": "def f():\n    return '" + "z" * 200
+                                        + "'\n"}))
+        assert snapshot(root) == before
+        assert srv.result("workspace.status", {})["usage"] == used
+
+
+def test_restore_and_rewind_that_would_grow_past_the_quota_are_refused(
+        tmp_path: Path) -> None:
+    """A rewind that puts back a big file is refused whole: the first file it would
+    shrink stays as it is too."""
+    root = _workspace(tmp_path)
+    (root / "small.txt").write_text("s" * 50)
+    with _server(root, "--history", str(tmp_path / "hist")) as srv:
+        cp = srv.result("workspace.checkpoint", {})["checkpoint"]
+        srv.result("file.write", {"path": "big.txt", "content": "b"})  # 900 -> 1 byte
+        srv.result("file.write", {"path": "small.txt", "content": "s" * 950})
+        versions = srv.result("file.history", {"path": "big.txt"})["versions"]
+        before = snapshot(root)
+        _refused(srv.call("file.restore", {"path": "big.txt",
+                                           "version": versions[-1]["version"]}))
+        _refused(srv.call("workspace.rewind", {"checkpoint": cp, "force": True}))
+        assert snapshot(root) == before
+
+
+def test_dir_create_and_files_quota(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    with _server(root, "--quota-files", "3") as srv:
+        assert srv.result("dir.create", {"path": "a"})["created"]
+        assert srv.result("file.write", {"path": "a/f.txt", "content": "1"})["created"]
+        _refused(srv.call("dir.create", {"path": "b"}), "files")
+        _refused(srv.call("file.write", {"path": "g.txt", "content": "1"}), "files")
+        assert sorted(os.listdir(root)) == ["a", "big.txt"]
+        # a move to a new name adds nothing; over an existing file it frees one
+        assert srv.result("file.move", {"source": "a/f.txt", "destination": "moved.txt"})
+        assert srv.result("file.move", {"source": "moved.txt", "destination": "big.txt",
+                                        "overwrite": True})
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 1, "files": 2}
+        assert srv.result("file.write", {"path": "g.txt", "content": "1"})["created"]
+
+
+def test_shrinking_passes_even_over_quota(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    (root / "over.txt").write_text("cut\n" + "o" * 496)  # 1400 of 1000 before the server starts
+    with _server(root) as srv:
+        assert srv.result("workspace.status", {})["usage"]["bytes"] == 1400
+        _refused(srv.call("file.write", {"path": "n.txt", "content": "1"}))
+        srv.result("file.patch", {"path": "over.txt", "patches": [
+            {"find": "cut\n" + "o" * 96, "replace": ""}]})
+        srv.result("file.write", {"path": "big.txt", "content": "x" * 800})
+        srv.result("file.delete", {"path": "over.txt"})
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 800, "files": 1}
+        assert srv.result("file.write", {"path": "n.txt", "content": "y" * 200})["created"]
+        assert srv.result("workspace.status", {})["quota"] == {"bytes": 1000, "files": None}
+
+
+def test_apply_patch_crossing_the_quota_half_way_is_refused_whole(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    before = snapshot(root)
+    with _server(root, "--tools", "native,codex") as srv:
+        reply = srv.call("apply_patch", {"input": "\n".join([
+            "*** Begin Patch", "*** Add File: a.txt", "+" + "a" * 40,
+            "*** Add File: b.txt", "+" + "b" * 40, "*** Add File: c.txt", "+" + "c" * 40,
+            "*** End Patch"])})
+        assert "error" in reply and "quota" in str(reply["error"]), reply
+        assert snapshot(root) == before
+        assert srv.result("workspace.status", {})["usage"]["bytes"] == 900
+
+
+def test_tool_set_writers_are_refused(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    before = snapshot(root)
+    with _server(root, "--tools", "gemini") as srv:
+        reply = srv.call("write_file", {"file_path": "w.txt", "content": "w" * 200})
+        assert "error" in reply and "quota" in str(reply["error"]), reply
+    with _server(root, "--tools", "anthropic") as srv:
+        reply = srv.call("str_replace_based_edit_tool", {
+            "command": "create", "path": "w.txt", "file_text": "w" * 200})
+        assert "error" in reply and "quota" in str(reply["error"]), reply
+    assert snapshot(root) == before
+
+
+def test_concurrent_writes_cannot_jointly_exceed(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    with RpcServer(root, "--workers", "4", "--index-memory", "0",
+                   "--quota-bytes", "1000") as srv:
+        replies = srv.call_many([("file.write", {"path": f"c{i}.txt", "content": "c" * 30})
+                                 for i in range(10)])
+    landed = [r for r in replies if "result" in r]
+    assert len(landed) == 3 and all(error_code(r) == "quota_exceeded"
+                                    for r in replies if "error" in r)
+    assert sum(p.stat().st_size for p in root.iterdir()) == 990
+
+
+def test_outside_changes_count_as_they_happen(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    with RpcServer(root, "--workers", "2", "--quota-bytes", "1000") as srv:
+        _until(srv, lambda u: u == {"bytes": 900, "files": 1})
+        (root / "outside.txt").write_text("o" * 200)  # past the quota, from outside
+        _until(srv, lambda u: u == {"bytes": 1100, "files": 2})
+        _refused(srv.call("file.write", {"path": "n.txt", "content": "1"}))
+        (root / "big.txt").unlink()
+        _until(srv, lambda u: u == {"bytes": 200, "files": 1})
+        assert srv.result("file.write", {"path": "n.txt", "content": "y" * 700})["created"]
+
+
+def _until(srv: RpcServer, wanted: Any, patience: float = 20.0) -> None:
+    """Poll workspace.status until its usage is as wanted (bounded: no timing assert)."""
+    end = time.monotonic() + patience
+    while True:
+        usage = srv.result("workspace.status", {})["usage"]
+        if wanted(usage) or time.monotonic() > end:
+            break
+        time.sleep(0.05)
+    assert wanted(usage), usage
+
+
+def test_upload_parts_count_as_they_arrive(tmp_path: Path) -> None:
+    import base64
+
+    root = _workspace(tmp_path)
+    with _server(root) as srv:
+        upload = srv.result("file.upload_begin", {"path": "up.bin"})["upload_id"]
+        part = base64.b64encode(b"u" * 60).decode()
+        srv.result("file.upload_part", {"upload_id": upload, "offset": 0, "data": part})
+        assert srv.result("workspace.status", {})["usage"]["bytes"] == 960
+        data = _refused(srv.call("file.upload_part", {"upload_id": upload, "offset": 60,
+                                                      "data": part}))
+        assert (data["used"], data["needed"]) == (960, 60)
+        _refused(srv.call("file.write_bytes", {"path": "w.bin", "data": part}))
+        assert srv.result("file.upload_commit", {"upload_id": upload})["created"]
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 960, "files": 2}
+        second = srv.result("file.upload_begin", {"path": "up2.bin"})["upload_id"]
+        small = base64.b64encode(b"s" * 20).decode()
+        srv.result("file.upload_part", {"upload_id": second, "offset": 0, "data": small})
+        assert srv.result("workspace.status", {})["usage"]["bytes"] == 980
+        srv.result("file.upload_abort", {"upload_id": second})
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 960, "files": 2}
+    assert sorted(os.listdir(root)) == ["big.txt", "up.bin"]
+
+
+def _archive(*files: tuple[str, bytes]) -> str:
+    import base64
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def test_archive_import_past_the_quota_is_refused_whole(tmp_path: Path) -> None:
+    """The archive's own bytes count while it waits in its spool (an upload's parts);
+    what it extracts counts as it lands, and a file past the quota puts back all."""
+    root = _workspace(tmp_path)
+    with RpcServer(root, "--workers", "2", "--index-memory", "0", "--quota-bytes", "1400",
+                   "--quota-files", "6") as srv:
+        def imported(data: str) -> dict[str, Any]:
+            upload = srv.result("archive.import_begin", {"path": "dest"})["upload_id"]
+            srv.result("file.upload_part", {"upload_id": upload, "offset": 0, "data": data})
+            return srv.call("archive.import_commit", {"upload_id": upload})
+
+        before = snapshot(root)
+        _refused(imported(_archive(("a.txt", b"a" * 150), ("b/c.txt", b"c" * 150),
+                                   ("d.txt", b"d" * 150))))
+        _refused(imported(_archive(*((f"n{i}", b"") for i in range(8)))), "files")
+        assert snapshot(root) == before
+        got = imported(_archive(("a.txt", b"a" * 150), ("b/c.txt", b"c" * 150)))
+        assert "result" in got and got["result"]["created"] == 2, got
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 1200, "files": 5}

@@ -222,3 +222,17 @@ def test_archive_import_past_the_quota_is_refused_whole(tmp_path: Path) -> None:
         got = imported(_archive(("a.txt", b"a" * 150), ("b/c.txt", b"c" * 150)))
         assert "result" in got and got["result"]["created"] == 2, got
         assert srv.result("workspace.status", {})["usage"] == {"bytes": 1200, "files": 5}
+
+
+def test_metrics_report_the_usage_account_and_the_quota(tmp_path: Path) -> None:
+    """chorus_workspace_bytes/files and chorus_quota_bytes/files are the account's figures
+    (0 for a quota not set), the same as workspace.status says."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hello\n")
+    with RpcServer(ws, "--quota-bytes", "1M") as server:
+        status = server.result("workspace.status", {})
+        figures = server.result("rpc.metrics", {})
+    assert status["usage"] == {"bytes": 6, "files": 1}
+    assert figures["chorus_workspace_bytes"] == 6 and figures["chorus_workspace_files"] == 1
+    assert figures["chorus_quota_bytes"] == 1 << 20 and figures["chorus_quota_files"] == 0

@@ -23,6 +23,7 @@ _KINDS = {
     "function_expression": "function", "function": "function",
     "generator_function": "function", "function_signature": "function",
     "method_signature": "method", "abstract_method_signature": "method",
+    "construct_signature": "constructor",  # an interface's `new (...)`, named `new`
     "interface_declaration": "interface", "type_alias_declaration": "type",
     "enum_declaration": "enum", "internal_module": "namespace", "module": "namespace",
     "field_definition": "field", "public_field_definition": "field",

@@ -52,6 +52,7 @@ _TS = _JS.replace("(field_definition property:", "(public_field_definition name:
 (enum_declaration name: (identifier) @name) @definition.enum
 (internal_module name: (_) @name) @definition.module
 (interface_body (property_signature name: (property_identifier) @name) @definition.field)
+(construct_signature "new" @name) @definition.method
 (ambient_declaration (variable_declaration
   (variable_declarator name: (identifier) @name) @definition.variable))
 (program (ambient_declaration (lexical_declaration

@@ -50,7 +50,7 @@ class SymbolIndex:
         self.reason: str | None = None
         self.handed: dict[str, None] = {}  # given to helpers, not answered yet (unknown)
         self.helpers: Helpers | None = None
-        self._room_at_start: int | None = None  # the room the first step found
+        self._first: tuple[int, int] | None = None  # files done and room at the first step
         self._estimated = False
 
     @property
@@ -108,13 +108,13 @@ class SymbolIndex:
         """Once ESTIMATE_AFTER files are parsed: whether the files still queued would take
         more than the room left, at the memory per file the parsed ones took; if so the
         index turns off now, saying why (workspace.status's reason)."""
-        if self._room_at_start is None:
-            self._room_at_start = left
         done = len(self.files) + len(self.not_code)
-        if self._estimated or done < ESTIMATE_AFTER:
+        if self._first is None:
+            self._first = (done, left)
+        if self._estimated or done - self._first[0] < ESTIMATE_AFTER:
             return False
         self._estimated = True
-        per_file = max(0, self._room_at_start - left) / done
+        per_file = max(0, self._first[1] - left) / (done - self._first[0])
         waiting = len(self.queue) + len(self.handed)
         if per_file * waiting <= 2 * left:  # twice: the content index grows meanwhile
             return False

@@ -50,17 +50,31 @@ def ctags_definitions(files: list[Path]) -> dict[str, list[Tag]]:
         except ValueError:
             continue
         if tag.get("_type") == "tag" and tag.get("kind") in COMPARED \
-                and not tag["name"].startswith("__anon"):
-            name = tag["name"].rsplit(".", 1)[-1].rsplit("::", 1)[-1].replace(" ", "")
+                and not tag["name"].startswith(("__anon", "AnonymousFunction")):
+            name = tag["name"]
+            if not name.startswith("["):  # a computed member is named by its source text
+                name = name.rsplit(".", 1)[-1].rsplit("::", 1)[-1].replace(" ", "")
             found.setdefault(tag["path"], []).append((name, tag["kind"], tag["line"]))
     return found
+
+
+def artefact(path: Path, lines: list[bytes], tag: Tag) -> bool:
+    """A ctags 5.9 JavaScript "class" that is none: an object literal (`var o = {`, a
+    key's `{`, even a local one) or a function given a prototype (`F.prototype.m = ...`),
+    told by the `class` keyword missing from its line."""
+    name, kind, line = tag
+    return kind == "class" and path.suffix in (".js", ".mjs", ".cjs") and \
+        b"class" not in (lines[line - 1] if 0 < line <= len(lines) else b"class")
 
 
 def missed(path: Path, data: bytes, wanted: list[Tag]) -> list[Tag]:
     """The oracle's definitions that are no symbol whose range holds their line."""
     ours: dict[str, list[tuple[int, int]]] = {}
     for s in symbols(str(path), data):
-        ours.setdefault(s.name.replace(" ", ""), []).append((s.line, s.end_line))
+        name = s.name.replace(" ", "")
+        ours.setdefault(name, []).append((s.line, s.end_line))
+        if name.startswith("#"):  # ctags 5.9 names a private member without its `#` too
+            ours.setdefault(name[1:], []).append((s.line, s.end_line))
     return [(name, kind, line) for name, kind, line in wanted
             if not any(a <= line <= b for a, b in ours.get(name, ()))]
 
@@ -70,8 +84,9 @@ def ctags_recall(files: list[Path]) -> Measure:
     total = lost = 0
     examples: list[str] = []
     for path in files:
-        tags = wanted.get(str(path))
         data = path.read_bytes()
+        lines = data.splitlines()
+        tags = [t for t in wanted.get(str(path), ()) if not artefact(path, lines, t)]
         if not tags or supported(str(path), data) is None:
             continue
         gone = missed(path, data, tags)
@@ -154,6 +169,8 @@ CORPORA: dict[str, tuple[str, Callable[[Env], list[Path]]]] = {
     "c": ("the kernel's headers (/usr/include/linux)", _corpus("/usr/include/linux/**/*.h")),
     "cpp": ("libstdc++'s headers (/usr/include/c++)", _corpus("/usr/include/c++/*/**/*.h")),
     "typescript": (f"{TYPESCRIPT}'s lib/*.d.ts", _typescript),
+    "javascript": ("npm's own node_modules (`npm root -g`/npm/node_modules)",
+                   _corpus("/usr/lib/node_modules/npm/node_modules/**/*.js")),
     "java": ("OpenJDK 17's java.base (openjdk-17-source)", _java),
 }
 

@@ -58,8 +58,8 @@ def parser() -> argparse.ArgumentParser:
                         f"besides file.*: {', '.join(TOOLSETS)} (default: native)")
     p.add_argument("--code-tools", action="store_true",
                    help="list the code.* tools (code_outline, code_symbols, code_references, "
-                        "code_map) in MCP's tools/list with any tool set; the native set "
-                        "always lists them, and plain JSON-RPC always accepts them")
+                        "code_map, code_edit) in MCP's tools/list with any tool set; the "
+                        "native set always lists them, and plain JSON-RPC always accepts them")
     p.add_argument("--read-only", action="store_true",
                    help="refuse every mutating method (permission_denied) and leave them "
                         "out of MCP's tools/list")

@@ -87,7 +87,7 @@ def test_code_tools_are_listed_by_native_or_when_asked(workspace: Path, options:
         init = s.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                      "clientInfo": {"name": "t", "version": "0"}})["result"]
         names = {t["name"] for t in s.call("tools/list", {})["result"]["tools"]}
-        code = {"code_outline", "code_symbols", "code_references", "code_map"}
+        code = {"code_outline", "code_symbols", "code_references", "code_map", "code_edit"}
         assert (code <= names) == listed and (not names & code) == (not listed)
         assert init["instructions"].endswith("before reading whole files.") == listed
         called = s.call("tools/call", {"name": "code_outline",

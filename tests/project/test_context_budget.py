@@ -56,9 +56,9 @@ def test_instructions_are_short() -> None:
 
 
 def test_code_tools_join_any_set_only_when_asked() -> None:
-    """--code-tools (the pseudo set "code") lists the four code tools beside a set's own,
+    """--code-tools (the pseudo set "code") lists the five code tools beside a set's own,
     under the native set's budget; without it a set lists what it always did."""
-    code = {"code_outline", "code_symbols", "code_references", "code_map"}
+    code = {"code_outline", "code_symbols", "code_references", "code_map", "code_edit"}
     for toolset in TOOLSETS:
         plain = {t["name"] for t in _tools((toolset,), False, SUPPORTED[0])}
         both = _tools((toolset, "code"), False, SUPPORTED[0])

@@ -87,6 +87,7 @@ METHODS = [
             text={"type": "string"}, line=POSITIVE, expected_version={"type": "string"},
             dry_run=_FLAG),
         PATCH_RESULT, mutating=True, destructive=True, title="Edit a symbol",
+        also_in=CODE_TOOLS,
         description=(
             "Replace or delete a definition named by its path (`Parser/parse`), or insert "
             "`text` before/after it.")),

@@ -112,7 +112,8 @@ class Warm:
             if self.content.index is not None and self.used() > self.budget:
                 self.content.drop("the index outgrew --index-memory; searches run unindexed")
         if time.monotonic() < until:
-            self.symbols.step(until - time.monotonic(), lambda: self.used() > self.budget)
+            self.symbols.step(until - time.monotonic(), lambda: self.used() > self.budget,
+                              lambda: self.budget - self.used())
 
     def note(self, events: list[Event] | None = None) -> None:
         """Take in what inotify queued (or `events`); a lost queue means a new build."""

@@ -24,6 +24,9 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.warm.symbol_helpers import BATCH, Helpers
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # parsed here; a bigger file is parsed by the asker
+# files parsed before the index estimates whether the rest fits the room it has: at 200k
+# files the default budget ran out only after a minute of parsing
+ESTIMATE_AFTER = 2000
 
 
 class Entry(NamedTuple):
@@ -47,6 +50,8 @@ class SymbolIndex:
         self.reason: str | None = None
         self.handed: dict[str, None] = {}  # given to helpers, not answered yet (unknown)
         self.helpers: Helpers | None = None
+        self._first: tuple[int, int] | None = None  # files done and room at the first step
+        self._estimated = False
 
     @property
     def on(self) -> bool:
@@ -70,10 +75,14 @@ class SymbolIndex:
         if Helpers.wanted():
             self.helpers = Helpers(self.ctx, Helpers.wanted())
 
-    def step(self, seconds: float, over_budget: Callable[[], bool]) -> bool:
+    def step(self, seconds: float, over_budget: Callable[[], bool],
+             room: Callable[[], int] | None = None) -> bool:
         """Parse queued files for about `seconds` (here and on the helpers); False once
-        none is left."""
+        none is left. `room`, the bytes the budget still leaves, lets the index give up
+        early when the first files say the rest will not fit."""
         if not self.started or not self.on:
+            return False
+        if room is not None and self._will_not_fit(room()):
             return False
         until = time.monotonic() + seconds
         self._hand_out()
@@ -94,6 +103,27 @@ class SymbolIndex:
         if over_budget():  # once a step too, whoever parsed: the helpers' files count
             return self._outgrown()
         return bool(self.queue or self.handed)
+
+    def _will_not_fit(self, left: int) -> bool:
+        """Once ESTIMATE_AFTER files are parsed: whether the files still queued would take
+        more than the room left, at the memory per file the parsed ones took; if so the
+        index turns off now, saying why (workspace.status's reason)."""
+        done = len(self.files) + len(self.not_code)
+        if self._first is None:
+            self._first = (done, left)
+        if self._estimated or done - self._first[0] < ESTIMATE_AFTER:
+            return False
+        self._estimated = True
+        per_file = max(0, self._first[1] - left) / (done - self._first[0])
+        waiting = len(self.queue) + len(self.handed)
+        if per_file * waiting <= 2 * left:  # twice: the content index grows meanwhile
+            return False
+        self.drop(f"the symbol index would not fit --index-memory: the first {done} files "
+                  f"took {per_file / 1024:.1f} KiB each, and {waiting} more would need "
+                  f"about {per_file * waiting / 2**20:.0f} MiB with "
+                  f"{max(0, left) / 2**20:.0f} MiB left; code calls parse the files that "
+                  "hold the name")
+        return True
 
     def _outgrown(self) -> bool:
         self.drop("the symbol index outgrew --index-memory; code calls parse the files "

@@ -32,8 +32,12 @@ _PY = """
 """
 
 _JS = """
-(method_definition name: (property_identifier) @name) @definition.method
-(field_definition property: (property_identifier) @name) @definition.field
+(method_definition name: (_) @name) @definition.method
+(field_definition property: (_) @name) @definition.field
+(variable_declarator name: (identifier) @name value: (generator_function)) @definition.function
+(assignment_expression left: [(identifier) @name (member_expression property:
+  (property_identifier) @name)] right: (generator_function)) @definition.function
+(pair key: (property_identifier) @name value: (generator_function)) @definition.function
 (program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.variable))
 (program (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable))
 (program (export_statement declaration: (lexical_declaration
@@ -48,6 +52,7 @@ _TS = _JS.replace("(field_definition property:", "(public_field_definition name:
 (enum_declaration name: (identifier) @name) @definition.enum
 (internal_module name: (_) @name) @definition.module
 (interface_body (property_signature name: (property_identifier) @name) @definition.field)
+(construct_signature "new" @name) @definition.method
 (ambient_declaration (variable_declaration
   (variable_declarator name: (identifier) @name) @definition.variable))
 (program (ambient_declaration (lexical_declaration

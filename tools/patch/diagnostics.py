@@ -101,8 +101,7 @@ class Judge:
         try:
             found = self.compare(before, after)
         except Skipped as skipped:
-            return self._with_problems(Diagnosis(skipped=skipped.reason), Problems(
-                skipped=skipped.reason))
+            return self.skipped(skipped.reason)
         if found.errors:
             return self._with_problems(found, Problems(skipped="the file has syntax errors"))
         if self.language != "python":
@@ -113,6 +112,10 @@ class Judge:
             broken, total = broken_imports(self.ctx, self.path, before, after, self.budget)
             checked = replace(checked, broken=broken, broken_total=total)
         return replace(found, problems=checked)
+
+    def skipped(self, reason: str) -> Diagnosis:
+        """Nothing judged, for `reason`: neither syntax nor problems."""
+        return self._with_problems(Diagnosis(skipped=reason), Problems(skipped=reason))
 
     def _with_problems(self, found: Diagnosis, checked: Problems) -> Diagnosis:
         return replace(found, problems=checked) if self.language == "python" else found
@@ -130,7 +133,7 @@ class Judge:
             return None
         if current.stat is not None and current.data is None:
             reason = Skipped.of_size(self.budget.max_bytes, current.stat.st_size).reason
-            return self._with_problems(Diagnosis(skipped=reason), Problems(skipped=reason))
+            return self.skipped(reason)
         return self.diagnosis(None if current.data is None else decode(current.data)[0],
                               after)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import posixpath
 import stat
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,10 @@ from typing import Any
 from chorus_tools.tools.code.bounds import Budget, Skipped
 
 _CHECK_EVERY = 1024  # nodes walked between two looks at the clock
+# pyflakes recurses once a node: a 500-term sum is ~1000 frames deep, past Python's
+# default limit. Whatever CPython's compiler accepts (it refuses ~3000 terms, which then
+# never reach here) fits in this many frames of pure Python calls, which use no C stack
+_DEPTH = 12_000
 
 
 @dataclass(frozen=True)
@@ -64,10 +69,12 @@ def findings(path: str, text: str, budget: Budget, modules: Modules | None) -> l
         from pyflakes import checker, messages
     except ImportError:
         raise Skipped("the checker (pyflakes) is not installed", "checker", 0) from None
+    limit = sys.getrecursionlimit()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings belong nowhere (issue 45)
             tree = ast.parse(text)
+            sys.setrecursionlimit(max(limit, _DEPTH))
             found = _pyflakes(checker, messages, tree, budget)
     except Skipped:
         raise
@@ -75,6 +82,8 @@ def findings(path: str, text: str, budget: Budget, modules: Modules | None) -> l
         raise Skipped("nested deeper than the checker goes", "depth", 0) from None
     except Exception as exc:  # a checker that crashes changes no edit's outcome
         raise Skipped(f"the checker failed: {type(exc).__name__}", "checker", 0) from None
+    finally:
+        sys.setrecursionlimit(limit)
     if modules is not None:
         found += _relative_imports(path, tree, modules, budget)
     found.sort(key=lambda f: (f.line, f.column))

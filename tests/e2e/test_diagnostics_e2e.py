@@ -213,7 +213,8 @@ def test_file_check_and_a_file_past_the_bounds(tmp_path: Path) -> None:
         assert error["code"] == -32023 and error["data"]["language"] == "txt"
         patched = server.result("file.patch", {"path": "big.py", "patches": [
             {"find": "return 1", "replace": "return 2"}]})
-        assert patched["diagnostics"] == {"skipped": "file over 1000 bytes", "problems_checked": True,
+        assert patched["diagnostics"] == {
+            "skipped": "file over 1000 bytes", "problems_checked": True,
             "problems": {"skipped": "file over 1000 bytes"}}
 
 

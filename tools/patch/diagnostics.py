@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from chorus_tools.tools.code.bounds import Budget, Skipped
+from chorus_tools.tools.code.languages import LANGUAGES
 from chorus_tools.tools.context import Limits, ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import Current
@@ -104,7 +105,7 @@ class Judge:
             return self.skipped(skipped.reason)
         if found.errors:
             return self._with_problems(found, Problems(skipped="the file has syntax errors"))
-        if self.language != "python":
+        if LANGUAGES[self.language].checker is None:
             return found
         checked = compare_problems(self.path, before, after, self.budget, self.modules)
         if self.ctx is not None and before is not None and before != after \
@@ -118,7 +119,8 @@ class Judge:
         return self._with_problems(Diagnosis(skipped=reason), Problems(skipped=reason))
 
     def _with_problems(self, found: Diagnosis, checked: Problems) -> Diagnosis:
-        return replace(found, problems=checked) if self.language == "python" else found
+        checker = LANGUAGES[self.language].checker if self.language else None
+        return found if checker is None else replace(found, problems=checked)
 
     def wants(self, st: os.stat_result) -> bool:
         """Whether a whole-content write must read what the file holds to judge its change

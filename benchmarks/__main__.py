@@ -20,10 +20,12 @@ from benchmarks.report import Measure, Row, table, write_json
 from benchmarks.scale import PLANS, run_series
 from benchmarks.scale import text as series_text
 from benchmarks import code_rows, context, diagnostics
+from benchmarks import problems_rows
 from benchmarks.scenarios import SCENARIOS as TABLE, Scenario
 
 
 SCENARIOS = [*TABLE, *context.SCENARIOS, *diagnostics.SCENARIOS, *code_rows.SCENARIOS]
+SCENARIOS += problems_rows.SCENARIOS
 
 
 def _attempt(measure: Callable[[Env], Measure], env: Env) -> tuple[Measure | None, str | None]:

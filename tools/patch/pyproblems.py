@@ -90,6 +90,15 @@ def findings(path: str, text: str, budget: Budget, modules: Modules | None) -> l
     return found
 
 
+def preload() -> None:
+    """Import the checker now (before a privilege drop or a worker's Landlock domain);
+    a missing one is said per check, as `skipped`."""
+    try:
+        from pyflakes import checker, messages  # noqa: F401
+    except ImportError:
+        pass
+
+
 def _pyflakes(checker: Any, messages: Any, tree: ast.Module, budget: Budget) -> list[Finding]:
     class Bounded(checker.Checker):
         walked = 0

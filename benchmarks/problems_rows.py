@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import os
 import random
 import sysconfig
 import tempfile
@@ -138,8 +139,8 @@ def _neutral(text: str, rng: random.Random, count: int) -> list[str]:
     return edits
 
 
-def _judge(root: Path, name: str, text: str) -> Judge:
-    return Judge.of(ToolContext(ws=Workspace(str(root))), name, text)
+def _judge(ctx: ToolContext, name: str, text: str) -> Judge:
+    return Judge.of(ctx, name, text)
 
 
 def corpus() -> dict[str, Any]:
@@ -149,13 +150,14 @@ def corpus() -> dict[str, Any]:
     found: dict[str, list[int]] = {}
     wrong = neutral = 0
     modules = _stdlib()
-    per = -(-NEUTRAL // len(modules))
+    per = -(-NEUTRAL // len(modules)) + 1  # a spare: an edit that does not parse is skipped
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        ctx = ToolContext(ws=Workspace(str(root)))  # one: each holds the root's descriptor
         for name, text in modules:
             (root / name).write_text(text)
             for kind, after, expected in _breaking(text, rng):
-                diagnosis = _judge(root, name, after).diagnosis(text, after)
+                diagnosis = _judge(ctx, name, after).diagnosis(text, after)
                 assert diagnosis is not None
                 reply = diagnosis.reply()
                 code, wanted = expected.split(" ")
@@ -174,9 +176,10 @@ def corpus() -> dict[str, Any]:
                 except SyntaxError:
                     continue  # a comment put inside a string's lines: not an edit to count
                 neutral += 1
-                diagnosis = _judge(root, name, after).diagnosis(text, after)
+                diagnosis = _judge(ctx, name, after).diagnosis(text, after)
                 assert diagnosis is not None
                 wrong += bool(diagnosis.reply().get("problems_introduced"))
+        os.close(ctx.ws.root_fd)
     hits = sum(f[0] for f in found.values())
     total = sum(f[1] for f in found.values())
     return {"by_kind": found, "found": hits, "expected": total, "neutral": neutral,
@@ -194,11 +197,14 @@ def false_positives(env: Env) -> Measure:
 
 
 def _with_problems(size: int) -> str:
-    """A Python module of about `size` bytes with problems in it (F821, F811)."""
-    text = _python_4k()
-    while len(text) < size:
-        text += _python_4k()
-    return text + "\nprint(undefined_name)\n\ndef dup():\n    pass\n\ndef dup():\n    pass\n"
+    """A Python module of about `size` bytes (the 4 KiB one of the other rows, padded with
+    functions) with problems in it (F821, F811)."""
+    problems = "\nprint(undefined_name)\n\ndef dup():\n    pass\n\ndef dup():\n    pass\n"
+    text = _python_4k() + problems
+    pads = []
+    while len(text) + sum(map(len, pads)) < size:
+        pads.append(f"\n\ndef pad_{len(pads)}(x):\n    return x + {len(pads)}\n")
+    return text + "".join(pads)
 
 
 def cost_4k(env: Env) -> Measure:

@@ -167,7 +167,7 @@ def test_a_checker_past_the_timeout_is_skipped(monkeypatch: pytest.MonkeyPatch) 
         walk(self, node, parent)
 
     monkeypatch.setattr(checker.Checker, "handleNode", slow)
-    text = "".join(f"x{i} = ({i}, {i})\n" for i in range(500))
+    text = "".join(f"def f{i}():\n    return ({i}, {i})\n" for i in range(500))
     assert _problems("m.py", None, text, syntax_timeout=0.2)["problems"] == {
         "skipped": "parsing took over 0.2 s"}
 

@@ -70,6 +70,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--syntax-gate", choices=("loose", "all", "off"), default="loose",
                    help="loose: refuse a looser-tier edit that breaks syntax; all: refuse "
                         "any write or edit that does; off: only report (default: loose)")
+    p.add_argument("--problems-gate", choices=("off", "introduced"), default="off",
+                   help="introduced: refuse a write or edit that brings a problem (F821, "
+                        "I001, ...) the file did not have; off: only report (default: off)")
     p.add_argument("--records", metavar="DIR",
                    help="append an audit record of every mutating call to DIR/records.jsonl "
                         "(DIR must lie outside the workspace)")
@@ -274,7 +277,7 @@ def _tool_context(args: argparse.Namespace) -> ToolContext:
     return ToolContext(ws=Workspace(args.workspace, deny=deny), limits=limits,
                        search_engine=args.search_engine, rg_path=rg_path,
                        workers=args.workers, rg_has_pcre2=pcre2, read_only=args.read_only,
-                       syntax_gate=args.syntax_gate)
+                       syntax_gate=args.syntax_gate, problems_gate=args.problems_gate)
 
 
 def _user(args: argparse.Namespace) -> pwd.struct_passwd | None:

@@ -55,6 +55,7 @@ class ToolContext:
     workers: int = 1  # the pool's size: how many parts a FanOut should make for it
     read_only: bool = False  # --read-only: every mutating method is refused
     syntax_gate: str = "loose"  # --syntax-gate: loose | all | off (tools/code/diagnostics.py)
+    problems_gate: str = "off"  # --problems-gate: off | introduced (tools/patch/problems.py)
     line_counts: CountCache = field(default_factory=CountCache)  # made before the fork:
     # shared by every worker
     record: dict[str, Any] | None = None

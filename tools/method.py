@@ -169,13 +169,29 @@ MATCH_REPORT = obj(["patch_index", "tier", "count", "lines"], patch_index=NON_NE
 GLOBS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 
 # the syntax errors a change left (docs/protocol.md, Diagnostics), or why none were sought
-DIAGNOSTICS = {"description": "The syntax errors the change left (Diagnostics), or why "
-               "none were sought", "anyOf": [
+_SKIPPED = obj(["skipped"], skipped={"type": "string"})
+# what a Python file's check adds (docs/protocol.md, Diagnostics): problems_checked is
+# false for every other language
+_PROBLEMS = {
+    "problems_checked": {"type": "boolean"},
+    "problems": {"anyOf": [{"type": "array", "items": obj(
+        ["line", "column", "code", "message", "introduced"], line=POSITIVE, column=POSITIVE,
+        code={"type": "string"}, message={"type": "string"},
+        introduced={"type": "boolean"})}, _SKIPPED]},
+    "problems_total": NON_NEGATIVE, "problems_introduced": NON_NEGATIVE,
+    "broken_imports": {"type": "array", "items": obj(
+        ["path", "line", "name"], path={"type": "string"}, line=POSITIVE,
+        name={"type": "string"})},
+    "broken_imports_total": NON_NEGATIVE,
+}
+DIAGNOSTICS = {"description": "The syntax errors and problems the change left (Diagnostics), "
+               "or why none were sought", "anyOf": [
     obj(["errors", "total", "introduced"],
         errors={"type": "array", "items": obj(["line", "column", "message"], line=POSITIVE,
                                               column=POSITIVE, message={"type": "string"})},
-        total=NON_NEGATIVE, introduced=NON_NEGATIVE),
-    obj(["skipped"], skipped={"type": "string"}),
+        total=NON_NEGATIVE, introduced=NON_NEGATIVE, **_PROBLEMS),
+    obj(["skipped"], skipped={"type": "string"}, problems_checked={"type": "boolean"},
+        problems=_SKIPPED),
 ]}
 
 WRITE_RESULT = obj(["success", "bytes_written", "created", "version"],

@@ -130,12 +130,17 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "encoding, lines, version.")),
     Method(
         "file.check", "chorus_tools.tools.code.check:check",
-        "A file's syntax errors as it is (the parse every edit's diagnostics come from).",
+        "A file's syntax errors and problems as it is (what every edit's diagnostics say).",
         _obj(["path"], path={"type": "string"}),
         _obj(["path", "language", "diagnostics"], path={"type": "string"},
              language={"type": "string"}, diagnostics=DIAGNOSTICS),
         stoppable=True, title="Check syntax", idempotent=True,
-        description="A code file's syntax errors."),
+        description=(
+            "A code file's syntax errors and, for Python, its problems (undefined names, "
+            "F821/F822/F823/F632/F811, and relative imports to nowhere, I001), as it is "
+            "now. Use it before editing a file you suspect is broken, or to confirm a fix; "
+            "after your own edits you need not call it: their replies already carry "
+            "diagnostics.")),
     Method(
         "file.move", "chorus_tools.tools.mutate.move:move",
         "Move or rename a file or directory (one atomic rename inside the workspace).",

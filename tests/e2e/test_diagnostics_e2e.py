@@ -17,7 +17,11 @@ from rpc_client import RpcServer
 GOOD = "def f():\n    return 1\n"
 BAD = "def f()\n    return 1\n"  # Python: line 1, column 8, expected ':'
 ERROR = {"line": 1, "column": 8, "message": "expected ':'"}
-BROKE = {"errors": [ERROR], "total": 1, "introduced": 1}
+# a Python file with syntax errors is not checked for problems (docs/protocol.md, Diagnostics)
+UNCHECKED = {"problems_checked": True, "problems": {"skipped": "the file has syntax errors"}}
+CHECKED = {"problems_checked": True, "problems": [], "problems_total": 0,
+           "problems_introduced": 0}
+BROKE = {"errors": [ERROR], "total": 1, "introduced": 1, **UNCHECKED}
 NOTE = "Note: this edit left 1 syntax error: line 1: expected ':'"
 
 
@@ -132,7 +136,7 @@ def test_every_writer_and_editor_carries_diagnostics(servers: Any, name: str) ->
 def test_a_clean_change_and_an_unparsed_file(tmp_path: Path) -> None:
     with RpcServer(tmp_path) as server:
         done = server.result("file.write", {"path": "a.py", "content": GOOD})
-        assert done["diagnostics"] == {"errors": [], "total": 0, "introduced": 0}
+        assert done["diagnostics"] == {"errors": [], "total": 0, "introduced": 0, **CHECKED}
         assert "diagnostics" not in server.result("file.write", {"path": "a.txt",
                                                                  "content": BAD})
 
@@ -189,7 +193,7 @@ def test_the_three_gates(tmp_path: Path, gate: str, exact: str, looser: str) -> 
         with RpcServer(tmp_path, "--syntax-gate", "all") as server:
             done = server.result("file.patch", {"path": "d.py", "patches": [
                 {"find": "x = 1", "replace": "x = 2"}]})
-        assert done["diagnostics"] == {"errors": [ERROR], "total": 1, "introduced": 0}
+        assert done["diagnostics"] == {"errors": [ERROR], "total": 1, "introduced": 0, **UNCHECKED}
     else:
         assert kept["result"]["diagnostics"] == BROKE
 
@@ -201,14 +205,17 @@ def test_file_check_and_a_file_past_the_bounds(tmp_path: Path) -> None:
     with RpcServer(tmp_path, "--syntax-max-bytes", "1000") as server:
         assert server.result("file.check", {"path": "a.py"}) == {
             "path": "a.py", "language": "python",
-            "diagnostics": {"errors": [ERROR], "total": 1, "introduced": 0}}
+            "diagnostics": {"errors": [ERROR], "total": 1, "introduced": 0, **UNCHECKED}}
         assert server.result("file.check", {"path": "big.py"})["diagnostics"] == {
-            "skipped": "file over 1000 bytes"}
+            "skipped": "file over 1000 bytes", "problems_checked": True,
+            "problems": {"skipped": "file over 1000 bytes"}}
         error = server.error("file.check", {"path": "a.txt"})
         assert error["code"] == -32023 and error["data"]["language"] == "txt"
         patched = server.result("file.patch", {"path": "big.py", "patches": [
             {"find": "return 1", "replace": "return 2"}]})
-        assert patched["diagnostics"] == {"skipped": "file over 1000 bytes"}
+        assert patched["diagnostics"] == {
+            "skipped": "file over 1000 bytes", "problems_checked": True,
+            "problems": {"skipped": "file over 1000 bytes"}}
 
 
 def test_code_edit_obeys_read_only(tmp_path: Path) -> None:

@@ -204,7 +204,9 @@ def test_apply_patch_result_versions_and_record(editor: RpcServer, tmp_path: Pat
                              "D old.txt\n")
     info = editor.result("file.info", {"path": "a.py"})
     assert got["files"][0] == {"path": "a.py", "action": "update", "version": info["version"],
-                               "diagnostics": {"errors": [], "total": 0, "introduced": 0}}
+                               "diagnostics": {"errors": [], "total": 0, "introduced": 0,
+                                               "problems_checked": True, "problems": [],
+                                               "problems_total": 0, "problems_introduced": 0}}
     assert (root / "a.py").read_text() == APP.replace("return 2", "return 3")
     [record] = [json.loads(line) for line in (tmp_path / "records/records.jsonl").open()]
     assert (record["method"], record["path"], record["outcome"]) == ("apply_patch", "a.py",

@@ -187,7 +187,9 @@ def test_each_action_writes_exactly(ctx: ToolContext, root: Path, name: str) -> 
     done = edit(ctx, path, **call)
     assert (root / path).read_text() == after
     assert done["success"] and done["matches"][0]["tier"] == "exact"
-    assert done["diagnostics"] == {"errors": [], "total": 0, "introduced": 0}
+    assert {k: done["diagnostics"][k] for k in ("errors", "total", "introduced")} == {
+        "errors": [], "total": 0, "introduced": 0}
+    assert done["diagnostics"].get("problems_introduced", 0) == 0
     assert done["diff"].startswith(f"--- a/{path}\n")
 
 

@@ -57,22 +57,27 @@ def test_introduced_counts_only_new_errors(case: str, before: str | None, after:
 ])
 def test_messages_name_what_is_wrong(path: str, before: str, after: str,
                                      error: dict) -> None:
-    assert _reply(path, before, after) == {"errors": [error], "total": 1, "introduced": 1}
+    checked = ({"problems_checked": True, "problems": {"skipped": "the file has syntax errors"}}
+               if path.endswith(".py") else {"problems_checked": False})
+    assert _reply(path, before, after) == {"errors": [error], "total": 1, "introduced": 1,
+                                           **checked}
 
 
 def test_markdown_parses_whatever_is_written_and_text_is_not_judged() -> None:
     assert _reply("README.md", "# a\n", "# a\n```\n") == {"errors": [], "total": 0,
-                                                          "introduced": 0}
+                                                          "introduced": 0,
+                                                          "problems_checked": False}
     assert Judge("notes.txt", "x").diagnosis("x", "y") is None
 
 
 def test_past_the_bounds_it_says_it_skipped_and_why() -> None:
     assert _reply("a.py", "x = 1\n", "x = 2\n" * 10, syntax_max_bytes=10) == {
-        "skipped": "file over 10 bytes"}
+        "skipped": "file over 10 bytes", "problems_checked": True,
+        "problems": {"skipped": "file over 10 bytes"}}
     rng = random.Random(3)
     junk = "".join(chr(rng.randrange(1, 256)) for _ in range(256 * 1024))
     assert _reply("j.rs", junk, junk + "fn x(", syntax_timeout=0.05) == {
-        "skipped": "parsing took over 0.05 s"}
+        "skipped": "parsing took over 0.05 s", "problems_checked": False}
 
 
 def test_a_long_list_keeps_the_new_errors() -> None:
@@ -126,5 +131,8 @@ def test_a_text_nested_deeper_than_its_parser_goes_is_not_judged(path: str, shal
                                                                  deep: str) -> None:
     """(issue 36, with w5-utf8's guard change) RecursionError, MemoryError or libyaml's
     quadratic time: the diagnostics say so, and the guard lets the edit through."""
-    assert _reply(path, shallow, deep) == {"skipped": "nested deeper than its parser goes"}
+    reason = "nested deeper than its parser goes"
+    checked = ({"problems_checked": True, "problems": {"skipped": reason}}
+               if path.endswith(".py") else {"problems_checked": False})
+    assert _reply(path, shallow, deep) == {"skipped": reason, **checked}
     assert Judge(path, deep).guard(shallow, deep + "!@#[\n", "the change") is None

@@ -29,7 +29,7 @@ def check(ctx: ToolContext, path: str) -> dict[str, Any]:
                             f"server parses ({', '.join(sorted(LANGUAGES))}).", path=path,
                             language=name_of(rel), supported=sorted(LANGUAGES))
         if st.st_size > judge.budget.max_bytes:
-            found = Diagnosis(skipped=f"file over {judge.budget.max_bytes} bytes")
+            found = judge.skipped(f"file over {judge.budget.max_bytes} bytes")
         else:
             found = _judged(judge, fd, head, path)
     finally:

@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 class Language:
     """A language the server parses: `grammar` names its tree-sitter grammar (None where
     the guard uses another parser: json, toml, yaml, make); `code` says whether the
-    code-structure methods answer for it."""
+    code-structure methods answer for it; `checker` names what finds its problems
+    (docs/protocol.md, Diagnostics), None where none is owned."""
 
     name: str
     grammar: str | None
     code: bool
+    checker: str | None = None
 
 
 # grammar name -> (module, function returning the language pointer)
@@ -47,8 +49,12 @@ _GRAMMARS = {
     "markdown": ("tree_sitter_markdown", "language"),
 }
 
+# problems (tools/patch/pyproblems.py): pyflakes in-process for Python, measured against a
+# ruff spawn per check; JavaScript and TypeScript have none the server owns without Node
+_CHECKERS = {"python": "pyflakes"}
+
 LANGUAGES = {language.name: language for language in (
-    *(Language(name, name, True) for name in _GRAMMARS),
+    *(Language(name, name, True, _CHECKERS.get(name)) for name in _GRAMMARS),
     *(Language(name, None, False) for name in ("json", "toml", "yaml", "make")),
 )}
 

@@ -1,5 +1,6 @@
 """Diagnostics (docs/protocol.md, Diagnostics): the syntax errors a change leaves in a file,
-and how many of them it brought, from the parse the syntax guard makes.
+and how many of them it brought, from the parse the syntax guard makes; for a Python file
+that parses, its problems too (tools.patch.problems).
 
 One `Judge` serves one call: the guard asks it about each looser-tier patch, the reply
 about the whole change, and a text it has judged is never parsed twice. An error is
@@ -13,15 +14,19 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from chorus_tools.tools.code.bounds import Budget, Skipped
+from chorus_tools.tools.code.languages import LANGUAGES
 from chorus_tools.tools.context import Limits, ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import Current
 from chorus_tools.tools.read.text import decode
 from chorus_tools.tools.code.parse import common_prefix, common_suffix
+from chorus_tools.tools.patch.broken import broken_imports
+from chorus_tools.tools.patch.problems import Problems, compare as compare_problems
+from chorus_tools.tools.patch.pyproblems import Modules, workspace_modules
 from chorus_tools.tools.patch.syntax import Problem, language_of, problems
 
 SHOWN = 20  # errors a reply lists
@@ -33,24 +38,28 @@ DEFAULTS = Limits()
 @dataclass(frozen=True)
 class Diagnosis:
     """The errors of the text after a change, those of them it brought, or why the text
-    was not judged (`skipped`)."""
+    was not judged (`skipped`); `problems` for a Python file, None where the server
+    checks no problems."""
 
     errors: list[Problem] = field(default_factory=list)
     introduced: list[Problem] = field(default_factory=list)
     skipped: str | None = None
+    problems: Problems | None = None
 
     def reply(self) -> dict[str, Any]:
         """The `diagnostics` a reply carries: the first SHOWN errors in file order, every
         introduced one among them."""
+        checked: dict[str, Any] = ({"problems_checked": False} if self.problems is None
+                                   else self.problems.reply())
         if self.skipped is not None:
-            return {"skipped": self.skipped}
+            return {"skipped": self.skipped, **checked}
         shown = self.errors
         if len(shown) > SHOWN:
             new = set(map(id, self.introduced[:SHOWN]))
             rest = [p for p in shown if id(p) not in new][:SHOWN - len(new)]
             shown = sorted([*self.introduced[:SHOWN], *rest], key=lambda p: (p.line, p.column))
         return {"errors": [p.reply() for p in shown], "total": len(self.errors),
-                "introduced": len(self.introduced)}
+                "introduced": len(self.introduced), **checked}
 
 
 class Judge:
@@ -58,10 +67,15 @@ class Judge:
     parser for it (then nothing is judged and no diagnostics are given)."""
 
     def __init__(self, path: str, text: str, limits: Limits = DEFAULTS, gate: str = "loose",
-                 shown: str | None = None) -> None:
+                 shown: str | None = None, problems_gate: str = "off",
+                 ctx: ToolContext | None = None) -> None:
         """`path` workspace-relative, `text` any text of the file (for its shebang or
-        header), `shown` the client's path for messages."""
+        header), `shown` the client's path for messages; `ctx` the call's context, for
+        the other modules a Python file's problems look at (None: none are looked at)."""
         self.path, self.shown, self.gate = path, shown or path, gate
+        self.problems_gate, self.ctx = problems_gate, ctx
+        self.modules: Modules | None = None if ctx is None else workspace_modules(
+            ctx.ws, limits.syntax_max_bytes)
         self.language = language_of(path, text)
         self.budget = Budget(limits.syntax_max_bytes, limits.syntax_timeout)
         self._seen: dict[str, list[Problem]] = {}
@@ -69,7 +83,7 @@ class Judge:
     @classmethod
     def of(cls, ctx: ToolContext, path: str, text: str, shown: str | None = None) -> Judge:
         """The judge of one call's change to `path`, with the server's bounds and gate."""
-        return cls(path, text, ctx.limits, ctx.syntax_gate, shown)
+        return cls(path, text, ctx.limits, ctx.syntax_gate, shown, ctx.problems_gate, ctx)
 
     def compare(self, before: str | None, after: str) -> Diagnosis:
         """The errors `after` has, and which `before` did not (Skipped past the bounds)."""
@@ -86,9 +100,27 @@ class Judge:
         if self.language is None:
             return None
         try:
-            return self.compare(before, after)
+            found = self.compare(before, after)
         except Skipped as skipped:
-            return Diagnosis(skipped=skipped.reason)
+            return self.skipped(skipped.reason)
+        if found.errors:
+            return self._with_problems(found, Problems(skipped="the file has syntax errors"))
+        if LANGUAGES[self.language].checker is None:
+            return found
+        checked = compare_problems(self.path, before, after, self.budget, self.modules)
+        if self.ctx is not None and before is not None and before != after \
+                and checked.skipped is None:
+            broken, total = broken_imports(self.ctx, self.path, before, after, self.budget)
+            checked = replace(checked, broken=broken, broken_total=total)
+        return replace(found, problems=checked)
+
+    def skipped(self, reason: str) -> Diagnosis:
+        """Nothing judged, for `reason`: neither syntax nor problems."""
+        return self._with_problems(Diagnosis(skipped=reason), Problems(skipped=reason))
+
+    def _with_problems(self, found: Diagnosis, checked: Problems) -> Diagnosis:
+        checker = LANGUAGES[self.language].checker if self.language else None
+        return found if checker is None else replace(found, problems=checked)
 
     def wants(self, st: os.stat_result) -> bool:
         """Whether a whole-content write must read what the file holds to judge its change
@@ -102,8 +134,8 @@ class Judge:
         if self.language is None:
             return None
         if current.stat is not None and current.data is None:
-            return Diagnosis(skipped=Skipped.of_size(self.budget.max_bytes,
-                                                     current.stat.st_size).reason)
+            reason = Skipped.of_size(self.budget.max_bytes, current.stat.st_size).reason
+            return self.skipped(reason)
         return self.diagnosis(None if current.data is None else decode(current.data)[0],
                               after)
 
@@ -155,8 +187,12 @@ def with_diagnostics(result: dict[str, Any], diagnosis: Diagnosis | None) -> dic
 def refuse_introduced(judge: Judge, diagnosis: Diagnosis | None, path: str,
                       diff: Callable[[], str] | None = None) -> None:
     """Under `--syntax-gate all`, edit_breaks_syntax for a change that brought a syntax
-    error, exact or not (nothing is written; data.diagnostics says what it left)."""
-    if judge.gate != "all" or diagnosis is None or not diagnosis.introduced:
+    error, exact or not; under `--problems-gate introduced`, for one that brought a
+    problem (nothing is written; data.diagnostics says what it left)."""
+    if diagnosis is None:
+        return
+    _refuse_problems(judge, diagnosis, path, diff)
+    if judge.gate != "all" or not diagnosis.introduced:
         return
     first = diagnosis.introduced[0]
     details: dict[str, Any] = {"diff": diff()} if diff is not None else {}
@@ -166,6 +202,23 @@ def refuse_introduced(judge: Judge, diagnosis: Diagnosis | None, path: str,
                     "nothing was written (the server runs with --syntax-gate all). "
                     "data.diagnostics lists the errors. Fix the text and send it again.",
                     path=path, line=first.line, reason=first.message,
+                    diagnostics=diagnosis.reply(), **details)
+
+
+def _refuse_problems(judge: Judge, diagnosis: Diagnosis, path: str,
+                     diff: Callable[[], str] | None) -> None:
+    checked = diagnosis.problems
+    if judge.problems_gate != "introduced" or checked is None or not checked.introduced:
+        return
+    first = checked.introduced[0]
+    count = len(checked.introduced)
+    details: dict[str, Any] = {"diff": diff()} if diff is not None else {}
+    raise ToolError("edit_breaks_syntax",
+                    f"This change would bring {count} problem{'s' if count > 1 else ''} to "
+                    f"{path}, the first at line {first.line}: {first.message} ({first.code}); "
+                    "nothing was written (the server runs with --problems-gate introduced). "
+                    "data.diagnostics lists them. Fix the text and send it again.",
+                    path=path, line=first.line, reason="problems",
                     diagnostics=diagnosis.reply(), **details)
 
 

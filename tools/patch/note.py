@@ -12,10 +12,13 @@ NAMED = 3  # errors the line names
 
 def note(diagnostics: dict[str, Any] | None, path: str | None = None) -> str | None:
     """`Note: this edit left 1 syntax error: line 12: expected ':'` when the change
-    brought errors (`introduced` > 0), None otherwise; `path` names the file when a reply
-    covers several."""
-    if not diagnostics or not diagnostics.get("introduced"):
+    brought errors (`introduced` > 0), `Note: this edit introduced 1 problem: ...` when it
+    brought problems or broke imports elsewhere, None otherwise; `path` names the file when
+    a reply covers several."""
+    if not diagnostics:
         return None
+    if not diagnostics.get("introduced"):
+        return _problems_note(diagnostics, path)
     count, total = diagnostics["introduced"], diagnostics["total"]
     errors = "syntax error" if count == 1 else "syntax errors"
     what = (f"{count} {errors}" if count == total
@@ -25,6 +28,34 @@ def note(diagnostics: dict[str, Any] | None, path: str | None = None) -> str | N
     more = "; ..." if total > NAMED else ""
     where = f" in {path}" if path else ""
     return f"Note: this edit left {what}{where}: {named}{more}"
+
+
+def _problems_note(diagnostics: dict[str, Any], path: str | None) -> str | None:
+    """`Note: this edit introduced 2 problems: line 40: undefined name 'x' (F821); ... and
+    3 files import the removed name 'load': app.py:1, ...`."""
+    count = diagnostics.get("problems_introduced", 0)
+    broken = diagnostics.get("broken_imports_total", 0)
+    if not count and not broken:
+        return None
+    where = f" in {path}" if path else ""
+    parts = []
+    if count:
+        named = "; ".join(f"line {p['line']}: {p['message']} ({p['code']})"
+                          for p in diagnostics["problems"][:NAMED] if p["introduced"])
+        more = "; ..." if count > NAMED else ""
+        parts.append(f"introduced {count} problem{'s' if count > 1 else ''}{where}: "
+                     f"{named}{more}")
+    if broken:
+        shown = diagnostics["broken_imports"]
+        names = sorted({b["name"] for b in shown})
+        quoted = ", ".join(f"'{n}'" for n in names)
+        places = ", ".join(f"{b['path']}:{b['line']}" for b in shown[:NAMED])
+        more = ", ..." if broken > NAMED else ""
+        files = "1 file imports" if broken == 1 else f"{broken} files import"
+        lead = "and " if count else f"broke imports{where}: "
+        parts.append(f"{lead}{files} the removed name{'s' if len(names) > 1 else ''} "
+                     f"{quoted}: {places}{more}")
+    return "Note: this edit " + " ".join(parts)
 
 
 def notes(files: list[dict[str, Any]]) -> list[str]:

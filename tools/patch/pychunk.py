@@ -15,6 +15,7 @@ follows other statements is judged by the whole text too.
 from __future__ import annotations
 
 import re
+import warnings
 from collections import OrderedDict
 
 from chorus_tools.tools.code.bounds import Budget
@@ -60,8 +61,12 @@ _whole = _Verdicts(_KEPT_CHARS, _KEPT_WHOLE)
 def compile_error(text: str) -> Found | None:
     """(1-based line, 1-based column, message) of the first syntax error of a module."""
     try:
-        # compiled, not only parsed: 'return' outside a function is an error too
-        compile(text, "<patched>", "exec", dont_inherit=True)
+        # compiled, not only parsed: 'return' outside a function is an error too; its
+        # SyntaxWarnings (`"is" with a literal`) would go to the server's stderr with a
+        # chunk's line numbers: warnings belong in diagnostics or nowhere (issue 45)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<patched>", "exec", dont_inherit=True)
     except SyntaxError as exc:
         name = type(exc).__name__
         message = exc.msg if name == "SyntaxError" else f"{name}: {exc.msg}"

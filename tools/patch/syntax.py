@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from chorus_tools.tools.code import languages
 from chorus_tools.tools.code.bounds import Budget, Skipped
-from chorus_tools.tools.patch import pychunk
+from chorus_tools.tools.patch import pychunk, pyproblems
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -92,6 +92,7 @@ def preload() -> None:
     needs."""
     languages.preload()
     _yaml_loader()
+    pyproblems.preload()
 
 
 def _tree_sitter(language: str, path: str, text: str, budget: Budget) -> list[Problem]:

@@ -1,0 +1,97 @@
+"""broken_imports (docs/protocol.md, Diagnostics): the other workspace files that import,
+by name, a top-level definition a change removed from a Python module.
+
+The names a module defines are compared before and after the change; for each one gone,
+the files that may mention it come from the symbol index when the warm process has it,
+else from a search narrowed to the name (tools.code.narrow, the way code.references
+finds its files), and each is read and parsed to keep only `from <this module> import
+name` (absolute, or relative resolving to it). The walk stops when the call's parsing
+time (--syntax-timeout) is spent.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import warnings
+from typing import Any
+
+from chorus_tools.tools.code.bounds import Budget
+from chorus_tools.tools.code.source import read_candidate
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.patch.pyproblems import top_level_names
+
+
+def broken_imports(ctx: ToolContext, path: str, before: str, after: str,
+                   budget: Budget) -> tuple[list[dict[str, Any]], int]:
+    """([{path, line, name}] in path order, their count) for the top-level names of module
+    `path` that `before` defined and `after` does not, as far as `budget` allows."""
+    was = top_level_names(before.encode("utf-8", "surrogatepass"))
+    now = top_level_names(after.encode("utf-8", "surrogatepass"))
+    if was is None or now is None or not was - now:
+        return [], 0
+    return _importers(ctx, path, sorted(was - now), budget)
+
+
+def _importers(ctx: ToolContext, path: str, removed: list[str],
+               budget: Budget) -> tuple[list[dict[str, Any]], int]:
+    from chorus_tools.tools.code.narrow import candidates
+
+    dotted = _dotted(path)
+    found = []
+    for name in removed:
+        files = candidates(ctx, "", name, case_sensitive=True, globs=[],
+                           include_hidden=False, include_ignored=False,
+                           warm=("code_references", {"name": name})).files
+        for file in files:
+            if file == path or not file.endswith((".py", ".pyi")):
+                continue
+            if budget.expired():
+                return found, len(found)
+            data = read_candidate(ctx, file)
+            if data is not None:
+                found += ({"path": file, "line": line, "name": name}
+                          for line in _imports(data, file, dotted, path, name))
+    found.sort(key=lambda f: (f["path"], f["line"]))
+    return found, len(found)
+
+
+def _imports(data: bytes, file: str, dotted: str, path: str, name: str) -> list[int]:
+    """The lines of `file` (holding `data`) that import `name` from module `path`
+    (`dotted`, its dotted name from the workspace root)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or not any(a.name == name for a in node.names):
+            continue
+        if node.level:
+            if _relative(file, node) in _module_paths(path):
+                lines.append(node.lineno)
+        elif node.module and (dotted == node.module or dotted.endswith("." + node.module)):
+            lines.append(node.lineno)
+    return lines
+
+
+def _dotted(path: str) -> str:
+    stem = path.rsplit(".", 1)[0]
+    if stem.endswith("/__init__"):
+        stem = stem[:-len("/__init__")]
+    return stem.replace("/", ".")
+
+
+def _module_paths(path: str) -> set[str]:
+    """The workspace paths, without suffix, that name module file `path`."""
+    stem = path.rsplit(".", 1)[0]
+    return {stem[:-len("/__init__")]} if stem.endswith("/__init__") else {stem}
+
+
+def _relative(file: str, node: ast.ImportFrom) -> str:
+    base = posixpath.dirname(file)
+    for _ in range(node.level - 1):
+        base = posixpath.dirname(base)
+    return posixpath.join(base, *node.module.split(".")) if node.module else base

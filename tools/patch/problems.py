@@ -1,0 +1,110 @@
+"""The problems a change leaves in a Python file and which of them it brought
+(docs/protocol.md, Diagnostics): tools.patch.pyproblems finds them, this compares.
+
+A problem is introduced when the text before did not have it: problems are compared as a
+multiset of (code, message without line numbers, the stripped text of its line), so one
+that only moved is not new, and a definition renamed at one place makes every read of the
+old name new. The text after is always checked (never stale); the text before is most
+often the text an earlier call wrote, so its problems are kept by the text's hash and an
+edit normally pays one check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from chorus_tools.tools.code.bounds import Budget, Skipped
+from chorus_tools.tools.patch.pyproblems import Finding, Modules, findings
+
+SHOWN = 20  # problems a reply lists
+_KEPT = 256  # checked texts whose problems are kept
+
+_kept: OrderedDict[tuple[str, bytes], list[Finding]] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class Problems:
+    """What the check of a text after a change found (`skipped`: why it did not run), and
+    the files that import a top-level name the change removed (tools.patch.broken)."""
+
+    found: list[Finding] = field(default_factory=list)
+    introduced: list[Finding] = field(default_factory=list)
+    skipped: str | None = None
+    broken: list[dict[str, Any]] = field(default_factory=list)
+    broken_total: int = 0
+
+    def reply(self) -> dict[str, Any]:
+        """The fields a `diagnostics` object gains: at most SHOWN problems, the
+        introduced ones first."""
+        if self.skipped is not None:
+            return {"problems_checked": True, "problems": {"skipped": self.skipped}}
+        new = set(map(id, self.introduced))
+        shown = [*self.introduced, *(f for f in self.found if id(f) not in new)][:SHOWN]
+        out: dict[str, Any] = {
+            "problems_checked": True,
+            "problems": [f.reply(id(f) in new) for f in shown],
+            "problems_total": len(self.found), "problems_introduced": len(self.introduced)}
+        if self.broken_total:
+            out |= {"broken_imports": self.broken[:SHOWN],
+                    "broken_imports_total": self.broken_total}
+        return out
+
+
+def compare(path: str, before: str | None, after: str, budget: Budget,
+            modules: Modules | None) -> Problems:
+    """The problems of `after` and which of them `before` (None: no file) did not have;
+    Problems(skipped=...) when a bound or the checker stopped the check."""
+    try:
+        new = findings(path, after, budget, modules)
+        _keep(path, after, new)
+        if not new:
+            return Problems()
+        old = [] if before is None else _before(path, before, budget, modules)
+    except Skipped as skipped:
+        return Problems(skipped=skipped.reason)
+    return Problems(new, introduced(before or "", after, old, new))
+
+
+def introduced(before: str, after: str, old: list[Finding],
+               new: list[Finding]) -> list[Finding]:
+    """The problems of `new` (in `after`) beyond those of `old` (in `before`), compared as
+    a multiset of (code, key, stripped line text)."""
+    left = Counter(_identity(f, before.split("\n")) for f in old)
+    after_lines = after.split("\n")
+    fresh = []
+    for f in new:
+        key = _identity(f, after_lines)
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            fresh.append(f)
+    return fresh
+
+
+def _identity(f: Finding, lines: list[str]) -> tuple[str, str, str]:
+    line = lines[f.line - 1].strip() if 0 < f.line <= len(lines) else ""
+    return f.code, f.key, line
+
+
+def _before(path: str, text: str, budget: Budget, modules: Modules | None) -> list[Finding]:
+    key = path, _digest(text)
+    found = _kept.get(key)
+    if found is None:
+        found = findings(path, text, budget, modules)
+        _keep(path, text, found)
+    else:
+        _kept.move_to_end(key)
+    return found
+
+
+def _keep(path: str, text: str, found: list[Finding]) -> None:
+    _kept[path, _digest(text)] = found
+    while len(_kept) > _KEPT:
+        _kept.popitem(last=False)
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()

@@ -107,10 +107,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         SEARCH_RESULT,
         stoppable=True, title="Search file contents", idempotent=True, shown_as="search",
         description=(
-            "Search file contents beneath `path` for a ripgrep regex (or a fixed string "
+            "Search file contents for a ripgrep regex (or a fixed string "
             "with `literal: true`); answers `path:line:text` lines. `glob` limits the files"
             " (`*.py`, `!tests/**`); `output_mode`: content, files_with_matches or count. "
-            "Hidden and .gitignored files are skipped unless asked for.")),
+            "Hidden and .gitignored files are skipped unless asked.")),
     Method(
         "file.info", "chorus_tools.tools.read.info:info",
         "Describe a path: type, size, times, mode, symlink, encoding, lines, version.",
@@ -135,12 +135,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["path", "language", "diagnostics"], path={"type": "string"},
              language={"type": "string"}, diagnostics=DIAGNOSTICS),
         stoppable=True, title="Check syntax", idempotent=True,
-        description=(
-            "A code file's syntax errors and, for Python, its problems (undefined names, "
-            "F821/F822/F823/F632/F811, and relative imports to nowhere, I001), as it is "
-            "now. Use it before editing a file you suspect is broken, or to confirm a fix; "
-            "after your own edits you need not call it: their replies already carry "
-            "diagnostics.")),
+        description="Check a file you did not just edit: syntax errors, Python problems."),
     Method(
         "file.move", "chorus_tools.tools.mutate.move:move",
         "Move or rename a file or directory (one atomic rename inside the workspace).",

@@ -6,6 +6,7 @@ import atexit
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -76,3 +77,20 @@ def no_hang() -> Iterator[None]:
     yield
     signal.alarm(0)
     signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs to fill for real (ENOSPC); skipped, saying so, where it cannot be
+    mounted (it needs root)."""
+    mount = tmp_path / "fs"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs",
+                           str(mount)], capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs to fill for real (needs root): "
+                    + done.stderr.decode(errors="replace").strip())
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

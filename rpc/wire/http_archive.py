@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, unquote
 import orjson
 
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
-from chorus_tools.rpc.wire.http_files import CHUNK, JSON, Failed, abort_upload, call
+from chorus_tools.rpc.wire.http_files import JSON, Failed, call, upload_body
 from chorus_tools.rpc.wire.http_message import Head, Reply, Response
 
 PREFIX = "/archive/"
@@ -66,26 +66,8 @@ async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
 
 
 async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
-    stream = head.stream
-    assert stream is not None
-    upload = None
-    try:
-        upload = (await call(dispatcher, "archive.import_begin",
-                             {"path": _dir(head)}))["upload_id"]
-        offset = 0
-        while data := await stream.read(CHUNK):
-            await call(dispatcher, "file.upload_part", {
-                "upload_id": upload, "offset": offset,
-                "data": base64.b64encode(data).decode("ascii")})
-            offset += len(data)
-        done = await call(dispatcher, "archive.import_commit", {"upload_id": upload})
-        upload = None
-    except Failed as failed:
-        out.whole(failed.reply())
-        return
-    except ConnectionError:
-        return  # the client is gone (or was answered 408): nothing lands
-    finally:
-        if upload is not None:
-            await abort_upload(dispatcher, upload)
-    out.whole(Reply(200, orjson.dumps(done), list(JSON)))
+    done = await upload_body(dispatcher, head, out,
+                             ("archive.import_begin", {"path": _dir(head)}),
+                             "archive.import_commit")
+    if done is not None:
+        out.whole(Reply(200, orjson.dumps(done), list(JSON)))

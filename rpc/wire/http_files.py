@@ -138,34 +138,45 @@ def _range(given: str | None, size: int) -> tuple[int, int] | None:
 
 
 async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
-    path, stream = file_path(head), head.stream
-    assert stream is not None
-    begin: dict[str, Any] = {"path": path}
+    begin: dict[str, Any] = {"path": file_path(head)}
     if "if-match" in head.headers:
         begin["expected_version"] = head.headers["if-match"].strip().strip('"')
     if "x-content-sha256" in head.headers:
         begin["sha256"] = head.headers["x-content-sha256"].strip()
+    done = await upload_body(dispatcher, head, out, ("file.upload_begin", begin),
+                             "file.upload_commit")
+    if done is not None:
+        out.whole(Reply(201 if done["created"] else 200, orjson.dumps(done),
+                        [*JSON, ("etag", f'"{done["version"]}"')]))
+
+
+async def upload_body(dispatcher: Dispatcher, head: Head, out: Response,
+                      begin: tuple[str, dict[str, Any]], finish: str) -> dict[str, Any] | None:
+    """A streamed body into an upload (`begin`, parts, then `finish`): `finish`'s result,
+    or None once a failure was answered (nothing is said to a client that went away, or
+    was answered 408). An upload not finished is aborted: nothing lands, no spool stays."""
+    stream = head.stream
+    assert stream is not None
     upload = None
     try:
-        upload = (await call(dispatcher, "file.upload_begin", begin))["upload_id"]
+        upload = (await call(dispatcher, *begin))["upload_id"]
         offset = 0
         while data := await stream.read(CHUNK):
             await call(dispatcher, "file.upload_part", {
                 "upload_id": upload, "offset": offset,
                 "data": base64.b64encode(data).decode("ascii")})
             offset += len(data)
-        done = await call(dispatcher, "file.upload_commit", {"upload_id": upload})
+        done = await call(dispatcher, finish, {"upload_id": upload})
         upload = None
+        return done
     except Failed as failed:
         out.whole(failed.reply())
-        return
+        return None
     except ConnectionError:
-        return  # the client is gone (or was answered 408): nothing to say, nothing lands
+        return None
     finally:
         if upload is not None:
             await abort_upload(dispatcher, upload)
-    out.whole(Reply(201 if done["created"] else 200, orjson.dumps(done),
-                    [*JSON, ("etag", f'"{done["version"]}"')]))
 
 
 async def abort_upload(dispatcher: Dispatcher, upload: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +21,6 @@ from rpc_client import RpcServer, snapshot
 BIG = b"".join(b"line %06d of a file the agent rewrites\n" % n for n in range(5000))
 BIG2 = BIG.replace(b"line", b"LINE")
 LEFT = 64 << 10  # what the filled disk leaves: too little for BIG, room for a log line
-
-
-@pytest.fixture
-def small_fs(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "fs"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs",
-                           str(mount)], capture_output=True, check=False)
-    if done.returncode != 0:
-        pytest.skip("cannot mount a small tmpfs to fill for real (needs root): "
-                    + done.stderr.decode(errors="replace").strip())
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def fill(mount: Path, leave: int) -> Path:

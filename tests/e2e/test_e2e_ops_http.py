@@ -192,7 +192,8 @@ def test_json_request_logs_carry_codes_never_content(ws: Path) -> None:
 def test_rpc_metrics_over_stdio_counts_restarts_bytes_and_history(ws: Path,
                                                                    tmp_path: Path) -> None:
     with E2EServer(ws, "--workers", "1", "--history", str(tmp_path / "history")) as server:
-        [worker] = server.workers(1)
+        assert "result" in server.call("file.info", {"path": "."})  # the pool is up, and
+        [worker] = server.workers(1)  # the one-shot start-up sweep beside it is gone
         os.kill(worker, signal.SIGKILL)
         end = time.monotonic() + 15
         while server.worker_pids() in ([], [worker]):
@@ -205,5 +206,5 @@ def test_rpc_metrics_over_stdio_counts_restarts_bytes_and_history(ws: Path,
         assert figures["chorus_bytes_written_total"] == 20
         assert figures["chorus_bytes_read_total"] == len("     1\t".encode()) + 20
         assert figures["chorus_history_bytes"] > 0  # a.txt's first content, kept
-        assert figures["chorus_workspace_bytes"] == 0  # not wired until the usage account
+        assert figures["chorus_workspace_bytes"] == 0  # no quota: the account never measured
         assert server.close() == 0

@@ -225,9 +225,9 @@ def cost_200k_txt(env: Env) -> Measure:
 
 SCENARIOS: list[Scenario] = [
     Scenario("problems_recall", "problems: introduced ones found, stdlib edit corpus",
-             "", Target("≥", 0.98, absolute=True, unit="%"), recall, None),
+             "—", Target("≥", 0.98, absolute=True, unit="%"), recall, None),
     Scenario("problems_false", "problems: neutral edits with one marked introduced (of 300)",
-             "", Target("≤", 0.0, absolute=True, unit="%"), false_positives, None),
+             "—", Target("≤", 0.0, absolute=True, unit="%"), false_positives, None),
     Scenario("problems_cost_4k", "file.patch, 4 KiB Python with problems (reply with them)",
              "the same patch on a .txt copy (no parse)", Target("≥", 0.5), cost_4k,
              cost_4k_txt),

@@ -29,6 +29,7 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.mutate import keep, reserve
 from chorus_tools.tools.mutate.quota import charge
+from chorus_tools.tools.mutate.restore import current
 from chorus_tools.tools.mutate.atomic import (TEMP_PREFIX, Spooled, locked_dir, mutate,
                                               open_parent, split_parent)
 
@@ -73,15 +74,6 @@ def _join(base: str, name: str) -> str:
     return name if base == ROOT else f"{base}/{name}"
 
 
-def _lstat(ctx: ToolContext, rel: str, shown: str) -> os.stat_result | None:
-    try:
-        return ctx.ws.lstat(rel, shown=shown)
-    except ToolError as err:
-        if err.code in ("file_not_found", "not_a_directory"):
-            return None
-        raise
-
-
 def _check(ctx: ToolContext, base: str, entries: list[Entry]) -> tuple[list[Landing], list[str]]:
     """Every destination checked before any write; the landings and the directories to
     make (parents first)."""
@@ -93,7 +85,7 @@ def _check(ctx: ToolContext, base: str, entries: list[Entry]) -> tuple[list[Land
             return
         parent = split_parent(rel)[0]
         directory(parent, name.rpartition("/")[0])
-        st = None if parent in made else _lstat(ctx, rel, rel)
+        st = None if parent in made else current(ctx, rel, rel)
         if st is not None and not stat.S_ISDIR(st.st_mode):
             raise ToolError("not_a_directory", f"The archive was refused whole, nothing was "
                             f"written: {name!r} needs {rel} to be a directory, and the "
@@ -114,7 +106,7 @@ def _check(ctx: ToolContext, base: str, entries: list[Entry]) -> tuple[list[Land
             continue
         parent = split_parent(rel)[0]
         directory(parent, entry.name.rpartition("/")[0])
-        st = None if parent in made else _lstat(ctx, rel, rel)
+        st = None if parent in made else current(ctx, rel, rel)
         landings.append(_landing(ctx, entry, rel, st))
     return landings, made
 

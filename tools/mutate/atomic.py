@@ -332,12 +332,7 @@ def _replace(dir_fd: int, name: str, st: os.stat_result | None, data: bytes,
     try:
         try:
             _write_all(fd, data)
-            if st is not None:
-                _keep_owner_and_mode(fd, st)
-            if perm is not None:
-                os.fchmod(fd, perm)
-            os.fsync(fd)
-            after = os.fstat(fd)
+            after = _sealed(fd, st, perm)
         finally:
             os.close(fd)
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -362,10 +357,7 @@ def _land(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,
         fd = os.open(spooled.name, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC,
                      dir_fd=spooled.dir_fd)
         try:
-            if st is not None:
-                _keep_owner_and_mode(fd, st)
-            os.fsync(fd)
-            after = os.fstat(fd)
+            after = _sealed(fd, st)
         finally:
             os.close(fd)
         try:
@@ -393,10 +385,7 @@ def _copy_over(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spool
         try:
             while chunk := os.read(src, _READ_CHUNK):
                 _write_all(dst, chunk)
-            if st is not None:
-                _keep_owner_and_mode(dst, st)
-            os.fsync(dst)
-            after = os.fstat(dst)
+            after = _sealed(dst, st)
         finally:
             os.close(dst)
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -413,6 +402,17 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def _sealed(fd: int, st: os.stat_result | None, perm: int | None = None) -> os.stat_result:
+    """New content made ready to replace `st`'s file: its owner and mode (or `perm`),
+    synced to disk; the new inode's stat."""
+    if st is not None:
+        _keep_owner_and_mode(fd, st)
+    if perm is not None:
+        os.fchmod(fd, perm)
+    os.fsync(fd)
+    return os.fstat(fd)
 
 
 def _keep_owner_and_mode(fd: int, st: os.stat_result) -> None:

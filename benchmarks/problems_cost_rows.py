@@ -4,9 +4,9 @@ the same patch on a server that walks (`--index-memory 0`: a search narrowed to 
 
 The tree is the seeded source tree's generator (benchmarks/generate.py), the scale's
 20,000 files (2,000 with --quick), one of them `lib/shared.py`, defining `shared_alpha_fn`,
-and 100 of them Python files of the same kind that import from it: 50 `shared_alpha_fn`, 50 `shared_beta_fn`. The patches rename the function
-there and back, so every call removes a name 50 files import; every reply must say so
-(`broken_imports_total` 50). `python -m benchmarks --only broken_imports_warm`.
+and 100 of them Python files of the same kind that import from it: 50 `shared_alpha_fn`,
+50 `shared_beta_fn`. The patches rename the function there and back, so every call removes
+a name 50 files import; every reply must say so (`broken_imports_total` 50). `python -m benchmarks --only broken_imports_warm`.
 """
 
 from __future__ import annotations

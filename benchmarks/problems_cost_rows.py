@@ -6,7 +6,9 @@ The tree is the seeded source tree's generator (benchmarks/generate.py), the sca
 20,000 files (2,000 with --quick), one of them `lib/shared.py`, defining `shared_alpha_fn`,
 and 100 of them Python files of the same kind that import from it: 50 `shared_alpha_fn`,
 50 `shared_beta_fn`. The patches rename the function there and back, so every call removes
-a name 50 files import; every reply must say so (`broken_imports_total` 50). `python -m benchmarks --only broken_imports_warm`.
+a name 50 files import; every reply must say so (`broken_imports_total` 50).
+`python -m benchmarks --only broken_imports_warm`; `python -m benchmarks.problems_cost_rows`
+runs both sides alone.
 """
 
 from __future__ import annotations

@@ -213,9 +213,12 @@ class Pool:
         """Hand queued jobs to idle workers. Under load, consecutive small read-only jobs
         go out several to a message (one wake-up of the worker instead of one each: the
         pipe write was a third of the dispatcher's time); a mutation, or a part of a
-        split job (which must spread over the workers), always goes alone."""
+        split job (which must spread over the workers), always goes alone. The worker
+        idle last goes first: calls one after another then run in one worker, whose
+        caches hold what the previous call left (an edit's diagnostics find the text
+        before it judged already; taking turns made every other edit judge it again)."""
         while self._queue and self._idle:
-            worker = self._idle.popleft()
+            worker = self._idle.pop()
             room = min(BATCH, 1 + len(self._queue) // (len(self._idle) + 1))
             batch = [self._queue.popleft()]
             while (len(batch) < room and batch[0].batchable and self._queue

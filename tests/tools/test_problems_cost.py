@@ -52,3 +52,14 @@ def test_top_level_names_come_from_the_kept_check_or_a_parse(ctx: ToolContext,
     assert top_level("m.py", (root / "m.py").read_text()) == {"f", "g"}  # kept
     assert top_level("m.py", "from x import *\n") is None  # parsed: may define any
     assert top_level("m.py", "X = 1\nclass C:\n    y = 2\n") == {"X", "C"}
+
+
+def test_i001_still_finds_relative_imports_written_oddly(ctx: ToolContext, root: Path) -> None:
+    """The walk for relative imports is skipped only where none can be."""
+    (root / "pkg").mkdir()
+    (root / "pkg/__init__.py").write_text("")
+    text = ("def f():\n    from .gone import a\n\nfrom\\\n    .lost import b\n"
+            "from.nowhere import c\n")
+    done = patch(ctx, "pkg/new.py", [{"find": "", "replace": text}])
+    assert [(p["line"], p["code"]) for p in done["diagnostics"]["problems"]] == [
+        (2, "I001"), (4, "I001"), (6, "I001")]

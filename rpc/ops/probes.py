@@ -52,7 +52,8 @@ def answer(path: str, drain: Drain, metrics: Metrics | None) -> Reply:
     return Reply(200, body, [("content-type", content_type)])
 
 
-PEEK = 4096  # a probe's head is a few hundred bytes: a larger one takes the usual way
+PEEK = 1024  # the least --http-max-head-bytes: a probe's head is a few hundred bytes,
+# and one larger than this takes the usual way (and its limit)
 
 
 def answer_at_accept(sock: socket.socket, refuse: Callable[[Head], Reply | None],

@@ -18,7 +18,7 @@ from typing import Any
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.mutate import keep, reserve
+from chorus_tools.tools.mutate import keep, quota, reserve
 from chorus_tools.tools.mutate.atomic import mutate
 from chorus_tools.tools.mutate.delete import delete
 from chorus_tools.tools.mutate.restore import current, real_path
@@ -72,11 +72,15 @@ def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
 def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
     done: list[tuple[str, bytes | None, int]] = []
     now = [current(ctx, i["path"], i["path"]) for i in todo]
-    if todo:  # a full history refuses the rewind before its first file, never half way
+    planned = sorted(zip(todo, now), key=_growth)
+    if todo:  # a full history or the quota refuse it before its first file, not half way
+        growth = [_growth(p) for p in planned]
+        quota.ahead(ctx, sum(g[0] for g in growth), sum(g[1] for g in growth),
+                    todo[0]["path"])
         keep.ahead(ctx, sum(st.st_size for st in now if st is not None),
                    [i["path"] for i in todo], todo[0]["path"])
     try:
-        for item in todo:
+        for item, _ in planned:
             path, content = item["path"], item["content"]
             st = current(ctx, path, path)
             before = None if st is None else _read(ctx, path)
@@ -97,6 +101,17 @@ def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
                     mutate(ctx, path, shown=path, compute=lambda _, c=before: c,
                            create_dirs=True, read_current=False, mode=mode)
         raise
+
+
+def _growth(planned: tuple[dict[str, Any], os.stat_result | None]) -> tuple[int, int]:
+    """What putting one path back adds (bytes, files): the rewind frees room before it
+    takes any (docs/protocol.md, Quotas), so one whose end fits the quota passes even when
+    its paths' order would pass the quota on the way, and the disk never holds both."""
+    item, st = planned
+    content = item["content"]
+    size = 0 if st is None or not stat.S_ISREG(st.st_mode) else st.st_size
+    return ((0 if content is None else len(content)) - size,
+            (content is not None) - (st is not None))
 
 
 def _diff(ctx: ToolContext, todo: list[dict[str, Any]]) -> str:

@@ -80,12 +80,12 @@ def landed(spool_fd: int) -> None:
     os.fsync(spool_fd)
 
 
-def state(spool_fd: int) -> str:
-    """"landing" (a commit began landing and never reached its commit point), "landed",
-    or "" (no commit began landing)."""
+def state(dir_fd: int, spool: str = ".") -> str:
+    """Of the spool `spool` in `dir_fd`: "landing" (a commit began landing and never
+    reached its commit point), "landed", or "" (no commit began landing)."""
     for name, said in ((JOURNAL, "landing"), (LANDED, "landed")):
         try:
-            os.stat(name, dir_fd=spool_fd, follow_symlinks=False)
+            os.stat(f"{spool}/{name}", dir_fd=dir_fd, follow_symlinks=False)
             return said
         except FileNotFoundError:
             continue

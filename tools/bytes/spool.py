@@ -251,8 +251,10 @@ def recover(ctx: ToolContext) -> dict[str, int]:
     """At start (the server runs it in the background): every spool an archive import's
     commit left with its landing journal, killed with the server midway, is rolled back
     (tools/bytes/landing.py) and removed. A spool whose lock is held is a commit running
-    now, never one killed."""
-    return {"removed": _sweep(ctx, _journaled)}
+    now, never one killed. Not under --read-only: that server changes nothing."""
+    if ctx.read_only:
+        return {"removed": 0}
+    return {"removed": _sweep(ctx, lambda root_fd, name: bool(landing.state(root_fd, name)))}
 
 
 def _sweep(ctx: ToolContext, take: Callable[[int, str], bool]) -> int:
@@ -268,17 +270,6 @@ def _sweep(ctx: ToolContext, take: Callable[[int, str], bool]) -> int:
     finally:
         os.close(root_fd)
     return removed
-
-
-def _journaled(root_fd: int, name: str) -> bool:
-    """Whether an import's commit began landing this spool (tools/bytes/landing.py)."""
-    for journal in (landing.JOURNAL, landing.LANDED):
-        try:
-            os.stat(f"{name}/{journal}", dir_fd=root_fd, follow_symlinks=False)
-            return True
-        except OSError:
-            continue
-    return False
 
 
 def _idle_since(root_fd: int, name: str) -> float:

@@ -5,7 +5,8 @@ tiny --request-timeout, by a kill -9 of the worker running it (found in /proc/lo
 waiting on that lock), or by a kill -9 of the whole server and a restart. After each, every
 file, link and directory is exactly as before (content, mode, inode, mtime), no spool is
 left, `file.history` shows what it showed before, a rewind to a checkpoint taken before
-finds no conflict, and the next import works."""
+finds no conflict, and the next import works. Over HTTP, a `PUT /archive` stopped the same
+way is `504` with `rolled_back: true`."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+import httpx
+
+from http_server import HttpServer
 from rpc_client import RpcServer, wait_gone
 
 SPOOL = ".chorus-tmp-upload-"
@@ -191,3 +195,17 @@ def test_a_server_killed_mid_import_rolls_it_back_at_restart(tmp_path: Path) -> 
             assert time.monotonic() < end, "the start never rolled the import back"
             time.sleep(0.02)
         _as_before(server, ws, before, mark, history)
+
+
+def test_a_put_archive_past_the_request_timeout_is_504_rolled_back(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    (ws / "dest" / "old.txt").write_text("old content")
+    before = snapshot(ws)
+    with HttpServer(ws, "--request-timeout", "2", "--history", str(tmp_path / "h")) as server:
+        with _held(ws / "dest" / "b"):
+            reply = httpx.put(server.base + "/archive/dest", content=ARCHIVE, timeout=60)
+        assert reply.status_code == 504, reply.text
+        assert reply.json()["error"] == "timeout" and reply.json()["rolled_back"] is True
+        assert snapshot(ws) == before
+        again = httpx.put(server.base + "/archive/dest", content=ARCHIVE, timeout=60)
+        assert again.json() == {"created": 3, "replaced": 2, "bytes": 44}

@@ -18,17 +18,19 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.method import Method
 from chorus_tools.tools.task import Task
 
-KILLED = ("timeout", "worker_crashed")
 log = logging.getLogger("chorus.dispatch")
 
 Outcome = tuple[bool, Any, dict[str, Any] | None]
 
 
 def killed(method: Method, outcome: Outcome) -> bool:
-    """Whether `outcome` is a job of a recoverable method stopped while it ran."""
+    """Whether `outcome` is a job of a recoverable method stopped while it ran: by the
+    request timeout (whose error names it) or a worker's death. A server shutting down
+    answers `timeout` without naming one: its pool takes no more jobs, and the next
+    start recovers."""
     ok, payload, _ = outcome
-    return bool(method.recover) and not ok and isinstance(payload, ToolError) \
-        and payload.code in KILLED
+    return bool(method.recover) and not ok and isinstance(payload, ToolError) and (
+        payload.code == "worker_crashed" or "timeout" in payload.details)
 
 
 async def after_kill(method: Method, task: Task, outcome: Outcome,

@@ -38,7 +38,6 @@ from chorus_tools.tools.mutate import reserve
 from chorus_tools.tools.mutate.atomic import (Current, Spooled, locked_dir, mutate,
                                               put_symlink, read_entry, split_parent,
                                               sync_all, unmake)
-from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.mutate.restore import current
 
 JOURNAL, LANDED = "landing.json", "landed.json"
@@ -112,15 +111,17 @@ def undo(ctx: ToolContext, spool_fd: int) -> tuple[int, list[str]] | None:
 
 @contextmanager
 def aside(ctx: ToolContext) -> Iterator[None]:
-    """A rollback keeps nothing in the history and hashes nothing into the call's record
-    (it may run inside another call: a spool call finding an idle journal), and no quota
-    refuses it (tools/mutate/reserve.py `paused`)."""
-    auditing, ctx.auditing = ctx.auditing, False
+    """A rollback keeps nothing in the history, hashes nothing into the call's record (it
+    may run inside another call: a spool call finding an idle journal), and books nothing
+    in the quota's account: the killed commit's growth never reached it either (a server
+    restarted measures afresh)."""
+    auditing, room = ctx.auditing, ctx.room
+    ctx.auditing, ctx.room = False, None
     try:
         with reserve.paused(ctx):
             yield
     finally:
-        ctx.auditing = auditing
+        ctx.auditing, ctx.room = auditing, room
 
 
 def roll_back(ctx: ToolContext, spool_fd: int, items: list[Item],
@@ -159,13 +160,11 @@ def _put_back(ctx: ToolContext, spool_fd: int, item: Item, index: int) -> bool:
             if not _holds(item, data):
                 return False
             os.unlink(name, dir_fd=dir_fd)
-            charge(ctx, -st.st_size, -1, item.rel)
             return True
         if not stat.S_ISLNK(st.st_mode) or os.readlink(name, dir_fd=dir_fd) != item.target:
             return False
         if item.old_link is None:
             os.unlink(name, dir_fd=dir_fd)
-            charge(ctx, 0, -1, item.rel)
             return True
         put_symlink(dir_fd, name, item.old_link)
         return True

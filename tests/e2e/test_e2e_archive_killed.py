@@ -92,24 +92,26 @@ def _send(server: RpcServer) -> Any:
 
 
 @contextmanager
-def _held(directory: Path) -> Iterator[int]:
-    """The directory's lock, as a writer in it holds it: its inode."""
+def _held(directory: Path) -> Iterator[str]:
+    """The directory's lock, as a writer in it holds it: its `maj:min:inode` as
+    /proc/locks names it."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        yield os.fstat(fd).st_ino
+        st = os.fstat(fd)
+        yield f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     finally:
         os.close(fd)
 
 
-def _waiting_on(inode: int, guard: float = 15.0) -> int:
+def _waiting_on(inode: str, guard: float = 15.0) -> int:
     """The pid of the process blocked on the lock of `inode` (/proc/locks lists each
     waiter as `N: -> FLOCK ADVISORY WRITE <pid> <maj:min:inode> ...`)."""
     end = time.monotonic() + guard
     while time.monotonic() < end:
         for line in Path("/proc/locks").read_text().splitlines():
             fields = line.split()
-            if fields[1] == "->" and fields[6].rsplit(":", 1)[1] == str(inode):
+            if fields[1] == "->" and fields[6] == inode:
                 return int(fields[5])
         time.sleep(0.01)
     raise TimeoutError("no process waits on the lock")

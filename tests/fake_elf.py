@@ -39,3 +39,16 @@ def write_elf(path: Path, code: bytes) -> Path:
     path.write_bytes(header + program + code)
     os.chmod(path, 0o755)
     return path
+
+
+def opens(path: bytes) -> bytes:
+    """Code that opens `path` for reading and exits with 3 when it could, 4 when refused."""
+    return (b"\x48\x8d\x3d" + struct.pack("<i", 23)  # lea rdi, [rip + 23]: the path
+            + b"\x31\xf6"  # xor esi, esi (O_RDONLY)
+            b"\xb8\x02\x00\x00\x00"  # mov eax, 2 (open)
+            b"\x0f\x05"  # syscall
+            b"\x48\xc1\xe8\x3f"  # shr rax, 63: 1 when it failed
+            b"\x8d\x78\x03"  # lea edi, [rax + 3]
+            b"\xb8\x3c\x00\x00\x00"  # mov eax, 60 (exit)
+            b"\x0f\x05"  # syscall
+            + path + b"\0")

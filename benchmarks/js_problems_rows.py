@@ -246,13 +246,22 @@ def corpus(env: Env | None = None) -> dict[str, Any]:
             "false_positives": wrong, "files": len(files), "unjudged": unjudged}
 
 
+_runs: dict[Path, dict[str, Any]] = {}  # one run of the corpus serves both rows
+
+
+def _corpus_once(env: Env) -> dict[str, Any]:
+    if env.cache not in _runs:
+        _runs[env.cache] = corpus(env)
+    return _runs[env.cache]
+
+
 def recall(env: Env) -> Measure:
-    got = corpus(env)
+    got = _corpus_once(env)
     return Measure("share", got["found"] / got["expected"], got)
 
 
 def false_positives(env: Env) -> Measure:
-    got = corpus(env)
+    got = _corpus_once(env)
     return Measure("share", got["false_positives"] / got["neutral"], got)
 
 

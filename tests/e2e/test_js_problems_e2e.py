@@ -8,10 +8,18 @@ oxlint (--oxlint none) nothing is claimed; a hanging oxlint is skipped past
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
+import tempfile
 from pathlib import Path
 
+import pytest
 from fake_elf import HANG, write_elf
 from rpc_client import RpcServer
+
+from chorus_tools.tools.patch.oxlint import find_oxlint
+
+NOBODY = pwd.getpwnam("nobody")
 
 APP = ("export function parseConfig(text: string): Config { return { text }; }\n"
        "interface Config { text: string }\n"
@@ -87,3 +95,32 @@ def test_a_hanging_oxlint_is_skipped_and_the_edit_lands(tmp_path: Path) -> None:
             == APP.replace("function parseConfig", "function loadConfig")
         assert server.result("file.write", {"path": "c.js", "content": "x;\n"})[
             "diagnostics"]["problems"] == {"skipped": "parsing took over 0.5 s"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping privileges needs root")
+@pytest.mark.parametrize("reachable", [True, False])
+def test_after_a_drop_to_another_user(root: Path, reachable: bool) -> None:
+    """The private directory is handed to --user; an oxlint that user cannot run says
+    problems_checked false (and why, on stderr), never a failed edit."""
+    (root / "app.ts").write_text(APP)
+    os.chown(root, NOBODY.pw_uid, NOBODY.pw_gid)
+    os.chown(root / "app.ts", NOBODY.pw_uid, NOBODY.pw_gid)
+    place = Path(tempfile.mkdtemp(dir="/tmp"))  # outside /root, where CI's venv lies
+    try:
+        binary = place / "oxlint"
+        shutil.copyfile(str(find_oxlint()), binary)
+        binary.chmod(0o755)
+        place.chmod(0o755 if reachable else 0o700)
+        with RpcServer(root, "--user", "nobody", "--oxlint", str(binary)) as server:
+            got = server.result("file.patch", {"path": "app.ts", "patches": RENAME})
+            stderr = server.stderr
+    finally:
+        shutil.rmtree(place)
+    if reachable:
+        assert got["diagnostics"]["problems_introduced"] == 2
+    else:
+        assert got["diagnostics"] == {"errors": [], "total": 0, "introduced": 0,
+                                      "problems_checked": False}
+        assert b"cannot run oxlint" in stderr
+    assert (root / "app.ts").read_text() == APP.replace("function parseConfig",
+                                                        "function loadConfig")

@@ -7,6 +7,7 @@ that is absent, hangs, crashes or prints garbage changes no edit's outcome."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -184,6 +185,17 @@ def test_a_binary_gone_after_start_skips(ctx: ToolContext, root: Path, tmp_path:
     done = write(ctx, "a.js", "missing();\n")
     assert done["diagnostics"]["problems"]["skipped"].startswith(
         "the checker (oxlint) could not start")
+    assert (root / "a.js").read_text() == "missing();\n"
+
+
+def test_its_directory_removed_under_a_running_server_skips(ctx: ToolContext, root: Path) -> None:
+    """A /tmp cleaner may remove the private directory of a long-running server."""
+    ctx.oxlint = oxlint.start(BINARY)  # type: ignore[arg-type]
+    shutil.rmtree(ctx.oxlint.directory)
+    done = write(ctx, "a.js", "missing();\n")
+    assert done["diagnostics"]["problems"] == {
+        "skipped": "the checker (oxlint) could not be given the text: No such file or "
+                   "directory"}
     assert (root / "a.js").read_text() == "missing();\n"
 
 

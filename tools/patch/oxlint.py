@@ -89,16 +89,22 @@ def run(oxlint: Oxlint, suffix: str, data: bytes, budget: Budget) -> tuple[int, 
     """(exit status, report) of oxlint on `data` as a file ending in `suffix`; Skipped
     when it cannot start, runs past the budget, or reports more than MAX_OUTPUT."""
     name = f"{os.getpid()}{suffix}"
-    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o600, dir_fd=oxlint.fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o600, dir_fd=oxlint.fd)
+    except OSError as exc:  # its directory removed (a /tmp cleaner), a full disk
+        raise failed(f"could not be given the text: {exc.strerror}") from None
+    try:
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        except OSError as exc:
+            raise failed(f"could not be given the text: {exc.strerror}") from None
         return _confined(oxlint, name, budget)
     finally:
         try:
             os.unlink(name, dir_fd=oxlint.fd)
-        except FileNotFoundError:
+        except OSError:
             pass
 
 

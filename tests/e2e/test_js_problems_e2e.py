@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
 import pytest
+from e2e_support import E2EServer, _children, _program, wait_for
 from fake_elf import HANG, write_elf
-from rpc_client import RpcServer
+from rpc_client import RpcServer, alive
 
 from chorus_tools.tools.patch.oxlint import find_oxlint
 
@@ -124,3 +126,27 @@ def test_after_a_drop_to_another_user(root: Path, reachable: bool) -> None:
         assert b"cannot run oxlint" in stderr
     assert (root / "app.ts").read_text() == APP.replace("function parseConfig",
                                                         "function loadConfig")
+
+
+def test_a_worker_killed_mid_check_takes_its_oxlint_with_it(tmp_path: Path) -> None:
+    """A worker killed mid-check (as a cancelled or timed-out call's is): the checker it
+    was running dies with it (PR_SET_PDEATHSIG), and the server answers the next call."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    fake = write_elf(tmp_path / "oxlint", HANG)
+    with E2EServer(root, "--oxlint", str(fake), "--syntax-timeout", "60",
+                   "--workers", "1") as server:
+        server.request("file.write", {"path": "a.js", "content": "x;\n"})
+        running: list[tuple[int, int]] = []  # (worker, its checker)
+
+        def started() -> bool:
+            running[:] = [(w, p) for w in _children(server.proc.pid) for p in _children(w)
+                          if _program(p) == bytes(fake)]
+            return bool(running)
+        wait_for(started)
+        [(worker, checker)] = running
+        os.kill(worker, signal.SIGKILL)
+        reply = server.recv()
+        assert reply["error"]["data"]["error"] == "worker_crashed"
+        wait_for(lambda: not alive(checker))
+        assert "files" in server.result("file.list", {})  # served again

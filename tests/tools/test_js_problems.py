@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fake_elf import CRASH, HANG, prints, write_elf
 
 from chorus_tools.tools.code.check import check
+from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import Limits, ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.write import write
@@ -33,6 +35,15 @@ CALLS = ("export function parseConfig(text: string): Config { return { text }; }
 @pytest.fixture(scope="module")
 def checker() -> oxlint.Oxlint:
     return oxlint.start(BINARY)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def ctx(root: Path) -> Iterator[ToolContext]:
+    """One workspace mode only: how a path is opened is not what these tests are about,
+    and each check spawns a process."""
+    ws = Workspace(str(root))
+    yield ToolContext(ws=ws)
+    os.close(ws.root_fd)
 
 
 @pytest.fixture

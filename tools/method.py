@@ -174,8 +174,8 @@ GLOBS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "stri
 
 # the syntax errors a change left (docs/protocol.md, Diagnostics), or why none were sought
 _SKIPPED = obj(["skipped"], skipped={"type": "string"})
-# what a Python file's check adds (docs/protocol.md, Diagnostics): problems_checked is
-# false for every other language
+# what the check of a Python, JavaScript or TypeScript file adds (docs/protocol.md,
+# Diagnostics): problems_checked is false for every other language
 _PROBLEMS = {
     "problems_checked": {"type": "boolean"},
     "problems": {"anyOf": [{"type": "array", "items": obj(

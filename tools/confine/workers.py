@@ -9,7 +9,8 @@ archive put in carries them (each checked first to stay inside its directory; a 
 that pointed out would still lead a worker nowhere, since Landlock checks where a path
 lands, not how it was reached). Elsewhere it may only read
 what running Python needs (the interpreter's prefixes, `sys.path`, the package's own
-source), run the ripgrep binary and the shared libraries, and use /dev/null. Nothing else:
+source), run the ripgrep and oxlint binaries and the shared libraries, use /dev/null, and
+write the texts oxlint reads in its private directory. Nothing else:
 no /etc, /root, /home, no sibling of the workspace, no TCP. Audit records are written by
 the dispatcher, so workers get no access to them at all.
 """
@@ -61,6 +62,10 @@ def worker_ruleset(ctx: ToolContext) -> int | None:
         if ctx.rg_path is not None:
             landlock.allow(fd, ctx.rg_path, READ_FILE | EXECUTE)
         landlock.allow(fd, os.devnull, READ_FILE | WRITE_FILE)  # a child's stdin
+        if ctx.oxlint is not None:  # its binary, and the texts it reads (tools/patch/oxlint.py)
+            landlock.allow(fd, ctx.oxlint.binary, READ_FILE | EXECUTE)
+            landlock.allow(fd, ctx.oxlint.fd, READ | WRITE_FILE | TRUNCATE | MAKE_REG
+                           | REMOVE_FILE)
     except BaseException:
         os.close(fd)
         raise

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,9 @@ SHOWN = 20  # problems a reply lists
 _KEPT = 256  # checked texts whose problems are kept
 
 _kept: OrderedDict[tuple[str, bytes], list[Finding]] = OrderedDict()
+# what finds a language's problems: (path, text, budget, modules) -> findings in file
+# order, or Skipped (pyflakes here; oxlint for JavaScript and TypeScript: jsproblems)
+Check = Callable[[str, str, Budget, "Modules | None"], list[Finding]]
 
 
 @dataclass(frozen=True)
@@ -54,15 +58,16 @@ class Problems:
 
 
 def compare(path: str, before: str | None, after: str, budget: Budget,
-            modules: Modules | None) -> Problems:
-    """The problems of `after` and which of them `before` (None: no file) did not have;
-    Problems(skipped=...) when a bound or the checker stopped the check."""
+            modules: Modules | None, check: Check = findings) -> Problems:
+    """The problems of `after` and which of them `before` (None: no file) did not have,
+    as `check` finds them; Problems(skipped=...) when a bound or the checker stopped the
+    check."""
     try:
-        new = findings(path, after, budget, modules)
+        new = check(path, after, budget, modules)
         _keep(path, after, new)
         if not new:
             return Problems()
-        old = [] if before is None else _before(path, before, budget, modules)
+        old = [] if before is None else _before(path, before, budget, modules, check)
     except Skipped as skipped:
         return Problems(skipped=skipped.reason)
     return Problems(new, introduced(before or "", after, old, new))
@@ -89,11 +94,12 @@ def _identity(f: Finding, lines: list[str]) -> tuple[str, str, str]:
     return f.code, f.key, line
 
 
-def _before(path: str, text: str, budget: Budget, modules: Modules | None) -> list[Finding]:
+def _before(path: str, text: str, budget: Budget, modules: Modules | None,
+            check: Check) -> list[Finding]:
     key = path, _digest(text)
     found = _kept.get(key)
     if found is None:
-        found = findings(path, text, budget, modules)
+        found = check(path, text, budget, modules)
         _keep(path, text, found)
     else:
         _kept.move_to_end(key)

@@ -55,8 +55,12 @@ def test_launcher_says_why_rg_cannot_run(root: Path) -> None:
     assert done.returncode != 0 and b"cannot run" in done.stderr
 
 
-def test_no_perl_means_no_launcher(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(launcher.shutil, "which", lambda *args, **kwargs: None)
+def test_no_system_perl_means_no_launcher(monkeypatch: pytest.MonkeyPatch,
+                                         tmp_path: Path) -> None:
+    script = tmp_path / "perl"
+    script.write_text("#!/bin/sh\nexec /usr/bin/perl \"$@\"\n")  # not ELF: refused
+    script.chmod(0o755)
+    monkeypatch.setattr(launcher, "SYSTEM_PERL", (str(tmp_path / "none"), str(script)))
     launcher.available.cache_clear()
     try:
         assert launcher.available() is None

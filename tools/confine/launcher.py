@@ -5,8 +5,9 @@ A `preexec_fn` makes Python fork the whole worker (its page tables copied, every
 its heap made copy-on-write until rg's exec, the child scheduled on its own) to run three
 system calls; docs/benchmarks.md measured that at 3-8 ms an rg start against ~1 ms by
 vfork. Those calls cannot be made from the parent: the parent-death signal is asked for
-by the child itself, and entering Landlock is for good. So the worker vforks perl
-(present wherever Debian's `perl-base` is), which, in order:
+by the child itself, and entering Landlock is for good. So the worker vforks the
+system's perl (`/usr/bin/perl`: Debian's `perl-base`, which is essential there), which,
+in order:
 
 1. asks for SIGKILL when its parent dies (PR_SET_PDEATHSIG), kept across the exec;
 2. exits if the worker died before that (its parent is no longer the worker's pid);
@@ -24,11 +25,13 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 from functools import cache
 
 # prctl and close differ by architecture; Landlock's calls are 444-446 on every one
 _SYSCALLS = {"x86_64": (157, 3), "aarch64": (167, 57)}
+# the system's perl only: its libraries are in the directories the workers may load from
+# (a perl of one's own, under /usr/local or a home, may need libraries they cannot read)
+SYSTEM_PERL = ("/usr/bin/perl", "/bin/perl")
 _SCRIPT = (
     "syscall({prctl}, 1, 9);"  # PR_SET_PDEATHSIG, SIGKILL
     "getppid() == shift or exit 1;"  # the worker died before the line above
@@ -46,17 +49,17 @@ def available() -> str | None:
     None when there is none this process can run, or no table entry for this machine."""
     if platform.machine() not in _SYSCALLS:
         return None
-    found = shutil.which("perl") or shutil.which("perl", path=os.defpath)
-    if found is None:
-        return None
-    path = os.path.realpath(found)
-    try:
-        with open(path, "rb") as f:
-            if f.read(4) != b"\x7fELF":  # a wrapper script would need its interpreter too
-                return None
-    except OSError:
-        return None
-    return path if os.access(path, os.X_OK) else None
+    for candidate in SYSTEM_PERL:
+        path = os.path.realpath(candidate)
+        try:
+            with open(path, "rb") as f:
+                if f.read(4) != b"\x7fELF":  # a wrapper script would need its interpreter
+                    continue
+        except OSError:
+            continue
+        if os.access(path, os.X_OK):
+            return path
+    return None
 
 
 def argv(perl: str, child: list[str], parent: int, ruleset: int | None) -> list[str]:

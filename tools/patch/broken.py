@@ -19,13 +19,15 @@ from typing import Any
 from chorus_tools.tools.code.bounds import Budget
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.patch.pyproblems import top_level_names
 
 
-def broken_imports(ctx: ToolContext, path: str, was: set[str] | None, now: set[str] | None,
+def broken_imports(ctx: ToolContext, path: str, before: str, after: str,
                    budget: Budget) -> tuple[list[dict[str, Any]], int]:
     """([{path, line, name}] in path order, their count) for the top-level names of module
-    `path` its text before defined (`was`) and after does not (`now`; None: a text that
-    may define any name), as far as `budget` allows."""
+    `path` that `before` defined and `after` does not, as far as `budget` allows."""
+    was = top_level_names(before.encode("utf-8", "surrogatepass"))
+    now = top_level_names(after.encode("utf-8", "surrogatepass"))
     if was is None or now is None or not was - now:
         return [], 0
     return _importers(ctx, path, sorted(was - now), budget)

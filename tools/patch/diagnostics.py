@@ -25,7 +25,7 @@ from chorus_tools.tools.mutate.atomic import Current
 from chorus_tools.tools.read.text import decode
 from chorus_tools.tools.code.parse import common_prefix, common_suffix
 from chorus_tools.tools.patch.broken import broken_imports
-from chorus_tools.tools.patch.problems import Problems, compare as compare_problems, top_level
+from chorus_tools.tools.patch.problems import Problems, compare as compare_problems
 from chorus_tools.tools.patch.pyproblems import Modules, workspace_modules
 from chorus_tools.tools.patch.syntax import Problem, language_of, problems
 
@@ -110,8 +110,7 @@ class Judge:
         checked = compare_problems(self.path, before, after, self.budget, self.modules)
         if self.ctx is not None and before is not None and before != after \
                 and checked.skipped is None:
-            broken, total = broken_imports(self.ctx, self.path, top_level(self.path, before),
-                                           top_level(self.path, after), self.budget)
+            broken, total = broken_imports(self.ctx, self.path, before, after, self.budget)
             checked = replace(checked, broken=broken, broken_total=total)
         return replace(found, problems=checked)
 

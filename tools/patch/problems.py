@@ -6,8 +6,7 @@ multiset of (code, message without line numbers, the stripped text of its line),
 that only moved is not new, and a definition renamed at one place makes every read of the
 old name new. The text after is always checked (never stale); the text before is most
 often the text an earlier call wrote, so its problems are kept by the text's hash and an
-edit normally pays one check. The top-level names broken_imports compares come from the
-same checks (one parse of a text gives both).
+edit normally pays one check.
 """
 
 from __future__ import annotations
@@ -15,17 +14,15 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from chorus_tools.tools.code.bounds import Budget, Skipped
-from chorus_tools.tools.patch.pyproblems import (Checked, Finding, Modules, findings,
-                                                 top_level_names)
+from chorus_tools.tools.patch.pyproblems import Finding, Modules, findings
 
 SHOWN = 20  # problems a reply lists
 _KEPT = 256  # checked texts whose problems are kept
 
-_kept: OrderedDict[tuple[str, bytes], Checked] = OrderedDict()
+_kept: OrderedDict[tuple[str, bytes], list[Finding]] = OrderedDict()
 
 
 @dataclass(frozen=True)
@@ -61,24 +58,14 @@ def compare(path: str, before: str | None, after: str, budget: Budget,
     """The problems of `after` and which of them `before` (None: no file) did not have;
     Problems(skipped=...) when a bound or the checker stopped the check."""
     try:
-        checked = findings(path, after, budget, modules)
-        _keep(path, after, checked)
-        new = checked.found
+        new = findings(path, after, budget, modules)
+        _keep(path, after, new)
         if not new:
             return Problems()
-        old = [] if before is None else _before(path, before, budget, modules).found
+        old = [] if before is None else _before(path, before, budget, modules)
     except Skipped as skipped:
         return Problems(skipped=skipped.reason)
     return Problems(new, introduced(before or "", after, old, new))
-
-
-def top_level(path: str, text: str) -> set[str] | None:
-    """The names `text`, the module at `path`, defines at its top level (None: it may
-    define any): from its check when one was kept, else from a parse of its own."""
-    kept = _kept.get((path, _digest(text)))
-    if kept is not None:
-        return kept.names
-    return top_level_names(text.encode("utf-8", "surrogatepass"))
 
 
 def introduced(before: str, after: str, old: list[Finding],
@@ -102,7 +89,7 @@ def _identity(f: Finding, lines: list[str]) -> tuple[str, str, str]:
     return f.code, f.key, line
 
 
-def _before(path: str, text: str, budget: Budget, modules: Modules | None) -> Checked:
+def _before(path: str, text: str, budget: Budget, modules: Modules | None) -> list[Finding]:
     key = path, _digest(text)
     found = _kept.get(key)
     if found is None:
@@ -113,12 +100,11 @@ def _before(path: str, text: str, budget: Budget, modules: Modules | None) -> Ch
     return found
 
 
-def _keep(path: str, text: str, found: Checked) -> None:
+def _keep(path: str, text: str, found: list[Finding]) -> None:
     _kept[path, _digest(text)] = found
     while len(_kept) > _KEPT:
         _kept.popitem(last=False)
 
 
-@lru_cache(maxsize=2)  # one call asks for the texts before and after more than once
 def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()

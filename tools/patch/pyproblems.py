@@ -14,14 +14,11 @@ clock before each function body, so --syntax-timeout bounds it. Nothing else it 
 from __future__ import annotations
 
 import ast
-import gc
 import posixpath
-import re
 import stat
 import sys
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +28,6 @@ from chorus_tools.tools.code.bounds import Budget, Skipped
 # default limit. Whatever CPython's compiler accepts (it refuses ~3000 terms, which then
 # never reach here) fits in this many frames of pure Python calls, which use no C stack
 _DEPTH = 12_000
-# where a relative import may be (`from .x`, `from . import`, split by a backslash too):
-# a text without one, most of them, is not walked for I001
-_MAY_IMPORT_RELATIVELY = re.compile(r"\bfrom[\s\\]*\.")
 
 
 @dataclass(frozen=True)
@@ -67,32 +61,20 @@ class Modules:
     is_dir: IsDir
 
 
-@dataclass(frozen=True)
-class Checked:
-    """What one check of a text gives: its problems in file order, and the names it
-    defines at its top level (`top_level_names`), from the same parse, for
-    broken_imports."""
-
-    found: list[Finding]
-    names: set[str] | None
-
-
-def findings(path: str, text: str, budget: Budget, modules: Modules | None) -> Checked:
-    """The problems of `text` (a Python module that compiles) at `path`, in file order,
-    and its top-level names; Skipped past the budget, or when the checker cannot judge
-    the text. The text is parsed once, for the checker, I001 and the names."""
+def findings(path: str, text: str, budget: Budget, modules: Modules | None) -> list[Finding]:
+    """The problems of `text` (a Python module that compiles) at `path`, in file order;
+    Skipped past the budget, or when the checker cannot judge the text."""
     try:
         from pyflakes import checker, messages
     except ImportError:
         raise Skipped("the checker (pyflakes) is not installed", "checker", 0) from None
     limit = sys.getrecursionlimit()
     try:
-        with warnings.catch_warnings(), _paused_gc():
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings belong nowhere (issue 45)
             tree = ast.parse(text)
             sys.setrecursionlimit(max(limit, _DEPTH))
             found = _pyflakes(checker, messages, tree, budget)
-            names = names_of(tree)
     except Skipped:
         raise
     except (RecursionError, MemoryError):
@@ -101,24 +83,10 @@ def findings(path: str, text: str, budget: Budget, modules: Modules | None) -> C
         raise Skipped(f"the checker failed: {type(exc).__name__}", "checker", 0) from None
     finally:
         sys.setrecursionlimit(limit)
-    if modules is not None and _MAY_IMPORT_RELATIVELY.search(text):
+    if modules is not None:
         found += _relative_imports(path, tree, modules, budget)
     found.sort(key=lambda f: (f.line, f.column))
-    return Checked(found, names)
-
-
-@contextmanager
-def _paused_gc() -> Iterator[None]:
-    """The cyclic collector off while a tree is built and walked: a 200 KiB module is
-    ~300k new objects, none of them garbage yet, and the collections their allocation
-    sets off took half of the parse's time (measured: 316 ms with it, 108 ms without)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    return found
 
 
 def preload() -> None:
@@ -237,21 +205,15 @@ def _top_level(source: str, modules: Modules,
 
 
 def top_level_names(data: bytes) -> set[str] | None:
-    """The names a module binds at its top level (`names_of`); None also when it cannot
-    be parsed."""
+    """The names a module binds at its top level (in its compound statements too, never
+    inside a def or class); None when it may define any name (a module `__getattr__`, a
+    star import) or cannot be parsed."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return names_of(tree)
-
-
-def names_of(tree: ast.Module) -> set[str] | None:
-    """The names a module binds at its top level (in its compound statements too, never
-    inside a def or class); None when it may define any name (a module `__getattr__`, a
-    star import)."""
     names: set[str] = set()
     pending: list[ast.AST] = list(tree.body)
     while pending:

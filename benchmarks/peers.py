@@ -146,7 +146,6 @@ DESKTOP_COMMANDER = Peer(
 )
 
 
-
 def _whole(path: Path) -> Call:
     return _tool("get_text_file_contents",
                  files=[{"file_path": str(path), "ranges": [{"start": 1}]}])

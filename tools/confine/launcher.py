@@ -25,7 +25,11 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 from functools import cache
+from typing import Any
+
+from chorus_tools.tools.confine import landlock
 
 # prctl and close differ by architecture; Landlock's calls are 444-446 on every one
 _SYSCALLS = {"x86_64": (157, 3), "aarch64": (167, 57)}
@@ -70,3 +74,16 @@ def argv(perl: str, child: list[str], parent: int, ruleset: int | None) -> list[
     script = _SCRIPT.format(prctl=prctl, close=close)
     return [perl, "-e", script, str(parent), NO_RULESET if ruleset is None else str(ruleset),
             *child]
+
+
+def popen(child: list[str], ruleset: int | None, pass_fds: tuple[int, ...] = (),
+          **io: Any) -> subprocess.Popen:
+    """`child` started confined to `ruleset` and killed with this process: through perl
+    when there is one (a vfork), else by a `preexec_fn` (a fork of this process). The one
+    way every binary a worker runs (ripgrep, oxlint) is started."""
+    parent = os.getpid()
+    if (perl := available()) is not None:
+        keep = pass_fds if ruleset is None else (*pass_fds, ruleset)
+        return subprocess.Popen(argv(perl, child, parent, ruleset), **io, pass_fds=keep)
+    return subprocess.Popen(child, **io, pass_fds=pass_fds,
+                            preexec_fn=lambda: landlock.confine(ruleset, parent))

@@ -62,8 +62,8 @@ def worker_ruleset(ctx: ToolContext) -> int | None:
             landlock.allow(fd, lib, READ | EXECUTE)
         if ctx.rg_path is not None:
             landlock.allow(fd, ctx.rg_path, READ_FILE | EXECUTE)
-            if (perl := launcher.available()) is not None:  # how rg starts: launcher.py
-                landlock.allow(fd, perl, READ_FILE | EXECUTE)
+        if (perl := launcher.available()) is not None:  # how rg and oxlint start
+            landlock.allow(fd, perl, READ_FILE | EXECUTE)
         landlock.allow(fd, os.devnull, READ_FILE | WRITE_FILE)  # a child's stdin
         if ctx.oxlint is not None:  # its binary, and the texts it reads (tools/patch/oxlint.py)
             landlock.allow(fd, ctx.oxlint.binary, READ_FILE | EXECUTE)

@@ -109,7 +109,7 @@ def run(oxlint: Oxlint, suffix: str, data: bytes, budget: Budget) -> tuple[int, 
 
 
 def _confined(oxlint: Oxlint, name: str, budget: Budget) -> tuple[int, bytes]:
-    from chorus_tools.tools.confine import landlock
+    from chorus_tools.tools.confine import landlock, launcher
     readable = [os.open(n, os.O_PATH | os.O_CLOEXEC, dir_fd=oxlint.fd) for n in (name, CONFIG)]
     try:
         ruleset = landlock.ruleset(readable, oxlint.binary)
@@ -118,15 +118,14 @@ def _confined(oxlint: Oxlint, name: str, budget: Budget) -> tuple[int, bytes]:
     finally:
         for fd in readable:
             os.close(fd)
-    parent = os.getpid()
     try:
         # in memory: a worker may create no file outside the workspace and this directory
         with os.fdopen(os.memfd_create("oxlint-report"), "w+b") as report:
             try:
-                proc = subprocess.Popen(
-                    [oxlint.binary, *ARGS, name], cwd=f"/proc/self/fd/{oxlint.fd}",
+                proc = launcher.popen(
+                    [oxlint.binary, *ARGS, name], ruleset, cwd=f"/proc/self/fd/{oxlint.fd}",
                     stdin=subprocess.DEVNULL, stdout=report, stderr=subprocess.DEVNULL,
-                    env={}, preexec_fn=lambda: landlock.confine(ruleset, parent))
+                    env={})
             except (OSError, subprocess.SubprocessError) as exc:
                 raise failed(f"could not start: {exc}") from None
             try:

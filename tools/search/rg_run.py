@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from chorus_tools.tools import pipes
-from chorus_tools.tools.confine import landlock, launcher
+from chorus_tools.tools.confine import launcher
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
@@ -191,18 +191,11 @@ def start(ctx: ToolContext, argv: list[str], target_fd: int, ruleset: int | None
 
     Launched through perl when it is there (tools/confine/launcher.py: a vfork, not a fork
     of the worker), else confined by a `preexec_fn`."""
-    parent = os.getpid()
     read_end, write_end = pipes.wide_pipe() if wide else os.pipe2(os.O_CLOEXEC)
-    io = {"cwd": f"/proc/self/fd/{ctx.ws.root_fd}", "stdin": subprocess.DEVNULL,
-          "stdout": write_end, "stderr": errors, "env": {}}
     try:
-        if (perl := launcher.available()) is not None:
-            keep = (target_fd,) if ruleset is None else (target_fd, ruleset)
-            proc = subprocess.Popen(launcher.argv(perl, argv, parent, ruleset), **io,
-                                    pass_fds=keep)
-        else:
-            proc = subprocess.Popen(argv, **io, pass_fds=(target_fd,),
-                                    preexec_fn=lambda: landlock.confine(ruleset, parent))
+        proc = launcher.popen(argv, ruleset, (target_fd,), cwd=f"/proc/self/fd/"
+                              f"{ctx.ws.root_fd}", stdin=subprocess.DEVNULL,
+                              stdout=write_end, stderr=errors, env={})
     except BaseException:
         os.close(read_end)
         raise

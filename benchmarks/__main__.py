@@ -23,12 +23,14 @@ from benchmarks import (archive_rows, bytes_rows, code_rows, context, diagnostic
                         peer_rows, problems_rows, quota_rows)
 from benchmarks.scenarios import SCENARIOS as TABLE, Scenario
 from benchmarks import problems_cost_rows
+from benchmarks import js_problems_rows
 
 
 SCENARIOS = [*TABLE, *context.SCENARIOS, *diagnostics.SCENARIOS, *code_rows.SCENARIOS,
              *bytes_rows.SCENARIOS, *archive_rows.SCENARIOS, *peer_rows.SCENARIOS,
              *ops_rows.SCENARIOS, *quota_rows.SCENARIOS, *problems_rows.SCENARIOS]
 SCENARIOS += problems_cost_rows.SCENARIOS
+SCENARIOS += js_problems_rows.SCENARIOS
 
 
 def _attempt(measure: Callable[[Env], Measure], env: Env) -> tuple[Measure | None, str | None]:

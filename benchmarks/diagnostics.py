@@ -41,8 +41,9 @@ from chorus_tools.tools.patch.patch import patch
 _NAMES = itertools.count()
 
 
-def _exact_edits(env: Env, suffix: str, text: str, semicolon: str) -> Measure:
-    """`counter = N` edited by an exact patch, one call at a time."""
+def _exact_edits(env: Env, suffix: str, text: str, semicolon: str, *options: str) -> Measure:
+    """`counter = N` edited by an exact patch, one call at a time (the server started
+    with `options`)."""
     name = f"diag-{next(_NAMES)}{suffix}"
     (env.scratch / name).write_text(text)
     prefix = "let " if semicolon else ""
@@ -57,7 +58,7 @@ def _exact_edits(env: Env, suffix: str, text: str, semicolon: str) -> Measure:
         if wrong is None and suffix != ".txt" and "diagnostics" not in reply["result"]:
             return "no diagnostics in the reply"
         return wrong
-    with env.ours(env.scratch) as server:
+    with env.ours(env.scratch, *options) as server:
         return _sequential_rate(server, call, env.scale.mutations, diagnosed)
 
 

@@ -77,6 +77,15 @@ class HttpServer:
         self._pool: list[_Connection] = []
         self._next_id = 0
 
+    @classmethod
+    def attach(cls, address: tuple[str, int], path: str = "/rpc") -> HttpServer:
+        """A client of a server already running at `address` (started by another
+        process): its load methods, no process of its own."""
+        client = cls.__new__(cls)
+        client.address, client._path, client._pool, client._next_id = address, path, [], 0
+        client._log = None
+        return client
+
     def _address(self) -> tuple[str, int]:
         assert self.proc.stderr is not None  # piped above
         for line in self.proc.stderr:

@@ -96,25 +96,31 @@ def replace(peer: Peer) -> Callable[[Env], Measure]:
     def measure(env: Env) -> Measure:
         path = env.fresh_file(f"patch-{peer.package.rsplit('/', 1)[-1]}")
         with session(env, peer, env.scratch) as server:
-            return sc._sequential_rate(server, lambda i: peer.replace(path, *sc._edit(i)),
-                                       env.scale.mutations, McpSession.tool_ok)
+            return sc._sequential_rate(
+                server, lambda i: peer.replace(path, *sc._edit(i), server),
+                env.scale.mutations, McpSession.tool_ok)
     return measure
 
 
 def first_common(peer: Peer) -> Callable[[Env], Measure]:
+    search = peer.search
+    assert search is not None  # a peer without one has no such row
+
     def measure(env: Env) -> Measure:
         with session(env, peer, env.tree) as server:
             return sc.median_time(env, lambda: background_results(
-                server, peer, peer.search(env.tree, common.COMMON, common.FIRST),
-                common.FIRST))
+                server, peer, search(env.tree, common.COMMON, common.FIRST), common.FIRST))
     return measure
 
 
 def glob(peer: Peer) -> Callable[[Env], Measure]:
+    pattern = peer.glob
+    assert pattern is not None  # a peer without one has no such row
+
     def measure(env: Env) -> Measure:
         with session(env, peer, env.tree) as server:
             return sc.median_time(env, lambda: background_results(
-                server, peer, peer.glob(env.tree, GLOB), None))
+                server, peer, pattern(env.tree, GLOB), None))
     return measure
 
 
@@ -145,21 +151,26 @@ def openhands(env: Env) -> Measure:
 def _rows(peer: Peer) -> list[Scenario]:
     key = peer.package.rsplit("/", 1)[-1].replace("-", "_")
     faster, more = Target("≤", 1), Target("≥", 1)
-    return [
+    read, edit = peer.read(Path("x"))[1]["name"], peer.edit
+    rows = [
         Scenario(f"{key}_read_latency", "file.read 4 KiB, one at a time (p50)",
-                 f"{peer.name} read_file", faster, sc.read_latency_ours, latency(peer)),
+                 f"{peer.name} {read}", faster, sc.read_latency_ours, latency(peer)),
         Scenario(f"{key}_read_pipelined", "file.read 4 KiB, 64 in flight",
-                 f"{peer.name} read_file", more, sc.read_pipelined_ours, pipelined(peer)),
+                 f"{peer.name} {read}", more, sc.read_pipelined_ours, pipelined(peer)),
         Scenario(f"{key}_replace", "file.patch one edit, one at a time (fsync on)",
-                 f"{peer.name} edit_block", more, sc.patch_ours, replace(peer)),
-        Scenario(f"{key}_first_common", f"file.search {common.COMMON}, the first 100, "
-                 "{tree} tree, walking", f"{peer.name} start_search, polled to 100",
-                 faster, ours_first_common, first_common(peer)),
-        Scenario(f"{key}_glob", f"file.list **/{GLOB}, {{tree}} tree, walking",
-                 f"{peer.name} start_search files {GLOB}", faster, ours_glob, glob(peer)),
-        Scenario(f"{key}_spawn", "spawn to first answer", f"{peer.name} (initialize, "
-                 "read_file)", faster, sc.spawn_ours, spawn(peer)),
+                 f"{peer.name} {edit}", more, sc.patch_ours, replace(peer)),
     ]
+    if peer.search is not None:
+        rows.append(Scenario(f"{key}_first_common", f"file.search {common.COMMON}, the first "
+                             "100, {tree} tree, walking", f"{peer.name} start_search, "
+                             "polled to 100", faster, ours_first_common, first_common(peer)))
+    if peer.glob is not None:
+        rows.append(Scenario(f"{key}_glob", f"file.list **/{GLOB}, {{tree}} tree, walking",
+                             f"{peer.name} start_search files {GLOB}", faster, ours_glob,
+                             glob(peer)))
+    rows.append(Scenario(f"{key}_spawn", "spawn to first answer", f"{peer.name} (initialize, "
+                         f"{read})", faster, sc.spawn_ours, spawn(peer)))
+    return rows
 
 
 SCENARIOS = [*(row for peer in PEERS for row in _rows(peer)),

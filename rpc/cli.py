@@ -32,6 +32,8 @@ from chorus_tools.tools.walk.globs import GlobError
 from chorus_tools.tools.registry import TOOLSETS, clashes
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.search.locate import find_ripgrep
+from chorus_tools.tools.patch.oxlint import Oxlint, find_oxlint, give as give_oxlint, \
+    start as start_oxlint, usable as oxlint_usable
 
 
 def parser() -> argparse.ArgumentParser:
@@ -53,6 +55,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--search-engine", choices=("auto", "ripgrep", "python"), default="auto",
                    help="auto (default): ripgrep when found, else the python engine")
     p.add_argument("--rg", metavar="PATH", help="the ripgrep binary to use")
+    p.add_argument("--oxlint", metavar="PATH",
+                   help="the oxlint binary that finds JavaScript and TypeScript problems "
+                        "(default: the one installed with the package, else on PATH); "
+                        "none: check none (problems_checked false)")
     p.add_argument("--tools", type=_toolsets, default=("native",), metavar="SET[,SET...]",
                    help=f"tool sets MCP's tools/list shows and plain JSON-RPC accepts "
                         f"besides file.*: {', '.join(TOOLSETS)} (default: native)")
@@ -277,7 +283,20 @@ def _tool_context(args: argparse.Namespace) -> ToolContext:
     return ToolContext(ws=Workspace(args.workspace, deny=deny), limits=limits,
                        search_engine=args.search_engine, rg_path=rg_path,
                        workers=args.workers, rg_has_pcre2=pcre2, read_only=args.read_only,
-                       syntax_gate=args.syntax_gate, problems_gate=args.problems_gate)
+                       syntax_gate=args.syntax_gate, problems_gate=args.problems_gate,
+                       oxlint=_oxlint(args.oxlint))
+
+
+def _oxlint(explicit: str | None) -> Oxlint | None:
+    """The JS/TS checker (tools/patch/oxlint.py); an --oxlint that cannot run ends the
+    start, none found otherwise only says problems_checked false."""
+    if explicit == "none":
+        return None
+    binary = find_oxlint(explicit)
+    if binary is None and explicit:
+        _fail(f"--oxlint {explicit!r} is not an executable ELF binary; give oxlint's path, "
+              "or none")
+    return None if binary is None else start_oxlint(binary)
 
 
 def _user(args: argparse.Namespace) -> pwd.struct_passwd | None:
@@ -318,6 +337,8 @@ def _drop_privileges(args: argparse.Namespace, user: pwd.struct_passwd,
     """Become `user` (the workspace and records are already open). A ripgrep the user
     cannot run is dropped for the python engine, unless it was asked for."""
     preload()
+    if ctx.oxlint is not None:
+        give_oxlint(ctx.oxlint, user.pw_uid, user.pw_gid)
     drop_to(user)
     if ctx.rg_path is not None and not os.access(ctx.rg_path, os.X_OK):
         if args.rg or args.search_engine == "ripgrep":
@@ -327,6 +348,11 @@ def _drop_privileges(args: argparse.Namespace, user: pwd.struct_passwd,
             "user %r cannot run ripgrep at %s: searching with the python engine",
             args.user, ctx.rg_path)
         ctx.rg_path, ctx.rg_has_pcre2 = None, False
+    if ctx.oxlint is not None and not oxlint_usable(ctx.oxlint):
+        logging.getLogger("chorus.cli").warning(
+            "user %r cannot run oxlint at %s: JavaScript and TypeScript problems are not "
+            "checked", args.user, ctx.oxlint.binary)
+        ctx.oxlint = None
 
 
 def _take_the_wire() -> tuple[int, int]:

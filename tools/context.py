@@ -15,6 +15,7 @@ from chorus_tools.tools.read.count_cache import CountCache
 from chorus_tools.tools.confine.sandbox import Workspace
 
 if TYPE_CHECKING:
+    from chorus_tools.tools.patch.oxlint import Oxlint
     from chorus_tools.tools.walk.source import DirSource
 
 KIB = 1024
@@ -76,6 +77,9 @@ class ToolContext:
     # is set) and what the call has added so far (bytes, files, lasting: quota.charge)
     room: Any = None
     grown: tuple[int, int, int] = (0, 0, 0)
+    # JavaScript and TypeScript problems (tools/patch/oxlint.py): the binary and its
+    # private directory, made at start; None when none was found (problems_checked false)
+    oxlint: Oxlint | None = None
 
 
 def sha256_hex(data: bytes | None) -> str | None:

@@ -97,6 +97,10 @@ class Method:
     # values of a `command` param that only read (the anthropic editor's `view`): such a
     # call of a mutating method is not ordered, recorded or refused as a change
     read_commands: frozenset[str] = frozenset()
+    # "module:function" run with the same params, in a job of its own, when a running job
+    # of this method was killed (the request timeout, a worker's death): it rolls back
+    # what the killed job left half done and says where things stand (rpc/dispatch/recover.py)
+    recover: str = ""
 
     def paths_of(self, params: dict[str, Any]) -> dict[str, Any]:
         """The path params given, by name, in the order the method names them (paths
@@ -170,8 +174,8 @@ GLOBS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "stri
 
 # the syntax errors a change left (docs/protocol.md, Diagnostics), or why none were sought
 _SKIPPED = obj(["skipped"], skipped={"type": "string"})
-# what a Python file's check adds (docs/protocol.md, Diagnostics): problems_checked is
-# false for every other language
+# what the check of a Python, JavaScript or TypeScript file adds (docs/protocol.md,
+# Diagnostics): problems_checked is false for every other language
 _PROBLEMS = {
     "problems_checked": {"type": "boolean"},
     "problems": {"anyOf": [{"type": "array", "items": obj(

@@ -135,7 +135,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         _obj(["path", "language", "diagnostics"], path={"type": "string"},
              language={"type": "string"}, diagnostics=DIAGNOSTICS),
         stoppable=True, title="Check syntax", idempotent=True,
-        description="Check a file you did not just edit: syntax errors, Python problems."),
+        description="Check a file you did not just edit: its syntax errors and problems."),
     Method(
         "file.move", "chorus_tools.tools.mutate.move:move",
         "Move or rename a file or directory (one atomic rename inside the workspace).",

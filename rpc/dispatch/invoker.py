@@ -28,6 +28,7 @@ from chorus_tools.rpc.dispatch.call import Call, cancelled
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
 from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.dispatch.quota import MEASURE, UsageAccount
+from chorus_tools.rpc.dispatch import recover
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions
 from chorus_tools.rpc.dispatch.undo import UndoEdits
@@ -169,9 +170,14 @@ class Invoker:
     async def _run_task(self, call: Call, task: Task, deadline: float,
                         method: Method) -> Outcome:
         try:
-            return await self.run(call, task, deadline, stoppable=method.stoppable)
+            outcome = await self.run(call, task, deadline, stoppable=method.stoppable)
         except ToolError as exc:  # never ran (cancelled, server_busy): the history
             return False, exc, None  # must hear of it too
+        if recover.killed(method, outcome):  # rolled back before the answer
+            outcome = await recover.after_kill(method, task, outcome, lambda job: self.run(
+                call, job, asyncio.get_running_loop().time() + self._timeout,
+                stoppable=False))
+        return outcome
 
     async def _measure(self, call: Call, deadline: float,
                        walk: bool) -> dict[str, int] | None:

@@ -98,7 +98,9 @@ class HttpFront:
         --http-max-connections at once (fewer under a low descriptor limit)."""
         self._listener = Listener(sock, connection_cap(self._options.max_connections),
                                   self._open_connection, self._evict,
-                                  lambda: len(self._connections))
+                                  lambda: len(self._connections),
+                                  lambda conn: probes.answer_at_accept(conn, self.refuse,
+                                                                       self._drain))
         self._listener.start()
         host, port = sock.getsockname()[:2]
         self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

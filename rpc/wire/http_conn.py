@@ -97,6 +97,7 @@ class Connection(asyncio.Protocol):
     def eof_received(self) -> bool:
         self._h11.receive_data(b"")
         self._advance()
+        self._left()  # an event stream never ends by itself: a client that closed has left
         return True  # a half-closed client may still read an answer in flight
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -105,6 +106,11 @@ class Connection(asyncio.Protocol):
         self._cut_stream()
         self._enter(Phase.DONE)
         self._gone(self)
+        self._left()
+
+    def _left(self) -> None:
+        """The client went away: a stream waiting on it (on_lost) ends now, not when a
+        keep-alive write finally fails (two of them, 30 s, holding a connection slot)."""
         if self.response is not None and not self.response.ended and self.response.on_lost:
             self.response.on_lost()
 

@@ -10,7 +10,9 @@ already open and a reserve (a quarter of the limit, at least RESERVE_MIN) are se
 Connections are accepted here, not by asyncio's create_server, to choose who goes at the
 bound: the connection idle longest (between requests, or still sending a head) is closed
 for the newcomer, so idle sockets never lock new clients out; when every connection has a
-request in progress, the newcomer is answered 503 and closed. A failed accept (the process
+request in progress, the newcomer is answered 503 and closed. A liveness or readiness probe
+whose head has come with its connection is answered before that bound (rpc/ops/probes.py):
+a server full of busy connections is still alive. A failed accept (the process
 or the system out of descriptors) pauses accepting for a moment instead of failing again
 at once. Each of these is logged once, then counted, not logged per socket.
 """
@@ -75,8 +77,10 @@ class Listener:
 
     def __init__(self, sock: socket.socket, cap: int,
                  open_connection: Callable[[socket.socket], Coroutine[Any, Any, None]],
-                 evict: Callable[[], bool], count: Callable[[], int]) -> None:
+                 evict: Callable[[], bool], count: Callable[[], int],
+                 early: Callable[[socket.socket], bool] = lambda conn: False) -> None:
         self._sock = sock
+        self._early = early  # answers a probe at once, before the cap (rpc/ops/probes.py)
         self.cap = cap
         self._open = open_connection  # the transport and protocol made for an accepted one
         self._evict = evict  # closes the connection idle longest; False when none is idle
@@ -109,6 +113,8 @@ class Listener:
                 self._pause(exc)
                 return
             conn.setblocking(False)
+            if self._early(conn):
+                continue
             if self._count() + len(self.pending) < self.cap:
                 self._admit(conn)
             elif self._evict():

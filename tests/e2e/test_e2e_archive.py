@@ -115,16 +115,23 @@ def test_import_recorded_and_undone_by_rewind(tmp_path: Path) -> None:
     (ws / "dest").mkdir(parents=True)
     records.mkdir()
     (ws / "dest" / "old.txt").write_text("old")
+    (ws / "dest" / "oldln").symlink_to("old.txt")
     with HttpServer(ws, "--records", str(records)) as server:
         mark = _rpc(server, "workspace.checkpoint", {})["checkpoint"]
         body = _tar(("old.txt", tarfile.REGTYPE, b"replaced", ""),
-                    ("new/a.txt", tarfile.REGTYPE, b"created", ""), gz=False)
+                    ("new/a.txt", tarfile.REGTYPE, b"created", ""),
+                    ("new/ln", tarfile.SYMTYPE, b"", "a.txt"),
+                    ("oldln", tarfile.SYMTYPE, b"", "new/a.txt"), gz=False)
         put = httpx.put(server.base + "/archive/dest", content=body, timeout=60)
-        assert put.json() == {"created": 1, "replaced": 1, "bytes": 15}
+        assert put.json() == {"created": 2, "replaced": 2, "bytes": 15}
         assert (ws / "dest" / "old.txt").read_text() == "replaced"
-        _rpc(server, "workspace.rewind", {"checkpoint": mark})
+        rewound = _rpc(server, "workspace.rewind", {"checkpoint": mark})
+        assert rewound["conflicts"] == [] and "dest/new/ln" in rewound["deleted"]
         assert (ws / "dest" / "old.txt").read_text() == "old"
         assert not (ws / "dest" / "new" / "a.txt").exists()
+        assert not (ws / "dest" / "new" / "ln").is_symlink()  # a link it made: removed
+        # a link it put over an older link stays: the history holds no link target
+        assert os.readlink(ws / "dest" / "oldln") == "new/a.txt"
     lines = [json.loads(x) for x in (records / "records.jsonl").read_text().splitlines()]
     commit = next(x for x in lines if x["method"] == "archive.import_commit")
     assert commit["path"] == "dest" and commit["outcome"] == "ok"

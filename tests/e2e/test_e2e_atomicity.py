@@ -18,13 +18,16 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
+from fuzzing import first_then_long
 from rpc_client import RpcServer, error_code, wait_gone
 from chorus_tools.tools.mutate.atomic import TEMP_PREFIX
 
 SIZE = 8 << 20
 CONTENTS = ["A" * (SIZE - 2) + "A\n", "".join(f"{i:07d}\n" for i in range(SIZE // 8))]
 TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[0-9a-f]{16}")
-ROUNDS = 30
+ROUNDS = first_then_long([10, 30])  # kills per test: the default suite's, the long run's
 
 
 def temps(directory: Path) -> list[str]:
@@ -46,14 +49,15 @@ def assert_whole(target: Path) -> None:
     assert data in CONTENTS, f"torn file: {len(data)} bytes, starts {data[:20]!r}"
 
 
-def test_sigkill_server_mid_write_leaves_old_or_new(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rounds", ROUNDS)
+def test_sigkill_server_mid_write_leaves_old_or_new(tmp_path: Path, rounds: int) -> None:
     ws = tmp_path / "ws"
     (ws / "d").mkdir(parents=True)
     target = ws / "d" / "big.txt"
     target.write_text(CONTENTS[0])
     rng = random.Random(1234)
     left_behind = 0
-    for i in range(ROUNDS):
+    for i in range(rounds):
         server = RpcServer(ws, "--workers", "1")
         try:
             server.result("file.info", {"path": "d/big.txt"})  # the pool is up
@@ -114,7 +118,8 @@ def test_start_up_sweep_removes_temp_files_everywhere(tmp_path: Path) -> None:
     assert kept.exists()
 
 
-def test_sigkill_worker_mid_write_leaves_old_or_new(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rounds", ROUNDS)
+def test_sigkill_worker_mid_write_leaves_old_or_new(tmp_path: Path, rounds: int) -> None:
     ws = tmp_path / "ws"
     (ws / "d").mkdir(parents=True)
     target = ws / "d" / "big.txt"
@@ -122,7 +127,7 @@ def test_sigkill_worker_mid_write_leaves_old_or_new(tmp_path: Path) -> None:
     with RpcServer(ws, "--workers", "1") as server:
         server.result("file.info", {"path": "d/big.txt"})
         crashed = 0
-        for i in range(ROUNDS):
+        for i in range(rounds):
             assert wait_for(lambda: len(server.live_children()) == 1)  # the sweep is done
             worker = server.live_children()[0]
             rid = server.request("file.write", {"path": "d/big.txt",

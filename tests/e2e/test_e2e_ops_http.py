@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import socket
 import threading
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ import httpx
 import pytest
 
 from e2e_support import SLOW_SIZE, E2EServer, sparse_text
-from http_server import HttpServer
+from http_server import HttpServer, initialize
 
 TOKEN = "tok-3b1f-never-logged"
 CANARY = "CANARY-7f3a-content"
@@ -106,6 +107,33 @@ def test_a_flood_of_unknown_methods_and_bad_params_cannot_grow_the_series(ws: Pa
                            ("file.read", "invalid_params"): 300}
 
 
+
+def test_a_flood_of_made_up_mcp_tools_and_methods_cannot_grow_the_series(ws: Path) -> None:
+    """The same over /mcp: made-up tool names in tools/call (the name is an argument, never
+    a label), made-up MCP methods and notifications, and bad arguments to a real tool."""
+    with HttpServer(ws, "--workers", "1") as server:
+        flood: list[dict[str, Any]] = [
+            {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+             "params": {"name": f"made_up_{i}", "arguments": {}}} for i in range(200)]
+        flood += [{"jsonrpc": "2.0", "id": 1000 + i, "method": f"resources/made_up_{i}"}
+                  for i in range(100)]
+        flood += [{"jsonrpc": "2.0", "method": f"notifications/made_up_{i}"}
+                  for i in range(100)]
+        flood += [{"jsonrpc": "2.0", "id": 2000 + i, "method": "tools/call", "params": {
+            "name": "file_read", "arguments": {"path": "a.txt", f"bogus_{i}": i}}}
+            for i in range(100)]
+        assert server.post("/mcp", flood).status_code == 200
+        text = get(server, "/metrics").text
+        assert "made_up" not in text and "bogus" not in text
+        labels = {re.sub(r" [0-9.e+]+$", "", line) for line in series(text)}
+        assert labels <= {'chorus_requests_total{method="tools/call",outcome="ok"}',
+                          'chorus_requests_total{method="tools/call",outcome="invalid_params"}',
+                          'chorus_requests_total{method="unknown",outcome="method_not_found"}',
+                          'chorus_requests_total{method="unknown",outcome="ok"}'}, labels
+        histograms = [line for line in text.splitlines()
+                      if line.startswith("chorus_request_seconds_count{")]
+        assert len(histograms) <= 2, histograms
+
 def _worker_has_open(pid: int, target: str, guard: float = 15.0) -> None:
     end = time.monotonic() + guard
     while time.monotonic() < end:
@@ -189,6 +217,29 @@ def test_json_request_logs_carry_codes_never_content(ws: Path) -> None:
             entry) and entry["level"] == "info"
 
 
+
+@pytest.mark.parametrize("log_format", ["json", "text"])
+def test_no_log_line_carries_content_over_mcp_at_debug(ws: Path, log_format: str) -> None:
+    """A find that misses over MCP (its hint quotes the file in the tool's error text) and
+    a write of new text, with every logger at debug: stderr never holds either text."""
+    with HttpServer(ws, "--workers", "1", "--log-level", "debug", "--log-format", log_format,
+                    "--log-requests") as server:
+        session = initialize(server)
+        missed = server.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                      "params": {"name": "file_patch", "arguments": {
+                                          "path": "a.txt", "patches": [
+                                              {"find": f"{CANARY}-lime", "replace": "x"}]}}},
+                             mcp_session_id=session).json()
+        assert missed["result"]["isError"] and CANARY in json.dumps(missed)
+        wrote = server.post("/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                     "params": {"name": "file_write", "arguments": {
+                                         "path": "b.txt", "content": f"{CANARY}-new"}}},
+                            mcp_session_id=session).json()
+        assert not wrote["result"].get("isError"), wrote
+    time.sleep(0.1)  # the stderr thread reads the last lines
+    assert b"tools/call" in server.stderr  # the requests were logged
+    assert CANARY.encode() not in server.stderr
+
 def test_rpc_metrics_over_stdio_counts_restarts_bytes_and_history(ws: Path,
                                                                    tmp_path: Path) -> None:
     with E2EServer(ws, "--workers", "1", "--history", str(tmp_path / "history")) as server:
@@ -208,3 +259,58 @@ def test_rpc_metrics_over_stdio_counts_restarts_bytes_and_history(ws: Path,
         assert figures["chorus_history_bytes"] > 0  # a.txt's first content, kept
         assert figures["chorus_workspace_bytes"] == 0  # no quota: the account never measured
         assert server.close() == 0
+
+
+def _raw(server: HttpServer, data: bytes) -> bytes:
+    """Send `data` on a new connection at once; everything the server answers until it
+    closes (or 10 s of silence)."""
+    host, port = server.base.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+            if answer.count(b"HTTP/1.1 ") >= data.count(b"GET ") and \
+                    answer.endswith((b"}", b"\n")):
+                break  # every answer is in (a kept-alive connection stays open)
+    return answer
+
+
+def test_probes_are_answered_with_every_connection_busy_and_checks_kept(ws: Path) -> None:
+    """With --http-max-connections 2 and both running a slow read, a new connection is
+    refused 503, but a probe is still answered (and its connection closed); its Host is
+    checked as any request's; two probes sent at once on one connection both answer."""
+    with HttpServer(ws, "--workers", "2", "--http-max-connections", "2") as server:
+        ready(server)
+        slow = [threading.Thread(target=lambda: server.post("/rpc", {
+            "jsonrpc": "2.0", "id": "slow", "method": "file.read",
+            "params": {"path": "slow.txt", "limit": 1}})) for _ in range(2)]
+        for thread in slow:
+            thread.start()
+        _worker_has_open(server.proc.pid, str(ws / "slow.txt"))
+        end = time.monotonic() + 15
+        while b"503" not in _raw(server, b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                         b"Content-Length: 0\r\n\r\n"):
+            assert time.monotonic() < end, "the two slow reads never filled the server"
+        probe = _at_cap(server, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert probe.startswith(b"HTTP/1.1 200 ") and probe.endswith(b'{"status":"ok"}')
+        assert b"connection: close" in probe.lower()
+        readyz = _at_cap(server, b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert readyz.startswith(b"HTTP/1.1 200 ") and b'"ready"' in readyz
+        evil = _at_cap(server, b"GET /healthz HTTP/1.1\r\nHost: evil.example\r\n\r\n")
+        assert evil.startswith(b"HTTP/1.1 403 ")
+        for thread in slow:
+            thread.join(60)
+        two = _raw(server, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 2)
+        assert two.count(b"HTTP/1.1 200 ") == 2, two
+
+
+def _at_cap(server: HttpServer, probe: bytes) -> bytes:
+    """A probe's answer from a server whose connections are all busy: answered when its
+    head came with the connection; the server may accept it first, and then refuses it
+    503 as any newcomer, so a prober tries again (bounded)."""
+    for _ in range(50):
+        answer = _raw(server, probe)
+        if not answer.startswith(b"HTTP/1.1 503 "):
+            return answer
+    raise AssertionError(f"50 probes refused: {answer!r}")

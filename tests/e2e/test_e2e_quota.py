@@ -55,10 +55,11 @@ def test_each_growing_method_is_refused_with_nothing_written(tmp_path: Path) -> 
         assert srv.result("workspace.status", {})["usage"] == used
 
 
-def test_restore_and_rewind_that_would_grow_past_the_quota_are_refused(
+def test_a_restore_past_the_quota_is_refused_and_a_rewind_that_ends_within_passes(
         tmp_path: Path) -> None:
-    """A rewind that puts back a big file is refused whole: the first file it would
-    shrink stays as it is too."""
+    """Putting big.txt back alone would pass the quota: refused. The rewind that also
+    shrinks small.txt ends within it, and passes: it frees room before it takes any, so
+    the workspace is never over its quota on the way, whatever its paths' order."""
     root = _workspace(tmp_path)
     (root / "small.txt").write_text("s" * 50)
     with _server(root, "--history", str(tmp_path / "hist")) as srv:
@@ -69,8 +70,12 @@ def test_restore_and_rewind_that_would_grow_past_the_quota_are_refused(
         before = snapshot(root)
         _refused(srv.call("file.restore", {"path": "big.txt",
                                            "version": versions[-1]["version"]}))
-        _refused(srv.call("workspace.rewind", {"checkpoint": cp, "force": True}))
         assert snapshot(root) == before
+        rewound = srv.result("workspace.rewind", {"checkpoint": cp, "force": True})
+        assert rewound["restored"] == ["big.txt", "small.txt"]
+        assert (root / "big.txt").read_text() == BASE
+        assert (root / "small.txt").read_text() == "s" * 50
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 950, "files": 2}
 
 
 def test_dir_create_and_files_quota(tmp_path: Path) -> None:
@@ -236,3 +241,66 @@ def test_metrics_report_the_usage_account_and_the_quota(tmp_path: Path) -> None:
     assert status["usage"] == {"bytes": 6, "files": 1}
     assert figures["chorus_workspace_bytes"] == 6 and figures["chorus_workspace_files"] == 1
     assert figures["chorus_quota_bytes"] == 1 << 20 and figures["chorus_quota_files"] == 0
+
+
+def test_a_rewind_past_the_quota_is_refused_before_its_first_file(tmp_path: Path) -> None:
+    """a1.txt and a2.txt would fit, a3.txt would not: the rewind is refused whole, its
+    need the whole growth, before it touches a file (so none is written again with a new
+    version: the next rewind still knows all three as this server left them, and the
+    next start sees the history as it was, no rewind in it)."""
+    root, hist = tmp_path / "ws", tmp_path / "hist"
+    root.mkdir()
+    sizes = {"a1.txt": 50, "a2.txt": 50, "a3.txt": 800}
+    for name, size in sizes.items():
+        (root / name).write_text(name[1] * size)
+    with RpcServer(root, "--workers", "2", "--index-memory", "0",
+                   "--history", str(hist)) as srv:
+        cp = srv.result("workspace.checkpoint", {})["checkpoint"]
+        for name in sizes:
+            srv.result("file.write", {"path": name, "content": "s"})
+    before = snapshot(root)
+    with _server(root, "--history", str(hist), "--quota-bytes", "500") as srv:
+        data = _refused(srv.call("workspace.rewind", {"checkpoint": cp}))
+        assert (data["used"], data["limit"], data["needed"]) == (3, 500, 49 + 49 + 799)
+        assert snapshot(root) == before
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 3, "files": 3}
+    assert not (hist / "rewind.json").exists()
+    with _server(root, "--history", str(hist)) as srv:
+        for name in sizes:
+            versions = srv.result("file.history", {"path": name})["versions"]
+            assert versions[0]["method"] == "file.write", versions
+        assert srv.result("workspace.rewind", {"checkpoint": cp, "dry_run": True})[
+            "restored"] == list(sizes)
+
+
+def test_usage_after_many_outside_changes_equals_a_fresh_walk(tmp_path: Path) -> None:
+    """1,000 creates, resizes and deletes made beside the server (the benchmark's 10,000 at
+    a test's size), with the warm tree on: workspace.status's usage comes to equal a walk
+    of the disk, bytes and files (polled, bounded: no timing is asserted)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    with RpcServer(root, "--workers", "2", "--quota-bytes", "10M") as srv:
+        _until(srv, lambda u: u == {"bytes": 0, "files": 0})
+        for d in range(10):
+            (root / f"d{d}").mkdir()
+        for i in range(1000):
+            path = root / f"d{i % 10}" / f"f{i // 10}.txt"
+            if i % 10 == 9:
+                (root / f"d{(i - 1) % 10}" / f"f{(i - 1) // 10}.txt").unlink()
+            elif i % 4 == 3:
+                with open(root / f"d{(i - 1) % 10}" / f"f{(i - 1) // 10}.txt", "a") as f:
+                    f.write("more\n")
+            else:
+                path.write_text("x" * (i % 300))
+        walked = _walk(root)
+        assert walked["files"] > 500 and walked["bytes"] > 50_000  # the changes happened
+        _until(srv, lambda u: u == walked)
+
+
+def _walk(root: Path) -> dict[str, int]:
+    """The oracle: every entry below the root, and the sizes of the regular files."""
+    total = count = 0
+    for top, dirs, files in os.walk(root):
+        count += len(dirs) + len(files)
+        total += sum(os.lstat(os.path.join(top, f)).st_size for f in files)
+    return {"bytes": total, "files": count}

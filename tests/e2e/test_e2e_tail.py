@@ -39,6 +39,7 @@ def _last_lines(path: Path, count: int) -> list[bytes]:
         return f.read().split(b"\n")[-count - 1:-1]
 
 
+@pytest.mark.long  # it reads 2 GB once: seconds of the default suite's five minutes
 def test_tail_of_2gb_reads_it_once_and_a_repeat_reads_only_the_window(huge: Path) -> None:
     path = huge / "huge.txt"
     size = path.stat().st_size

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from fuzzing import first_then_long
 from warm_matrix import Call, build_tree, matrix
 from warm_support import ENGINES, Pair, assert_warm, paired, report
 
@@ -25,7 +26,7 @@ from warm_support import ENGINES, Pair, assert_warm, paired, report
 # size. A search with the index off takes the branch of a pattern it cannot narrow, which
 # the matrix asks; tests/tools/test_warm_tree.py and test_warm_churn.py keep the index off
 # in process.)
-@pytest.fixture(scope="module", params=ENGINES)
+@pytest.fixture(scope="module", params=first_then_long(ENGINES))
 def static(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     """A ready pair on the trap workspace, which no test here changes."""
@@ -397,7 +398,7 @@ EARLY_STOPS = [(query, cap) for query in (
 ) for cap in (1, 100, 200, 450, 10**6)]
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", first_then_long(ENGINES))
 def test_early_stops_answer_alike_and_as_a_full_search_begins(tmp_path: Path,
                                                                engine: str) -> None:
     """Issue 32: a warm search takes the index's candidates a page at a time and stops

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fuzzing import first_then_long
 from warm_churn import Churn
 from warm_matrix import build_tree, source
 from warm_support import ENGINES, Pair, assert_warm, explore, fixed_seeds, paired
@@ -56,7 +57,7 @@ def _seeded_race(base: Path, engine: str, seed: int) -> str | None:
 
 
 @pytest.mark.parametrize("seed", fixed_seeds(2))
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", first_then_long(ENGINES))
 def test_seeded_outside_changes_never_make_answers_differ(tmp_path: Path, engine: str,
                                                           seed: int) -> None:
     found = _seeded_race(tmp_path, engine, seed)
@@ -73,7 +74,7 @@ def test_random_outside_changes_never_make_answers_differ(tmp_path: Path,
     assert not failed, "\n\n".join(failed)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", first_then_long(ENGINES))
 def test_changes_while_the_warm_server_builds(tmp_path: Path, engine: str) -> None:
     """Asked from the first moment, before the warm tree or the index can be ready, and on
     until they are: every answer is still the cold one's."""

@@ -1,9 +1,11 @@
 """The peers' driver (benchmarks/peers.py, peer_rows.py) against a fake that answers in
-Desktop Commander's shapes: a background search is started, polled and counted, and a
-peer that is not installed is a skip that says why, not a failure."""
+Desktop Commander's and mcp-text-editor's shapes: a background search is started, polled
+and counted, a line edit carries the hashes its read gave, and a peer that is not
+installed is a skip that says why, not a failure."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 from benchmarks import peer_rows
 from benchmarks.loadclient import McpSession, ProtocolError
 from benchmarks.mcp_reference import Unavailable
-from benchmarks.peers import DESKTOP_COMMANDER, PEERS, content_text
+from benchmarks.peers import DESKTOP_COMMANDER, PEERS, TEXT_EDITOR, content_text
 
 FAKE = r'''
 import json, sys
@@ -37,6 +39,12 @@ for line in sys.stdin:
         text = "Status: %s\nTotal results found: %d (x)\n\n" % (status, len(lines))
         text += "\n".join(lines[:args["length"]])
         result = {"content": [{"type": "text", "text": text}]}
+    elif name == "get_text_file_contents":
+        path = args["files"][0]["file_path"]
+        text = "line one\nline two\ncounter = 7\nlast\n"
+        ranges = [{"content": text, "start_line": 1, "end_line": 4, "range_hash": "whole"}]
+        body = {path: {"ranges": ranges, "file_hash": "file-hash"}}
+        result = {"content": [{"type": "text", "text": json.dumps(body)}]}
     else:
         result = {"content": [{"type": "text", "text": "nope"}], "isError": True}
     print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
@@ -79,9 +87,20 @@ def test_calls_are_in_the_peers_own_words(tmp_path: Path) -> None:
     path = tmp_path / "a.txt"
     assert DESKTOP_COMMANDER.read(path) == ("tools/call", {
         "name": "read_file", "arguments": {"path": str(path)}})
-    assert DESKTOP_COMMANDER.replace(path, "a", "b")[1]["arguments"] == {
+    assert DESKTOP_COMMANDER.replace(path, "a", "b", None)[1]["arguments"] == {
         "file_path": str(path), "old_string": "a", "new_string": "b"}
     assert content_text({"content": [{"text": "x"}, {"text": "y"}]}) == "x\ny"
+
+
+def test_a_line_edit_names_the_line_and_the_hashes_its_read_gave(fake: McpSession,
+                                                                 tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    name, params = TEXT_EDITOR.replace(path, "counter = 7\n", "counter = 8\n", fake)
+    assert name == "tools/call" and params["name"] == "edit_text_file_contents"
+    [edit] = params["arguments"]["files"]
+    assert edit["path"] == str(path) and edit["file_hash"] == "file-hash"
+    assert edit["patches"] == [{"line_start": 3, "line_end": 3, "contents": "counter = 8\n",
+                                "range_hash": hashlib.sha256(b"counter = 7\n").hexdigest()}]
 
 
 def test_a_missing_peer_is_unavailable_without_install(tmp_path: Path) -> None:
@@ -94,5 +113,9 @@ def test_every_peer_has_its_rows_and_openhands_says_why() -> None:
     keys = [s.key for s in peer_rows.SCENARIOS]
     for row in ("read_latency", "read_pipelined", "replace", "first_common", "glob", "spawn"):
         assert f"desktop_commander_{row}" in keys
+    for row in ("read_latency", "read_pipelined", "replace", "spawn"):
+        assert f"mcp_text_editor_{row}" in keys
+    assert not [key for key in keys if key.startswith("mcp_text_editor_")
+                and key.endswith(("first_common", "glob"))]  # it has no such tool
     with pytest.raises(Unavailable):
         peer_rows.openhands(None)  # type: ignore[arg-type]  # raises before using env

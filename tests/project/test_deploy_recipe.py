@@ -23,17 +23,23 @@ import shutil
 import signal
 import subprocess
 import sysconfig
+import tarfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from http_server import HttpServer
 from rpc_client import REPO
 
 TOKEN = "a-token-from-the-secret"
 SERVING = re.compile(r"serving HTTP on http://([^/\s]+)/mcp")
+AS_IMAGE_USER = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="running the entry command as another user needs root and setpriv")
 
 
 def dockerfile() -> dict[str, list[str]]:
@@ -65,22 +71,11 @@ def test_the_image_runs_as_a_user_with_no_home_and_keeps_its_data_in_a_volume() 
     assert argv[argv.index("--http") + 1].startswith("0.0.0.0:")
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
-                    reason="running the entry command as another user needs root and setpriv")
+@AS_IMAGE_USER
 def test_the_entry_command_serves_http_with_the_token_as_that_user(tmp_path: Path) -> None:
     nobody = pwd.getpwnam("nobody")
-    assert not os.path.exists(nobody.pw_dir) or not os.access(nobody.pw_dir, os.W_OK)
     command, places = _entry_command(tmp_path)
-    for place in places.values():
-        os.chown(place, nobody.pw_uid, nobody.pw_gid)
-    token = places["token"]
-    os.chmod(token, 0o400)  # readable by the image's user alone
-    proc = subprocess.Popen(
-        ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
-         "--clear-groups", "--inh-caps=+dac_read_search",
-         "--ambient-caps=+dac_read_search", "env", "-i", "HOME=/nonexistent",
-         "PATH=/usr/bin:/bin", f"PYTHONPATH={REPO}", *command],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/")
+    proc = _as_image_user(command, places)
     try:
         address, stderr = _address(proc)
         status = Path(f"/proc/{proc.pid}/status").read_text()
@@ -98,11 +93,29 @@ def test_the_entry_command_serves_http_with_the_token_as_that_user(tmp_path: Pat
     assert "Traceback" not in "".join(stderr), stderr
 
 
-def _entry_command(tmp_path: Path) -> tuple[list[str], dict[str, Path]]:
-    """ENTRYPOINT + CMD with this checkout's program, the container's paths moved under
-    `tmp_path`, and a free port."""
+def _as_image_user(command: list[str], places: dict[str, Path]) -> subprocess.Popen:
+    """`command` started as `nobody` (not root, no home), owning the places it writes,
+    the token readable by it alone, stdin from /dev/null as in a detached container."""
+    nobody = pwd.getpwnam("nobody")
+    assert not os.path.exists(nobody.pw_dir) or not os.access(nobody.pw_dir, os.W_OK)
+    for place in places.values():
+        os.chown(place, nobody.pw_uid, nobody.pw_gid)
+    os.chmod(places["token"], 0o400)
+    return subprocess.Popen(
+        ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
+         "--clear-groups", "--inh-caps=+dac_read_search",
+         "--ambient-caps=+dac_read_search", "env", "-i", "HOME=/nonexistent",
+         "PATH=/usr/bin:/bin", f"PYTHONPATH={REPO}", *command],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/")
+
+
+def _entry_command(tmp_path: Path, args: list[str] | None = None
+                   ) -> tuple[list[str], dict[str, Path]]:
+    """ENTRYPOINT + CMD (or the `args` that replace it, as a pod's do) with this
+    checkout's program, the container's paths moved under `tmp_path`, and a free port."""
     docker = dockerfile()
-    argv = json.loads(docker["ENTRYPOINT"][-1]) + json.loads(docker["CMD"][-1])
+    argv = json.loads(docker["ENTRYPOINT"][-1]) + (
+        json.loads(docker["CMD"][-1]) if args is None else args)
     [volume] = json.loads(docker["VOLUME"][-1])
     places = {"work": tmp_path / "work", "data": tmp_path / "data",
               "token": tmp_path / "secrets" / "chorus_token"}
@@ -227,3 +240,86 @@ def test_the_kubernetes_deployment_agrees_with_the_image() -> None:
     # the grace period covers the drain: in flight, then a running change, each bounded
     assert pod["spec"]["terminationGracePeriodSeconds"] > \
         options.shutdown_timeout + options.request_timeout
+
+
+@AS_IMAGE_USER
+def test_the_pods_command_answers_its_probes_and_scrape_and_logs_json(tmp_path: Path) -> None:
+    """The Deployment's container run as the kubelet would start it (the image's
+    ENTRYPOINT with the pod's `args`, as the image's user): the probes and the scrape the
+    manifest names answer without the token, every other request still needs it, the log
+    lines are JSON, and a SIGTERM drains to exit 0."""
+    [container] = deployment()["spec"]["template"]["spec"]["containers"]
+    command, places = _entry_command(tmp_path, container["args"])
+    proc = _as_image_user(command, places)
+    try:
+        address, stderr = _address(proc)
+        base = f"http://127.0.0.1:{address.rpartition(':')[2]}"
+        for probe in ("livenessProbe", "readinessProbe"):
+            path = container[probe]["httpGet"]["path"]
+            end = time.monotonic() + 30
+            while (reply := httpx.get(base + path, timeout=30)).status_code != 200:
+                assert time.monotonic() < end, (path, reply.status_code, reply.text)
+                time.sleep(0.05)
+        annotations = deployment()["spec"]["template"]["metadata"]["annotations"]
+        scrape = httpx.get(base + annotations["prometheus.io/path"], timeout=30)
+        assert scrape.status_code == 200 and "chorus_requests_total" in scrape.text
+        assert httpx.post(f"{base}/rpc", timeout=30, json={
+            "jsonrpc": "2.0", "id": 1, "method": "rpc.discover"}).status_code == 401
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(30)
+    assert code == 0, stderr
+    logged = [line for line in stderr if line.strip()]
+    assert logged and all(json.loads(line)["level"] for line in logged[1:]), logged
+    assert TOKEN not in "".join(stderr)
+
+
+def _shell_blocks(after: str) -> list[str]:
+    """The ```sh blocks of docs/deploy.md from the heading `after` on."""
+    text = (REPO / "docs" / "deploy.md").read_text()
+    return re.findall(r"```sh\n(.*?)```", text[text.index(after):], re.S)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the file to the image's user needs root")
+def test_the_token_recipe_makes_a_secret_only_the_images_user_reads(tmp_path: Path) -> None:
+    """The token block, as written, run by bash as root (its `sudo` a function that runs
+    the command: no password to ask for)."""
+    block = _shell_blocks("## The token file")[0]
+    subprocess.run(["bash", "-e", "-c", 'sudo() { "$@"; }\n' + block], cwd=tmp_path,
+                   check=True, timeout=60)
+    token = tmp_path / "chorus_token"
+    uid = int(re.search(r"--uid (\d+)", next(r for r in dockerfile()["RUN"]  # type: ignore[union-attr]
+                                              if "useradd" in r)).group(1))
+    assert token.stat().st_uid == uid
+    assert token.stat().st_mode & 0o777 == 0o600
+    assert len(token.read_text().strip()) >= 32
+
+
+def test_the_transfer_commands_run_as_written(tmp_path: Path) -> None:
+    """"Putting files in and taking them out" over HTTP: each curl line of the two blocks
+    run by bash as written, against a server with the recipe's token on the recipe's
+    address (its port the one the server got); what landed and what came out are checked."""
+    work, here, home = tmp_path / "work", tmp_path / "client", tmp_path / "home"
+    for place in (work / "build", here, home / "src" / "myproject" / "build"):
+        place.mkdir(parents=True)
+    (work / "build" / "app.bin").write_bytes(bytes(range(256)) * 64)
+    (here / "model.bin").write_bytes(os.urandom(100_000))
+    (here / "chorus_token").write_text(TOKEN + "\n")
+    (home / "src" / "myproject" / "README.md").write_text("my project\n")
+    (home / "src" / "myproject" / "build" / "out.o").write_bytes(b"\x7fELF" + bytes(60))
+    blocks = _shell_blocks("## Putting files in and taking them out")
+    assert len(blocks) == 2 and "curl -T model.bin" in blocks[0]
+    with HttpServer(work, "--workers", "1", token=TOKEN, tmp=tmp_path) as server:
+        port = server.base.rpartition(":")[2]
+        for block in blocks:
+            script = block.replace("127.0.0.1:8765", f"127.0.0.1:{port}")
+            done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=here,
+                                  env={**os.environ, "HOME": str(home)},
+                                  capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, (script, done.stdout, done.stderr)
+    assert (work / "inputs" / "model.bin").read_bytes() == (here / "model.bin").read_bytes()
+    assert (here / "app.bin").read_bytes() == (work / "build" / "app.bin").read_bytes()
+    assert (work / "repo" / "README.md").read_text() == "my project\n"
+    with tarfile.open(here / "build.tar.gz") as tar:
+        names = [m.name.removeprefix("./") for m in tar.getmembers() if m.isfile()]
+        assert names == ["out.o"], names

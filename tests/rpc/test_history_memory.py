@@ -10,8 +10,11 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from chorus_tools.rpc.dispatch.history import History
 
+pytestmark = pytest.mark.long  # 20,000 changes a test, traced: seconds each
 CHANGES = 20_000
 BOUND = 100  # bytes a change; the log line itself is ~150 and a parsed entry ~600
 

@@ -15,7 +15,7 @@ import pytest
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.search import rg_reader, ripgrep
-from chorus_tools.tools.confine import landlock
+from chorus_tools.tools.confine import landlock, launcher
 
 from fanout_runner import RG_PATH, run_search
 
@@ -56,10 +56,13 @@ def test_landlocked_ripgrep_cannot_read_outside(root: Path, outside: Path) -> No
     assert proc.returncode == 2 and b"Permission denied" in proc.stderr
 
 
-def _search_forever(root: str) -> None:
-    """In a child: start a search whose reader never reads past its first message."""
+def _search_forever(root: str, launched: bool) -> None:
+    """In a child: start a search whose reader never reads past its first message, its rg
+    started by perl (tools/confine/launcher.py) or, without it, by the preexec_fn."""
     from chorus_tools.tools.confine.sandbox import Workspace
 
+    if not launched:
+        launcher.available = lambda: None  # type: ignore[assignment]
     rg_reader.Reader.feed = lambda self, raw: time.sleep(3600)  # type: ignore[method-assign]
     run_search(ToolContext(ws=Workspace(root)), "ripgrep", pattern="needle")
 
@@ -85,16 +88,24 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_killing_the_worker_leaves_no_ripgrep_behind(root: Path) -> None:
+@pytest.mark.parametrize("launched", [True, False], ids=["launcher", "preexec"])
+def test_killing_the_worker_leaves_no_ripgrep_behind(root: Path, launched: bool) -> None:
+    """Whichever way rg started, it is confined, holds no ruleset descriptor, and dies
+    with the process that ran the search."""
+    if launched and launcher.available() is None:
+        pytest.skip("no perl to launch ripgrep with here")
     (root / "big.txt").write_text("needle\n" * 200_000)
     child = multiprocessing.get_context("fork").Process(target=_search_forever,
-                                                        args=(str(root),))
+                                                        args=(str(root), launched))
     child.start()
     try:
         deadline = time.monotonic() + 10
         while not (rgs := _rg_children(child.pid)) and time.monotonic() < deadline:
             time.sleep(0.02)
         assert rgs, "ripgrep did not start"
+        assert "NoNewPrivs:\t1" in Path(f"/proc/{rgs[0]}/status").read_text()
+        assert not [fd for fd in os.listdir(f"/proc/{rgs[0]}/fd")
+                    if "landlock" in os.readlink(f"/proc/{rgs[0]}/fd/{fd}")]
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.join()

@@ -15,23 +15,22 @@ written (counts, not lists: an archive may hold a million entries)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
-import secrets
 import stat
 from dataclasses import dataclass
 from typing import Any
 
 from chorus_tools.tools.bytes.archive_check import DIR, FILE, Entry, read_plan, refused
+from chorus_tools.tools.bytes import landing
 from chorus_tools.tools.bytes.spool import DATA, Meta, Spool
-from chorus_tools.tools.confine.sandbox import ROOT
+from chorus_tools.tools.confine.sandbox import ROOT, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
-from chorus_tools.tools.mutate import keep, reserve
+from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.mutate.restore import current
-from chorus_tools.tools.mutate.atomic import (TEMP_PREFIX, Spooled, locked_dir, mutate,
-                                              open_parent, split_parent)
+from chorus_tools.tools.mutate.atomic import (Spooled, locked_dir, mutate, open_parent,
+                                              put_symlink, split_parent, sync_all)
 
 
 @dataclass
@@ -134,30 +133,47 @@ def _landing(ctx: ToolContext, entry: Entry, rel: str, st: os.stat_result | None
 
 def _land_all(ctx: ToolContext, spool_fd: int, landings: list[Landing], made: list[str],
               shown: str) -> dict[str, Any]:
+    """Every entry landed by a rename, synced once at the end (all or nothing: the
+    journal, written first, lets a killed commit be rolled back: tools/bytes/landing.py)."""
     replaced = [x for x in landings if x.before is not None and x.entry.kind == FILE]
     keep.ahead(ctx, sum(x.before.st_size for x in replaced if x.before), [x.rel for x in
                landings], shown)
-    done: list[Landing] = []
+    items = [_item(x) for x in landings]
+    try:
+        landing.write(spool_fd, items, made)
+    except OSError as exc:
+        raise from_os_error(exc, shown, "write_failed") from None
     written = 0
     try:
         for rel in made:
-            os.close(open_parent(ctx, rel, rel, create=True))
-        for i, landing in enumerate(landings):
-            if landing.entry.kind == FILE:
-                _land_file(ctx, spool_fd, landing, i)
-                written += landing.entry.size
+            os.close(open_parent(ctx, rel, rel, create=True, sync=False))
+        for i, x in enumerate(landings):
+            if x.entry.kind == FILE:
+                _land_file(ctx, spool_fd, x, i)
+                written += x.entry.size
             else:
-                _land_link(ctx, landing)
-            done.append(landing)
-    except ToolError as err:
-        with reserve.paused(ctx):
-            failed = _undo(ctx, spool_fd, done, made)
+                _land_link(ctx, x)
+        sync_all(ctx, shown)
+        landing.landed(spool_fd)
+    except (ToolError, OSError) as exc:
+        err = exc if isinstance(exc, ToolError) else from_os_error(exc, shown, "write_failed")
+        restored, failed = landing.undo(ctx, spool_fd) or (0, [])
         raise ToolError(err.code, f"{err.message} The archive was not imported: the "
-                        f"{len(done)} entries written before were put back.", quote=err.quote,
-                        **{**err.details, "restored": len(done), "not_restored": failed}
+                        f"{restored} entries written before were put back.", quote=err.quote,
+                        **{**err.details, "restored": restored, "not_restored": failed}
                         ) from None
     created = sum(1 for x in landings if x.before is None)
     return {"created": created, "replaced": len(landings) - created, "bytes": written}
+
+
+def _item(x: Landing) -> landing.Item:
+    """What the journal says of an entry (tools/bytes/landing.py)."""
+    entry = x.entry
+    if entry.kind != FILE:
+        return landing.Item(x.rel, landing.LINK, x.before is not None, x.old_link,
+                            target=entry.target)
+    return landing.Item(x.rel, landing.FILE, x.before is not None, sha256=entry.sha256,
+                        size=entry.size)
 
 
 def _land_file(ctx: ToolContext, spool_fd: int, landing: Landing, index: int) -> None:
@@ -173,57 +189,50 @@ def _land_file(ctx: ToolContext, spool_fd: int, landing: Landing, index: int) ->
                         follow_symlinks=False)
             except OSError as exc:
                 raise from_os_error(exc, rel, "write_failed") from None
-    content = Spooled(spool_fd, entry.spooled, entry.size, entry.sha256, counted=False)
+    content = Spooled(spool_fd, entry.spooled, entry.size, entry.sha256, counted=False,
+                      sync=False)
     mutate(ctx, rel, shown=rel, compute=lambda _: content, create_dirs=True,
            read_current=False)
 
 
 def _land_link(ctx: ToolContext, landing: Landing) -> None:
-    """A symlink made beside its name and renamed over it. Not kept in history (only
-    regular files are): a rewind leaves it."""
+    """A symlink made beside its name and renamed over it. One made where nothing was is
+    kept in the history as that absence (a rewind removes it while it is as the import
+    left it); one put over an older symlink is not (the history holds no link target: a
+    rewind leaves it)."""
     parent, name = split_parent(landing.rel)
     with locked_dir(ctx, parent, shown=landing.rel, create=True) as dir_fd:
-        temp = TEMP_PREFIX + secrets.token_hex(8)
+        snap = None
         if landing.before is None:
             charge(ctx, 0, 1, landing.rel)
+            snap = keep.snapshot(ctx, dir_fd, name, None, landing.rel, landing.rel)
         try:
-            os.symlink(landing.entry.target, temp, dir_fd=dir_fd)
-            os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            put_symlink(dir_fd, name, landing.entry.target)
+            made = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError as exc:
             raise from_os_error(exc, landing.rel, "write_failed") from None
+        keep.commit(ctx, snap, version_of(made))
 
 
-def _undo(ctx: ToolContext, spool_fd: int, done: list[Landing], made: list[str]) -> list[str]:
-    """Put every landed entry back as it was, newest first; the paths that could not be."""
-    failed = []
-    for i, landing in reversed(list(enumerate(done))):
-        try:
-            _put_back(ctx, spool_fd, landing, i)
-        except (ToolError, OSError):
-            failed.append(landing.rel)
-    for rel in reversed(made):
-        parent, name = split_parent(rel)
-        try:
-            with locked_dir(ctx, parent, shown=rel) as dir_fd:
-                os.rmdir(name, dir_fd=dir_fd)
-        except (ToolError, OSError):
-            pass  # not empty: something else put a file there meanwhile
-    return failed
-
-
-def _put_back(ctx: ToolContext, spool_fd: int, landing: Landing, index: int) -> None:
-    parent, name = split_parent(landing.rel)
-    if landing.entry.kind == FILE and landing.before is not None:
-        old = f"o{index}"
-        with os.fdopen(os.open(old, os.O_RDONLY | os.O_CLOEXEC, dir_fd=spool_fd), "rb") as f:
-            digest = hashlib.file_digest(f, "sha256").hexdigest()
-        content = Spooled(spool_fd, old, landing.before.st_size, digest, counted=False)
-        mutate(ctx, landing.rel, shown=landing.rel, compute=lambda _: content)
-        return
-    with locked_dir(ctx, parent, shown=landing.rel) as dir_fd:
-        if landing.old_link is not None:
-            temp = TEMP_PREFIX + secrets.token_hex(8)
-            os.symlink(landing.old_link, temp, dir_fd=dir_fd)
-            os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        else:
-            os.unlink(name, dir_fd=dir_fd)
+def recover(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
+    """What became of an import whose commit was killed midway (the invoker runs this at
+    once, rpc/dispatch/recover.py): what it had landed is rolled back (tools/bytes/
+    landing.py) and its spool removed. `rolled_back`, and a sentence saying where the
+    workspace stands."""
+    try:
+        spool = Spool.open(ctx, upload_id)
+    except ToolError:
+        return {"rolled_back": False, "note": "Its spool is gone: the import had ended "
+                "(landed whole, or refused) just before, or was rolled back already; list "
+                "the directory before retrying."}
+    with spool:
+        was = landing.state(spool.dir_fd)
+        undone = landing.undo(ctx, spool.dir_fd)
+        spool.discard()
+    if undone is not None:
+        return {"rolled_back": True, "note": f"The import was rolled back: the {undone[0]} "
+                "entries it had landed were put back and the directories it made removed, "
+                "so nothing of the archive is in the workspace."}
+    return {"rolled_back": False, "note": "The import had landed whole just before: every "
+            "entry of the archive is in place." if was == "landed" else
+            "Nothing of the archive had landed yet."}

@@ -10,8 +10,10 @@ The contract (uploads in parts and HTTP bodies both use it):
 - Any worker may take the next call: the state is on disk, and every call on a spool holds
   an exclusive `flock` on its directory, so parts sent at once cannot lose each other.
 - A spool untouched for `--upload-timeout` is expired: removed by the next spool call of
-  any upload, and its id answers `upload_not_found` from then on, like an id that is
-  unknown, committed or aborted.
+  any upload (its bytes booked as freed in the quota's account, as an abort's), and its
+  id answers `upload_not_found` from then on, like an id that is unknown, committed or
+  aborted. An archive import's spool with a landing journal (its commit killed midway) is
+  rolled back first (tools/bytes/landing.py); at start, every such spool is.
 - Memory follows one part, never the file: parts are written with pwrite, a part that
   overlaps earlier bytes is compared in place, and the digest is computed by reading
   the spool in chunks.
@@ -28,8 +30,9 @@ import secrets
 import stat
 import time
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
+from chorus_tools.tools.bytes import landing
 from chorus_tools.tools.bytes.payload import verify
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
@@ -208,13 +211,12 @@ class Spool:
 
     def discard(self) -> None:
         """Remove the spool; what is left of its bytes (all of them for an abort, none once
-        committed: they moved to the file) leaves the quota's account."""
+        committed: they moved to the file) leaves the quota's account. An archive import
+        it holds the journal of, never landed whole, is rolled back first (an abort after
+        a killed commit: tools/bytes/landing.py)."""
+        landing.undo(self.ctx, self.dir_fd)
         if self.ctx.room is not None:
-            try:
-                left = os.stat(DATA, dir_fd=self.dir_fd, follow_symlinks=False).st_size
-            except OSError:
-                left = 0
-            charge(self.ctx, -left, 0, self.meta.path, lasting=True)
+            charge(self.ctx, -_data_size(self.dir_fd), 0, self.meta.path, lasting=True)
         root_fd = root_fd_of(self.ctx)
         try:
             _empty_and_remove(root_fd, self.upload_id, self.dir_fd)
@@ -242,14 +244,29 @@ def expire(ctx: ToolContext, now: float | None = None) -> int:
     """Remove every spool untouched for --upload-timeout whose lock is free; how many."""
     timeout = ctx.limits.upload_timeout
     now = time.time() if now is None else now
+    return _sweep(ctx, lambda root_fd, name: _idle_since(root_fd, name) < now - timeout)
+
+
+def recover(ctx: ToolContext) -> dict[str, int]:
+    """At start (the server runs it in the background): every spool an archive import's
+    commit left with its landing journal, killed with the server midway, is rolled back
+    (tools/bytes/landing.py) and removed. A spool whose lock is held is a commit running
+    now, never one killed. Not under --read-only: that server changes nothing."""
+    if ctx.read_only:
+        return {"removed": 0}
+    return {"removed": _sweep(ctx, lambda root_fd, name: bool(landing.state(root_fd, name)))}
+
+
+def _sweep(ctx: ToolContext, take: Callable[[int, str], bool]) -> int:
+    """Remove the spools `take(root_fd, name)` chooses whose lock is free; how many."""
     root_fd = root_fd_of(ctx)
     removed = 0
     try:
         for name in os.listdir(root_fd):
             upload_id = name[len(SPOOL_PREFIX):]
             if name.startswith(SPOOL_PREFIX) and _ID.fullmatch(upload_id) and \
-                    _idle_since(root_fd, name) < now - timeout:
-                removed += _remove(root_fd, upload_id, wait=False)
+                    take(root_fd, name):
+                removed += _remove(root_fd, upload_id, wait=False, ctx=ctx)
     finally:
         os.close(root_fd)
     return removed
@@ -262,8 +279,11 @@ def _idle_since(root_fd: int, name: str) -> float:
         return 0.0  # a spool without its meta was never finished: it may go
 
 
-def _remove(root_fd: int, upload_id: str, wait: bool = True) -> int:
-    """Remove a spool's directory, under its lock (not waiting for it unless `wait`)."""
+def _remove(root_fd: int, upload_id: str, wait: bool = True,
+            ctx: ToolContext | None = None) -> int:
+    """Remove a spool's directory, under its lock (not waiting for it unless `wait`).
+    With the call's `ctx`: an import killed midway is rolled back first, and the bytes
+    its parts were charged leave the quota's account as an abort's do."""
     try:
         dir_fd = os.open(SPOOL_PREFIX + upload_id, os.O_RDONLY | os.O_DIRECTORY
                          | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
@@ -271,11 +291,26 @@ def _remove(root_fd: int, upload_id: str, wait: bool = True) -> int:
         return 0
     try:
         fcntl.flock(dir_fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        return _empty_and_remove(root_fd, upload_id, dir_fd)
-    except OSError:
-        return 0  # in use (another call holds it) or already gone
+        freed = 0
+        if ctx is not None:
+            landing.undo(ctx, dir_fd)
+            freed = _data_size(dir_fd)
+        removed = _empty_and_remove(root_fd, upload_id, dir_fd)
+        if ctx is not None and removed:
+            charge(ctx, -freed, 0, SPOOL_PREFIX + upload_id, lasting=True)
+        return removed
+    except (OSError, ToolError):
+        return 0  # in use (another call holds it), already gone, or not rolled back yet
     finally:
         os.close(dir_fd)
+
+
+def _data_size(dir_fd: int) -> int:
+    """The bytes of a spool's parts: what they were charged against the quota."""
+    try:
+        return os.stat(DATA, dir_fd=dir_fd, follow_symlinks=False).st_size
+    except OSError:
+        return 0
 
 
 def _empty_and_remove(root_fd: int, upload_id: str, dir_fd: int) -> int:

@@ -77,5 +77,5 @@ METHODS += [
         obj(["created", "replaced", "bytes"], created=NON_NEGATIVE, replaced=NON_NEGATIVE,
             bytes=NON_NEGATIVE),
         mutating=True, destructive=True, path_params=(), mcp_tool=False,
-        title="Extract archive"),
+        title="Extract archive", recover=_TARGET + "archive_in:recover"),
 ]

@@ -46,6 +46,13 @@ class Budget:
             self._deadline = time.monotonic() + self.seconds
         self.check()
 
+    def left(self) -> float:
+        """Seconds of the call's parsing time still to spend (all of them before the
+        first parse): how long a checker process may run."""
+        if self._deadline is None:
+            return self.seconds
+        return max(0.0, self._deadline - time.monotonic())
+
     def expired(self) -> bool:
         return self._deadline is not None and time.monotonic() > self._deadline
 

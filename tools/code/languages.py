@@ -50,8 +50,10 @@ _GRAMMARS = {
 }
 
 # problems (tools/patch/pyproblems.py): pyflakes in-process for Python, measured against a
-# ruff spawn per check; JavaScript and TypeScript have none the server owns without Node
-_CHECKERS = {"python": "pyflakes"}
+# ruff spawn per check; oxlint's native binary (its wheel, no Node) for JavaScript and
+# TypeScript's no-undef (tools/patch/jsproblems.py), where the server found it at start
+_CHECKERS = {"python": "pyflakes", "javascript": "oxlint", "typescript": "oxlint",
+             "tsx": "oxlint"}
 
 LANGUAGES = {language.name: language for language in (
     *(Language(name, name, True, _CHECKERS.get(name)) for name in _GRAMMARS),

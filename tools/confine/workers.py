@@ -9,7 +9,9 @@ archive put in carries them (each checked first to stay inside its directory; a 
 that pointed out would still lead a worker nowhere, since Landlock checks where a path
 lands, not how it was reached). Elsewhere it may only read
 what running Python needs (the interpreter's prefixes, `sys.path`, the package's own
-source), run the ripgrep binary and the shared libraries, and use /dev/null. Nothing else:
+source), run the ripgrep and oxlint binaries, perl (which launches ripgrep:
+tools/confine/launcher.py) and the shared libraries, use /dev/null, and write the texts
+oxlint reads in its private directory. Nothing else:
 no /etc, /root, /home, no sibling of the workspace, no TCP. Audit records are written by
 the dispatcher, so workers get no access to them at all.
 """
@@ -22,7 +24,7 @@ import sys
 
 import chorus_tools
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.confine import landlock
+from chorus_tools.tools.confine import landlock, launcher
 from chorus_tools.tools.confine.landlock import (EXECUTE, MAKE_DIR, MAKE_REG, MAKE_SYM,
                                                 READ_DIR, READ_FILE, REFER, REMOVE_DIR,
                                                 REMOVE_FILE, TRUNCATE, WRITE_FILE)
@@ -60,7 +62,13 @@ def worker_ruleset(ctx: ToolContext) -> int | None:
             landlock.allow(fd, lib, READ | EXECUTE)
         if ctx.rg_path is not None:
             landlock.allow(fd, ctx.rg_path, READ_FILE | EXECUTE)
+        if (perl := launcher.available()) is not None:  # how rg and oxlint start
+            landlock.allow(fd, perl, READ_FILE | EXECUTE)
         landlock.allow(fd, os.devnull, READ_FILE | WRITE_FILE)  # a child's stdin
+        if ctx.oxlint is not None:  # its binary, and the texts it reads (tools/patch/oxlint.py)
+            landlock.allow(fd, ctx.oxlint.binary, READ_FILE | EXECUTE)
+            landlock.allow(fd, ctx.oxlint.fd, READ | WRITE_FILE | TRUNCATE | MAKE_REG
+                           | REMOVE_FILE)
     except BaseException:
         os.close(fd)
         raise

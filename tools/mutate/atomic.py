@@ -6,15 +6,18 @@ Every mutating tool goes through `mutate` (or `locked_dir` for a plain unlink), 
   update); reads never take it;
 - new content is written to a hidden temporary file beside the target, fsynced, renamed
   over the target and the directory fsynced: a crash leaves the old content or the new,
-  and another hard link to the old inode keeps the old content;
+  and another hard link to the old inode keeps the old content (the many landings of
+  one archive import are synced once, together, by `sync_all`);
 - a temporary file left by a killed process is removed by the next mutation in its
   directory (safe: its writer would hold the lock we now hold).
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fcntl
+import functools
 import os
 import re
 import secrets
@@ -63,6 +66,10 @@ class Spooled:
     # its bytes already count against the quota (an upload's parts were charged as they
     # arrived); False for a file an archive import extracted (tools/bytes/archive_in.py)
     counted: bool = True
+    # synced to disk with its directory as it lands; False for a landing among many that
+    # the caller makes durable at once with `sync_all` before it answers (an archive
+    # import: all or nothing, its journal covers a crash before that)
+    sync: bool = True
 
 
 @dataclass
@@ -214,10 +221,11 @@ def locked_dir(ctx: ToolContext, parent: str, *, shown: str, create: bool = Fals
 
 
 def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool,
-                made: list[str] | None = None) -> int:
+                made: list[str] | None = None, *, sync: bool = True) -> int:
     """Open the directory, creating missing ones with mkdirat on descriptors reached
     through the workspace (never through a path string); those made are added to
-    `made`, for `unmake` when the change they were made for fails."""
+    `made`, for `unmake` when the change they were made for fails. `sync` False: the
+    caller makes them durable with `sync_all`."""
     try:
         return ctx.ws.open_dir(parent, shown=shown)
     except ToolError as err:
@@ -238,7 +246,8 @@ def open_parent(ctx: ToolContext, parent: str, shown: str, create: bool,
                 try:
                     charge(ctx, 0, 1, shown)
                     os.mkdir(part, 0o777, dir_fd=fd)
-                    os.fsync(fd)  # the new directory survives a crash with its file
+                    if sync:  # the new directory survives a crash with its file
+                        os.fsync(fd)
                     if made is not None:
                         made.append(prefix)
                 except FileExistsError:
@@ -357,7 +366,7 @@ def _land(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,
         fd = os.open(spooled.name, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC,
                      dir_fd=spooled.dir_fd)
         try:
-            after = _sealed(fd, st)
+            after = _sealed(fd, st, sync=spooled.sync)
         finally:
             os.close(fd)
         try:
@@ -366,7 +375,8 @@ def _land(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,
             if exc.errno != errno.EXDEV:
                 raise
             return _copy_over(dir_fd, name, st, spooled, shown)
-        os.fsync(dir_fd)
+        if spooled.sync:
+            os.fsync(dir_fd)
     except OSError as exc:
         raise from_os_error(exc, shown, "write_failed") from None
     return after
@@ -385,7 +395,7 @@ def _copy_over(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spool
         try:
             while chunk := os.read(src, _READ_CHUNK):
                 _write_all(dst, chunk)
-            after = _sealed(dst, st)
+            after = _sealed(dst, st, sync=spooled.sync)
         finally:
             os.close(dst)
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -394,8 +404,21 @@ def _copy_over(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spool
         raise
     finally:
         os.close(src)
-    os.fsync(dir_fd)
+    if spooled.sync:
+        os.fsync(dir_fd)
     return after
+
+
+def put_symlink(dir_fd: int, name: str, target: str) -> None:
+    """A symlink `name` -> `target` in the directory we hold locked, made beside its name
+    and renamed over it: a reader sees the old entry or the new link, never neither."""
+    temp = TEMP_PREFIX + secrets.token_hex(8)
+    os.symlink(target, temp, dir_fd=dir_fd)
+    try:
+        os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except OSError:
+        _unlink_quietly(dir_fd, temp)
+        raise
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -404,15 +427,38 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _sealed(fd: int, st: os.stat_result | None, perm: int | None = None) -> os.stat_result:
+def _sealed(fd: int, st: os.stat_result | None, perm: int | None = None, *,
+            sync: bool = True) -> os.stat_result:
     """New content made ready to replace `st`'s file: its owner and mode (or `perm`),
-    synced to disk; the new inode's stat."""
+    synced to disk (unless its caller syncs a batch at once); the new inode's stat."""
     if st is not None:
         _keep_owner_and_mode(fd, st)
     if perm is not None:
         os.fchmod(fd, perm)
-    os.fsync(fd)
+    if sync:
+        os.fsync(fd)
     return os.fstat(fd)
+
+
+def sync_all(ctx: ToolContext, shown: str) -> None:
+    """Make every landing made without `sync` durable at once: one syncfs(2) of the
+    workspace's file system (its files' data and every directory's entries), where a
+    landing each would cost two fsyncs. A file system mounted inside the workspace is
+    another one: os.sync() covers it too, on the rare kernels without syncfs."""
+    fd = ctx.ws.open_dir(ROOT, shown=shown)
+    try:
+        if _libc().syncfs(fd) != 0:
+            raise from_os_error(OSError(ctypes.get_errno(), "syncfs failed"), shown,
+                                "write_failed")
+    except AttributeError:
+        os.sync()
+    finally:
+        os.close(fd)
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _keep_owner_and_mode(fd: int, st: os.stat_result) -> None:

@@ -58,6 +58,19 @@ def charge(ctx: ToolContext, nbytes: int, nfiles: int, shown: str, *,
         ctx.record[GROWN] = ctx.grown
 
 
+def ahead(ctx: ToolContext, nbytes: int, nfiles: int, shown: str) -> None:
+    """Refuse, before its first file, a change of several files whose whole growth is
+    known at its start (a rewind) and would pass the quota: nothing is written, so nothing
+    is put back, and no file it planned to change gets a new version (a file put back is
+    written again: the history would take it for someone else's change). `charge` still
+    counts each file as it lands."""
+    room = ctx.room
+    if room is None or ctx.keeping_paused:
+        return
+    _refuse(nbytes, ctx.grown[0] + nbytes, room.used_bytes, room.limit_bytes, "bytes", shown)
+    _refuse(nfiles, ctx.grown[1] + nfiles, room.used_files, room.limit_files, "files", shown)
+
+
 def _refuse(step: int, grown: int, used: int, limit: int | None, quota: str,
             shown: str) -> None:
     if step <= 0 or limit is None or grown <= max(limit - used, 0):

@@ -18,8 +18,8 @@ from typing import Any
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.mutate import keep, reserve
-from chorus_tools.tools.mutate.atomic import mutate
+from chorus_tools.tools.mutate import keep, quota, reserve
+from chorus_tools.tools.mutate.atomic import locked_dir, mutate, put_symlink, split_parent
 from chorus_tools.tools.mutate.delete import delete
 from chorus_tools.tools.mutate.restore import current, real_path
 from chorus_tools.tools.patch.diff import unified_diff
@@ -55,7 +55,7 @@ def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
     except ToolError as err:
         if err.code == "permission_denied":
             raise
-        return "conflict"
+        return _link_made(ctx, item)
     st = current(ctx, rel, path)
     if st is not None and not stat.S_ISREG(st.st_mode):
         return "conflict"
@@ -69,17 +69,31 @@ def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
         else "conflict"
 
 
+def _link_made(ctx: ToolContext, item: dict[str, Any]) -> str:
+    """A symlink where the checkpoint had nothing: 'ours' while it is the very link this
+    server made (an archive import keeps that absence, tools/bytes/archive_in.py)."""
+    st = current(ctx, item["path"], item["path"])
+    ours = item["content"] is None and st is not None and stat.S_ISLNK(st.st_mode) \
+        and version_of(st) == item["expected"]
+    return "ours" if ours else "conflict"
+
+
 def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
-    done: list[tuple[str, bytes | None, int]] = []
+    done: list[tuple[str, bytes | str | None, int]] = []  # a link's text, to put back
     now = [current(ctx, i["path"], i["path"]) for i in todo]
-    if todo:  # a full history refuses the rewind before its first file, never half way
+    planned = sorted(zip(todo, now), key=_growth)
+    if todo:  # a full history or the quota refuse it before its first file, not half way
+        growth = [_growth(p) for p in planned]
+        quota.ahead(ctx, sum(g[0] for g in growth), sum(g[1] for g in growth),
+                    todo[0]["path"])
         keep.ahead(ctx, sum(st.st_size for st in now if st is not None),
                    [i["path"] for i in todo], todo[0]["path"])
     try:
-        for item in todo:
+        for item, _ in planned:
             path, content = item["path"], item["content"]
             st = current(ctx, path, path)
-            before = None if st is None else _read(ctx, path)
+            before = None if st is None else _link_text(ctx, path) \
+                if stat.S_ISLNK(st.st_mode) else _read(ctx, path)
             if content is None:
                 if st is not None:
                     delete(ctx, path)
@@ -90,13 +104,27 @@ def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
     except ToolError:
         with reserve.paused(ctx):  # all or nothing, even on a full history disk
             for path, before, mode in reversed(done):
-                if before is None:
+                if isinstance(before, str):
+                    with locked_dir(ctx, split_parent(path)[0], shown=path) as dir_fd:
+                        put_symlink(dir_fd, split_parent(path)[1], before)
+                elif before is None:
                     if current(ctx, path, path) is not None:
                         delete(ctx, path)
                 else:
                     mutate(ctx, path, shown=path, compute=lambda _, c=before: c,
                            create_dirs=True, read_current=False, mode=mode)
         raise
+
+
+def _growth(planned: tuple[dict[str, Any], os.stat_result | None]) -> tuple[int, int]:
+    """What putting one path back adds (bytes, files): the rewind frees room before it
+    takes any (docs/protocol.md, Quotas), so one whose end fits the quota passes even when
+    its paths' order would pass the quota on the way, and the disk never holds both."""
+    item, st = planned
+    content = item["content"]
+    size = 0 if st is None or not stat.S_ISREG(st.st_mode) else st.st_size
+    return ((0 if content is None else len(content)) - size,
+            (content is not None) - (st is not None))
 
 
 def _diff(ctx: ToolContext, todo: list[dict[str, Any]]) -> str:
@@ -107,7 +135,7 @@ def _diff(ctx: ToolContext, todo: list[dict[str, Any]]) -> str:
     for n, item in enumerate(todo):
         path = item["path"]
         st = current(ctx, path, path)
-        now = b"" if st is None else _read(ctx, path)
+        now = b"" if st is None or stat.S_ISLNK(st.st_mode) else _read(ctx, path)
         then = item["content"] or b""
         if b"\0" in now[:_BINARY_SNIFF] or b"\0" in then[:_BINARY_SNIFF]:
             part = f"Binary files a/{path} and b/{path} differ\n"
@@ -120,6 +148,15 @@ def _diff(ctx: ToolContext, todo: list[dict[str, Any]]) -> str:
         parts.append(part)
         size += len(part.encode())
     return "".join(parts)
+
+
+def _link_text(ctx: ToolContext, rel: str) -> str:
+    parent, name = split_parent(rel)
+    fd = ctx.ws.open_dir(parent, shown=rel)
+    try:
+        return os.readlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _read(ctx: ToolContext, rel: str) -> bytes:

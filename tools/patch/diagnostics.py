@@ -25,8 +25,9 @@ from chorus_tools.tools.mutate.atomic import Current
 from chorus_tools.tools.read.text import decode
 from chorus_tools.tools.code.parse import common_prefix, common_suffix
 from chorus_tools.tools.patch.broken import broken_imports
-from chorus_tools.tools.patch.problems import Problems, compare as compare_problems, top_level
-from chorus_tools.tools.patch.pyproblems import Modules, workspace_modules
+from chorus_tools.tools.patch.problems import (Check, Problems, compare as compare_problems,
+                                               top_level)
+from chorus_tools.tools.patch.pyproblems import Modules, findings, workspace_modules
 from chorus_tools.tools.patch.syntax import Problem, language_of, problems
 
 SHOWN = 20  # errors a reply lists
@@ -77,6 +78,7 @@ class Judge:
         self.modules: Modules | None = None if ctx is None else workspace_modules(
             ctx.ws, limits.syntax_max_bytes)
         self.language = language_of(path, text)
+        self.check = _checker(self.language, ctx)
         self.budget = Budget(limits.syntax_max_bytes, limits.syntax_timeout)
         self._seen: dict[str, list[Problem]] = {}
 
@@ -105,11 +107,12 @@ class Judge:
             return self.skipped(skipped.reason)
         if found.errors:
             return self._with_problems(found, Problems(skipped="the file has syntax errors"))
-        if LANGUAGES[self.language].checker is None:
+        if self.check is None:
             return found
-        checked = compare_problems(self.path, before, after, self.budget, self.modules)
+        checked = compare_problems(self.path, before, after, self.budget, self.modules,
+                                   self.check)
         if self.ctx is not None and before is not None and before != after \
-                and checked.skipped is None:
+                and checked.skipped is None and self.check is findings:
             broken, total = broken_imports(self.ctx, self.path, top_level(self.path, before),
                                            top_level(self.path, after), self.budget)
             checked = replace(checked, broken=broken, broken_total=total)
@@ -120,8 +123,7 @@ class Judge:
         return self._with_problems(Diagnosis(skipped=reason), Problems(skipped=reason))
 
     def _with_problems(self, found: Diagnosis, checked: Problems) -> Diagnosis:
-        checker = LANGUAGES[self.language].checker if self.language else None
-        return found if checker is None else replace(found, problems=checked)
+        return found if self.check is None else replace(found, problems=checked)
 
     def wants(self, st: os.stat_result) -> bool:
         """Whether a whole-content write must read what the file holds to judge its change
@@ -161,6 +163,20 @@ class Judge:
         if found is None:
             found = self._seen[text] = problems(self.language, self.path, text, self.budget)
         return found
+
+
+def _checker(language: str | None, ctx: ToolContext | None) -> Check | None:
+    """What finds the problems of a file in `language` (the language table names it):
+    None where the server owns none, or oxlint was not found at start."""
+    if language is None:
+        return None
+    named = LANGUAGES[language].checker
+    if named == "pyflakes":
+        return findings
+    if named == "oxlint" and ctx is not None and ctx.oxlint is not None:
+        from chorus_tools.tools.patch.jsproblems import checker
+        return checker(ctx.oxlint, language)
+    return None
 
 
 def _unchecked(skipped: Skipped, path: str, what: str, details: dict[str, Any]) -> ToolError:

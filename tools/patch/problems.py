@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -26,6 +27,10 @@ SHOWN = 20  # problems a reply lists
 _KEPT = 256  # checked texts whose problems are kept
 
 _kept: OrderedDict[tuple[str, bytes], Checked] = OrderedDict()
+# what finds a language's problems: (path, text, budget, modules) -> its findings in file
+# order and, for Python, its top-level names; or Skipped (pyflakes here; oxlint for
+# JavaScript and TypeScript: jsproblems)
+Check = Callable[[str, str, Budget, "Modules | None"], Checked]
 
 
 @dataclass(frozen=True)
@@ -57,16 +62,17 @@ class Problems:
 
 
 def compare(path: str, before: str | None, after: str, budget: Budget,
-            modules: Modules | None) -> Problems:
-    """The problems of `after` and which of them `before` (None: no file) did not have;
-    Problems(skipped=...) when a bound or the checker stopped the check."""
+            modules: Modules | None, check: Check = findings) -> Problems:
+    """The problems of `after` and which of them `before` (None: no file) did not have,
+    as `check` finds them; Problems(skipped=...) when a bound or the checker stopped the
+    check."""
     try:
-        checked = findings(path, after, budget, modules)
+        checked = check(path, after, budget, modules)
         _keep(path, after, checked)
         new = checked.found
         if not new:
             return Problems()
-        old = [] if before is None else _before(path, before, budget, modules).found
+        old = [] if before is None else _before(path, before, budget, modules, check).found
     except Skipped as skipped:
         return Problems(skipped=skipped.reason)
     return Problems(new, introduced(before or "", after, old, new))
@@ -102,11 +108,12 @@ def _identity(f: Finding, lines: list[str]) -> tuple[str, str, str]:
     return f.code, f.key, line
 
 
-def _before(path: str, text: str, budget: Budget, modules: Modules | None) -> Checked:
+def _before(path: str, text: str, budget: Budget, modules: Modules | None,
+            check: Check) -> Checked:
     key = path, _digest(text)
     found = _kept.get(key)
     if found is None:
-        found = findings(path, text, budget, modules)
+        found = check(path, text, budget, modules)
         _keep(path, text, found)
     else:
         _kept.move_to_end(key)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from chorus_tools.tools import pipes
-from chorus_tools.tools.confine import landlock
+from chorus_tools.tools.confine import launcher
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
@@ -187,14 +187,15 @@ def start(ctx: ToolContext, argv: list[str], target_fd: int, ruleset: int | None
           errors: Any, *, wide: bool = True) -> tuple[subprocess.Popen, BinaryIO]:
     """rg confined (see the module doc), writing into a pipe: a wide one lets it run ahead
     while its output is folded; a search that will stop early keeps the kernel's 64 KiB,
-    so that rg has done little past what the reply needs when it is stopped."""
-    parent = os.getpid()
+    so that rg has done little past what the reply needs when it is stopped.
+
+    Launched through perl when it is there (tools/confine/launcher.py: a vfork, not a fork
+    of the worker), else confined by a `preexec_fn`."""
     read_end, write_end = pipes.wide_pipe() if wide else os.pipe2(os.O_CLOEXEC)
     try:
-        proc = subprocess.Popen(
-            argv, cwd=f"/proc/self/fd/{ctx.ws.root_fd}", stdin=subprocess.DEVNULL,
-            stdout=write_end, stderr=errors, env={}, pass_fds=(target_fd,),
-            preexec_fn=lambda: landlock.confine(ruleset, parent))
+        proc = launcher.popen(argv, ruleset, (target_fd,), cwd=f"/proc/self/fd/"
+                              f"{ctx.ws.root_fd}", stdin=subprocess.DEVNULL,
+                              stdout=write_end, stderr=errors, env={})
     except BaseException:
         os.close(read_end)
         raise

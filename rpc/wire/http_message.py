@@ -138,6 +138,11 @@ class Response:
         if self.open:
             self._conn.send(h11.Data(data=data))
 
+    async def sendfile(self, fd: int, offset: int, count: int) -> int:
+        """`count` bytes of the open file `fd` from `offset`, sent by the kernel: how many
+        went; OSError when the client went away (the stream is then over: `abort` it)."""
+        return await self._conn.sendfile(fd, offset, count)
+
     async def drained(self) -> None:
         """Until the connection's send buffer is below its high-water mark: a handler
         streaming a large body waits here, so memory never follows the body's size."""
@@ -174,6 +179,8 @@ class Carrier(Protocol):
     async def writable(self) -> None: ...
 
     def cut(self) -> None: ...
+
+    async def sendfile(self, fd: int, offset: int, count: int) -> int: ...
 
 
 def status_line(status: int, headers: Headers) -> h11.Response:

@@ -157,11 +157,7 @@ class Spool:
         received so far."""
         end = offset + len(data)
         meta = self.meta
-        if meta.size is not None and end > meta.size:
-            raise ToolError("invalid_params", f"The part ends at byte {end}, past the "
-                            f"{meta.size} bytes announced for {meta.path}: fix 'offset', or "
-                            "begin a new upload with the right size.", param="offset",
-                            size=meta.size)
+        self._within(end)
         fd = self._open_data(os.O_RDWR)
         try:
             for lo, hi in meta.overlaps(offset, end):
@@ -184,6 +180,36 @@ class Spool:
             meta.add(offset, end)
         self._save()
         return meta.received
+
+    def reserve(self, size: int) -> int:
+        """The data file made `size` bytes long (grown sparse, or cut to what arrived),
+        its growth charged to the quota now, every byte before `size` counted as received;
+        the file open for writing. A PUT streamed by the server process
+        (tools/bytes/handoff.py) writes those bytes through it, then commits."""
+        meta = self.meta
+        self._within(size)
+        fd = self._open_data(os.O_WRONLY)
+        try:
+            if self.ctx.room is not None:
+                grown = size - os.fstat(fd).st_size
+                charge(self.ctx, grown, 0, meta.path, lasting=grown < 0)
+            os.ftruncate(fd, size)
+        except BaseException as exc:
+            os.close(fd)
+            if isinstance(exc, OSError):
+                raise from_os_error(exc, meta.path, "write_failed") from None
+            raise
+        meta.ranges = [[0, size]] if size else []
+        self._save()
+        return fd
+
+    def _within(self, end: int) -> None:
+        meta = self.meta
+        if meta.size is not None and end > meta.size:
+            raise ToolError("invalid_params", f"The part ends at byte {end}, past the "
+                            f"{meta.size} bytes announced for {meta.path}: fix 'offset', or "
+                            "begin a new upload with the right size.", param="offset",
+                            size=meta.size)
 
     def whole(self) -> Spooled:
         """The spool as content ready to land, once every byte arrived and the announced
@@ -256,10 +282,17 @@ def expire(ctx: ToolContext, now: float | None = None) -> int:
 
 
 def _idle_since(root_fd: int, name: str) -> float:
+    """When a spool was last touched: its meta saved, or its data written (a streamed PUT
+    writes the data through a descriptor for as long as its body takes)."""
     try:
-        return os.stat(f"{name}/{META}", dir_fd=root_fd, follow_symlinks=False).st_mtime
+        touched = os.stat(f"{name}/{META}", dir_fd=root_fd, follow_symlinks=False).st_mtime
     except OSError:
         return 0.0  # a spool without its meta was never finished: it may go
+    try:
+        return max(touched, os.stat(f"{name}/{DATA}", dir_fd=root_fd,
+                                    follow_symlinks=False).st_mtime)
+    except OSError:
+        return touched
 
 
 def _remove(root_fd: int, upload_id: str, wait: bool = True) -> int:

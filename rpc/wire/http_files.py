@@ -53,6 +53,7 @@ STATUS = {"invalid_params": 400, "path_outside_workspace": 403, "permission_deni
           "not_a_directory": 409, "not_a_regular_file": 409, "already_exists": 409,
           "conflict": 412, "file_too_large": 413, "verification_failed": 422,
           "quota_exceeded": 507, "server_busy": 503, "shutting_down": 503, "timeout": 504}
+_IOV_MAX = os.sysconf("SC_IOV_MAX")  # the most pieces one pwritev takes
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 _ids = itertools.count(1)
 
@@ -230,14 +231,15 @@ async def _receive(dispatcher: Dispatcher, upload: str, stream: BodyStream,
     pending: asyncio.Future[None] | None = None
     offset = 0
     try:
-        while data := await stream.read(CHUNK):
+        while pieces := await stream.take(CHUNK):
+            size = sum(map(len, pieces))
             if pending is not None:
                 await pending
-            if offset + len(data) > room:  # only a body of unknown length grows
+            if offset + size > room:  # only a body of unknown length grows
                 spool.close()
-                spool, room = await _room_for(dispatcher, upload, offset + len(data))
-            pending = loop.run_in_executor(None, _write, spool.fds[0], data, offset, shown)
-            offset += len(data)
+                spool, room = await _room_for(dispatcher, upload, offset + size)
+            pending = loop.run_in_executor(None, _write, spool.fds[0], pieces, offset, shown)
+            offset += size
         if pending is not None:
             await pending
         if offset != room:  # a body of unknown length: the room it did not use goes
@@ -264,11 +266,18 @@ async def _stream_to(dispatcher: Dispatcher, upload: str, size: int) -> Handed:
     return await internal(dispatcher, UPLOAD_STREAM, {"upload_id": upload, "size": size})
 
 
-def _write(fd: int, data: bytes, offset: int, shown: str) -> None:
-    view = memoryview(data)
+def _write(fd: int, pieces: list[bytes], offset: int, shown: str) -> None:
+    """The pieces one after the other at `offset`, in as few system calls as the kernel
+    takes them (one, almost always)."""
+    views = [memoryview(piece) for piece in pieces]
     try:
-        while view:
-            view = view[os.pwrite(fd, view, offset + len(data) - len(view)):]
+        while views:
+            written = os.pwritev(fd, views[:_IOV_MAX], offset)
+            offset += written
+            while views and written >= len(views[0]):
+                written -= len(views.pop(0))
+            if views:
+                views[0] = views[0][written:]
     except OSError as exc:
         raise Failed(wire_error(from_os_error(exc, shown, "write_failed"))) from None
 

@@ -31,6 +31,7 @@ from chorus_tools.rpc.process.jobqueue import JobQueue
 from chorus_tools.rpc.process.worker import run_once, worker_main
 from chorus_tools.tools.confine.workers import worker_ruleset
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools import pipes
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.handing import Handing
 from chorus_tools.tools.task import Task
@@ -190,6 +191,8 @@ class Pool:
     def _spawn(self) -> Worker:
         jobs_r, jobs_w = os.pipe()
         results_r, results_w = os.pipe()
+        pipes.widen(jobs_w)  # a large job or reply (an 8 MiB upload part, a 1 MiB read's
+        pipes.widen(results_w)  # base64) crosses in 1 MiB steps, not 64 KiB wake-ups
         handoff, theirs = descriptors.pair()
         process = _mp.Process(target=worker_main, daemon=True, name="chorus-worker",
                               args=(jobs_r, results_w, theirs.fileno(), self._ctx,
@@ -251,13 +254,13 @@ class Pool:
         for outcome in worker.reader.feed(data):
             if isinstance(outcome, Undecodable):  # an outcome that cannot be unpickled: a bug
                 outcome = (None, False, outcome.error, None)
-            job_id, ok, payload, record = outcome
+            _, ok, payload, record = outcome
+            job = worker.jobs.popleft()
             if type(payload) is Pickled:  # a warm listing handed on as it came
                 payload = pickle.loads(payload)
             elif type(payload) is Handing:  # its descriptors wait in the socket
-                payload = descriptors.receive(worker.handoff, job_id, payload)
+                payload = descriptors.receive(worker.handoff, job.id, payload)
                 ok = not isinstance(payload, ToolError)
-            job = worker.jobs.popleft()
             if not job.future.done():
                 job.future.set_result((ok, payload, record))
         if not worker.jobs:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, cast
 
 import h11
 
@@ -128,7 +128,8 @@ class Connection(asyncio.Protocol):
         ended first); OSError when the client went away."""
         if self.lost or self._transport is None:
             raise ConnectionResetError("the client went away")
-        self._h11.send_with_data_passthrough(h11.Data(data=_Span(count)))
+        # h11 passes an object that is not bytes through, needing only its len()
+        self._h11.send_with_data_passthrough(h11.Data(data=cast(bytes, _Span(count))))
         with open(fd, "rb", buffering=0, closefd=False) as file:
             return await asyncio.get_running_loop().sendfile(self._transport, file, offset,
                                                              count)

@@ -151,6 +151,8 @@ def test_a_body_of_unknown_length_lands_whole_at_its_length(tmp_path: Path) -> N
         assert put.json()["bytes_written"] == len(BLOB)
         empty = httpx.put(server.base + "/files/e.bin", content=iter([b""]), timeout=60)
         assert empty.status_code == 201, empty.text
+        got = httpx.get(server.base + "/files/e.bin")
+        assert (got.status_code, got.content, got.headers["content-length"]) == (200, b"", "0")
         tiny = [BLOB[at:at + 100] for at in range(0, 300_000, 100)]  # more than IOV_MAX
         many = httpx.put(server.base + "/files/m.bin", content=iter(tiny), timeout=60)
         assert many.status_code == 201, many.text

@@ -27,6 +27,7 @@ a pipe in the way.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import os
 import re
@@ -230,6 +231,7 @@ async def _receive(dispatcher: Dispatcher, upload: str, stream: BodyStream,
     loop = asyncio.get_running_loop()
     pending: asyncio.Future[None] | None = None
     offset = 0
+    digest = hashlib.sha256()
     try:
         while pieces := await stream.take(CHUNK):
             size = sum(map(len, pieces))
@@ -238,13 +240,13 @@ async def _receive(dispatcher: Dispatcher, upload: str, stream: BodyStream,
             if offset + size > room:  # only a body of unknown length grows
                 spool.close()
                 spool, room = await _room_for(dispatcher, upload, offset + size)
-            pending = loop.run_in_executor(None, _write, spool.fds[0], pieces, offset, shown)
+            pending = loop.run_in_executor(None, _write, spool.fds[0], pieces, offset,
+                                           digest, shown)
             offset += size
         if pending is not None:
             await pending
-        if offset != room:  # a body of unknown length: the room it did not use goes
-            spool.close()
-            spool = await _stream_to(dispatcher, upload, offset)
+        spool.close()  # the room a body of unknown length did not use goes; the digest
+        spool = await _stream_to(dispatcher, upload, offset, digest.hexdigest())
     finally:
         if pending is not None:  # never close the descriptor under a write
             await asyncio.gather(pending, return_exceptions=True)
@@ -262,13 +264,20 @@ async def _room_for(dispatcher: Dispatcher, upload: str, needed: int) -> tuple[H
     return await _stream_to(dispatcher, upload, needed), needed
 
 
-async def _stream_to(dispatcher: Dispatcher, upload: str, size: int) -> Handed:
-    return await internal(dispatcher, UPLOAD_STREAM, {"upload_id": upload, "size": size})
+async def _stream_to(dispatcher: Dispatcher, upload: str, size: int,
+                     written_sha256: str | None = None) -> Handed:
+    params: dict[str, Any] = {"upload_id": upload, "size": size}
+    if written_sha256 is not None:
+        params["written_sha256"] = written_sha256
+    return await internal(dispatcher, UPLOAD_STREAM, params)
 
 
-def _write(fd: int, pieces: list[bytes], offset: int, shown: str) -> None:
+def _write(fd: int, pieces: list[bytes], offset: int, digest: Any, shown: str) -> None:
     """The pieces one after the other at `offset`, in as few system calls as the kernel
-    takes them (one, almost always)."""
+    takes them (one, almost always), and into the body's digest (in order: one write
+    runs at a time)."""
+    for piece in pieces:
+        digest.update(piece)
     views = [memoryview(piece) for piece in pieces]
     try:
         while views:

@@ -91,3 +91,21 @@ def test_a_spool_whose_data_is_being_written_is_not_expired(ctx: ToolContext,
     assert expire(quick) == 0 and spool.exists()
     os.utime(spool / "data", (past, past))
     assert expire(quick) == 1 and not spool.exists()
+
+
+def test_the_digest_of_what_the_server_wrote_is_checked_and_a_later_part_forgets_it(
+        ctx: ToolContext, root: Path) -> None:
+    from chorus_tools.tools.bytes.uploads import upload_part
+
+    good = hashlib.sha256(b"abc").hexdigest()
+    uid = upload_begin(ctx, "d.bin", size=3, sha256=good)["upload_id"]
+    (fd,) = upload_stream(ctx, uid, 3).fds
+    os.pwrite(fd, b"abc", 0)
+    os.close(fd)
+    os.close(upload_stream(ctx, uid, 3, "0" * 64).fds[0])  # said wrong: the commit refuses
+    with pytest.raises(ToolError) as info:
+        upload_commit(ctx, uid)
+    assert info.value.code == "verification_failed" and not (root / "d.bin").exists()
+    upload_part(ctx, uid, 0, "YWJj")  # the same bytes as a part: the digest is read again
+    upload_commit(ctx, uid)
+    assert (root / "d.bin").read_bytes() == b"abc"

@@ -11,13 +11,16 @@ invoker, so ordering, --deny, --read-only, the quota and the records hold as for
 - `file.upload_stream` makes an upload's data file `size` bytes long, charges that growth
   to the quota now, and hands it open for writing: a PUT writes its body through it, in
   order, then commits with file.upload_commit (which checks size and SHA-256 and lands it
-  by the one write path) or aborts. A body of unknown length asks again as it grows, and
-  once more at its end with the length it had."""
+  by the one write path) or aborts. A body of unknown length asks again as it grows; at
+  the body's end it asks once more with the length it had and `written_sha256`, the
+  digest of what it wrote, which the commit checks and keeps instead of reading the whole
+  spool again (only this server-side call can say it: no client can name the method)."""
 
 from __future__ import annotations
 
 from chorus_tools.tools.bytes.spool import Spool
-from chorus_tools.tools.bytes.table import UPLOAD_ID
+from chorus_tools.tools.bytes.payload import checked_digest
+from chorus_tools.tools.bytes.table import SHA256, UPLOAD_ID
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.handing import Handing
@@ -31,9 +34,11 @@ def read_stream(ctx: ToolContext, path: str) -> Handing:
     return Handing({"size": st.st_size, "version": version_of(st)}, (fd,))
 
 
-def upload_stream(ctx: ToolContext, upload_id: str, size: int) -> Handing:
+def upload_stream(ctx: ToolContext, upload_id: str, size: int,
+                  written_sha256: str | None = None) -> Handing:
     with Spool.open(ctx, upload_id) as spool:
-        return Handing({"size": size}, (spool.reserve(size),))
+        return Handing({"size": size}, (spool.reserve(size, checked_digest(
+            written_sha256, "written_sha256")),))
 
 
 READ_STREAM = Method(
@@ -44,5 +49,6 @@ READ_STREAM = Method(
 UPLOAD_STREAM = Method(
     "file.upload_stream", _TARGET + "upload_stream",
     "Size an upload's data and open it for the server to write (PUT /files).",
-    obj(["upload_id", "size"], upload_id=UPLOAD_ID, size=NON_NEGATIVE),
+    obj(["upload_id", "size"], upload_id=UPLOAD_ID, size=NON_NEGATIVE,
+        written_sha256=SHA256),
     obj(["size"], size=NON_NEGATIVE), mutating=True, path_params=(), mcp_tool=False)

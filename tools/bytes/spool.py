@@ -53,6 +53,10 @@ class Meta:
     overwrite: bool = True
     expected_version: str | None = None
     ranges: list[list[int]] = field(default_factory=list)
+    # the SHA-256 of the data as the server process wrote it through a handed descriptor
+    # (tools/bytes/handoff.py), so the commit need not read it all again; any part
+    # written since forgets it
+    written_sha256: str | None = None
 
     @property
     def received(self) -> int:
@@ -178,10 +182,11 @@ class Spool:
             os.close(fd)
         if data:
             meta.add(offset, end)
+            meta.written_sha256 = None
         self._save()
         return meta.received
 
-    def reserve(self, size: int) -> int:
+    def reserve(self, size: int, written_sha256: str | None = None) -> int:
         """The data file made `size` bytes long (grown sparse, or cut to what arrived),
         its growth charged to the quota now, every byte before `size` counted as received;
         the file open for writing. A PUT streamed by the server process
@@ -200,6 +205,7 @@ class Spool:
                 raise from_os_error(exc, meta.path, "write_failed") from None
             raise
         meta.ranges = [[0, size]] if size else []
+        meta.written_sha256 = written_sha256
         self._save()
         return fd
 
@@ -219,7 +225,7 @@ class Spool:
         fd = self._open_data(os.O_RDONLY)
         try:
             size = os.fstat(fd).st_size
-            digest = _digest(fd)
+            digest = meta.written_sha256 or _digest(fd)
         finally:
             os.close(fd)
         if holes:

@@ -17,6 +17,7 @@ from typing import Callable
 from benchmarks.env import REPO, Env, default_cache
 from benchmarks.mcp_reference import Unavailable
 from benchmarks.report import Measure, Row, table, write_json
+from benchmarks import bytes_stream_rows
 from benchmarks.scale import PLANS, run_series
 from benchmarks.scale import text as series_text
 from benchmarks import (archive_rows, bytes_rows, code_rows, context, diagnostics, ops_rows,
@@ -31,6 +32,9 @@ SCENARIOS = [*TABLE, *context.SCENARIOS, *diagnostics.SCENARIOS, *code_rows.SCEN
              *ops_rows.SCENARIOS, *quota_rows.SCENARIOS, *problems_rows.SCENARIOS]
 SCENARIOS += problems_cost_rows.SCENARIOS
 SCENARIOS += js_problems_rows.SCENARIOS
+
+
+SCENARIOS += bytes_stream_rows.SCENARIOS
 
 
 def _attempt(measure: Callable[[Env], Measure], env: Env) -> tuple[Measure | None, str | None]:

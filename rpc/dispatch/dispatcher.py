@@ -219,6 +219,14 @@ class Dispatcher:
         finally:
             drain.changes -= 1
 
+    async def internal(self, method: Method, params: dict[str, Any],
+                       rid: str) -> tuple[bool, Any]:
+        """A call the server makes of itself (rpc/wire/http_files.py): `method` is none a
+        client can name (its result holds descriptors: tools/handing.py), run through
+        the invoker as every call is; `rid` names it in the records."""
+        call = Call(Request(method.name, params, rid, {}), lambda _: None)
+        return await self._invoke(call, method, params)
+
     def _not_found(self, name: str) -> dict[str, Any]:
         """-32601, with the methods it probably meant (`data.did_you_mean`)."""
         said, suggestions = advice(name, [*self._methods, DISCOVER, *McpFace.METHODS],

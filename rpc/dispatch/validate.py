@@ -18,9 +18,7 @@ class ParamsValidator:
     def __init__(self, methods: dict[str, Method]) -> None:
         self._checks: dict[str, Callable[[Any], Any]] = {}
         self._ints: dict[str, tuple[str, ...]] = {
-            name: tuple(p for p, s in m.params["properties"].items()
-                        if s.get("type") == "integer")
-            for name, m in methods.items()}
+            name: _integers(m) for name, m in methods.items()}
 
     def check(self, method: Method, params: Any) -> dict[str, Any]:
         """The params as keyword arguments, or invalid_params naming what is wrong."""
@@ -36,10 +34,18 @@ class ParamsValidator:
             check(params)
         except fastjsonschema.JsonSchemaValueException as exc:
             raise _explain(method, params, exc) from None
-        for name in self._ints[method.name]:  # JSON's 1.0 is an integer for the schema
+        ints = self._ints.get(method.name)
+        if ints is None:  # a method the server calls of itself (tools/bytes/handoff.py)
+            ints = self._ints[method.name] = _integers(method)
+        for name in ints:  # JSON's 1.0 is an integer for the schema
             if isinstance(params.get(name), float):
                 params = {**params, name: int(params[name])}
         return params
+
+
+def _integers(method: Method) -> tuple[str, ...]:
+    return tuple(p for p, s in method.params["properties"].items()
+                 if s.get("type") == "integer")
 
 
 def _explain(method: Method, params: dict[str, Any],

@@ -18,18 +18,22 @@ import multiprocessing
 import os
 import pickle
 import signal
+import socket
 import struct
 import termios
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from chorus_tools.rpc.process import descriptors
 from chorus_tools.rpc.process.channel import FrameReader, Undecodable, frame, write_all
 from chorus_tools.rpc.process.jobqueue import JobQueue
 from chorus_tools.rpc.process.worker import run_once, worker_main
 from chorus_tools.tools.confine.workers import worker_ruleset
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools import pipes
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.handing import Handing
 from chorus_tools.tools.task import Task
 from chorus_tools.tools.warm.client import Pickled
 
@@ -56,6 +60,7 @@ class Worker:
     to_worker: int  # pipe: jobs go out here
     from_worker: int  # pipe: outcomes come back here (non-blocking)
     reader: FrameReader
+    handoff: socket.socket  # descriptors a reply hands over come here (descriptors.py)
     jobs: deque[Job] = field(default_factory=deque)  # sent, not answered; the first runs
     retired: bool = False  # closing down: not to be replaced
     closed: bool = False
@@ -186,14 +191,20 @@ class Pool:
     def _spawn(self) -> Worker:
         jobs_r, jobs_w = os.pipe()
         results_r, results_w = os.pipe()
+        pipes.widen(jobs_w)  # a large job or reply (an 8 MiB upload part, a 1 MiB read's
+        pipes.widen(results_w)  # base64) crosses in 1 MiB steps, not 64 KiB wake-ups
+        handoff, theirs = descriptors.pair()
         process = _mp.Process(target=worker_main, daemon=True, name="chorus-worker",
-                              args=(jobs_r, results_w, self._ctx, os.getpid(),
-                                    self.inherited(jobs_w, results_r), self._ruleset))
+                              args=(jobs_r, results_w, theirs.fileno(), self._ctx,
+                                    os.getpid(),
+                                    self.inherited(jobs_w, results_r, handoff.fileno()),
+                                    self._ruleset))
         process.start()
         os.close(jobs_r)
         os.close(results_w)
+        theirs.close()
         os.set_blocking(results_r, False)
-        worker = Worker(process, jobs_w, results_r, FrameReader())
+        worker = Worker(process, jobs_w, results_r, FrameReader(), handoff)
         self._workers.append(worker)
         self._idle.append(worker)
         assert self._loop is not None
@@ -204,10 +215,10 @@ class Pool:
     def inherited(self, *fds: int) -> tuple[int, ...]:
         """Descriptors a new child (a worker, or the watcher) must close: the wire, and
         the dispatcher's ends of every worker pipe (a copy held open in a sibling would
-        hide a worker's end-of-pipe)."""
+        hide a worker's end-of-pipe), and the descriptors workers handed over."""
         ends = [*fds, *(fd for w in self._workers if not w.closed
-                        for fd in (w.to_worker, w.from_worker))]
-        return self._close_fds + self.more_fds() + tuple(ends)
+                        for fd in (w.to_worker, w.from_worker, w.handoff.fileno()))]
+        return self._close_fds + self.more_fds() + tuple(ends) + descriptors.live()
 
     def _dispatch(self) -> None:
         """Hand queued jobs to idle workers. Under load, consecutive small read-only jobs
@@ -247,9 +258,12 @@ class Pool:
             if isinstance(outcome, Undecodable):  # an outcome that cannot be unpickled: a bug
                 outcome = (None, False, outcome.error, None)
             _, ok, payload, record = outcome
+            job = worker.jobs.popleft()
             if type(payload) is Pickled:  # a warm listing handed on as it came
                 payload = pickle.loads(payload)
-            job = worker.jobs.popleft()
+            elif type(payload) is Handing:  # its descriptors wait in the socket
+                payload = descriptors.receive(worker.handoff, job.id, payload)
+                ok = not isinstance(payload, ToolError)
             if not job.future.done():
                 job.future.set_result((ok, payload, record))
         if not worker.jobs:
@@ -314,6 +328,7 @@ class Pool:
         self._loop.remove_reader(worker.from_worker)
         os.close(worker.from_worker)
         os.close(worker.to_worker)
+        worker.handoff.close()
         worker.closed = True
 
 

@@ -15,13 +15,16 @@ import os
 import pickle
 import select
 import signal
+import socket
 from functools import cache
 from typing import Any, Callable
 
+from chorus_tools.rpc.process import descriptors
 from chorus_tools.rpc.process.channel import frame, read_frame, write_all
 from chorus_tools.tools.confine.workers import enter
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.handing import Handing
 from chorus_tools.tools.mutate import reserve
 from chorus_tools.tools.mutate.quota import Room
 from chorus_tools.tools.task import Task
@@ -116,12 +119,13 @@ def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
             log.exception("cannot import %s", method.target)
 
 
-def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int,
-                close_fds: tuple[int, ...], ruleset: int | None) -> None:
+def worker_main(jobs_fd: int, results_fd: int, handoff_fd: int, ctx: ToolContext,
+                parent_pid: int, close_fds: tuple[int, ...], ruleset: int | None) -> None:
     if not become_child(parent_pid, close_fds, ruleset):
         return
     warm_up(jobs_fd)
     jobs = os.fdopen(jobs_fd, "rb")
+    handoff = socket.socket(fileno=handoff_fd)  # rpc/process/descriptors.py
     while True:
         try:
             batch = read_frame(jobs)
@@ -129,8 +133,11 @@ def worker_main(jobs_fd: int, results_fd: int, ctx: ToolContext, parent_pid: int
             return
         for job_id, fields in batch:
             task = Task._make(fields)
+            outcome = run_job(ctx, task)
+            if type(outcome[1]) is Handing:
+                outcome = descriptors.hand(handoff, job_id, outcome)
             try:
-                write_all(results_fd, _outcome(job_id, task.target, run_job(ctx, task)))
+                write_all(results_fd, _outcome(job_id, task.target, outcome))
             except OSError:
                 return
 

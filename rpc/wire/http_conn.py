@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, cast
 
 import h11
 
@@ -127,6 +127,19 @@ class Connection(asyncio.Protocol):
         """A response that cannot be finished: close after what was sent."""
         self._close()
 
+    async def sendfile(self, fd: int, offset: int, count: int) -> int:
+        """The body's next `count` bytes from the open file `fd` at `offset`, moved by the
+        kernel (sendfile: never through this process's memory) once what was written
+        before has gone; h11 counts them as sent. How many went (fewer only when the file
+        ended first); OSError when the client went away."""
+        if self.lost or self._transport is None:
+            raise ConnectionResetError("the client went away")
+        # h11 passes an object that is not bytes through, needing only its len()
+        self._h11.send_with_data_passthrough(h11.Data(data=cast(bytes, _Span(count))))
+        with open(fd, "rb", buffering=0, closefd=False) as file:
+            return await asyncio.get_running_loop().sendfile(self._transport, file, offset,
+                                                             count)
+
     def _cut_stream(self) -> None:
         if self._stream is not None:
             self._stream.fail()
@@ -190,9 +203,10 @@ class Connection(asyncio.Protocol):
         """Our response is complete: the next request, or the end of the connection."""
         self._busy = False
         self.response = None
-        if self._h11.our_state is h11.MUST_CLOSE or self._closing():
-            self._close()
-        elif self._h11.their_state is not h11.DONE:  # answered before its body ended
+        if self._h11.their_state is h11.SEND_BODY:  # answered before its body ended
+            self._linger()
+        elif self._h11.our_state is h11.MUST_CLOSE or self._closing() or \
+                self._h11.their_state is not h11.DONE:
             self._close()
         elif self._h11.our_state is h11.DONE:
             self._h11.start_next_cycle()
@@ -319,7 +333,19 @@ class Connection(asyncio.Protocol):
         reply.headers.append(("connection", "close"))
         if self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):  # IDLE: no head was read
             self._send_now(reply)
+        self._linger()
+
+    def _linger(self) -> None:
+        """End the connection after an answer given before the request's body was read
+        whole: our side is shut, and what the client still sends is read and dropped for
+        a moment (reading resumes if a streamed body paused it), so its kernel does not
+        reset the connection before it reads the answer."""
+        self._busy = self._draining = True
+        self._cut_stream()
+        self._enter(Phase.DONE)
         if self._transport is not None and not self._transport.is_closing():
+            if not self._transport.is_reading():
+                self._transport.resume_reading()
             if self._transport.can_write_eof():
                 self._transport.write_eof()
             asyncio.get_running_loop().call_later(DRAIN_SECONDS, self._close)
@@ -339,6 +365,16 @@ class Connection(asyncio.Protocol):
         """The server stops: an idle connection is closed now, a busy one after its reply."""
         if not self._busy:
             self._close()
+
+
+class _Span:
+    """What h11 is told a sendfile sent: only its length (h11's data passthrough)."""
+
+    def __init__(self, length: int) -> None:
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
 
 
 def _head_size(event: h11.Request) -> int:

@@ -63,6 +63,11 @@ class BodyStream:
         """The next `size` bytes (fewer only at the body's end: b"" once it is read
         whole), joined once when they are all there; the bytes held past them stay as they
         came. `size` must not pass `high`, or the socket would pause before they came."""
+        return b"".join(await self.take(size))
+
+    async def take(self, size: int) -> list[bytes]:
+        """`read`'s bytes as the pieces they came in, not joined (a writer that takes a
+        list, os.pwritev, spares the copy); [] at the body's end."""
         while self._held < size and not self._ended and not self._failed:
             self._ready.clear()
             await self._ready.wait()
@@ -80,7 +85,7 @@ class BodyStream:
         self._held -= size - want
         if self._held <= self._high:
             self._resume()
-        return b"".join(taken)
+        return taken
 
 
 @dataclass
@@ -138,6 +143,11 @@ class Response:
         if self.open:
             self._conn.send(h11.Data(data=data))
 
+    async def sendfile(self, fd: int, offset: int, count: int) -> int:
+        """`count` bytes of the open file `fd` from `offset`, sent by the kernel: how many
+        went; OSError when the client went away (the stream is then over: `abort` it)."""
+        return await self._conn.sendfile(fd, offset, count)
+
     async def drained(self) -> None:
         """Until the connection's send buffer is below its high-water mark: a handler
         streaming a large body waits here, so memory never follows the body's size."""
@@ -174,6 +184,8 @@ class Carrier(Protocol):
     async def writable(self) -> None: ...
 
     def cut(self) -> None: ...
+
+    async def sendfile(self, fd: int, offset: int, count: int) -> int: ...
 
 
 def status_line(status: int, headers: Headers) -> h11.Response:

@@ -56,6 +56,10 @@ class Meta:
     overwrite: bool = True
     expected_version: str | None = None
     ranges: list[list[int]] = field(default_factory=list)
+    # the SHA-256 of the data as the server process wrote it through a handed descriptor
+    # (tools/bytes/handoff.py), so the commit need not read it all again; any part
+    # written since forgets it
+    written_sha256: str | None = None
 
     @property
     def received(self) -> int:
@@ -160,11 +164,7 @@ class Spool:
         received so far."""
         end = offset + len(data)
         meta = self.meta
-        if meta.size is not None and end > meta.size:
-            raise ToolError("invalid_params", f"The part ends at byte {end}, past the "
-                            f"{meta.size} bytes announced for {meta.path}: fix 'offset', or "
-                            "begin a new upload with the right size.", param="offset",
-                            size=meta.size)
+        self._within(end)
         fd = self._open_data(os.O_RDWR)
         try:
             for lo, hi in meta.overlaps(offset, end):
@@ -185,8 +185,40 @@ class Spool:
             os.close(fd)
         if data:
             meta.add(offset, end)
+            meta.written_sha256 = None
         self._save()
         return meta.received
+
+    def reserve(self, size: int, written_sha256: str | None = None) -> int:
+        """The data file made `size` bytes long (grown sparse, or cut to what arrived),
+        its growth charged to the quota now, every byte before `size` counted as received;
+        the file open for writing. A PUT streamed by the server process
+        (tools/bytes/handoff.py) writes those bytes through it, then commits."""
+        meta = self.meta
+        self._within(size)
+        fd = self._open_data(os.O_WRONLY)
+        try:
+            if self.ctx.room is not None:
+                grown = size - os.fstat(fd).st_size
+                charge(self.ctx, grown, 0, meta.path, lasting=grown < 0)
+            os.ftruncate(fd, size)
+        except BaseException as exc:
+            os.close(fd)
+            if isinstance(exc, OSError):
+                raise from_os_error(exc, meta.path, "write_failed") from None
+            raise
+        meta.ranges = [[0, size]] if size else []
+        meta.written_sha256 = written_sha256
+        self._save()
+        return fd
+
+    def _within(self, end: int) -> None:
+        meta = self.meta
+        if meta.size is not None and end > meta.size:
+            raise ToolError("invalid_params", f"The part ends at byte {end}, past the "
+                            f"{meta.size} bytes announced for {meta.path}: fix 'offset', or "
+                            "begin a new upload with the right size.", param="offset",
+                            size=meta.size)
 
     def whole(self) -> Spooled:
         """The spool as content ready to land, once every byte arrived and the announced
@@ -196,7 +228,7 @@ class Spool:
         fd = self._open_data(os.O_RDONLY)
         try:
             size = os.fstat(fd).st_size
-            digest = _digest(fd)
+            digest = meta.written_sha256 or _digest(fd)
         finally:
             os.close(fd)
         if holes:
@@ -273,10 +305,17 @@ def _sweep(ctx: ToolContext, take: Callable[[int, str], bool]) -> int:
 
 
 def _idle_since(root_fd: int, name: str) -> float:
+    """When a spool was last touched: its meta saved, or its data written (a streamed PUT
+    writes the data through a descriptor for as long as its body takes)."""
     try:
-        return os.stat(f"{name}/{META}", dir_fd=root_fd, follow_symlinks=False).st_mtime
+        touched = os.stat(f"{name}/{META}", dir_fd=root_fd, follow_symlinks=False).st_mtime
     except OSError:
         return 0.0  # a spool without its meta was never finished: it may go
+    try:
+        return max(touched, os.stat(f"{name}/{DATA}", dir_fd=root_fd,
+                                    follow_symlinks=False).st_mtime)
+    except OSError:
+        return touched
 
 
 def _remove(root_fd: int, upload_id: str, wait: bool = True,

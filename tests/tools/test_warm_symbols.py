@@ -114,12 +114,17 @@ def test_a_file_with_two_links_stays_unknown(warm: Warm, root: Path) -> None:
     assert "twin.py" in defining(warm, "helper")["files"]
 
 
-def test_references_are_the_files_that_mention_the_name(warm: Warm) -> None:
+def test_references_are_the_uses_the_index_keeps(warm: Warm) -> None:
     assert warm.current()
-    found = code_answers.code_references(warm, "", [], "start")
-    assert found == {"files": ["src/core.py", "src/use.py"], "skipped": 0}
-    assert code_answers.code_references(warm, "src", ["use*"], "Engine")["files"] == \
-        ["src/use.py"]
+    found = code_answers.code_references(warm, "", [], "start", 200, 0, False)
+    assert found is not None and found["files"] == [] and found["total"] == 1
+    assert [row[1] for row in found["rows"]] == [
+        {"path": "src/use.py", "line": 2, "column": 10, "text": "Engine().start()",
+         "kind": "call", "in": ""}]
+    found = code_answers.code_references(warm, "src", ["use*"], "Engine", 200, 0, True)
+    assert found is not None
+    assert [(row[1]["path"], row[1]["kind"]) for row in found["rows"]] == [
+        ("src/use.py", "import"), ("src/use.py", "call")]
 
 
 def test_the_warm_map_is_the_cold_map(warm: Warm, workspace: ToolContext) -> None:

@@ -18,10 +18,10 @@ on arrays, so the cost is the tree walk, not Python per identifier.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 import numpy as np
-from tree_sitter import Query, QueryCursor, QueryError, Tree
+from tree_sitter import Language, Query, QueryCursor, QueryError, Tree
 
 from chorus_tools.tools.code.languages import parser
 from chorus_tools.tools.code.symbols.record import Symbol
@@ -92,10 +92,10 @@ def table(grammar: str, tree: Tree, data: bytes, found: list[Symbol]) -> Table:
 
 
 def _mark(kind: np.ndarray, offset: np.ndarray, ends: np.ndarray,
-          spans: object, use: int) -> None:
+          spans: Iterable[tuple[int, int]], use: int) -> None:
     """Set `use` on the identifiers starting at each span's start (and ending at its end,
     unless that is -1)."""
-    for start, end in spans:  # type: ignore[attr-defined]
+    for start, end in spans:
         at = int(np.searchsorted(offset, start))
         if at < len(offset) and offset[at] == start and (end < 0 or ends[at] == end):
             kind[at] = use
@@ -134,9 +134,9 @@ def _query(grammar: str) -> Query | None:
         return _compiled[grammar]
     language = parser(grammar).language
     assert language is not None
-    kinds = {language.node_kind_for_id(i) for i in range(language.node_kind_count)
-             if language.node_kind_is_named(i)}
-    tokens = sorted(k for k in kinds if k and k.endswith("identifier")
+    kinds = {k for i in range(language.node_kind_count)
+             if language.node_kind_is_named(i) and (k := language.node_kind_for_id(i))}
+    tokens = sorted(k for k in kinds if k.endswith("identifier")
                     and not k.startswith(_COMPOSITE) and k != "type_identifier")
     if not tokens:
         _compiled[grammar] = None
@@ -153,7 +153,7 @@ def _query(grammar: str) -> Query | None:
     return found
 
 
-def _callees(language: object, kinds: set[str]) -> list[str]:
+def _callees(language: Language, kinds: set[str]) -> list[str]:
     """A pattern per way a call names its callee: the call's field, then up to _CHAIN
     member accesses' fields, kept where the grammar allows it."""
     members = [(m, f) for m, f in _MEMBERS.items() if m in kinds]
@@ -169,7 +169,7 @@ def _callees(language: object, kinds: set[str]) -> list[str]:
         for inner in every:
             pattern = f"({call} {field}: {inner})"
             try:
-                Query(language, pattern)  # type: ignore[arg-type]
+                Query(language, pattern)
             except QueryError:
                 continue  # a field or a nesting this grammar does not have
             found.append(pattern)

@@ -13,8 +13,8 @@ from typing import NamedTuple
 import numpy as np
 
 from chorus_tools.tools.code.identifiers import KINDS, Table, table
-from chorus_tools.tools.code.symbols import symbols
-from chorus_tools.tools.code.symbols.extract import tree_of
+from chorus_tools.tools.code.symbols import Symbol
+from chorus_tools.tools.code.symbols.extract import extract, tree_of
 
 
 class Occurrence(NamedTuple):
@@ -41,10 +41,12 @@ class Lines:
         return row + 1, len(self.data[start:offset].decode("utf-8", "replace")) + 1, text
 
 
-def file_table(grammar: str, path: str, data: bytes) -> Table:
-    """The identifier table of `data`, the content of `path` in `grammar`."""
-    found = symbols(path, data)  # its parse is the one looked at below (tools/code/parse.py)
-    return table(grammar, tree_of(grammar, path, data), data, found)
+def file_table(grammar: str, path: str, data: bytes) -> tuple[list[Symbol], Table]:
+    """The symbols and the identifier table of `data`, the content of `path` in
+    `grammar`, from one parse."""
+    tree = tree_of(grammar, path, data)
+    found = extract(grammar, path, data, tree)
+    return found, table(grammar, tree, data, found)
 
 
 def occurrences(grammar: str, path: str, data: bytes, name: str) -> list[Occurrence]:
@@ -52,8 +54,7 @@ def occurrences(grammar: str, path: str, data: bytes, name: str) -> list[Occurre
     A file that does not hold the name's bytes is not parsed."""
     if name.encode("utf-8", "surrogateescape") not in data:
         return []
-    found = file_table(grammar, path, data)
-    return spots(found, name, Lines(data))
+    return spots(file_table(grammar, path, data)[1], name, Lines(data))
 
 
 def spots(found: Table, name: str, lines: Lines) -> list[Occurrence]:
@@ -62,10 +63,16 @@ def spots(found: Table, name: str, lines: Lines) -> list[Occurrence]:
         wanted = found.names.index(name)
     except ValueError:
         return []
+    at = np.flatnonzero(found.name == wanted)
+    return placed(found.offset[at], found.kind[at], found.inside[at], found.holders, lines)
+
+
+def placed(offsets: np.ndarray, kinds: np.ndarray, inside: np.ndarray,
+           holders: tuple[str, ...], lines: Lines) -> list[Occurrence]:
+    """Uses (their offsets, kinds and holders' indices) as occurrences on their lines."""
     result = []
-    for i in np.flatnonzero(found.name == wanted).tolist():
-        line, column, text = lines.at(int(found.offset[i]))
-        holder = int(found.inside[i])
-        result.append(Occurrence(line, column, KINDS[found.kind[i]],
-                                 found.holders[holder] if holder >= 0 else "", text))
+    for offset, kind, holder in zip(offsets.tolist(), kinds.tolist(), inside.tolist()):
+        line, column, text = lines.at(offset)
+        result.append(Occurrence(line, column, KINDS[kind],
+                                 holders[holder] if holder >= 0 else "", text))
     return result

@@ -1,7 +1,7 @@
-"""The symbol index: for every code file the warm tree holds, the names it defines and the
-words it mentions (tools/code/rank.py's summary), from one parse of each file, read in the
-background, niced, as the tree reports files appearing and changing (the same events as
-the content index's).
+"""The symbol index: for every code file the warm tree holds, the names it defines, the
+words it mentions (tools/code/rank.py's summary) and where each identifier is used
+(tools/warm/refs.py), from one parse of each file, read in the background, niced, as the
+tree reports files appearing and changing (the same events as the content index's).
 
 A file is *unknown* from the moment the tree reports it until it is parsed, and for good
 when the index cannot rely on its bytes (more than one link: another link may write it
@@ -17,10 +17,10 @@ import time
 from array import array
 from typing import Callable, NamedTuple
 
-from chorus_tools.tools.code.codemap import read_summary
-from chorus_tools.tools.code.rank import Summary
+from chorus_tools.tools.code.codemap import Parsed, read_summary
 from chorus_tools.tools.code.symbols import maybe_code
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.warm.refs import Refs, pack
 from chorus_tools.tools.warm.symbol_helpers import BATCH, Helpers
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # parsed here; a bigger file is parsed by the asker
@@ -32,6 +32,8 @@ ESTIMATE_AFTER = 2000
 class Entry(NamedTuple):
     names: tuple[str, ...]  # the names it defines, in file order (Summary.names)
     words: array  # ids of the words it mentions (Summary.words, in that order)
+    refs: Refs | None  # its identifiers' uses (tools/warm/refs.py); None for a map's own
+    stamp: int  # the CRC-32 of the text parsed: lines are read only from that text
 
 
 class SymbolIndex:
@@ -157,14 +159,15 @@ class SymbolIndex:
         """Parse a queued file into the index."""
         self._keep(path, read_summary(self.ctx, path))
 
-    def _keep(self, path: str, found: tuple[Summary, str] | None) -> None:
+    def _keep(self, path: str, found: Parsed | None) -> None:
         if found is None:
             self.not_code.add(path)
             return
-        summary, grammar = found
-        if grammar == "markdown":
+        summary = found.summary
+        if found.grammar == "markdown":
             self.markdown.add(path)
-        self.files[path] = Entry(summary.names, array("I", map(self.word_id, summary.words)))
+        self.files[path] = Entry(summary.names, array("I", map(self.word_id, summary.words)),
+                                 pack(found.table, self.word_id), found.stamp)
         for name in dict.fromkeys(summary.names):
             self.by_name.setdefault(name, []).append(path)
         self.symbols += len(summary.names)

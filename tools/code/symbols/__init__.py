@@ -20,8 +20,7 @@ from chorus_tools.tools.code.languages import SUPPORTED, language_of, name_of
 from chorus_tools.tools.code.symbols.record import Symbol
 from chorus_tools.tools.errors import ToolError
 
-__all__ = ["HEAD_BYTES", "Symbol", "maybe_code", "names", "symbols", "supported",
-           "unsupported"]
+__all__ = ["HEAD_BYTES", "Symbol", "maybe_code", "symbols", "supported", "unsupported"]
 
 HEAD_BYTES = 64 * 1024  # what language_of may look at (a shebang, C++ in a .h)
 # the symbols of recently read files, by path, with a digest of the bytes they came from:
@@ -84,14 +83,3 @@ def _keep(path: str, entry: tuple[bytes, str, list[Symbol]]) -> None:
     while _kept_count > _KEPT_SYMBOLS:
         _, (_, _, gone) = _kept.popitem(last=False)
         _kept_count -= len(gone)
-
-
-def names(path: str, data: bytes) -> tuple[tuple[str, ...], list[tuple[int, int]]]:
-    """The names of `symbols(path, data)`, in its order, found without its ranges and
-    signatures (what the symbol index keeps of a file), and the byte spans of its comments
-    and strings. Same errors."""
-    grammar = supported(path, data)
-    if grammar is None:
-        raise unsupported(path)
-    from chorus_tools.tools.code.symbols.extract import extract_names
-    return extract_names(grammar, path, data)

@@ -12,6 +12,7 @@ from typing import Iterator
 import pytest
 
 from chorus_tools.tools.code.codemap import code_map as cold_map
+from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.confine.deny import DenyRules
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
@@ -55,10 +56,16 @@ def warm(workspace: ToolContext) -> Iterator[Warm]:
 
 def defining(warm: Warm, name: str, match: str = "exact",
              case_sensitive: bool = True) -> dict | None:
+    """The files the answer names: those its rows come from, and those left to parse."""
     assert warm.current()
-    wanted = name if case_sensitive else name.lower()
-    return code_answers.code_symbols(warm, "", [], False, False, name, wanted, match,
-                                     case_sensitive)
+    asked = NameQuery.read(name, match, case_sensitive)
+    found = code_answers.code_symbols(warm, "", [], False, False, asked.needle,
+                                      asked.parts[-1], match, case_sensitive, asked, 100)
+    if found is None:
+        return None
+    assert found["total"] >= len(found["rows"])
+    return {"files": sorted({row[1]["path"] for row in found["rows"]} | set(found["files"])),
+            "skipped": found["skipped"]}
 
 
 def test_the_index_holds_each_code_files_names(warm: Warm) -> None:

@@ -73,7 +73,7 @@ class Warm:
         self.rss = memory
         self.baseline = memory()  # before any tree: the budget counts what comes after
         self.content = Content(ctx)
-        self.symbols = SymbolIndex(ctx)
+        self.symbols = SymbolIndex(ctx, budget)
         self.tree: WarmTree | None = None
         self.reason: str | None = None
         self.built_at: float | None = None
@@ -281,7 +281,7 @@ class Warm:
             self.tree.close()
         self.content = Content(self.ctx)
         self.symbols.close()
-        self.symbols = SymbolIndex(self.ctx)
+        self.symbols = SymbolIndex(self.ctx, self.budget)
         self._kept.clear()
         self.built_at = None
         self.tree = WarmTree(self.ctx, self.events, self._file_changed)

@@ -1,8 +1,10 @@
 """The code questions the warm process answers from its symbol index (tools/warm/
 symbol_index.py), right after a barrier, as the other answers are:
 
-- `code_symbols`: the files of a selection that define a matching name, and every unknown
-  one (narrowed by the content index to those that may hold the name);
+- `code_symbols`: the matching symbols of the known files of a selection that define a
+  matching name (their symbols kept within the budget: SymbolIndex.symbols_of), cut at
+  max_results, and every unknown file (narrowed by the content index to those that may
+  hold the name), which the worker parses and merges in;
 - `code_references`: the reply's first rows and its total from the uses the index keeps
   of the name (their files read for the lines shown only), and the unknown files that
   may hold it, which the worker parses and merges in (tools/code/across.py);
@@ -25,7 +27,9 @@ import numpy as np
 
 from chorus_tools.tools.code.codemap import read_summary, render
 from chorus_tools.tools.code.identifiers import DEFINITION
+from chorus_tools.tools.code.find import symbol_rows
 from chorus_tools.tools.code.occurrences import Lines, placed
+from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.code.rank import Corpus, rank
 from chorus_tools.tools.code.references import reference_rows
 from chorus_tools.tools.code.source import read_candidate
@@ -43,14 +47,33 @@ MAP_UNKNOWN_LIMIT = 64  # unknown files a map parses here; more: the worker maps
 
 def code_symbols(warm: Warm, rel: str, globs: list[str], include_hidden: bool,
                  include_ignored: bool, needle: str, wanted: str, match: str,
-                 case_sensitive: bool) -> dict[str, Any] | None:
+                 case_sensitive: bool, asked: NameQuery,
+                 max_results: int) -> dict[str, Any] | None:
+    """The matching symbols of the known files of a selection that define a matching
+    name (their symbols kept in the index, or parsed here once), cut at `max_results`
+    with the total; and the unknown files that may hold the name, for the worker."""
     index = warm.symbols
     if not index.on:
         return None
     chosen = warm.selected(rel, include_hidden, include_ignored, globs)
     names = _names(index.by_name, wanted, match, case_sensitive)
     defining = {path for name in names for path in index.by_name[name]}
-    return _answer(warm, chosen, defining, needle, case_sensitive)
+    answer = _answer(warm, chosen, defining, needle, case_sensitive)
+    if answer is None:
+        return None
+    rows: list[Any] = []
+    late = set(answer["late"])
+    for path in answer["files"]:
+        if path in late:
+            continue
+        found = index.symbols_of(path)
+        if found is None:  # changed since it was parsed, or gone: the worker parses it
+            late.add(path)
+            continue
+        rows += symbol_rows(path, found, asked)
+    rows.sort(key=lambda row: row[0])
+    return {"files": sorted(late), "skipped": answer["skipped"], "rows": rows[:max_results],
+            "total": len(rows)}
 
 
 def code_references(warm: Warm, rel: str, globs: list[str], name: str, max_results: int,
@@ -162,7 +185,8 @@ def _answer(warm: Warm, chosen: np.ndarray, known: set[str], needle: str,
     ids = content.ids
     in_selection = np.fromiter((ids[p] for p in known if p in ids), dtype=np.int64)
     files = set(_paths(content.paths, in_selection[np.isin(in_selection, chosen)]))
-    return {"files": sorted(files | late), "skipped": _skipped(warm, may, grams)}
+    return {"files": sorted(files | late), "skipped": _skipped(warm, may, grams),
+            "late": sorted(late)}
 
 
 def _late(warm: Warm, among: np.ndarray) -> set[str] | None:

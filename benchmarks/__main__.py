@@ -21,12 +21,14 @@ from benchmarks.scale import PLANS, run_series
 from benchmarks.scale import text as series_text
 from benchmarks import (archive_rows, bytes_rows, code_rows, context, diagnostics, ops_rows,
                         peer_rows, problems_rows, quota_rows)
+from benchmarks import refs_rows
 from benchmarks.scenarios import SCENARIOS as TABLE, Scenario
 
 
 SCENARIOS = [*TABLE, *context.SCENARIOS, *diagnostics.SCENARIOS, *code_rows.SCENARIOS,
              *bytes_rows.SCENARIOS, *archive_rows.SCENARIOS, *peer_rows.SCENARIOS,
-             *ops_rows.SCENARIOS, *quota_rows.SCENARIOS, *problems_rows.SCENARIOS]
+             *ops_rows.SCENARIOS, *quota_rows.SCENARIOS, *problems_rows.SCENARIOS,
+             *refs_rows.SCENARIOS]
 
 
 def _attempt(measure: Callable[[Env], Measure], env: Env) -> tuple[Measure | None, str | None]:

@@ -18,7 +18,7 @@ on arrays, so the cost is the tree walk, not Python per identifier.
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from tree_sitter import Language, Query, QueryCursor, QueryError, Tree
@@ -67,53 +67,64 @@ def table(grammar: str, tree: Tree, data: bytes, found: list[Symbol]) -> Table:
     if query is None:
         return _empty(holders)
     caught = QueryCursor(query).captures(tree.root_node)
-    tokens = sorted((n.start_byte, n.end_byte, typed)
-                    for typed, label in ((False, "id"), (True, "type_id"))
-                    for n in caught.get(label, ()))
-    if not tokens:
+    typed = caught.get("type_id", [])
+    nodes = caught.get("id", []) + typed
+    if not nodes:
         return _empty(holders)
-    offset = np.fromiter((t[0] for t in tokens), dtype=np.uint32, count=len(tokens))
-    ends = np.fromiter((t[1] for t in tokens), dtype=np.uint32, count=len(tokens))
-    kind = np.zeros(len(tokens), dtype=np.uint8)
+    order = np.argsort(np.array([n.start_byte for n in nodes], dtype=np.uint32), kind="stable")
+    offset = np.array([n.start_byte for n in nodes], dtype=np.uint32)[order]
+    ends = np.array([n.end_byte for n in nodes], dtype=np.uint32)[order]
+    kind = np.zeros(len(nodes), dtype=np.uint8)
     for label, use in (("import", IMPORT), ("type_context", TYPE)):
         spans = sorted((n.start_byte, -n.end_byte) for n in caught.get(label, ()))
-        for start, end in spans:  # outer first: an inner context has the last word
-            kind[np.searchsorted(offset, start):np.searchsorted(offset, -end)] = use
-    kind[np.fromiter((t[2] for t in tokens), dtype=bool, count=len(tokens))] = TYPE
-    _mark(kind, offset, ends, ((n.start_byte, n.end_byte) for n in caught.get("callee", ())),
+        if not spans:
+            continue
+        bounds = np.searchsorted(offset, np.array(spans, dtype=np.int64).T * [[1], [-1]])
+        for low, high in bounds.T.tolist():  # outer first: an inner context has the last word
+            kind[low:high] = use
+    if typed:
+        kind[np.isin(offset, np.array([n.start_byte for n in typed], dtype=np.uint32))] = TYPE
+    callees = caught.get("callee", [])
+    _mark(kind, offset, ends, [n.start_byte for n in callees], [n.end_byte for n in callees],
           CALL)
-    _mark(kind, offset, ends, ((s.name_byte, -1) for s in found if s.name_byte >= 0),
-          DEFINITION)
+    named = [s.name_byte for s in found if s.name_byte >= 0]
+    _mark(kind, offset, None, named, named, DEFINITION)
     local: dict[bytes, int] = {}
-    name = np.fromiter((local.setdefault(data[s:e], len(local)) for s, e, _ in tokens),
-                       dtype=np.int32, count=len(tokens))
+    name = np.array([local.setdefault(data[s:e], len(local))
+                     for s, e in zip(offset.tolist(), ends.tolist())], dtype=np.int32)
     return Table([t.decode("utf-8", "surrogateescape") for t in local], name, offset, kind,
                  _inside(offset, holders), tuple(s.name_path for s in holders))
 
 
-def _mark(kind: np.ndarray, offset: np.ndarray, ends: np.ndarray,
-          spans: Iterable[tuple[int, int]], use: int) -> None:
-    """Set `use` on the identifiers starting at each span's start (and ending at its end,
-    unless that is -1)."""
-    for start, end in spans:
-        at = int(np.searchsorted(offset, start))
-        if at < len(offset) and offset[at] == start and (end < 0 or ends[at] == end):
-            kind[at] = use
+def _mark(kind: np.ndarray, offset: np.ndarray, ends: np.ndarray | None, starts: list[int],
+          stops: list[int], use: int) -> None:
+    """Set `use` on the identifiers that start at one of `starts` (and end at the
+    matching one of `stops`, unless `ends` is None)."""
+    if not starts or not len(offset):
+        return
+    wanted = np.array(starts, dtype=np.int64)
+    at = np.minimum(np.searchsorted(offset, wanted), len(offset) - 1)
+    hit = offset[at] == wanted
+    if ends is not None:
+        hit &= ends[at] == np.array(stops, dtype=np.int64)
+    kind[at[hit]] = use
 
 
 def _inside(offset: np.ndarray, holders: list[Symbol]) -> np.ndarray:
     """Each identifier's innermost holder: of the symbols whose range holds it (and whose
     own name it is not), the one that starts last."""
     inside = np.full(len(offset), -1, dtype=np.int32)
+    if not holders or not len(offset):
+        return inside
     order = sorted(range(len(holders)), key=lambda i: holders[i].start_byte)
-    for j in order:
-        s = holders[j]
-        low = int(np.searchsorted(offset, s.start_byte))
-        high = int(np.searchsorted(offset, s.end_byte))
+    spans = np.array([(holders[j].start_byte, holders[j].end_byte, holders[j].name_byte)
+                      for j in order], dtype=np.int64)
+    found = np.searchsorted(offset, spans).tolist()
+    names = spans[:, 2].tolist()
+    for j, (low, high, own), name in zip(order, found, names):
         if low >= high:
             continue
-        own = int(np.searchsorted(offset, s.name_byte)) if s.name_byte >= 0 else high
-        keep = inside[own] if low <= own < high and offset[own] == s.name_byte else None
+        keep = inside[own] if low <= own < high and offset[own] == name else None
         inside[low:high] = j
         if keep is not None:
             inside[own] = keep

@@ -235,3 +235,17 @@ def test_a_dead_helpers_files_are_parsed_again(many: ToolContext, root: Path) ->
         assert index.unknown() >= handed
     finally:
         index.close()
+
+
+def test_mentions_are_the_files_whose_uses_hold_the_name(warm: Warm, root: Path) -> None:
+    """What broken imports reads (tools/patch/broken.py): files using the name as an
+    identifier, known or not yet parsed; prose never."""
+    assert warm.current()
+    assert code_answers.code_mentions(warm, "", [], "Engine") == {
+        "files": ["src/core.py", "src/use.py"], "skipped": 1, "late": []}
+    assert code_answers.code_mentions(warm, "", [], "prose") == {
+        "files": [], "skipped": 1, "late": []}
+    (root / "src" / "late.py").write_text("from core import Engine\n")
+    assert warm.current()
+    assert code_answers.code_mentions(warm, "", [], "Engine")["files"] == [
+        "src/core.py", "src/late.py", "src/use.py"]

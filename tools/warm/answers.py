@@ -311,6 +311,7 @@ def _selection(ctx: ToolContext, rel: str, include_hidden: bool, include_ignored
 
 _CODE = {"code_symbols": code_answers.code_symbols,
          "code_references": code_answers.code_references,
+         "code_mentions": code_answers.code_mentions,
          "code_map": code_answers.code_map}
 
 

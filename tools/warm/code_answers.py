@@ -8,6 +8,8 @@ symbol_index.py), right after a barrier, as the other answers are:
 - `code_references`: the reply's first rows and its total from the uses the index keeps
   of the name (their files read for the lines shown only), and the unknown files that
   may hold it, which the worker parses and merges in (tools/code/across.py);
+- `code_mentions`: the files of a selection whose uses hold a name, and the unknown ones
+  (broken imports read and judge them);
 - `code_map`: the map itself (tools/code/codemap.py), every code file of a selection
   ranked in walk order from the summaries the index holds, the few unknown ones parsed on
   the spot.
@@ -116,6 +118,21 @@ def code_references(warm: Warm, rel: str, globs: list[str], name: str, max_resul
         rows += placed_rows
     return {"files": sorted(late), "skipped": _skipped(warm, may, grams), "rows": rows,
             "total": total}
+
+
+def code_mentions(warm: Warm, rel: str, globs: list[str], name: str) -> dict[str, Any] | None:
+    """The files of a selection that may use `name` as an identifier: the known ones
+    whose uses hold it, and the unknown ones (broken imports: tools/patch/broken.py)."""
+    index = warm.symbols
+    if not index.on:
+        return None
+    chosen = warm.selected(rel, False, False, globs)
+    word = index.word_ids.get(name)
+    known = set() if word is None else {
+        path for path in _paths(warm.content.paths, chosen)
+        if (entry := index.files.get(path)) is not None and entry.refs is not None
+        and entry.refs.find(word) is not None}
+    return _answer(warm, chosen, known, name, True)
 
 
 def _rows(warm: Warm, path: str, uses: Uses, most: int,

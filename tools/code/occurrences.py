@@ -32,13 +32,19 @@ class Lines:
         self.data = data
         self._breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
 
-    def at(self, offset: int) -> tuple[int, int, str]:
-        """(1-based line, 1-based column in characters, the line's text) of a byte."""
-        row = int(np.searchsorted(self._breaks, offset))
-        start = int(self._breaks[row - 1]) + 1 if row else 0
-        end = int(self._breaks[row]) if row < len(self._breaks) else len(self.data)
-        text = self.data[start:end].rstrip(b"\r").decode("utf-8", "replace")
-        return row + 1, len(self.data[start:offset].decode("utf-8", "replace")) + 1, text
+    def at(self, offsets: np.ndarray) -> list[tuple[int, int, str]]:
+        """(1-based line, 1-based column in characters, the line's text) of each byte
+        offset (sorted), the lines found by one search."""
+        rows = np.searchsorted(self._breaks, offsets)
+        starts = np.concatenate(([0], self._breaks + 1))[rows].tolist()
+        ends = np.concatenate((self._breaks, [len(self.data)]))[rows].tolist()
+        data, found = self.data, []
+        text, span = "", (-1, -1)
+        for row, start, end, offset in zip(rows.tolist(), starts, ends, offsets.tolist()):
+            if (start, end) != span:  # uses on one line share its text
+                text, span = data[start:end].rstrip(b"\r").decode("utf-8", "replace"), (start, end)
+            found.append((row + 1, len(data[start:offset].decode("utf-8", "replace")) + 1, text))
+        return found
 
 
 def file_table(grammar: str, path: str, data: bytes) -> tuple[list[Symbol], Table]:
@@ -70,9 +76,6 @@ def spots(found: Table, name: str, lines: Lines) -> list[Occurrence]:
 def placed(offsets: np.ndarray, kinds: np.ndarray, inside: np.ndarray,
            holders: tuple[str, ...], lines: Lines) -> list[Occurrence]:
     """Uses (their offsets, kinds and holders' indices) as occurrences on their lines."""
-    result = []
-    for offset, kind, holder in zip(offsets.tolist(), kinds.tolist(), inside.tolist()):
-        line, column, text = lines.at(offset)
-        result.append(Occurrence(line, column, KINDS[kind],
-                                 holders[holder] if holder >= 0 else "", text))
-    return result
+    return [Occurrence(line, column, KINDS[kind], holders[holder] if holder >= 0 else "", text)
+            for (line, column, text), kind, holder in zip(lines.at(offsets), kinds.tolist(),
+                                                          inside.tolist())]

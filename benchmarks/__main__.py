@@ -17,24 +17,19 @@ from typing import Callable
 from benchmarks.env import REPO, Env, default_cache
 from benchmarks.mcp_reference import Unavailable
 from benchmarks.report import Measure, Row, table, write_json
-from benchmarks import bytes_stream_rows
 from benchmarks.scale import PLANS, run_series
 from benchmarks.scale import text as series_text
-from benchmarks import (archive_rows, bytes_rows, code_rows, context, diagnostics, ops_rows,
-                        peer_rows, problems_rows, quota_rows)
+from benchmarks import (archive_rows, bytes_rows, bytes_stream_rows, code_rows, context,
+                        diagnostics, js_problems_rows, ops_rows, peer_rows,
+                        problems_cost_rows, problems_rows, quota_rows, refs_rows)
 from benchmarks.scenarios import SCENARIOS as TABLE, Scenario
-from benchmarks import problems_cost_rows
-from benchmarks import js_problems_rows
 
 
 SCENARIOS = [*TABLE, *context.SCENARIOS, *diagnostics.SCENARIOS, *code_rows.SCENARIOS,
-             *bytes_rows.SCENARIOS, *archive_rows.SCENARIOS, *peer_rows.SCENARIOS,
-             *ops_rows.SCENARIOS, *quota_rows.SCENARIOS, *problems_rows.SCENARIOS]
-SCENARIOS += problems_cost_rows.SCENARIOS
-SCENARIOS += js_problems_rows.SCENARIOS
-
-
-SCENARIOS += bytes_stream_rows.SCENARIOS
+             *bytes_rows.SCENARIOS, *bytes_stream_rows.SCENARIOS, *archive_rows.SCENARIOS,
+             *peer_rows.SCENARIOS, *ops_rows.SCENARIOS, *quota_rows.SCENARIOS,
+             *problems_rows.SCENARIOS, *problems_cost_rows.SCENARIOS,
+             *js_problems_rows.SCENARIOS, *refs_rows.SCENARIOS]
 
 
 def _attempt(measure: Callable[[Env], Measure], env: Env) -> tuple[Measure | None, str | None]:

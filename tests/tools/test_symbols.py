@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from chorus_tools.tools.code.symbols import Symbol, names, supported, symbols
+from chorus_tools.tools.code.identifiers import KINDS
+from chorus_tools.tools.code.occurrences import file_table
+from chorus_tools.tools.code.symbols import Symbol, supported, symbols
 from chorus_tools.tools.errors import ToolError
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "code"
@@ -370,18 +372,30 @@ def test_cpp_macros_a_preprocessor_would_expand_do_not_hide_definitions() -> Non
     assert found[0].signature == "class U_COMMON_API UnicodeString : public Replaceable"
 
 
+def _index_agrees(path: str, data: bytes) -> None:
+    """What the symbol index keeps of a file (its symbols and identifier table, from one
+    parse: tools/code/occurrences.file_table) is what the symbols of the file are, and
+    every symbol's written name is a `definition` use in the table."""
+    grammar = supported(path, data)
+    assert grammar is not None
+    found, identifiers = file_table(grammar, path, data)
+    assert found == symbols(path, data)
+    defined = {s.name_byte for s in found if s.name_byte >= 0}
+    marked = {int(o) for o, k in zip(identifiers.offset, identifiers.kind)
+              if KINDS[k] == "definition"}
+    assert marked <= defined
+    named = {int(o) for o in identifiers.offset}
+    assert {b for b in defined if b in named} == marked
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_names_are_the_symbols_names(name: str) -> None:
-    """The symbol index keeps `names` (found without ranges or signatures): they must be
-    exactly the symbols' names, in order, or warm and cold answers would part."""
-    data = (SAMPLES / name).read_bytes()
-    assert names(name, data)[0] == tuple(s.name for s in symbols(name, data))
+def test_the_index_keeps_the_symbols_and_their_names_uses(name: str) -> None:
+    _index_agrees(name, (SAMPLES / name).read_bytes())
 
 
-def test_names_are_the_symbols_names_on_the_standard_library() -> None:
+def test_the_index_keeps_the_symbols_on_the_standard_library() -> None:
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     for module in _STDLIB_MODULES:
         path = stdlib / f"{module}.py"
         if path.exists():
-            data = path.read_bytes()
-            assert names(str(path), data)[0] == tuple(s.name for s in symbols(str(path), data))
+            _index_agrees(str(path), path.read_bytes())

@@ -1,39 +1,88 @@
-"""The symbols of a file read again are remembered, not parsed again (issue 45), and
-never stale: another text under the same path, or the same text under another name's
-language, gets its own symbols; the remembered list is the caller's own."""
+"""Whole symbols are kept in the warm process only, within a share of --index-memory
+(issue 45): a warm code.symbols parses a file it answers from once, then answers from
+what it kept; a change forgets the file's; what is kept stays within its bound; a worker
+keeps nothing between calls."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
 import pytest
 
-from chorus_tools.tools.code import symbols as kept
-from chorus_tools.tools.code.symbols import Symbol, symbols
-from chorus_tools.tools.code.symbols.extract import extract
+from chorus_tools.tools.code import symbols as symbols_module
+from chorus_tools.tools.code.query import NameQuery
+from chorus_tools.tools.confine.sandbox import Workspace
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.warm import code_answers, symbol_index
+from chorus_tools.tools.warm.answers import Memory, Warm
+from chorus_tools.tools.warm.events import Events
 
 
-def test_a_file_read_again_gets_the_same_symbols_without_a_parse(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    data = b"def a():\n    pass\n\nclass B:\n    def c(self): ...\n"
-    first = symbols("kept/m.py", data)
-    calls: list[str] = []
-
-    def counted(grammar: str, path: str, text: bytes) -> list[Symbol]:
-        calls.append(path)
-        return extract(grammar, path, text)
-    monkeypatch.setattr("chorus_tools.tools.code.symbols.extract.extract", counted)
-    again = symbols("kept/m.py", data)
-    assert again == first and again is not first and calls == []
-    again.clear()
-    assert symbols("kept/m.py", data) == first
+@pytest.fixture
+def warm(root: Path) -> Iterator[Warm]:
+    for i in range(4):
+        (root / f"m{i}.py").write_text(f"class Engine{i}:\n    def start(self): ...\n")
+    ws = Workspace(str(root))
+    found = Warm(ToolContext(ws=ws), 1 << 30, Events(), Memory())
+    while found.has_work():
+        found.work(1.0)
+    yield found
+    found.events.close()
+    os.close(ws.root_fd)
 
 
-def test_another_text_under_the_same_path_is_parsed_afresh() -> None:
-    symbols("kept/n.py", b"def old():\n    pass\n")
-    assert [s.name for s in symbols("kept/n.py", b"def new():\n    pass\n")] == ["new"]
+def ask(warm: Warm, query: str) -> dict[str, Any]:
+    assert warm.current()
+    asked = NameQuery.read(query)
+    found = code_answers.code_symbols(warm, "", [], False, False, asked.needle,
+                                      asked.parts[-1], "exact", True, asked, 100)
+    assert found is not None
+    return found
 
 
-def test_what_is_kept_stays_within_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kept, "_KEPT_SYMBOLS", 3)
-    for i in range(5):
-        symbols(f"kept/b{i}.py", b"def a(): ...\ndef b(): ...\n")
-    assert kept._kept_count <= 3 and "kept/b4.py" in kept._kept
+def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    parsed: list[str] = []
+    real = symbol_index.symbols
+
+    def counted(path: str, data: bytes) -> Any:
+        parsed.append(path)
+        return real(path, data)
+    monkeypatch.setattr(symbol_index, "symbols", counted)
+    return parsed
+
+
+def test_a_file_answered_from_is_parsed_once(warm: Warm,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed = counting(monkeypatch)
+    first = ask(warm, "start")
+    assert first["total"] == 4 and first["files"] == [] and len(parsed) == 4
+    assert ask(warm, "start") == first and len(parsed) == 4
+    assert [row[1]["name_path"] for row in ask(warm, "Engine2")["rows"]] == ["Engine2"]
+    assert len(parsed) == 4
+
+
+def test_a_change_forgets_the_files_symbols(warm: Warm, root: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    ask(warm, "start")
+    (root / "m1.py").write_text("class Engine1:\n    def stop(self): ...\n")
+    found = ask(warm, "start")
+    assert "m1.py" not in warm.symbols.kept and found["total"] == 3
+    assert found["files"] == ["m1.py"]  # unknown until parsed again: the worker's
+    while warm.has_work():
+        warm.work(1.0)
+    assert ask(warm, "stop")["total"] == 1
+
+
+def test_what_is_kept_stays_within_its_share_of_the_budget(
+        warm: Warm, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warm.symbols, "kept_limit", 5)
+    ask(warm, "start")
+    assert warm.symbols.kept_count <= 5 and len(warm.symbols.kept) == 2
+    assert symbol_index.SymbolIndex(
+        warm.ctx, 256 << 20).kept_limit == (256 << 20) // 16 // symbol_index.SYMBOL_BYTES
+
+
+def test_a_worker_keeps_no_symbols_between_calls() -> None:
+    assert not any(name.startswith("_kept") for name in vars(symbols_module))

@@ -12,6 +12,7 @@ from typing import Iterator
 import pytest
 
 from chorus_tools.tools.code.codemap import code_map as cold_map
+from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.confine.deny import DenyRules
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
@@ -55,10 +56,16 @@ def warm(workspace: ToolContext) -> Iterator[Warm]:
 
 def defining(warm: Warm, name: str, match: str = "exact",
              case_sensitive: bool = True) -> dict | None:
+    """The files the answer names: those its rows come from, and those left to parse."""
     assert warm.current()
-    wanted = name if case_sensitive else name.lower()
-    return code_answers.code_symbols(warm, "", [], False, False, name, wanted, match,
-                                     case_sensitive)
+    asked = NameQuery.read(name, match, case_sensitive)
+    found = code_answers.code_symbols(warm, "", [], False, False, asked.needle,
+                                      asked.parts[-1], match, case_sensitive, asked, 100)
+    if found is None:
+        return None
+    assert found["total"] >= len(found["rows"])
+    return {"files": sorted({row[1]["path"] for row in found["rows"]} | set(found["files"])),
+            "skipped": found["skipped"]}
 
 
 def test_the_index_holds_each_code_files_names(warm: Warm) -> None:
@@ -114,12 +121,17 @@ def test_a_file_with_two_links_stays_unknown(warm: Warm, root: Path) -> None:
     assert "twin.py" in defining(warm, "helper")["files"]
 
 
-def test_references_are_the_files_that_mention_the_name(warm: Warm) -> None:
+def test_references_are_the_uses_the_index_keeps(warm: Warm) -> None:
     assert warm.current()
-    found = code_answers.code_references(warm, "", [], "start")
-    assert found == {"files": ["src/core.py", "src/use.py"], "skipped": 0}
-    assert code_answers.code_references(warm, "src", ["use*"], "Engine")["files"] == \
-        ["src/use.py"]
+    found = code_answers.code_references(warm, "", [], "start", 200, 0, False)
+    assert found is not None and found["files"] == [] and found["total"] == 1
+    assert [row[1] for row in found["rows"]] == [
+        {"path": "src/use.py", "line": 2, "column": 10, "text": "Engine().start()",
+         "kind": "call", "in": ""}]
+    found = code_answers.code_references(warm, "src", ["use*"], "Engine", 200, 0, True)
+    assert found is not None
+    assert [(row[1]["path"], row[1]["kind"]) for row in found["rows"]] == [
+        ("src/use.py", "import"), ("src/use.py", "call")]
 
 
 def test_the_warm_map_is_the_cold_map(warm: Warm, workspace: ToolContext) -> None:
@@ -223,3 +235,17 @@ def test_a_dead_helpers_files_are_parsed_again(many: ToolContext, root: Path) ->
         assert index.unknown() >= handed
     finally:
         index.close()
+
+
+def test_mentions_are_the_files_whose_uses_hold_the_name(warm: Warm, root: Path) -> None:
+    """What broken imports reads (tools/patch/broken.py): files using the name as an
+    identifier, known or not yet parsed; prose never."""
+    assert warm.current()
+    assert code_answers.code_mentions(warm, "", [], "Engine") == {
+        "files": ["src/core.py", "src/use.py"], "skipped": 1, "late": []}
+    assert code_answers.code_mentions(warm, "", [], "prose") == {
+        "files": [], "skipped": 1, "late": []}
+    (root / "src" / "late.py").write_text("from core import Engine\n")
+    assert warm.current()
+    assert code_answers.code_mentions(warm, "", [], "Engine")["files"] == [
+        "src/core.py", "src/late.py", "src/use.py"]

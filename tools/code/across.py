@@ -24,7 +24,8 @@ def parse_across(ctx: ToolContext, chosen: Candidates, part: str, reply: Reply,
     `{"rows": [(sort key, record)], "parsed": n, "skipped": n}`) over the chosen files;
     the rows sorted and cut make the reply."""
     files = chosen.files
-    args = {"reply": reply, "skipped": chosen.skipped}
+    args = {"reply": reply, "skipped": chosen.skipped, "rows": chosen.rows,
+            "total": chosen.total}
     if len(files) <= INLINE_FILES:
         merger = Merge(args)
         merger.add(load(part)(ctx, files=files, **query))
@@ -63,11 +64,14 @@ class Reply(NamedTuple):
 
 class Merge:
     """The parts' rows in their sort keys' order, cut at max_results (the order runs
-    across every part, so each one is needed: tools/walk/fanout.py)."""
+    across every part, so each one is needed: tools/walk/fanout.py). The warm process's
+    rows, when it gave some, are the first of its `total`, cut at max_results already:
+    no row it left out can be among the first max_results of all."""
 
     def __init__(self, args: dict[str, Any]) -> None:
         self._reply: Reply = args["reply"]
-        self._rows: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        self._rows: list[tuple[tuple[Any, ...], dict[str, Any]]] = list(args["rows"])
+        self._unseen: int = args["total"] - len(self._rows)
         self._parsed = 0
         self._skipped: int = args["skipped"]
 
@@ -78,7 +82,7 @@ class Merge:
 
     def finish(self) -> dict[str, Any]:
         self._rows.sort(key=lambda row: row[0])
-        reply, total = self._reply, len(self._rows)
+        reply, total = self._reply, len(self._rows) + self._unseen
         return {reply.listed: [row[1] for row in self._rows[:reply.max_results]],
                 "total": total, "truncated": total > reply.max_results,
                 reply.parsed_as: self._parsed, "files_skipped": self._skipped}

@@ -11,11 +11,14 @@ same way (tools/warm/code_answers.py).
 
 from __future__ import annotations
 
-from typing import Any
+import zlib
+from typing import Any, NamedTuple
 
+from chorus_tools.tools.code.identifiers import Table
+from chorus_tools.tools.code.occurrences import file_table
 from chorus_tools.tools.code.rank import Summary, rank, summarize
 from chorus_tools.tools.code.source import read_candidate
-from chorus_tools.tools.code.symbols import Symbol, maybe_code, names, supported, symbols
+from chorus_tools.tools.code.symbols import Symbol, maybe_code, supported, symbols
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm.client import ask
@@ -42,19 +45,32 @@ def _summaries(ctx: ToolContext, rel: str,
     for file, _ in walk_files(ctx, rel, include_hidden=False, include_ignored=False,
                               globs=globs):
         found = read_summary(ctx, file) if maybe_code(file) else None
-        if found is not None and found[1] != "markdown":  # prose: never in the map
+        if found is not None and found.grammar != "markdown":  # prose: never in the map
             files.append(file)
-            summaries.append(found[0])
+            summaries.append(found.summary)
     return files, summaries
 
 
-def read_summary(ctx: ToolContext, path: str) -> tuple[Summary, str] | None:
-    """A code file's summary and grammar, read now; None when it is no code."""
+class Parsed(NamedTuple):
+    """What one parse of a code file gives the symbol index: its summary, its grammar,
+    its identifier table, and a checksum of the text parsed (its CRC-32)."""
+
+    summary: Summary
+    grammar: str
+    table: Table
+    stamp: int
+
+
+def read_summary(ctx: ToolContext, path: str) -> Parsed | None:
+    """A code file's summary, grammar and identifier table, read now; None when it is no
+    code."""
     data = read_candidate(ctx, path)
     grammar = None if data is None else supported(path, data)
     if data is None or grammar is None:
         return None
-    return summarize(data, *names(path, data)), grammar
+    found, identifiers = file_table(grammar, path, data)
+    return Parsed(summarize(tuple(s.name for s in found), identifiers.names), grammar,
+                  identifiers, zlib.crc32(data))
 
 
 def render(ctx: ToolContext, files: list[str], ranked: list[tuple[float, int, int]],

@@ -1,7 +1,9 @@
 """code.symbols: definitions by name across the workspace (docs/protocol.md, "Code by
 structure"). The files are chosen as file.search chooses them and narrowed to those that
 contain the name (tools/code/narrow.py); each is parsed, its matching symbols kept. Exact
-names come first, then path and line order. Many files are parsed across the pool."""
+names come first, then path and line order. Many files are parsed across the pool; with
+the symbol index the warm process gives the rows of the files it knows
+(tools/warm/code_answers.py) and only the others are parsed here."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 from chorus_tools.tools.code.across import Reply, parse_across, readable
 from chorus_tools.tools.code.narrow import candidates
 from chorus_tools.tools.code.query import NameQuery
-from chorus_tools.tools.code.symbols import symbols
+from chorus_tools.tools.code.symbols import Symbol, symbols
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.walk.fanout import FanOut
 
@@ -28,7 +30,8 @@ def find_symbols(ctx: ToolContext, query: str, path: str = ".",
                             "include_hidden": include_hidden,
                             "include_ignored": include_ignored, "needle": asked.needle,
                             "wanted": asked.parts[-1], "match": match,
-                            "case_sensitive": case_sensitive}))
+                            "case_sensitive": case_sensitive, "asked": asked,
+                            "max_results": max_results}))
     return parse_across(ctx, chosen, "chorus_tools.tools.code.find:symbols_part",
                         Reply("symbols", max_results, "files_parsed"), asked=asked)
 
@@ -38,8 +41,12 @@ def symbols_part(ctx: ToolContext, files: list[str], asked: NameQuery) -> dict[s
     rows = []
     counts: dict[str, int] = {}
     for rel, _, data in readable(ctx, files, counts):
-        for order, s in enumerate(symbols(rel, data)):
-            if asked.matches(s):
-                rows.append(((0 if asked.exact(s) else 1, rel, s.line, order),
-                             {"path": rel, **s.record()}))
+        rows += symbol_rows(rel, symbols(rel, data), asked)
     return {"rows": rows, **counts}
+
+
+def symbol_rows(rel: str, found: list[Symbol],
+                asked: NameQuery) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """A file's symbols that match, as the reply's rows with their sort keys."""
+    return [((0 if asked.exact(s) else 1, rel, s.line, order), {"path": rel, **s.record()})
+            for order, s in enumerate(found) if asked.matches(s)]

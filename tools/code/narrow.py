@@ -27,6 +27,8 @@ EVERY = 1 << 62  # max_results that keeps every file
 class Candidates(NamedTuple):
     files: list[str]  # to parse, in path order
     skipped: int  # holding the name, in a language no parser here reads
+    rows: list[Any] = []  # the warm process's own rows (sort key, record), already cut
+    total: int = 0  # how many rows it found in all
 
 
 def candidates(ctx: ToolContext, path: str, needle: str, *, case_sensitive: bool,
@@ -39,7 +41,8 @@ def candidates(ctx: ToolContext, path: str, needle: str, *, case_sensitive: bool
         op, args = warm
         known = ask(ctx, op, rel=ctx.ws.rel(path, allow_empty=True), globs=globs, **args)
         if known is not None:
-            return split(known["files"], known["skipped"])
+            return split(known["files"], known["skipped"])._replace(
+                rows=known.get("rows", []), total=known.get("total", 0))
     found = search(ctx, pattern=needle, path=path, glob=globs or None, literal=True,
                    case_sensitive=case_sensitive, output_mode="files_with_matches",
                    max_results=EVERY, include_hidden=include_hidden,

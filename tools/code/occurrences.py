@@ -1,36 +1,20 @@
 """Where a name occurs as an identifier in one file, and how it is used there: a `call`,
 an `import`, a `type`, a `definition` (a symbol's own name) or another `reference`; the
 parser decides, so text in strings and comments never counts (docs/protocol.md, "Code by
-structure"). Candidates are found in the bytes and confirmed on the tree: a candidate
-counts only where the smallest node spanning it is an identifier of exactly that text.
+structure"). The file's identifier table (tools/code/identifiers.py) says which tokens
+are the name and how each is used; this module turns a token's offset into the line,
+column and text a reply shows, for the walking path and the warm process alike.
 """
 
 from __future__ import annotations
 
-import bisect
-import re
 from typing import NamedTuple
 
-from tree_sitter import Node
+import numpy as np
 
-from chorus_tools.tools.code.symbols import Symbol, symbols
-from chorus_tools.tools.code.symbols.extract import tree_of
-
-ENCLOSING = frozenset({"class", "interface", "struct", "enum", "trait", "impl", "function",
-                       "method", "constructor", "property"})
-_IMPORTS = frozenset({"import_statement", "import_from_statement", "future_import_statement",
-                      "import_declaration", "import_spec", "use_declaration",
-                      "extern_crate_declaration", "import_alias", "using_declaration",
-                      "preproc_include"})
-_CALLS = {"call": "function", "call_expression": "function", "new_expression": "constructor",
-          "method_invocation": "name", "macro_invocation": "macro",
-          "object_creation_expression": "type"}
-_MEMBERS = {"attribute": "attribute", "member_expression": "property",
-            "selector_expression": "field", "field_expression": "field",
-            "scoped_identifier": "name", "qualified_identifier": "name",
-            "generic_function": "function", "template_function": "name"}
-_TYPE_CONTEXTS = frozenset({"type", "type_annotation", "type_arguments", "generic_type"})
-_CLIMB = 8  # ancestors looked at for an import or a type context
+from chorus_tools.tools.code.identifiers import KINDS, Table, table
+from chorus_tools.tools.code.symbols import Symbol
+from chorus_tools.tools.code.symbols.extract import extract, tree_of
 
 
 class Occurrence(NamedTuple):
@@ -41,68 +25,57 @@ class Occurrence(NamedTuple):
     text: str  # the whole line, without its line break
 
 
+class Lines:
+    """A file's line breaks, found once, so that many offsets turn into lines cheaply."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+
+    def at(self, offsets: np.ndarray) -> list[tuple[int, int, str]]:
+        """(1-based line, 1-based column in characters, the line's text) of each byte
+        offset (sorted), the lines found by one search."""
+        rows = np.searchsorted(self._breaks, offsets)
+        starts = np.concatenate(([0], self._breaks + 1))[rows].tolist()
+        ends = np.concatenate((self._breaks, [len(self.data)]))[rows].tolist()
+        data, found = self.data, []
+        text, span = "", (-1, -1)
+        for row, start, end, offset in zip(rows.tolist(), starts, ends, offsets.tolist()):
+            if (start, end) != span:  # uses on one line share its text
+                text, span = data[start:end].rstrip(b"\r").decode("utf-8", "replace"), (start, end)
+            found.append((row + 1, len(data[start:offset].decode("utf-8", "replace")) + 1, text))
+        return found
+
+
+def file_table(grammar: str, path: str, data: bytes) -> tuple[list[Symbol], Table]:
+    """The symbols and the identifier table of `data`, the content of `path` in
+    `grammar`, from one parse."""
+    tree = tree_of(grammar, path, data)
+    found = extract(grammar, path, data, tree)
+    return found, table(grammar, tree, data, found)
+
+
 def occurrences(grammar: str, path: str, data: bytes, name: str) -> list[Occurrence]:
     """Every identifier `name` in `data` (the content of `path` in `grammar`), in order.
-    A file where the name never stands alone as a word is not parsed."""
-    wanted = name.encode("utf-8", "surrogateescape")
-    spots = [m.start() for m in _word(wanted).finditer(data)]
-    if not spots:
+    A file that does not hold the name's bytes is not parsed."""
+    if name.encode("utf-8", "surrogateescape") not in data:
         return []
-    found = symbols(path, data)  # its parse is the one looked at below (tools/code/parse.py)
-    root = tree_of(grammar, path, data).root_node
-    defined = {s.name_byte for s in found}
-    holders = sorted((s for s in found if s.kind in ENCLOSING), key=lambda s: s.start_byte)
-    starts = [s.start_byte for s in holders]
-    result = []
-    for start in spots:
-        node = root.descendant_for_byte_range(start, start + len(wanted))
-        if node is None or node.start_byte != start or node.end_byte != start + len(wanted) \
-                or not node.type.endswith("identifier"):
-            continue
-        line_start = data.rfind(b"\n", 0, start) + 1
-        line_end = data.find(b"\n", start)
-        line = data[line_start:len(data) if line_end < 0 else line_end].rstrip(b"\r")
-        result.append(Occurrence(
-            line=node.start_point[0] + 1,
-            column=len(data[line_start:start].decode("utf-8", "replace")) + 1,
-            kind="definition" if start in defined else _kind(node),
-            inside=_inside(holders, starts, start), text=line.decode("utf-8", "replace")))
-    return result
+    return spots(file_table(grammar, path, data)[1], name, Lines(data))
 
 
-def _word(name: bytes) -> re.Pattern[bytes]:
-    """`name` where no identifier character touches it on either side."""
-    return re.compile(rb"(?<![\w$\x80-\xff])" + re.escape(name) + rb"(?![\w$\x80-\xff])")
+def spots(found: Table, name: str, lines: Lines) -> list[Occurrence]:
+    """The occurrences of `name` in a file's table, its lines read from `lines`."""
+    try:
+        wanted = found.names.index(name)
+    except ValueError:
+        return []
+    at = np.flatnonzero(found.name == wanted)
+    return placed(found.offset[at], found.kind[at], found.inside[at], found.holders, lines)
 
 
-def _kind(node: Node) -> str:
-    callee = node
-    parent = node.parent
-    while parent is not None and (field := _MEMBERS.get(parent.type)) is not None \
-            and parent.child_by_field_name(field) == callee:
-        callee, parent = parent, parent.parent
-    if parent is not None and (field := _CALLS.get(parent.type)) is not None \
-            and parent.child_by_field_name(field) == callee:
-        return "call"
-    if node.type == "type_identifier":
-        return "type"
-    above = node.parent
-    for _ in range(_CLIMB):
-        if above is None:
-            break
-        if above.type in _IMPORTS:
-            return "import"
-        if above.type in _TYPE_CONTEXTS:
-            return "type"
-        above = above.parent
-    return "reference"
-
-
-def _inside(holders: list[Symbol], starts: list[int], offset: int) -> str:
-    """The innermost class, function or method holding `offset` (not the symbol whose
-    name is written there): of those holding it, the one that starts last."""
-    for i in range(bisect.bisect_right(starts, offset) - 1, -1, -1):
-        s = holders[i]
-        if s.end_byte > offset and s.name_byte != offset:
-            return s.name_path
-    return ""
+def placed(offsets: np.ndarray, kinds: np.ndarray, inside: np.ndarray,
+           holders: tuple[str, ...], lines: Lines) -> list[Occurrence]:
+    """Uses (their offsets, kinds and holders' indices) as occurrences on their lines."""
+    return [Occurrence(line, column, KINDS[kind], holders[holder] if holder >= 0 else "", text)
+            for (line, column, text), kind, holder in zip(lines.at(offsets), kinds.tolist(),
+                                                          inside.tolist())]

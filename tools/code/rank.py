@@ -3,8 +3,8 @@ file that mentions a name passes its rank to the other files that define that na
 (docs/protocol.md, code.map). The graph is kept bipartite (file -> name -> file), so its
 size is the mentions plus the definitions, never mentions times definers.
 
-A file's mentions are the identifier-like words of its code, its comments and strings
-left out (what the definitions query finds beside them); only words some other file
+A file's mentions are its identifiers of three ASCII characters or more (what the
+parser calls identifiers: its comments and strings hold none); only words some other file
 defines carry rank. A definition's score is the rank that flows into its file through its name,
 shared among the file's definitions of that name.
 """
@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 
-WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SHORTEST = 3  # a shorter name (`x`, `s`, `id`) is everyone's: it carries no rank
 DAMPING = 0.85
 ROUNDS = 40
@@ -33,17 +33,11 @@ class Summary(NamedTuple):
     words: tuple[str, ...]
 
 
-def summarize(data: bytes, names: tuple[str, ...], prose: list[tuple[int, int]]) -> Summary:
-    """A file's summary from its bytes, its symbols' names and the spans of its comments
-    and strings (tools/code/symbols.names), whose words are no mention of code."""
-    code, at = [], 0
-    for start, end in sorted(prose):
-        if start > at:
-            code.append(data[at:start])
-        at = max(at, end)
-    code.append(data[at:])
-    words = {w for w in WORD.findall(b" ".join(code)) if len(w) >= SHORTEST}
-    return Summary(names, tuple(sorted(w.decode("ascii") for w in words)))
+def summarize(names: tuple[str, ...], identifiers: list[str]) -> Summary:
+    """A file's summary from its symbols' names and the distinct identifiers of its code
+    (tools/code/identifiers.py: strings and comments hold none)."""
+    return Summary(names, tuple(sorted(w for w in identifiers
+                                       if len(w) >= SHORTEST and WORD.fullmatch(w))))
 
 
 class Corpus(NamedTuple):

@@ -9,7 +9,7 @@ from typing import Any
 
 from chorus_tools.tools.code.across import Reply, parse_across, readable
 from chorus_tools.tools.code.narrow import candidates
-from chorus_tools.tools.code.occurrences import occurrences
+from chorus_tools.tools.code.occurrences import Occurrence, occurrences
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
@@ -25,7 +25,10 @@ def references(ctx: ToolContext, name: str, path: str = ".",
     chosen = candidates(ctx, path, name, case_sensitive=True,
                         globs=[glob] if isinstance(glob, str) else list(glob or []),
                         include_hidden=False, include_ignored=False,
-                        warm=("code_references", {"name": name}))
+                        warm=("code_references", {
+                            "name": name, "max_results": max_results,
+                            "context_lines": context_lines,
+                            "include_definitions": include_definitions}))
     return parse_across(ctx, chosen, "chorus_tools.tools.code.references:references_part",
                         Reply("references", max_results, "files_searched"), name=name,
                         context_lines=context_lines,
@@ -34,23 +37,30 @@ def references(ctx: ToolContext, name: str, path: str = ".",
 
 def references_part(ctx: ToolContext, files: list[str], name: str, context_lines: int,
                     include_definitions: bool) -> dict[str, Any]:
-    width = ctx.limits.max_line_chars
     rows = []
     counts: dict[str, int] = {}
     for rel, grammar, data in readable(ctx, files, counts):
-        lines = data.split(b"\n") if context_lines else []
-        for spot in occurrences(grammar, rel, data, name):
-            if spot.kind == "definition" and not include_definitions:
-                continue
-            record = {"path": rel, "line": spot.line, "column": spot.column,
-                      "text": spot.text[:width], "kind": spot.kind,
-                      "in": spot.inside}
-            if context_lines:
-                record["before"] = _lines(lines, spot.line - 1 - context_lines,
-                                          spot.line - 1, width)
-                record["after"] = _lines(lines, spot.line, spot.line + context_lines, width)
-            rows.append(((rel, spot.line, spot.column), record))
+        found = [spot for spot in occurrences(grammar, rel, data, name)
+                 if include_definitions or spot.kind != "definition"]
+        rows += reference_rows(ctx, rel, data, found, context_lines)
     return {"rows": rows, **counts}
+
+
+def reference_rows(ctx: ToolContext, rel: str, data: bytes, found: list[Occurrence],
+                   context_lines: int) -> list[tuple[tuple[str, int, int], dict[str, Any]]]:
+    """A file's occurrences as the reply's rows, each with its sort key."""
+    width = ctx.limits.max_line_chars
+    lines = data.split(b"\n") if context_lines and found else []
+    rows = []
+    for spot in found:
+        record = {"path": rel, "line": spot.line, "column": spot.column,
+                  "text": spot.text[:width], "kind": spot.kind, "in": spot.inside}
+        if context_lines:
+            record["before"] = _lines(lines, spot.line - 1 - context_lines, spot.line - 1,
+                                      width)
+            record["after"] = _lines(lines, spot.line, spot.line + context_lines, width)
+        rows.append(((rel, spot.line, spot.column), record))
+    return rows
 
 
 def _lines(lines: list[bytes], start: int, end: int, width: int) -> list[str]:

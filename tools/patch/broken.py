@@ -41,7 +41,7 @@ def _importers(ctx: ToolContext, path: str, removed: list[str],
     for name in removed:
         files = candidates(ctx, "", name, case_sensitive=True, globs=[],
                            include_hidden=False, include_ignored=False,
-                           warm=("code_references", {"name": name})).files
+                           warm=("code_mentions", {"name": name})).files
         for file in files:
             if file == path or not file.endswith((".py", ".pyi")):
                 continue

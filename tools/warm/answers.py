@@ -73,7 +73,7 @@ class Warm:
         self.rss = memory
         self.baseline = memory()  # before any tree: the budget counts what comes after
         self.content = Content(ctx)
-        self.symbols = SymbolIndex(ctx)
+        self.symbols = SymbolIndex(ctx, budget)
         self.tree: WarmTree | None = None
         self.reason: str | None = None
         self.built_at: float | None = None
@@ -281,7 +281,7 @@ class Warm:
             self.tree.close()
         self.content = Content(self.ctx)
         self.symbols.close()
-        self.symbols = SymbolIndex(self.ctx)
+        self.symbols = SymbolIndex(self.ctx, self.budget)
         self._kept.clear()
         self.built_at = None
         self.tree = WarmTree(self.ctx, self.events, self._file_changed)
@@ -311,6 +311,7 @@ def _selection(ctx: ToolContext, rel: str, include_hidden: bool, include_ignored
 
 _CODE = {"code_symbols": code_answers.code_symbols,
          "code_references": code_answers.code_references,
+         "code_mentions": code_answers.code_mentions,
          "code_map": code_answers.code_map}
 
 

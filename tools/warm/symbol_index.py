@@ -1,7 +1,7 @@
-"""The symbol index: for every code file the warm tree holds, the names it defines and the
-words it mentions (tools/code/rank.py's summary), from one parse of each file, read in the
-background, niced, as the tree reports files appearing and changing (the same events as
-the content index's).
+"""The symbol index: for every code file the warm tree holds, the names it defines, the
+words it mentions (tools/code/rank.py's summary) and where each identifier is used
+(tools/warm/refs.py), from one parse of each file, read in the background, niced, as the
+tree reports files appearing and changing (the same events as the content index's).
 
 A file is *unknown* from the moment the tree reports it until it is parsed, and for good
 when the index cannot rely on its bytes (more than one link: another link may write it
@@ -14,16 +14,21 @@ from __future__ import annotations
 
 import os
 import time
+import zlib
+from collections import OrderedDict
 from array import array
 from typing import Callable, NamedTuple
 
-from chorus_tools.tools.code.codemap import read_summary
-from chorus_tools.tools.code.rank import Summary
-from chorus_tools.tools.code.symbols import maybe_code
+from chorus_tools.tools.code.codemap import Parsed, read_summary
+from chorus_tools.tools.code.source import read_candidate
+from chorus_tools.tools.code.symbols import Symbol, maybe_code, symbols
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.warm.refs import Refs, pack
 from chorus_tools.tools.warm.symbol_helpers import BATCH, Helpers
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # parsed here; a bigger file is parsed by the asker
+KEPT_SHARE = 16  # whole symbols kept may take 1/16 of the budget
+SYMBOL_BYTES = 500  # what a kept Symbol costs, its strings included (measured: ~440)
 # files parsed before the index estimates whether the rest fits the room it has: at 200k
 # files the default budget ran out only after a minute of parsing
 ESTIMATE_AFTER = 2000
@@ -32,11 +37,18 @@ ESTIMATE_AFTER = 2000
 class Entry(NamedTuple):
     names: tuple[str, ...]  # the names it defines, in file order (Summary.names)
     words: array  # ids of the words it mentions (Summary.words, in that order)
+    refs: Refs | None  # its identifiers' uses (tools/warm/refs.py); None for a map's own
+    stamp: int  # the CRC-32 of the text parsed: lines are read only from that text
 
 
 class SymbolIndex:
-    def __init__(self, ctx: ToolContext) -> None:
+    def __init__(self, ctx: ToolContext, budget: int = 0) -> None:
         self.ctx = ctx
+        # whole symbols of the files code.symbols answered from, the least recently
+        # used forgotten: within a share of --index-memory (this process's memory)
+        self.kept: OrderedDict[str, list[Symbol]] = OrderedDict()
+        self.kept_count = 0
+        self.kept_limit = budget // KEPT_SHARE // SYMBOL_BYTES
         self.files: dict[str, Entry] = {}  # parsed code files
         self.by_name: dict[str, list[str]] = {}  # a name -> the files defining it
         self.queue: dict[str, None] = {}  # to parse, oldest first (unknown)
@@ -157,14 +169,15 @@ class SymbolIndex:
         """Parse a queued file into the index."""
         self._keep(path, read_summary(self.ctx, path))
 
-    def _keep(self, path: str, found: tuple[Summary, str] | None) -> None:
+    def _keep(self, path: str, found: Parsed | None) -> None:
         if found is None:
             self.not_code.add(path)
             return
-        summary, grammar = found
-        if grammar == "markdown":
+        summary = found.summary
+        if found.grammar == "markdown":
             self.markdown.add(path)
-        self.files[path] = Entry(summary.names, array("I", map(self.word_id, summary.words)))
+        self.files[path] = Entry(summary.names, array("I", map(self.word_id, summary.words)),
+                                 pack(found.table, self.word_id), found.stamp)
         for name in dict.fromkeys(summary.names):
             self.by_name.setdefault(name, []).append(path)
         self.symbols += len(summary.names)
@@ -176,6 +189,26 @@ class SymbolIndex:
         if entry is None:
             return None
         return word_id is not None and word_id in entry.words
+
+    def symbols_of(self, path: str) -> list[Symbol] | None:
+        """A parsed file's whole symbols: kept, or read and parsed now (and kept, least
+        recently used first out); None when its text is no longer the one parsed."""
+        found = self.kept.get(path)
+        if found is not None:
+            self.kept.move_to_end(path)
+            return found
+        entry = self.files.get(path)
+        data = read_candidate(self.ctx, path)
+        if entry is None or data is None or zlib.crc32(data) != entry.stamp:
+            return None
+        found = symbols(path, data)
+        if len(found) <= self.kept_limit:
+            self.kept[path] = found
+            self.kept_count += len(found)
+        while self.kept_count > self.kept_limit:
+            _, gone = self.kept.popitem(last=False)
+            self.kept_count -= len(gone)
+        return found
 
     def unknown(self) -> set[str]:
         return {*self.queue, *self.unreadable, *self.handed}
@@ -191,6 +224,8 @@ class SymbolIndex:
         self.close()
         self.reason = reason
         self.files.clear()
+        self.kept.clear()
+        self.kept_count = 0
         self.by_name.clear()
         self.queue.clear()
         self.unreadable.clear()
@@ -199,6 +234,8 @@ class SymbolIndex:
         self.symbols = 0
 
     def _drop(self, path: str) -> None:
+        gone = self.kept.pop(path, None)
+        self.kept_count -= 0 if gone is None else len(gone)
         self.queue.pop(path, None)
         self.handed.pop(path, None)  # a helper's answer for it is now stale
         self.unreadable.discard(path)

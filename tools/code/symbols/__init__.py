@@ -13,22 +13,13 @@ consume these records.
 
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
-
 from chorus_tools.tools.code.languages import SUPPORTED, language_of, name_of
 from chorus_tools.tools.code.symbols.record import Symbol
 from chorus_tools.tools.errors import ToolError
 
-__all__ = ["HEAD_BYTES", "Symbol", "maybe_code", "names", "symbols", "supported",
-           "unsupported"]
+__all__ = ["HEAD_BYTES", "Symbol", "maybe_code", "symbols", "supported", "unsupported"]
 
 HEAD_BYTES = 64 * 1024  # what language_of may look at (a shebang, C++ in a .h)
-# the symbols of recently read files, by path, with a digest of the bytes they came from:
-# a warm call on a large file (typescript's 600 KB lib.dom.d.ts) re-read, not re-parsed
-_KEPT_SYMBOLS = 50_000
-_kept: OrderedDict[str, tuple[bytes, str, list[Symbol]]] = OrderedDict()
-_kept_count = 0
 
 
 def supported(path: str, data: bytes | None = None) -> str | None:
@@ -60,38 +51,5 @@ def symbols(path: str, data: bytes) -> list[Symbol]:
     grammar = supported(path, data)
     if grammar is None:
         raise unsupported(path)
-    digest = hashlib.blake2b(data, digest_size=16).digest()
-    kept = _kept.get(path)
-    if kept is not None and kept[0] == digest and kept[1] == grammar:
-        _kept.move_to_end(path)
-        return list(kept[2])
     from chorus_tools.tools.code.symbols.extract import extract
-    found = extract(grammar, path, data)
-    _keep(path, (digest, grammar, found))
-    return list(found)
-
-
-def _keep(path: str, entry: tuple[bytes, str, list[Symbol]]) -> None:
-    """Remember a file's symbols, the least recently used forgotten past `_KEPT_SYMBOLS`
-    (the records are frozen: a caller gets its own list of the same records)."""
-    global _kept_count
-    old = _kept.pop(path, None)
-    _kept_count -= 0 if old is None else len(old[2])
-    if len(entry[2]) > _KEPT_SYMBOLS:
-        return
-    _kept[path] = entry
-    _kept_count += len(entry[2])
-    while _kept_count > _KEPT_SYMBOLS:
-        _, (_, _, gone) = _kept.popitem(last=False)
-        _kept_count -= len(gone)
-
-
-def names(path: str, data: bytes) -> tuple[tuple[str, ...], list[tuple[int, int]]]:
-    """The names of `symbols(path, data)`, in its order, found without its ranges and
-    signatures (what the symbol index keeps of a file), and the byte spans of its comments
-    and strings. Same errors."""
-    grammar = supported(path, data)
-    if grammar is None:
-        raise unsupported(path)
-    from chorus_tools.tools.code.symbols.extract import extract_names
-    return extract_names(grammar, path, data)
+    return extract(grammar, path, data)

@@ -42,27 +42,14 @@ def tree_of(grammar: str, path: str, data: bytes) -> Tree:
     return parse(grammar, path, data)
 
 
-def extract(grammar: str, path: str, data: bytes) -> list[Symbol]:
-    root = tree_of(grammar, path, data).root_node
+def extract(grammar: str, path: str, data: bytes, tree: Tree | None = None) -> list[Symbol]:
+    """The symbols of `data` (from `tree`, its tree_of, when the caller has it)."""
+    root = (tree or tree_of(grammar, path, data)).root_node
     matches = QueryCursor(definitions(grammar)).matches(root)
     if grammar == "markdown":
         return markdown.headings(data, (caps["definition.heading"][0] for _, caps in matches))
     family = FAMILIES[grammar]
     return _build(family, root, data, _found(family.classify, matches))
-
-
-def extract_names(grammar: str, path: str, data: bytes) -> tuple[tuple[str, ...],
-                                                                list[tuple[int, int]]]:
-    """The names `extract` gives, in its order, without ranges, nesting or signatures; and
-    the byte spans of the file's comments and strings (one query finds both)."""
-    root = tree_of(grammar, path, data).root_node
-    matches = QueryCursor(definitions(grammar, prose=True)).matches(root)
-    if grammar == "markdown":
-        return markdown.names(caps["definition.heading"][0] for _, caps in matches), []
-    spans = [(node.start_byte, node.end_byte) for _, caps in matches
-             for node in caps.get("prose", ())]
-    found = _found(FAMILIES[grammar].classify, (m for m in matches if "prose" not in m[1]))
-    return tuple(f.name for f in found), spans
 
 
 def _found(classify: Callable[[Node, Node | None, str], list[Found]],

@@ -128,33 +128,18 @@ _MARKDOWN = """
 _EXTRA = {"python": _PY, "javascript": _JS, "typescript": _TS, "tsx": _TS, "go": _GO,
           "rust": _RUST, "java": _JAVA, "c": _C, "cpp": _CPP, "markdown": _MARKDOWN}
 
-# what is no code, for the words a file mentions (tools/code/rank.py): comments, strings
-_PROSE = {
-    "python": "[(comment) (string)] @prose",
-    "javascript": "[(comment) (string) (template_string)] @prose",
-    "go": "[(comment) (interpreted_string_literal) (raw_string_literal)] @prose",
-    "rust": "[(line_comment) (block_comment) (string_literal) (raw_string_literal)] @prose",
-    "java": "[(line_comment) (block_comment) (string_literal)] @prose",
-    "c": "[(comment) (string_literal) (char_literal)] @prose",
-    "markdown": "",
-}
-_PROSE.update(typescript=_PROSE["javascript"], tsx=_PROSE["javascript"],
-              cpp=_PROSE["c"] + " (raw_string_literal) @prose")
-
-_compiled: dict[tuple[str, bool], Query] = {}
+_compiled: dict[str, Query] = {}
 
 
-def definitions(grammar: str, prose: bool = False) -> Query:
-    """The compiled definitions query of a grammar, made on first use; with `prose`, its
-    comments and strings are captured too (as `@prose`)."""
-    found = _compiled.get((grammar, prose))
+def definitions(grammar: str) -> Query:
+    """The compiled definitions query of a grammar, made on first use."""
+    found = _compiled.get(grammar)
     if found is None:
         from tree_sitter import Query
         language = parser(grammar).language
         assert language is not None
-        source = "\n".join([*(_tags(package) for package in _TAGS[grammar]), _EXTRA[grammar],
-                            _PROSE[grammar] if prose else ""])
-        found = _compiled[(grammar, prose)] = Query(language, source)
+        source = "\n".join([*(_tags(package) for package in _TAGS[grammar]), _EXTRA[grammar]])
+        found = _compiled[grammar] = Query(language, source)
         _keep_definitions(found, source.encode())
     return found
 
@@ -163,7 +148,6 @@ def preload() -> None:
     """Read and compile every query now (before a privilege drop or a Landlock domain)."""
     for grammar in _TAGS:
         definitions(grammar)
-        definitions(grammar, prose=True)
 
 
 def _tags(package: str) -> str:
@@ -171,8 +155,8 @@ def _tags(package: str) -> str:
 
 
 def _keep_definitions(query: Query, source: bytes) -> None:
-    """Disable the patterns that capture no definition (tags.scm's references) nor prose."""
+    """Disable the patterns that capture no definition (tags.scm's references)."""
     for pattern in range(query.pattern_count):
         text = source[query.start_byte_for_pattern(pattern):query.end_byte_for_pattern(pattern)]
-        if b"@definition." not in text and b"@prose" not in text:
+        if b"@definition." not in text:
             query.disable_pattern(pattern)

@@ -133,13 +133,18 @@ def worker_main(jobs_fd: int, results_fd: int, handoff_fd: int, ctx: ToolContext
             return
         for job_id, fields in batch:
             task = Task._make(fields)
-            outcome = run_job(ctx, task)
-            if type(outcome[1]) is Handing:
-                outcome = descriptors.hand(handoff, job_id, outcome)
-            try:
-                write_all(results_fd, _outcome(job_id, task.target, outcome))
+            try:  # no name holds the outcome past its write: it may hold a file's text
+                write_all(results_fd, _outcome(job_id, task.target,
+                                               _handed(handoff, job_id, run_job(ctx, task))))
             except OSError:
                 return
+
+
+def _handed(handoff: socket.socket, job_id: int, outcome: tuple[bool, Any, Any]
+            ) -> tuple[bool, Any, Any]:
+    """The outcome to write: a Handing's descriptors go through the socket first."""
+    return descriptors.hand(handoff, job_id, outcome) if type(outcome[1]) is Handing \
+        else outcome
 
 
 def _outcome(job_id: int, target: str, outcome: tuple[bool, Any, Any]) -> bytes:

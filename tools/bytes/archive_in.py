@@ -28,7 +28,7 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
-from chorus_tools.tools.mutate.restore import current
+from chorus_tools.tools.mutate.restore import current, link_target
 from chorus_tools.tools.mutate.atomic import (Spooled, locked_dir, mutate, open_parent,
                                               put_symlink, split_parent, sync_all)
 
@@ -120,12 +120,7 @@ def _landing(ctx: ToolContext, entry: Entry, rel: str, st: os.stat_result | None
     if entry.kind == FILE and stat.S_ISREG(st.st_mode):
         return Landing(entry, rel, st)
     if entry.kind != FILE and stat.S_ISLNK(st.st_mode):
-        parent, name = split_parent(rel)
-        fd = ctx.ws.open_dir(parent, shown=rel)
-        try:
-            return Landing(entry, rel, st, os.readlink(name, dir_fd=fd))
-        finally:
-            os.close(fd)
+        return Landing(entry, rel, st, link_target(ctx, rel))
     raise refused(f"is a {entry.kind} where the workspace has a "
                   f"{'symlink' if stat.S_ISLNK(st.st_mode) else 'special file'}", entry.name,
                   path=rel)

@@ -28,7 +28,7 @@ from typing import Any
 from chorus_tools.tools.confine.sandbox import ROOT, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.mutate.atomic import split_parent
+from chorus_tools.tools.mutate.restore import link_target
 from chorus_tools.tools.walk.walk import walk_entries
 
 CHUNK = 8 << 20  # tar bytes one call produces, at most (plus one header)
@@ -73,7 +73,7 @@ def _add_entries(ctx: ToolContext, base: str, shown: str, include_ignored: bool,
         if entry.kind == "dir":
             out += _header(name + "/", tarfile.DIRTYPE, entry.stat)
         elif entry.kind == "symlink":
-            out += _header(name, tarfile.SYMTYPE, entry.stat, _readlink(ctx, entry.path))
+            out += _header(name, tarfile.SYMTYPE, entry.stat, link_target(ctx, entry.path))
         elif entry.kind == "file":
             out += _header(name, tarfile.REGTYPE, entry.stat)
             state.update(file=entry.path, offset=0, size=entry.stat.st_size,
@@ -104,15 +104,6 @@ def _header(name: str, kind: bytes, st: os.stat_result, link: str = "") -> bytes
     info.mtime = int(st.st_mtime)
     info.size = st.st_size if kind == tarfile.REGTYPE else 0
     return info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
-
-
-def _readlink(ctx: ToolContext, rel: str) -> str:
-    parent, name = split_parent(rel)
-    fd = ctx.ws.open_dir(parent, shown=rel)
-    try:
-        return os.readlink(name, dir_fd=fd)
-    finally:
-        os.close(fd)
 
 
 def _send_file(ctx: ToolContext, state: dict[str, Any], out: bytearray) -> None:

@@ -24,7 +24,8 @@ from chorus_tools.tools.dialects.codex_edit import edit
 from chorus_tools.tools.dialects.v4a import FileOp, parse
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.diagnostics import Judge, refuse_introduced
-from chorus_tools.tools.mutate.atomic import refuse_reserved, split_parent
+from chorus_tools.tools.mutate.atomic import refuse_reserved
+from chorus_tools.tools.mutate.restore import link_target
 from chorus_tools.tools.read.reencode import encode_edit
 from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode
 
@@ -178,12 +179,7 @@ def _link_of(ctx: ToolContext, rel: str, shown: str, err: ToolError | None) -> s
         raise
     if not stat.S_ISLNK(st.st_mode):
         return None
-    parent, name = split_parent(rel)
-    fd = ctx.ws.open_dir(parent, shown=shown)
-    try:
-        return os.readlink(name, dir_fd=fd)
-    finally:
-        os.close(fd)
+    return link_target(ctx, rel, shown)
 
 
 def _writable(f: PlannedFile) -> None:

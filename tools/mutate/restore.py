@@ -113,6 +113,16 @@ def real_path(ctx: ToolContext, path: str) -> str:
     return rel
 
 
+def link_target(ctx: ToolContext, rel: str, shown: str | None = None) -> str:
+    """The text of the symlink at `rel` (read beside it, never followed)."""
+    parent, name = split_parent(rel)
+    fd = ctx.ws.open_dir(parent, shown=shown or rel)
+    try:
+        return os.readlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
 def current(ctx: ToolContext, rel: str, shown: str) -> os.stat_result | None:
     """The entry at `rel` itself (None if there is none)."""
     try:

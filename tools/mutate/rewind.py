@@ -21,7 +21,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate import keep, quota, reserve
 from chorus_tools.tools.mutate.atomic import locked_dir, mutate, put_symlink, split_parent
 from chorus_tools.tools.mutate.delete import delete
-from chorus_tools.tools.mutate.restore import current, real_path
+from chorus_tools.tools.mutate.restore import current, link_target, real_path
 from chorus_tools.tools.patch.diff import unified_diff
 
 _BINARY_SNIFF = 8192
@@ -92,7 +92,7 @@ def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
         for item, _ in planned:
             path, content = item["path"], item["content"]
             st = current(ctx, path, path)
-            before = None if st is None else _link_text(ctx, path) \
+            before = None if st is None else link_target(ctx, path) \
                 if stat.S_ISLNK(st.st_mode) else _read(ctx, path)
             if content is None:
                 if st is not None:
@@ -148,15 +148,6 @@ def _diff(ctx: ToolContext, todo: list[dict[str, Any]]) -> str:
         parts.append(part)
         size += len(part.encode())
     return "".join(parts)
-
-
-def _link_text(ctx: ToolContext, rel: str) -> str:
-    parent, name = split_parent(rel)
-    fd = ctx.ws.open_dir(parent, shown=rel)
-    try:
-        return os.readlink(name, dir_fd=fd)
-    finally:
-        os.close(fd)
 
 
 def _read(ctx: ToolContext, rel: str) -> bytes:

@@ -51,7 +51,38 @@ def paragraph(run: dict[str, Any]) -> str:
         f"`file.list **/*.md` in {_ratio(run, 'warm_list', big)} `rg --files`' time, a "
         f"selective search in {_ratio(run, 'warm_search_rare', big)} `rg -n`'s, the common "
         f"word's first 100 in {_ratio(run, 'warm_first_common', big)} and every match in "
-        f"{_ratio(run, 'warm_content_common', big)}; answers byte-identical to a walk's.")
+        f"{_ratio(run, 'warm_content_common', big)}; answers byte-identical to a walk's. "
+        + _wave5(run))
+
+
+def _row(run: dict[str, Any], key: str) -> dict[str, Any]:
+    return next(r for r in run["rows"] if r["key"] == key)
+
+
+def _share(run: dict[str, Any], key: str) -> str:
+    ours = _row(run, key)["ours"]
+    return "—" if ours is None else f"{ours['value']:.1%}"
+
+
+def _ahead(run: dict[str, Any], prefix: str) -> str:
+    """On how many of a peer's rows with a ratio ours met its target (ahead of it)."""
+    rows = [r for r in run["rows"] if r["key"].startswith(prefix) and r["ratio"] is not None]
+    return f"{sum(r['status'] == 'ok' for r in rows)} of {len(rows)}"
+
+
+def _wave5(run: dict[str, Any]) -> str:
+    """Bytes in and out, operations, problems and the peers."""
+    healthz = _row(run, "ops_healthz_p99")["ours"]
+    p99 = "—" if healthz is None else f"{healthz['value'] * 1000:.1f} ms"
+    return (
+        f"A 1 GiB `PUT /files` at {_ratio(run, 'put_files')} a fsync'd `cp`'s rate and a "
+        f"`GET` at {_ratio(run, 'get_files')} `cat`'s; a 20k-file archive extracted in "
+        f"{_ratio(run, 'archive_put')} `tar -xzf`'s time, each file atomic and kept in "
+        f"history. `/healthz` answered in {p99} (p99) while 64 searches run. After an edit, "
+        f"{_share(run, 'problems_recall')} of the problems it introduced are reported in "
+        f"Python and {_share(run, 'js_problems_recall')} in JavaScript and TypeScript. Ahead "
+        f"of Desktop Commander on {_ahead(run, 'desktop_commander_')} rows, of "
+        f"mcp-text-editor on {_ahead(run, 'mcp_text_editor_')}.")
 
 
 def block(run: dict[str, Any]) -> str:

@@ -13,12 +13,15 @@ from chorus_tools.tools.search.locate import find_ripgrep
 from chorus_tools.tools.search.search import search
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.walk.listing import list_files
+from chorus_tools.tools.warm.client import Pickled
 
 RG_PATH, RG_PCRE2 = find_ripgrep(None)
 ENGINES = ["ripgrep", "python"]
 
 
-def settle(ctx: ToolContext, result: dict[str, Any] | FanOut) -> dict[str, Any]:
+def settle(ctx: ToolContext, result: dict[str, Any] | FanOut | Pickled) -> dict[str, Any]:
+    if type(result) is Pickled:  # a warm reply handed on as it came (rpc/process/pool.py)
+        return pickle.loads(result)
     if not isinstance(result, FanOut):
         return result
     part, merger = resolve(result.part), resolve(result.merge)(result.args)

@@ -6,6 +6,7 @@ keeps nothing between calls."""
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -39,6 +40,8 @@ def ask(warm: Warm, query: str) -> dict[str, Any]:
     found = code_answers.code_symbols(warm, "", [], False, False, asked.needle,
                                       asked.parts[-1], "exact", True, asked, 100)
     assert found is not None
+    if found.get("reply") is not None:  # nothing to parse: the whole reply, its rows in it
+        found["rows"] = [(None, record) for record in pickle.loads(found["reply"])["symbols"]]
     return found
 
 

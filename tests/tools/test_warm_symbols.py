@@ -5,6 +5,7 @@ stays unknown, what a change does at once, its budget, and a map equal to the co
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 from pathlib import Path
 from typing import Iterator
@@ -64,7 +65,9 @@ def defining(warm: Warm, name: str, match: str = "exact",
     if found is None:
         return None
     assert found["total"] >= len(found["rows"])
-    return {"files": sorted({row[1]["path"] for row in found["rows"]} | set(found["files"])),
+    records = [row[1] for row in found["rows"]] if found.get("reply") is None \
+        else pickle.loads(found["reply"])["symbols"]  # a whole reply: nothing to parse
+    return {"files": sorted({record["path"] for record in records} | set(found["files"])),
             "skipped": found["skipped"]}
 
 
@@ -125,12 +128,14 @@ def test_references_are_the_uses_the_index_keeps(warm: Warm) -> None:
     assert warm.current()
     found = code_answers.code_references(warm, "", [], "start", 200, 0, False)
     assert found is not None and found["files"] == [] and found["total"] == 1
-    assert [row[1] for row in found["rows"]] == [
+    reply = pickle.loads(found["reply"])  # nothing to parse: the whole reply
+    assert reply == {"references": [
         {"path": "src/use.py", "line": 2, "column": 10, "text": "Engine().start()",
-         "kind": "call", "in": ""}]
+         "kind": "call", "in": ""}], "total": 1, "truncated": False, "files_searched": 0,
+        "files_skipped": 0}
     found = code_answers.code_references(warm, "src", ["use*"], "Engine", 200, 0, True)
     assert found is not None
-    assert [(row[1]["path"], row[1]["kind"]) for row in found["rows"]] == [
+    assert [(r["path"], r["kind"]) for r in pickle.loads(found["reply"])["references"]] == [
         ("src/use.py", "import"), ("src/use.py", "call")]
 
 

@@ -82,7 +82,14 @@ class Merge:
 
     def finish(self) -> dict[str, Any]:
         self._rows.sort(key=lambda row: row[0])
-        reply, total = self._reply, len(self._rows) + self._unseen
-        return {reply.listed: [row[1] for row in self._rows[:reply.max_results]],
-                "total": total, "truncated": total > reply.max_results,
-                reply.parsed_as: self._parsed, "files_skipped": self._skipped}
+        reply = self._reply
+        return finished(reply, [row[1] for row in self._rows[:reply.max_results]],
+                        len(self._rows) + self._unseen, self._parsed, self._skipped)
+
+
+def finished(reply: Reply, records: list[dict[str, Any]], total: int, parsed: int,
+             skipped: int) -> dict[str, Any]:
+    """The reply: its first records (sorted, cut), how many in all, the files parsed and
+    skipped (the warm process makes it too when it parsed nothing: tools/warm/code_replies.py)."""
+    return {reply.listed: records, "total": total, "truncated": total > reply.max_results,
+            reply.parsed_as: parsed, "files_skipped": skipped}

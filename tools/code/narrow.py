@@ -29,6 +29,7 @@ class Candidates(NamedTuple):
     skipped: int  # holding the name, in a language no parser here reads
     rows: list[Any] = []  # the warm process's own rows (sort key, record), already cut
     total: int = 0  # how many rows it found in all
+    reply: bytes | None = None  # its whole reply, pickled, when it needs no file parsed
 
 
 def candidates(ctx: ToolContext, path: str, needle: str, *, case_sensitive: bool,
@@ -42,7 +43,8 @@ def candidates(ctx: ToolContext, path: str, needle: str, *, case_sensitive: bool
         known = ask(ctx, op, rel=ctx.ws.rel(path, allow_empty=True), globs=globs, **args)
         if known is not None:
             return split(known["files"], known["skipped"])._replace(
-                rows=known.get("rows", []), total=known.get("total", 0))
+                rows=known.get("rows", []), total=known.get("total", 0),
+                reply=known.get("reply"))
     found = search(ctx, pattern=needle, path=path, glob=globs or None, literal=True,
                    case_sensitive=case_sensitive, output_mode="files_with_matches",
                    max_results=EVERY, include_hidden=include_hidden,

@@ -42,9 +42,11 @@ from chorus_tools.tools.walk.listing import list_files
 from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm import code_answers
 from chorus_tools.tools.warm.client import Pickled
+from chorus_tools.tools.warm.code_replies import ByName
 from chorus_tools.tools.warm.content import Content
 from chorus_tools.tools.warm.events import Event, Events, WatchLimit
 from chorus_tools.tools.warm.kept import Kept
+from chorus_tools.tools.warm.line_table import LineTables
 from chorus_tools.tools.warm.memory import MemorySource, NotWarm
 from chorus_tools.tools.warm.symbol_index import SymbolIndex
 from chorus_tools.tools.warm.tree import Stat, WarmTree
@@ -52,6 +54,7 @@ from chorus_tools.tools.warm.tree import Stat, WarmTree
 log = logging.getLogger("chorus.warm")
 BARRIER_SECONDS = 5.0
 KEPT_SHARE = 16  # kept replies may take 1/16 of the budget: 16 MiB of the default
+LINES_SHARE = 64  # files' line breaks kept for code.references: 4 MiB of the default
 MEMORY_CHECK = 256  # directories built between two looks at the memory used
 
 
@@ -78,6 +81,9 @@ class Warm:
         self.reason: str | None = None
         self.built_at: float | None = None
         self._kept = Kept(budget // KEPT_SHARE)
+        # a warm code.references's line breaks, code.symbols's names by file: answer aids
+        self.lines = LineTables(budget // LINES_SHARE)
+        self.by_name = ByName(self.symbols.kept_limit)
         self._keys = itertools.count()
         self._new_tree()
 
@@ -283,6 +289,8 @@ class Warm:
         self.symbols.close()
         self.symbols = SymbolIndex(self.ctx, self.budget)
         self._kept.clear()
+        self.lines.clear()
+        self.by_name.clear()
         self.built_at = None
         self.tree = WarmTree(self.ctx, self.events, self._file_changed)
 
@@ -300,6 +308,8 @@ class Warm:
         self.content.drop(reason)
         self.symbols.drop(reason)
         self._kept.clear()
+        self.lines.clear()
+        self.by_name.clear()
 
 
 def _selection(ctx: ToolContext, rel: str, include_hidden: bool, include_ignored: bool,

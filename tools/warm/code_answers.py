@@ -16,25 +16,24 @@ symbol_index.py), right after a barrier, as the other answers are:
 
 The worker parses the files it is given exactly as without the index, and the uses come
 from the same identifier table (tools/code/identifiers.py), so the answers are the same;
-None (walk and search as without it) when too much is unknown.
+None (walk and search as without it) when too much is unknown. When nothing is left to
+parse, the symbols' and uses' answer is the whole reply, made here in its wire shape
+(tools/warm/code_replies.py).
 """
 
 from __future__ import annotations
 
 from array import array
-import zlib
 from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
+from chorus_tools.tools.code.across import Reply
 from chorus_tools.tools.code.codemap import read_summary, render
 from chorus_tools.tools.code.identifiers import DEFINITION
-from chorus_tools.tools.code.find import symbol_rows
-from chorus_tools.tools.code.occurrences import Lines, placed
 from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.code.rank import Corpus, rank
-from chorus_tools.tools.code.references import reference_rows
-from chorus_tools.tools.code.source import read_candidate
+from chorus_tools.tools.warm import code_replies
 from chorus_tools.tools.warm.grams import query_grams
 from chorus_tools.tools.warm.refs import Uses
 from chorus_tools.tools.warm.symbol_index import Entry
@@ -72,10 +71,10 @@ def code_symbols(warm: Warm, rel: str, globs: list[str], include_hidden: bool,
         if found is None:  # changed since it was parsed, or gone: the worker parses it
             late.add(path)
             continue
-        rows += symbol_rows(path, found, asked)
+        rows += warm.by_name.rows(path, found, asked)
     rows.sort(key=lambda row: row[0])
-    return {"files": sorted(late), "skipped": answer["skipped"], "rows": rows[:max_results],
-            "total": len(rows)}
+    return code_replies.answer(late, answer["skipped"], rows, len(rows),
+                               Reply("symbols", max_results, "files_parsed"))
 
 
 def code_references(warm: Warm, rel: str, globs: list[str], name: str, max_results: int,
@@ -110,14 +109,18 @@ def code_references(warm: Warm, rel: str, globs: list[str], name: str, max_resul
     for path, uses in found:
         if len(rows) >= max_results:
             break
-        placed_rows = _rows(warm, path, uses, max_results - len(rows), context_lines)
+        entry, most = index.files[path], max_results - len(rows)
+        assert entry.refs is not None
+        placed_rows = code_replies.reference_rows(
+            warm.ctx, warm.lines, path, entry.stamp, Uses(*(c[:most] for c in uses)),
+            entry.refs.holders, context_lines)
         if placed_rows is None:  # changed since it was parsed: the worker parses it
             late.add(path)
             total -= len(uses.offset)
             continue
         rows += placed_rows
-    return {"files": sorted(late), "skipped": _skipped(warm, may, grams), "rows": rows,
-            "total": total}
+    return code_replies.answer(late, _skipped(warm, may, grams), rows, total,
+                               Reply("references", max_results, "files_searched"))
 
 
 def code_mentions(warm: Warm, rel: str, globs: list[str], name: str) -> dict[str, Any] | None:
@@ -133,20 +136,6 @@ def code_mentions(warm: Warm, rel: str, globs: list[str], name: str) -> dict[str
         if (entry := index.files.get(path)) is not None and entry.refs is not None
         and entry.refs.find(word) is not None}
     return _answer(warm, chosen, known, name, True)
-
-
-def _rows(warm: Warm, path: str, uses: Uses, most: int,
-          context_lines: int) -> list[Any] | None:
-    """The reply's rows for the first `most` uses in a file, read now; None when the
-    file is no longer the text the index parsed."""
-    entry = warm.symbols.files[path]
-    data = read_candidate(warm.ctx, path)
-    if data is None or zlib.crc32(data) != entry.stamp:
-        return None
-    assert entry.refs is not None
-    found = placed(uses.offset[:most], uses.kind[:most], uses.inside[:most],
-                   entry.refs.holders, Lines(data))
-    return reference_rows(warm.ctx, path, data, found, context_lines)
 
 
 def code_map(warm: Warm, rel: str, globs: list[str], focus: list[str],

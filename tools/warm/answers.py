@@ -270,15 +270,16 @@ class Warm:
         return dataclasses.replace(self.ctx, source=MemorySource(self.tree), warm=None,
                                    workers=1)
 
-    def kept(self, key: Any, make: Any) -> Any:
+    def kept(self, key: Any, make: Any, whole: Any = None) -> Any:
         """`make()`'s reply to a question, kept until any change of the tree (an answer is
-        a function of the files: the same tree, the same answer)."""
+        a function of the files: the same tree, the same answer); `whole(reply)` says
+        whether it may be kept (not one that leaves files for the worker to parse)."""
         assert self.tree is not None
         hit = self._kept.get(key, self.tree.generation)
         if hit is not None:
             return hit
         value = make()
-        if value is not None:
+        if value is not None and (whole is None or whole(value)):
             self._kept.put(key, self.tree.generation, value)
         return value
 

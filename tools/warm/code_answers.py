@@ -50,6 +50,17 @@ def code_symbols(warm: Warm, rel: str, globs: list[str], include_hidden: bool,
                  include_ignored: bool, needle: str, wanted: str, match: str,
                  case_sensitive: bool, asked: NameQuery,
                  max_results: int) -> dict[str, Any] | None:
+    """_symbols' answer, a whole one kept until the tree changes (Warm.kept)."""
+    return warm.kept(("code_symbols", rel, tuple(globs), include_hidden, include_ignored,
+                      needle, wanted, match, case_sensitive, asked, max_results),
+                     lambda: _symbols(warm, rel, globs, include_hidden, include_ignored,
+                                      needle, wanted, match, case_sensitive, asked,
+                                      max_results), code_replies.whole)
+
+
+def _symbols(warm: Warm, rel: str, globs: list[str], include_hidden: bool,
+             include_ignored: bool, needle: str, wanted: str, match: str,
+             case_sensitive: bool, asked: NameQuery, max_results: int) -> dict[str, Any] | None:
     """The matching symbols of the known files of a selection that define a matching
     name (their symbols kept in the index, or parsed here once), cut at `max_results`
     with the total; and the unknown files that may hold the name, for the worker."""
@@ -79,6 +90,15 @@ def code_symbols(warm: Warm, rel: str, globs: list[str], include_hidden: bool,
 
 def code_references(warm: Warm, rel: str, globs: list[str], name: str, max_results: int,
                     context_lines: int, include_definitions: bool) -> dict[str, Any] | None:
+    """_references' answer, a whole one kept until the tree changes (Warm.kept)."""
+    return warm.kept(("code_references", rel, tuple(globs), name, max_results,
+                      context_lines, include_definitions),
+                     lambda: _references(warm, rel, globs, name, max_results, context_lines,
+                                         include_definitions), code_replies.whole)
+
+
+def _references(warm: Warm, rel: str, globs: list[str], name: str, max_results: int,
+                context_lines: int, include_definitions: bool) -> dict[str, Any] | None:
     """The uses of `name` in the parsed files of a selection, from the index: the first
     `max_results` as the reply's rows (their files read now, for the lines only), how
     many in all; and the unknown files that may hold it, for the worker to parse."""

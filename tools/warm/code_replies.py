@@ -41,6 +41,11 @@ def answer(late: set[str], skipped: int, rows: list[Row], total: int,
             "reply": pickle.dumps(whole, protocol=pickle.HIGHEST_PROTOCOL)}
 
 
+def whole(found: dict[str, Any]) -> bool:
+    """Whether an answer is the whole reply (one that may be kept as it is)."""
+    return found.get("reply") is not None
+
+
 class ByName:
     """Per file, where each name's symbols are in its list (SymbolIndex.symbols_of), for
     files whose symbols add up to at most `limit`, least recently used out."""
@@ -87,14 +92,15 @@ def reference_rows(ctx: ToolContext, tables: LineTables, rel: str, stamp: int, u
                    holders: tuple[str, ...], context_lines: int) -> list[Row] | None:
     """The rows of `uses` (of one file, in file order), as tools/code/references.py makes
     them; None when the file is no longer the text the index parsed."""
-    read = tables.span(ctx, rel, stamp, uses.offset, context_lines)
+    offsets = uses.offset.tolist()
+    read = tables.span(ctx, rel, stamp, offsets, context_lines)
     if read is None:
         return None
     lines, starts, span = read
     width = ctx.limits.max_line_chars
     rows: list[Row] = []
     shown: dict[int, str] = {}  # uses on one line share its text
-    for line, start, offset, kind, holder in zip(lines, starts, uses.offset.tolist(),
+    for line, start, offset, kind, holder in zip(lines, starts, offsets,
                                                  uses.kind.tolist(), uses.inside.tolist()):
         text = shown.get(line)
         if text is None:

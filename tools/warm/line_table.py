@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import zlib
+from array import array
+from bisect import bisect_right
 from collections import OrderedDict
 from typing import NamedTuple
 
@@ -32,7 +34,7 @@ GAP = 4096  # lines closer than this are read together: a syscall costs more tha
 class Starts(NamedTuple):
     stamp: int  # the index's stamp of the text they were found in
     signature: Signature  # the file's, when that text was read and checked
-    at: np.ndarray  # uint32: where each line starts, then the text's length + 1
+    at: array  # uint32: where each line starts, then the text's length + 1
 
 
 class Span(NamedTuple):
@@ -51,11 +53,12 @@ class LineTables:
         self.bytes = 0
         self._kept: OrderedDict[str, Starts] = OrderedDict()
 
-    def span(self, ctx: ToolContext, path: str, stamp: int, offsets: np.ndarray,
+    def span(self, ctx: ToolContext, path: str, stamp: int, offsets: list[int],
              around: int) -> tuple[list[int], list[int], Span] | None:
         """The 0-based line of each of `offsets` (sorted) and where that line starts, and
         the lines holding them with `around` lines either side; None when the file is no
-        longer the text the index parsed (or cannot be read as code any more)."""
+        longer the text the index parsed (or cannot be read as code any more). Plain
+        Python per use: a file shows a few uses as a rule, fewer than a numpy call pays."""
         try:
             fd, _ = ctx.ws.open_regular(path)
         except ToolError:
@@ -69,14 +72,15 @@ class LineTables:
             else:
                 self._kept.move_to_end(path)
             at = kept.at
-            lines = np.searchsorted(at, offsets, side="right") - 1
+            lines = [bisect_right(at, offset) - 1 for offset in offsets]
             count = len(at) - 1
-            wanted = np.unique(lines) if not around else np.unique(
-                (lines[:, None] + np.arange(-around, around + 1)).ravel().clip(0, count - 1))
-            text = _read_lines(fd, at, wanted.tolist())
+            wanted = sorted({near for line in lines for near in range(
+                max(0, line - around), min(count, line + around + 1))}) if around \
+                else sorted(set(lines))
+            text = _read_lines(fd, at, wanted)
             if text is None or _signature(fd) != kept.signature:
                 return None
-            return lines.tolist(), at[lines].tolist(), Span(text, count)
+            return lines, [at[line] for line in lines], Span(text, count)
         except OSError:
             return None
         finally:
@@ -94,39 +98,39 @@ class LineTables:
         if zlib.crc32(data) != stamp:
             return None
         breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-        found = Starts(stamp, signature, np.concatenate(
-            ([0], breaks + 1, [len(data) + 1])).astype(np.uint32))
+        found = Starts(stamp, signature, array("I", np.concatenate(
+            ([0], breaks + 1, [len(data) + 1])).astype(np.uint32).tobytes()))
         if _signature(fd) == signature:  # else written meanwhile: checked again next time
             self._keep(path, found)
         return found
 
     def _keep(self, path: str, found: Starts) -> None:
         self.drop(path)
-        if found.at.nbytes > self.limit:
+        if _size(found) > self.limit:
             return
         self._kept[path] = found
-        self.bytes += found.at.nbytes
+        self.bytes += _size(found)
         while self.bytes > self.limit:
             self.drop(next(iter(self._kept)))
 
     def drop(self, path: str) -> None:
         gone = self._kept.pop(path, None)
         if gone is not None:
-            self.bytes -= gone.at.nbytes
+            self.bytes -= _size(gone)
 
     def clear(self) -> None:
         self._kept.clear()
         self.bytes = 0
 
 
-def _read_lines(fd: int, at: np.ndarray, lines: list[int]) -> dict[int, bytes] | None:
+def _read_lines(fd: int, at: array, lines: list[int]) -> dict[int, bytes] | None:
     """The bytes of `lines` (sorted), each run of lines less than GAP bytes apart read
     with one pread; None when the file is shorter than the text parsed."""
-    starts, ends = at[lines].tolist(), (at[np.array(lines) + 1] - 1).tolist()
+    starts, ends = [at[line] for line in lines], [at[line + 1] - 1 for line in lines]
     text: dict[int, bytes] = {}
     run = 0
-    for i in range(len(lines) + 1):
-        if i < len(lines) and (i == run or starts[i] - ends[i - 1] < GAP):
+    for i in range(1, len(lines) + 1):
+        if i < len(lines) and starts[i] - ends[i - 1] < GAP:
             continue
         base, size = starts[run], ends[i - 1] - starts[run]
         data = os.pread(fd, size, base)
@@ -136,6 +140,10 @@ def _read_lines(fd: int, at: np.ndarray, lines: list[int]) -> dict[int, bytes] |
             text[lines[j]] = data[starts[j] - base:ends[j] - base]
         run = i
     return text
+
+
+def _size(found: Starts) -> int:
+    return len(found.at) * found.at.itemsize
 
 
 def _signature(fd: int) -> Signature:

@@ -89,3 +89,15 @@ def test_what_is_kept_stays_within_its_share_of_the_budget(
 
 def test_a_worker_keeps_no_symbols_between_calls() -> None:
     assert not any(name.startswith("_kept") for name in vars(symbols_module))
+
+
+def test_names_by_file_stay_within_their_bound(warm: Warm) -> None:
+    """An exact name is looked up in a file's symbols by name (tools/warm/code_replies.py:
+    ByName), kept for at most as many symbols as whole symbols may be kept."""
+    warm.by_name.limit = 3
+    for query in ("start", "Engine1", "Engine3"):
+        found = ask(warm, query)
+        assert found["total"] == (4 if query == "start" else 1)
+        assert warm.by_name.count <= 3
+    assert [row[1]["name_path"] for row in ask(warm, "Engine2/start")["rows"]] == [
+        "Engine2/start"]

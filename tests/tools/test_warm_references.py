@@ -19,6 +19,7 @@ from chorus_tools.tools.code import narrow
 from chorus_tools.tools.code.references import references
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.warm import code_answers, line_table
 from chorus_tools.tools.warm.answers import Memory, Warm
 from chorus_tools.tools.warm.events import Events
 
@@ -168,3 +169,90 @@ def test_a_file_rewritten_behind_the_index_is_never_read_at_the_wrong_offsets(
     for row in reply["references"]:
         if row["path"] == "pkg/uses.py":
             assert lines[row["line"] - 1] == row["text"]
+
+
+def test_a_file_rewritten_after_its_lines_were_kept_is_read_again(
+        pair: tuple[ToolContext, Warm], tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where a file's lines start is kept from the first answer that showed it; a later
+    answer finds the file's signature changed (rewritten behind the index: no barrier saw
+    it) and reads it whole again, whose checksum then says it is not the text parsed."""
+    ctx, warm = pair
+    first = warm_reply(ctx, name="area", path="pkg", max_results=50)
+    assert any(r["path"] == "pkg/uses.py" for r in first["references"])
+    path = tree / "pkg" / "uses.py"
+    changed = "\n\n\n" + path.read_text()
+    real = warm.current
+    monkeypatch.setattr(warm, "current", lambda: real() and path.write_text(changed) > 0)
+    reply = warm_reply(ctx, name="area", path="pkg", max_results=60)  # not the kept reply
+    monkeypatch.setattr(warm, "current", real)
+    lines = changed.splitlines()
+    shown = [row for row in reply["references"] if row["path"] == "pkg/uses.py"]
+    assert shown and all(lines[row["line"] - 1] == row["text"] for row in shown)
+    assert reply["files_searched"] >= 1  # the worker parsed it
+
+
+def test_a_second_answer_reads_only_the_lines_it_shows(
+        pair: tuple[ToolContext, Warm], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first answer that shows a file reads it whole (checked against the index's
+    checksum); the next ones read no file whole, only runs of the lines they show."""
+    ctx, warm = pair
+    whole: list[str] = []
+    real = line_table.LineTables._read
+
+    def counted(self: Any, ctx: ToolContext, fd: int, path: str, stamp: int) -> Any:
+        whole.append(path)
+        return real(self, ctx, fd, path, stamp)
+    monkeypatch.setattr(line_table.LineTables, "_read", counted)
+    first = same(ctx, name="Shape", include_definitions=True)
+    shown = {row["path"] for row in first["references"]}
+    assert sorted(whole) == sorted(shown)
+    whole.clear()
+    same(ctx, name="Shape", include_definitions=True, context_lines=2)
+    assert whole == []
+
+
+def test_a_whole_reply_is_kept_until_the_tree_changes(
+        pair: tuple[ToolContext, Warm], tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx, warm = pair
+    made: list[str] = []
+    real = code_answers._references
+
+    def counted(warm: Warm, rel: str, *args: Any) -> Any:
+        made.append(rel)
+        return real(warm, rel, *args)
+    monkeypatch.setattr(code_answers, "_references", counted)
+    first = same(ctx, name="area")
+    assert same(ctx, name="area") == first and len(made) == 1
+    path = tree / "pkg" / "uses.py"
+    path.write_text(path.read_text().replace("return area(self)", "return area(area(self))"))
+    assert same(ctx, name="area")["total"] == first["total"] + 1 and len(made) == 2
+
+
+FAR = ("const far = 'é' + far;\r\n" + "// filler line, no name here at all\n" * 600
+       + "export function far2(): number { return far.length; }\n"
+       + "// more filler, no name\n" * 300 + "far")
+
+
+@pytest.mark.parametrize("context_lines", [0, 1, 3])
+def test_uses_far_apart_in_a_large_file_answer_as_walking(
+        pair: tuple[ToolContext, Warm], tree: Path, context_lines: int) -> None:
+    """Uses more than a read's gap apart (runs read apart), a CRLF line, a non-ASCII
+    prefix before a use, and a last line without its line break."""
+    ctx, warm = pair
+    (tree / "far.ts").write_text(FAR)
+    assert warm.current()  # the index hears of it, then parses it
+    while warm.has_work():
+        warm.work(1.0)
+    params = {"name": "far", "include_definitions": True, "context_lines": context_lines}
+    assert warm_reply(ctx, **params)["files_searched"] == 0  # the index's rows
+    reply = same(ctx, **params)
+    assert [row["line"] for row in reply["references"]] == [1, 1, 602, 903]
+    assert reply["references"][1]["column"] == 19  # after the é: characters (bytes: 20)
+
+
+@pytest.mark.parametrize("context_lines", [1, 2])
+def test_context_lines_of_many_names_answer_as_walking(
+        pair: tuple[ToolContext, Warm], tree: Path, context_lines: int) -> None:
+    ctx, _ = pair
+    for name in _names(tree)[::7]:
+        same(ctx, name=name, include_definitions=True, context_lines=context_lines)

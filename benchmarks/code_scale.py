@@ -11,7 +11,9 @@ files per 200k and used in a few hundred.
 
 from __future__ import annotations
 
+import itertools
 import re
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -32,21 +34,37 @@ def name_in(tree: Path) -> str:
     raise ProtocolError(f"no three-word function in {tree}/src/pkg000/mod00")
 
 
+def kept_and_not(env: Env, once: Callable[[int], int]) -> Measure:
+    """The median time of `once(sc.ALL)` repeated (a warm server keeps a whole code reply
+    until the tree changes: tools/warm/code_answers.py), with, in the detail, the first
+    call's time (nothing kept: the index's answer made, its files' lines read whole) and
+    the median of calls each a new question (max_results ALL + i: made again, not kept)."""
+    start = time.perf_counter()
+    once(sc.ALL)
+    first = time.perf_counter() - start
+    measure = sc.median_time(env, lambda: once(sc.ALL))
+    rounds = itertools.count(1)
+    unkept = sc.median_time(env, lambda: once(sc.ALL + next(rounds)))
+    measure.detail.update({"first_s": round(first, 6), "not_kept_s": round(unkept.value, 6)})
+    return measure
+
+
 def _asked(env: Env, tree: Path, method: str, params: dict[str, Any], listed: str,
            warm: bool) -> Measure:
     """The median time of `method` on a server over `tree` (warm: once its symbol index is
-    ready; else walking), after one warm-up call; every answer whole and the same size."""
+    ready; else walking), after one warm-up call; every answer whole and the same size
+    (warm: the first call's and a new question's time in the detail, kept_and_not)."""
     options = ("--index-memory", str(CODE_BUDGET)) if warm else env.walking()
     with env.ours(tree, *options) as server:
         state = wait_symbols(server)["status"] if warm else {}
 
-        def once() -> int:
-            result = server.request(method, {**params, "max_results": sc.ALL})["result"]
+        def once(most: int = sc.ALL) -> int:
+            result = server.request(method, {**params, "max_results": most})["result"]
             if result["truncated"] or not result["total"]:
                 raise ProtocolError(f"{method}: {result['total']} found, "
                                     f"truncated={result['truncated']}")
             return len(result[listed])
-        measure = sc.median_time(env, once)
+        measure = kept_and_not(env, once) if warm else sc.median_time(env, once)
     # what it found is no count of matching lines: rg's `results` are not comparable
     measure.detail["found"] = measure.detail.pop("results")
     measure.detail.update({k: state[k] for k in ("symbols", "symbol_files", "memory_bytes")

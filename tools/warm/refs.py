@@ -11,6 +11,7 @@ the holders' name paths, -1 at the top) and its use (uint8: identifiers.KINDS). 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -47,6 +48,15 @@ class Refs(NamedTuple):
                                   offset=base + 4 * (n + low)),
                     np.frombuffer(data, dtype=np.uint8, count=high - low,
                                   offset=base + 8 * n + low))
+
+
+def holds(refs: Refs, word: int) -> bool:
+    """Whether `refs` has uses of the name whose id is `word`: Refs.find's look-up alone,
+    in plain Python (a warm code.references asks it of every file that may hold the name,
+    and most do not: a numpy call costs more than this whole check)."""
+    ids = memoryview(refs.data)[:4 * refs.names].cast("I")
+    at = bisect_left(ids, word)
+    return at < refs.names and ids[at] == word
 
 
 def pack(found: Table, word_id: Callable[[str], int]) -> Refs:

@@ -244,9 +244,9 @@ def _names(by_name: dict[str, list[str]], wanted: str, match: str,
             if test(name if case_sensitive else name.lower(), wanted)]
 
 
-def _paths(paths: list[str | None], fids: Iterable[int]) -> Iterable[str]:
-    for fid in fids:
-        path = paths[int(fid)]
+def _paths(paths: list[str | None], fids: np.ndarray | Iterable[int]) -> Iterable[str]:
+    for fid in fids.tolist() if isinstance(fids, np.ndarray) else fids:  # ints, not numpy's
+        path = paths[fid]
         if path is not None:
             yield path
 

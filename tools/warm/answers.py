@@ -54,7 +54,7 @@ from chorus_tools.tools.warm.tree import Stat, WarmTree
 log = logging.getLogger("chorus.warm")
 BARRIER_SECONDS = 5.0
 KEPT_SHARE = 16  # kept replies may take 1/16 of the budget: 16 MiB of the default
-LINES_SHARE = 64  # files' line breaks kept for code.references: 4 MiB of the default
+LINES_SHARE = 64  # where files' lines start, kept for code.references: 4 MiB of the default
 MEMORY_CHECK = 256  # directories built between two looks at the memory used
 
 
@@ -81,7 +81,7 @@ class Warm:
         self.reason: str | None = None
         self.built_at: float | None = None
         self._kept = Kept(budget // KEPT_SHARE)
-        # a warm code.references's line breaks, code.symbols's names by file: answer aids
+        # where a warm code.references's files' lines start, code.symbols's names by file
         self.lines = LineTables(budget // LINES_SHARE)
         self.by_name = ByName(self.symbols.kept_limit)
         self._keys = itertools.count()

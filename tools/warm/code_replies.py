@@ -5,8 +5,9 @@ reply when the warm process knows every file it needs (tools/warm/code_answers.p
   since it was parsed) goes to the worker pickled once, as the worker hands it on
   (tools/warm/client.py, Pickled) and the dispatcher unpickles it: its rows are not
   unpickled and pickled again in the worker on the way (a third of a large answer's time).
-- A use's row is made from the index's offsets and the span of lines holding the uses
-  shown, read once per file and answer (tools/warm/line_table.py); no Occurrence per use.
+  Such a reply is kept until the tree changes (Warm.kept, as file.list's and code.map's).
+- A use's row is made from the index's offsets and the lines holding the uses shown,
+  read once per file and answer in runs (tools/warm/line_table.py); no Occurrence per use.
 - A file's symbols by name, for an exact name (what a model asks most): found by one
   look-up instead of a match of every symbol of a 500 KB declaration file.
 """
@@ -36,9 +37,9 @@ def answer(late: set[str], skipped: int, rows: list[Row], total: int,
     if late:
         return {"files": sorted(late), "skipped": skipped, "rows": rows[:reply.max_results],
                 "total": total}
-    whole = finished(reply, [row[1] for row in rows[:reply.max_results]], total, 0, skipped)
+    done = finished(reply, [row[1] for row in rows[:reply.max_results]], total, 0, skipped)
     return {"files": [], "skipped": skipped, "rows": [], "total": total,
-            "reply": pickle.dumps(whole, protocol=pickle.HIGHEST_PROTOCOL)}
+            "reply": pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)}
 
 
 def whole(found: dict[str, Any]) -> bool:

@@ -74,5 +74,5 @@ def test_holds_says_what_find_finds() -> None:
     refs = pack(found, ids.__getitem__)
     for word in range(0, 1002):
         assert holds(refs, word) == (refs.find(word) is not None), word
-    assert holds(pack(Table([], *(np.zeros(0, dtype=np.int64),) * 4, ()), ids.__getitem__), 7) \
-        is False
+    none = np.zeros(0, dtype=np.int64)
+    assert holds(pack(Table([], none, none, none, none, ()), ids.__getitem__), 7) is False

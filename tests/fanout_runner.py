@@ -20,7 +20,7 @@ ENGINES = ["ripgrep", "python"]
 
 
 def settle(ctx: ToolContext, result: dict[str, Any] | FanOut | Pickled) -> dict[str, Any]:
-    if type(result) is Pickled:  # a warm reply handed on as it came (rpc/process/pool.py)
+    if isinstance(result, Pickled):  # a warm reply handed on as it came (rpc/process/pool.py)
         return pickle.loads(result)
     if not isinstance(result, FanOut):
         return result

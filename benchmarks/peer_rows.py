@@ -76,19 +76,11 @@ def _read_path(env: Env) -> Path:
     return env.scratch / "read4k.txt"
 
 
-def latency(peer: Peer) -> Callable[[Env], Measure]:
+def reads(peer: Peer, timed: Callable[..., Measure]) -> Callable[[Env], Measure]:
+    """The peer's read of the 4 KiB file, measured by `timed` (sc._latency, sc._pipelined)."""
     def measure(env: Env) -> Measure:
         with session(env, peer, env.scratch) as server:
-            return sc._latency(server, env, sc._same(peer.read(_read_path(env))),
-                               McpSession.tool_ok)
-    return measure
-
-
-def pipelined(peer: Peer) -> Callable[[Env], Measure]:
-    def measure(env: Env) -> Measure:
-        with session(env, peer, env.scratch) as server:
-            return sc._pipelined(server, env, sc._same(peer.read(_read_path(env))),
-                                 McpSession.tool_ok)
+            return timed(server, env, sc._same(peer.read(_read_path(env))), McpSession.tool_ok)
     return measure
 
 
@@ -154,9 +146,9 @@ def _rows(peer: Peer) -> list[Scenario]:
     read, edit = peer.read(Path("x"))[1]["name"], peer.edit
     rows = [
         Scenario(f"{key}_read_latency", "file.read 4 KiB, one at a time (p50)",
-                 f"{peer.name} {read}", faster, sc.read_latency_ours, latency(peer)),
+                 f"{peer.name} {read}", faster, sc.read_latency_ours, reads(peer, sc._latency)),
         Scenario(f"{key}_read_pipelined", "file.read 4 KiB, 64 in flight",
-                 f"{peer.name} {read}", more, sc.read_pipelined_ours, pipelined(peer)),
+                 f"{peer.name} {read}", more, sc.read_pipelined_ours, reads(peer, sc._pipelined)),
         Scenario(f"{key}_replace", "file.patch one edit, one at a time (fsync on)",
                  f"{peer.name} {edit}", more, sc.patch_ours, replace(peer)),
     ]

@@ -84,9 +84,9 @@ def outside_settle(env: Env) -> Measure:
     try:
         with env.ours(root, *QUOTA) as server:
             server.request("workspace.status", {})  # starts the warm process
-            _outside_changes(root)
+            outside_changes(root)
             done = time.perf_counter()
-            wanted = _walk(root)
+            wanted = walked_usage(root)
             while (got := server.request("workspace.status", {})["result"]["usage"]) \
                     != wanted and time.perf_counter() - done < SETTLE_PATIENCE:
                 time.sleep(0.01)
@@ -97,24 +97,27 @@ def outside_settle(env: Env) -> Measure:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _outside_changes(root: Path) -> None:
-    """10,000 changes: files made in 100 directories, a quarter grown, a tenth deleted."""
+def outside_changes(root: Path, changes: int = OUTSIDE_CHANGES, folders: int = 100) -> None:
+    """`changes` changes beside the server: files made in `folders` directories, a quarter
+    grown, a tenth deleted (tests/e2e/test_e2e_quota.py makes a smaller storm of them)."""
     made = 0
-    for d in range(100):
+    for d in range(folders):
         (root / f"d{d}").mkdir()
-    for i in range(OUTSIDE_CHANGES):
-        path = root / f"d{i % 100}" / f"f{i // 100}.txt"
+    for i in range(changes):
+        path = root / f"d{i % folders}" / f"f{i // folders}.txt"
+        before = root / f"d{(i - 1) % folders}" / f"f{(i - 1) // folders}.txt"
         if i % 10 == 9 and made:
-            (root / f"d{(i - 1) % 100}" / f"f{(i - 1) // 100}.txt").unlink()
+            before.unlink()
         elif i % 4 == 3:
-            with open(root / f"d{(i - 1) % 100}" / f"f{(i - 1) // 100}.txt", "a") as f:
+            with open(before, "a") as f:
                 f.write("more\n")
         else:
             path.write_text("x" * (i % 300))
             made += 1
 
 
-def _walk(root: Path) -> dict[str, int]:
+def walked_usage(root: Path) -> dict[str, int]:
+    """The oracle of usage: every entry below the root, and the regular files' sizes."""
     total = count = 0
     for top, dirs, files in os.walk(root):
         count += len(dirs) + len(files)

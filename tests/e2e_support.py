@@ -173,6 +173,15 @@ def sparse_text(path: Path, size: int) -> Path:
     return path
 
 
+def slow_workspace(root: Path) -> Path:
+    """`a.txt` (two lines), `slow.txt` (a read that takes a moment) and `endless.txt` (one
+    that lasts past any test): the workspace of the tests that stop or wait on a read."""
+    (root / "a.txt").write_text("alpha\nbeta\n")
+    sparse_text(root / "slow.txt", SLOW_SIZE)
+    sparse_text(root / "endless.txt", ENDLESS_SIZE)
+    return root
+
+
 def endless_tree(directory: Path, links: int = 20000) -> Path:
     """A tree ripgrep needs many minutes to search for a word it lacks: one 64 MiB text
     file under `links` hard-linked names, so it costs 64 MiB of disk."""

@@ -30,6 +30,15 @@ READY_INDEX = {"ready", "partial", "off"}
 CODE_COUNTS = ("files_parsed", "files_searched", "files_skipped")
 
 
+def run_background(warm: Any) -> None:
+    """A Warm's background work run to its end, as its loop runs it: the build, and every
+    read and parse queued (a file just written is read once it settled:
+    tools/warm/content.py)."""
+    while (wait := warm.wait()) is not None:
+        time.sleep(wait)
+        warm.work(1.0)
+
+
 def canonical(reply: dict[str, Any], method: str = "") -> str:
     """The part of a reply parity compares (its result or its error), as sorted-key JSON."""
     body = {"result": reply["result"]} if "result" in reply else {"error": reply["error"]}

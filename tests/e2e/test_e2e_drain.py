@@ -11,16 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import ENDLESS_SIZE, SLOW_SIZE, E2EServer, error_of, sparse_text
+from e2e_support import E2EServer, error_of, slow_workspace
 from rpc_client import alive, wait_gone
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    (tmp_path / "a.txt").write_text("alpha\nbeta\n")
-    sparse_text(tmp_path / "slow.txt", SLOW_SIZE)
-    sparse_text(tmp_path / "endless.txt", ENDLESS_SIZE)
-    return tmp_path
+    return slow_workspace(tmp_path)
 
 
 def test_sigterm_finishes_in_flight_refuses_new_and_leaves_no_process(ws: Path) -> None:

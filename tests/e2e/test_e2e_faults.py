@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import (ENDLESS_SIZE, LINE, LSP, SLOW_SIZE, E2EServer, error_of, request,
-                         sparse_text, wait_for)
+from e2e_support import (LINE, LSP, E2EServer, error_of, request, slow_workspace,
+                         wait_for)
 from rpc_client import REPO, alive, wait_gone
 
 LSP_CANCEL = "$/cancelRequest"
@@ -23,10 +23,7 @@ DEPTH = 100_000
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    (tmp_path / "a.txt").write_text("alpha\nbeta\n")
-    sparse_text(tmp_path / "slow.txt", SLOW_SIZE)
-    sparse_text(tmp_path / "endless.txt", ENDLESS_SIZE)
-    return tmp_path
+    return slow_workspace(tmp_path)
 
 
 def _frame(body: bytes, framing: str) -> bytes:

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import (ENDLESS_SIZE, SLOW_SIZE, E2EServer, error_of, sparse_text,
-                          wait_for)
+from e2e_support import E2EServer, error_of, slow_workspace, wait_for
 from rpc_client import alive
 
 LSP_CANCEL = "$/cancelRequest"
@@ -19,10 +18,7 @@ LSP_CANCEL = "$/cancelRequest"
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    (tmp_path / "a.txt").write_text("alpha\nbeta\n")
-    sparse_text(tmp_path / "slow.txt", SLOW_SIZE)
-    sparse_text(tmp_path / "endless.txt", ENDLESS_SIZE)
-    return tmp_path
+    return slow_workspace(tmp_path)
 
 
 def test_server_busy_past_max_pending(ws: Path) -> None:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.quota_rows import outside_changes, walked_usage
 from rpc_client import RpcServer, error_code, snapshot
 
 BASE = "head\n" + "x" * 895  # big.txt: 900 of the workspace's 1000 bytes
@@ -281,26 +282,7 @@ def test_usage_after_many_outside_changes_equals_a_fresh_walk(tmp_path: Path) ->
     root.mkdir()
     with RpcServer(root, "--workers", "2", "--quota-bytes", "10M") as srv:
         _until(srv, lambda u: u == {"bytes": 0, "files": 0})
-        for d in range(10):
-            (root / f"d{d}").mkdir()
-        for i in range(1000):
-            path = root / f"d{i % 10}" / f"f{i // 10}.txt"
-            if i % 10 == 9:
-                (root / f"d{(i - 1) % 10}" / f"f{(i - 1) // 10}.txt").unlink()
-            elif i % 4 == 3:
-                with open(root / f"d{(i - 1) % 10}" / f"f{(i - 1) // 10}.txt", "a") as f:
-                    f.write("more\n")
-            else:
-                path.write_text("x" * (i % 300))
-        walked = _walk(root)
+        outside_changes(root, 1000, 10)
+        walked = walked_usage(root)
         assert walked["files"] > 500 and walked["bytes"] > 50_000  # the changes happened
         _until(srv, lambda u: u == walked)
-
-
-def _walk(root: Path) -> dict[str, int]:
-    """The oracle: every entry below the root, and the sizes of the regular files."""
-    total = count = 0
-    for top, dirs, files in os.walk(root):
-        count += len(dirs) + len(files)
-        total += sum(os.lstat(os.path.join(top, f)).st_size for f in files)
-    return {"bytes": total, "files": count}

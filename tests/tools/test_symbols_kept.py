@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from warm_support import run_background
 from chorus_tools.tools.code import symbols as symbols_module
 from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.confine.sandbox import Workspace
@@ -27,8 +28,7 @@ def warm(root: Path) -> Iterator[Warm]:
         (root / f"m{i}.py").write_text(f"class Engine{i}:\n    def start(self): ...\n")
     ws = Workspace(str(root))
     found = Warm(ToolContext(ws=ws), 1 << 30, Events(), Memory())
-    while found.has_work():
-        found.work(1.0)
+    run_background(found)
     yield found
     found.events.close()
     os.close(ws.root_fd)
@@ -73,8 +73,7 @@ def test_a_change_forgets_the_files_symbols(warm: Warm, root: Path,
     found = ask(warm, "start")
     assert "m1.py" not in warm.symbols.kept and found["total"] == 3
     assert found["files"] == ["m1.py"]  # unknown until parsed again: the worker's
-    while warm.has_work():
-        warm.work(1.0)
+    run_background(warm)
     assert ask(warm, "stop")["total"] == 1
 
 

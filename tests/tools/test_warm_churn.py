@@ -26,7 +26,7 @@ from chorus_tools.tools.warm.events import Events
 from chorus_tools.tools.warm.grams import indexable, query_grams
 from warm_churn import NEEDLES, WORDS, Churn
 from warm_matrix import build_tree
-from warm_support import explore, fixed_seeds
+from warm_support import explore, fixed_seeds, run_background
 
 STEPS = 100
 CHECKED = 0.4  # of the steps: a wrong tree stays wrong, and the disk walks cost most
@@ -89,8 +89,7 @@ def run_seed(seed: int, base: Path) -> str | None:
             else Warm(ctx, 4096, Events(), lambda: 40_000_000))
     log: list[str] = []
     try:
-        while warm.has_work():
-            warm.work(1.0)
+        run_background(warm)
         for step in range(STEPS):
             for _ in range(rng.choice((0, 1, 1, 2, 3))):
                 log.append(f"{step}: {churn.step()}")

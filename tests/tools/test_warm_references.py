@@ -15,6 +15,7 @@ from typing import Any, Iterator
 import pytest
 
 from fanout_runner import settle
+from warm_support import run_background
 from chorus_tools.tools.code import narrow
 from chorus_tools.tools.code.references import references
 from chorus_tools.tools.confine.sandbox import Workspace
@@ -54,8 +55,7 @@ def pair(tree: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ToolCont
     ws = Workspace(str(tree))
     ctx = ToolContext(ws=ws)
     warm = Warm(ToolContext(ws=Workspace(str(tree))), 1 << 30, Events(), Memory())
-    while warm.has_work():
-        warm.work(1.0)
+    run_background(warm)
 
     def ask(_ctx: ToolContext, op: str, **kwargs: Any) -> Any:
         return warm.answer(op, kwargs, warm.current())
@@ -146,8 +146,7 @@ def test_a_file_changed_since_it_was_parsed_is_parsed_by_the_worker(
     reply = same(ctx, name="area", include_definitions=True)
     assert any(r["path"] == "pkg/new.go" for r in reply["references"])
     assert warm.symbols.queue  # still unknown: parsed by the worker, not the index
-    while warm.has_work():
-        warm.work(1.0)
+    run_background(warm)
     same(ctx, name="area", include_definitions=True)
     (tree / "pkg" / "new.go").unlink()
     same(ctx, name="area")

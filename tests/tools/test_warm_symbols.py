@@ -12,6 +12,7 @@ from typing import Iterator
 
 import pytest
 
+from warm_support import run_background
 from chorus_tools.tools.code.codemap import code_map as cold_map
 from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.confine.deny import DenyRules
@@ -42,15 +43,10 @@ def workspace(root: Path) -> Iterator[ToolContext]:
     os.close(ws.root_fd)
 
 
-def settle(warm: Warm) -> None:
-    while warm.has_work():
-        warm.work(1.0)
-
-
 @pytest.fixture
 def warm(workspace: ToolContext) -> Iterator[Warm]:
     found = Warm(workspace, 1 << 30, Events(), Memory())
-    settle(found)
+    run_background(found)
     yield found
     found.events.close()
 
@@ -97,7 +93,7 @@ def test_a_change_is_a_candidate_before_it_is_parsed(warm: Warm, root: Path) -> 
     found = defining(warm, "fresh_name")
     assert found is not None and found["files"] == ["src/use.py"]
     assert "src/use.py" in warm.symbols.queue
-    settle(warm)
+    run_background(warm)
     assert defining(warm, "fresh_name")["files"] == ["src/use.py"]
     assert warm.symbols.by_name["fresh_name"] == ["src/use.py"]
 
@@ -105,7 +101,7 @@ def test_a_change_is_a_candidate_before_it_is_parsed(warm: Warm, root: Path) -> 
 def test_a_deleted_or_renamed_definition_leaves_the_index(warm: Warm, root: Path) -> None:
     (root / "src" / "core.py").write_text(CORE.replace("helper", "assistant"))
     assert warm.current()
-    settle(warm)
+    run_background(warm)
     assert "helper" not in warm.symbols.by_name
     assert defining(warm, "assistant")["files"] == ["src/core.py"]
     (root / "src" / "core.py").unlink()
@@ -119,7 +115,7 @@ def test_a_file_with_two_links_stays_unknown(warm: Warm, root: Path) -> None:
     inotify reports; docs/design.md says what it cannot see of the old one)."""
     os.link(root / "src" / "core.py", root / "twin.py")
     assert warm.current()
-    settle(warm)
+    run_background(warm)
     assert "twin.py" in warm.symbols.unknown() and "twin.py" not in warm.symbols.files
     assert "twin.py" in defining(warm, "helper")["files"]
 
@@ -152,13 +148,13 @@ def test_an_index_over_the_budget_turns_off(workspace: ToolContext, root: Path) 
     resident = [0]  # the process's memory as the budget sees it, set by the test
     warm = Warm(workspace, 1 << 30, Events(), lambda: resident[0])
     try:
-        settle(warm)
+        run_background(warm)
         assert warm.status()["symbols"] == "ready"
         resident[0] = 2 << 30  # then the process outgrows its budget while files change
         for i in range(300):
             (root / "src" / f"m{i}.py").write_text(f"def f{i}():\n    pass\n")
         assert warm.current()
-        settle(warm)
+        run_background(warm)
         assert warm.status()["symbols"] == "off"
         assert defining(warm, "f1") is None  # the worker searches instead
     finally:
@@ -177,7 +173,7 @@ def many(root: Path, workspace: ToolContext, monkeypatch: pytest.MonkeyPatch) ->
 def built(ctx: ToolContext, helpers: int, monkeypatch: pytest.MonkeyPatch) -> Warm:
     monkeypatch.setattr(Helpers, "wanted", staticmethod(lambda: helpers))
     warm = Warm(ctx, 1 << 30, Events(), Memory())
-    settle(warm)
+    run_background(warm)
     return warm
 
 

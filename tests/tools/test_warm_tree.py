@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from warm_support import run_background
 from chorus_tools.tools.confine.deny import DenyRules
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
@@ -64,14 +65,9 @@ def workspace(root: Path) -> Iterator[ToolContext]:
 @pytest.fixture
 def warm(workspace: ToolContext) -> Iterator[Warm]:
     found = Warm(workspace, 1 << 30, Events(), Memory())
-    settle(found)
+    run_background(found)
     yield found
     found.events.close()
-
-
-def settle(warm: Warm) -> None:
-    while warm.has_work():
-        warm.work(1.0)
 
 
 def assert_same(warm: Warm, ctx: ToolContext) -> None:
@@ -144,7 +140,7 @@ def test_a_write_through_a_link_outside_the_workspace_is_seen(
     other = tmp_path / "other-link"
     os.link(root / "src" / "d.py", other)
     warm = Warm(workspace, 1 << 30, Events(), Memory())
-    settle(warm)
+    run_background(warm)
     assert_same(warm, workspace)
     other.write_text("written through a link outside the workspace\n")
     assert_same(warm, workspace)
@@ -156,7 +152,7 @@ def test_a_lost_queue_builds_the_tree_again(warm: Warm, workspace: ToolContext,
     (root / "src" / "after.py").write_text("after the overflow\n")
     assert not warm.current(), "an overflowed tree must not answer until built again"
     assert warm.answer("list", {"pattern": "**"}, False) is None
-    settle(warm)
+    run_background(warm)
     assert_same(warm, workspace)
 
 
@@ -172,7 +168,7 @@ def test_the_watch_limit_turns_the_tree_off(workspace: ToolContext,
 
     monkeypatch.setattr(Events, "watch", watch)
     warm = Warm(workspace, 1 << 30, Events(), Memory())
-    settle(warm)
+    run_background(warm)
     status = warm.status()
     assert status["tree"] == "off" and "max_user_watches" in status["reason"]
     assert not warm.current()
@@ -194,7 +190,7 @@ class _Resident:
 
 def test_an_index_over_the_budget_stays_off(workspace: ToolContext) -> None:
     warm = Warm(workspace, 4096, Events(), _Resident(0))  # nothing grows: the tree fits
-    settle(warm)
+    run_background(warm)
     status = warm.status()
     assert status["tree"] == "ready" and status["index"] == "off"
     assert "--index-memory" in status["reason"]
@@ -207,7 +203,7 @@ def test_a_small_tree_over_the_budget_turns_off(workspace: ToolContext) -> None:
     smaller tree was kept whatever it cost (--index-memory 1 left it on). The budget
     counts what the tree adds over the process's baseline, so no value is below it."""
     warm = Warm(workspace, 1, Events(), _Resident(1 << 20))
-    settle(warm)
+    run_background(warm)
     status = warm.status()
     assert (status["tree"], status["index"]) == ("off", "off")
     assert "--index-memory" in status["reason"] and "1048576 bytes" in status["reason"]
@@ -226,6 +222,35 @@ def test_the_index_narrows_and_sees_a_rewrite(warm: Warm, workspace: ToolContext
     found = warm.select("", False, False, [], (), grams, True)
     assert "src/deep/b.py" in found["files"], "a rewritten file must be a candidate at once"
     assert found["total"] == 6
+
+
+def test_a_burst_of_rewrites_is_read_once_after_it_settles(
+        warm: Warm, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file rewritten again and again (an agent's edits, a build) is a candidate of
+    every search meanwhile and read into the index once, SETTLE after its last write,
+    not once a write."""
+    from chorus_tools.tools.warm import content as content_module
+    from chorus_tools.tools.warm.grams import query_grams
+    reads: list[str] = []
+    read = content_module.Content._read
+    monkeypatch.setattr(content_module.Content, "_read",
+                        lambda self, path: (reads.append(path), read(self, path))[1])
+    grams = query_grams("omega", literal=True, case_sensitive=True, multiline=False,
+                        needs_pcre2=False)
+    target = root / "src" / "deep" / "b.py"
+    for n in range(5):
+        target.write_text(f"omega {n}\n")
+        assert warm.current()
+        warm.work(0.05)
+        assert "src/deep/b.py" in warm.select("", False, False, [], (), grams, True)["files"]
+    assert reads == [] and 0 < warm.wait() <= content_module.SETTLE
+    run_background(warm)
+    assert reads == ["src/deep/b.py"]
+    target.write_text("gone\n")
+    os.utime(target, (1, 1))  # a time long past: read at once
+    assert warm.current() and warm.wait() == 0
+    run_background(warm)
+    assert warm.select("", False, False, [], (), grams, True)["files"] == []
 
 
 def test_a_directory_turned_into_a_file_and_back_is_listed_anew(
@@ -260,7 +285,7 @@ def test_a_rewrite_within_one_tick_of_the_clock_is_read_again(
     # the clock did not tick: the tree's lstat of the file is the new one already
     warm.tree.dirs["src"].entries["d.py"] = pack("file", os.lstat(root / "src" / "d.py"))
     assert warm.current()
-    settle(warm)
+    run_background(warm)
     assert warm.select("", False, False, [], (), grams, True)["files"] == ["src/d.py"]
 
 
@@ -289,7 +314,7 @@ def test_pages_of_a_selection_in_path_order_until_the_tree_changes(
     grams = query_grams("pagedword", literal=True, case_sensitive=True, multiline=False,
                         needs_pcre2=False)
     assert warm.current()
-    settle(warm)
+    run_background(warm)
     assert warm.current()
     every = warm.select("", False, False, [], (), None, True)["files"]
     chosen = warm.select("", False, False, [], (), grams, False, page=4, max_bytes=1 << 20)
@@ -317,7 +342,7 @@ def test_regression_a_selection_walked_again_after_every_answer_once_rss_passed_
     bytes, whatever the RSS says."""
     resident = _Resident(0)
     warm = Warm(workspace, 1 << 30, Events(), resident)
-    settle(warm)
+    run_background(warm)
     walked = []
     real = answers_module._selection
     monkeypatch.setattr(answers_module, "_selection",

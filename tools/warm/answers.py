@@ -89,10 +89,15 @@ class Warm:
 
     def has_work(self) -> bool:
         tree = self.tree
-        return tree is not None and (tree.building is not None or bool(self.content.queue)
-                                     and self.content.index is not None
-                                     or self.symbols.started and bool(self.symbols.queue
-                                                                      or self.symbols.handed))
+        return tree is not None and (tree.building is not None or self.content.due_in() == 0
+                                     or self._parsing())
+
+    def wait(self) -> float | None:
+        """How long the loop may wait for a socket or an event: 0 with work to do, else
+        until a changed file is due to be read (None: no limit)."""
+        if self.has_work():
+            return 0.0
+        return self.content.due_in() if self.tree is not None else None
 
     def work(self, seconds: float) -> None:
         """Build the tree, then read files into the index, for about `seconds`."""
@@ -114,12 +119,18 @@ class Warm:
             self.built_at = time.monotonic()
             self.content.start(tree.files, self.budget - self.used() - self._kept.limit)
             self.symbols.start()
-        if time.monotonic() < until and not self.content.step(until - time.monotonic()):
+        # idle, nothing is stepped: a look at the memory reads a /proc file
+        if time.monotonic() < until and self.content.due_in() == 0:
+            self.content.step(until - time.monotonic())
             if self.content.index is not None and self.used() > self.budget:
                 self.content.drop("the index outgrew --index-memory; searches run unindexed")
-        if time.monotonic() < until:
+        if time.monotonic() < until and self._parsing():
             self.symbols.step(until - time.monotonic(), lambda: self.used() > self.budget,
                               lambda: self.budget - self.used())
+
+    def _parsing(self) -> bool:
+        symbols = self.symbols
+        return symbols.started and bool(symbols.queue or symbols.handed)
 
     def note(self, events: list[Event] | None = None) -> None:
         """Take in what inotify queued (or `events`); a lost queue means a new build."""

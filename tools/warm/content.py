@@ -6,6 +6,11 @@ tree reports it changed, a file is *unknown*: always a candidate. Files the inde
 read stay unknown for good: over MAX_FILE_BYTES, more than one link (another link may
 write it unseen), or unreadable.
 
+A file written in the last SETTLE seconds is read once it has settled: a burst of writes
+to one file (an agent's edits, a build's output) is read once, after it, not once a write
+beside each write; until then it is unknown, as every changed file is. A file the tree
+finds with an older time is read at once.
+
 The index's width is chosen once the tree is built, from what is left of the memory
 budget; if too little is left the index stays off and every search runs unindexed.
 """
@@ -23,6 +28,7 @@ from chorus_tools.tools.warm.content_index import ContentIndex
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MIN_WIDTH, MAX_WIDTH = 256, 8192  # below: too many false candidates to be worth it
+SETTLE = 0.2  # seconds
 HEADROOM = 0.6  # of the budget left after the tree, for the index's matrix (the rest:
 # the replies kept, a listing being built)
 
@@ -33,7 +39,7 @@ class Content:
         self.ids: dict[str, int] = {}
         self.paths: list[str | None] = []
         self.free: list[int] = []
-        self.queue: dict[str, None] = {}  # files to read, oldest first
+        self.queue: dict[str, float] = {}  # files to read, oldest change first: when due
         self.index: ContentIndex | None = None
         self.indexed_bytes = 0
         self._sizes: dict[int, int] = {}  # bytes indexed per id, for indexed_bytes
@@ -51,7 +57,9 @@ class Content:
                 self.paths.append(path)
             self.paths[fid] = path
         self._unindexed(fid)
-        self.queue[path] = None
+        self.queue.pop(path, None)  # its place in the queue: its latest change
+        recent = time.time() - st.st_mtime < SETTLE
+        self.queue[path] = time.monotonic() + (SETTLE if recent else 0.0)
 
     def start(self, files: int, memory_left: int) -> None:
         """Size the index for the built tree, or leave it off (with the reason)."""
@@ -70,15 +78,23 @@ class Content:
                 index.unknown(fid)
 
     def step(self, seconds: float) -> bool:
-        """Read queued files for `seconds`; False once none is left."""
+        """Read the queued files that are due for `seconds`; False once none is left."""
         if self.index is None:
             return False
         until = time.monotonic() + seconds
-        while self.queue and time.monotonic() < until:
-            path = next(iter(self.queue))
+        while self.queue and (now := time.monotonic()) < until:
+            path, due = next(iter(self.queue.items()))
+            if due > now:
+                break
             del self.queue[path]
             self._read(path)
         return bool(self.queue)
+
+    def due_in(self) -> float | None:
+        """Seconds until the next queued read is due (0: now); None with nothing to read."""
+        if self.index is None or not self.queue:
+            return None
+        return max(0.0, next(iter(self.queue.values())) - time.monotonic())
 
     def fids(self, paths: Iterable[str]) -> np.ndarray:
         """The ids of these files, in their order."""

@@ -13,6 +13,7 @@ import os
 import selectors
 import socket
 import struct
+import time
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -22,6 +23,9 @@ from chorus_tools.tools.warm.client import Pickled
 from chorus_tools.tools.warm.events import Events
 
 SLICE = 0.02  # seconds of background work between two looks at the sockets
+BATCH = 0.01  # seconds inotify's events wait after the first of them, to be taken in
+# together: a write makes four or five, and a burst of writes then wakes this loop once a
+# batch instead of once an event. A question takes them in at once (its barrier).
 
 
 def serve(ctx: ToolContext, listener: socket.socket, budget: int, events: Events,
@@ -29,16 +33,17 @@ def serve(ctx: ToolContext, listener: socket.socket, budget: int, events: Events
     warm = Warm(ctx, budget, events, memory)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, None)
-    selector.register(warm.events.fileno(), selectors.EVENT_READ, warm)
+    inbox = _Inbox(selector, warm)
     while True:
         waiting: list[tuple[Connection, Any]] = []
-        for key, _ in selector.select(0 if warm.has_work() else None):
+        for key, _ in selector.select(inbox.timeout(warm.wait())):
             if key.data is None:
                 _accept(listener, selector)
             elif key.data is warm:
-                warm.note()
+                inbox.hold()
             elif (question := _receive(key.data, selector)) is not None:
                 waiting.append((key.data, question))
+        inbox.take(now=bool(waiting))
         if not waiting:
             warm.work(SLICE)
             continue
@@ -54,6 +59,32 @@ def serve(ctx: ToolContext, listener: socket.socket, budget: int, events: Events
                     conn.send(reply)
             except OSError:
                 _drop(conn, selector)
+
+
+class _Inbox:
+    """inotify's events, taken in BATCH after the first of a batch arrived."""
+
+    def __init__(self, selector: selectors.BaseSelector, warm: Warm) -> None:
+        self._selector, self._warm = selector, warm
+        self._since: float | None = None
+        selector.register(warm.events.fileno(), selectors.EVENT_READ, warm)
+
+    def hold(self) -> None:
+        self._since = time.monotonic()
+        self._selector.unregister(self._warm.events.fileno())
+
+    def timeout(self, wait: float | None) -> float | None:
+        if self._since is None:
+            return wait
+        left = max(0.0, self._since + BATCH - time.monotonic())
+        return left if wait is None else min(wait, left)
+
+    def take(self, now: bool) -> None:
+        if self._since is not None and (now or time.monotonic() >= self._since + BATCH):
+            self._since = None
+            self._warm.note()
+            self._selector.register(self._warm.events.fileno(), selectors.EVENT_READ,
+                                    self._warm)
 
 
 def _accept(listener: socket.socket, selector: selectors.BaseSelector) -> None:

@@ -240,8 +240,7 @@ def test_uses_far_apart_in_a_large_file_answer_as_walking(
     ctx, warm = pair
     (tree / "far.ts").write_text(FAR)
     assert warm.current()  # the index hears of it, then parses it
-    while warm.has_work():
-        warm.work(1.0)
+    run_background(warm)
     params = {"name": "far", "include_definitions": True, "context_lines": context_lines}
     assert warm_reply(ctx, **params)["files_searched"] == 0  # the index's rows
     reply = same(ctx, **params)

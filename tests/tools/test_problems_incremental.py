@@ -1,0 +1,184 @@
+"""The incremental problems check (tools/patch/pyincremental.py) against the whole one: on
+real standard-library modules edited at random (seeded) inside function and method bodies,
+on def lines, at module level, by renames, deletions, inserted `global`s, star imports and
+`__all__` entries, every edit the incremental check answers must give exactly the whole
+check's findings (line, column, code, message) and the same "introduced" ones, also when
+a chain of edits builds each check on the last incremental one. The default run takes
+seconds; `-m long` runs many more modules and edits."""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import random
+import re
+import sysconfig
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chorus_tools.tools.code.bounds import Budget
+from chorus_tools.tools.patch.problems import introduced
+from chorus_tools.tools.patch.pyfindings import Checked, Finding
+from chorus_tools.tools.patch.pyincremental import update
+from chorus_tools.tools.patch.pyproblems import findings
+
+CHAIN = 6  # edits built one on another (a `global` or star import ends increments)
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+_TOP = ("import json", "value_{n} = missing_{n}", "del {name}", "from os.path import *",
+        "__all__ = ['{name}', 'nowhere_{n}']", "{name}: int", "global {name}",
+        "def {name}():\n    return undefined_{n}", "import {name}", "if {name} is 'x':\n    pass")
+_BODY = ("print(unknown_{n})", "{name} = {other}", "del {name}", "import {name}",
+         "global {name}", "nonlocal {name}", "if {name} is 1: pass", "{name}: int",
+         "def {name}(): return {other}", "class {name}: pass", "return {other}",
+         "from __future__ import annotations", "print({name}); {name} = 1",
+         "x_{n}: '{other}' = 1", "lambda: {name}_{n}", "[{name} for {name} in {other}]")
+
+
+def _modules(count: int, most: int, seed: int) -> list[tuple[str, str]]:
+    """`count` standard-library modules under `most` bytes that parse, chosen by seed."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    found = []
+    for path in sorted(root.glob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if 2000 < len(text) <= most:
+            found.append((path.name, text))
+    return random.Random(seed).sample(found, min(count, len(found)))
+
+
+def _bodies(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Top-level functions and the methods of top-level classes."""
+    found = []
+    for node in tree.body:
+        inner = node.body if isinstance(node, ast.ClassDef) else [node]
+        found += [n for n in inner if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return found
+
+
+def _edit(text: str, rng: random.Random, n: int) -> str:
+    """One random edit of `text` (which parses)."""
+    tree = ast.parse(text)
+    lines = text.split("\n")
+    names = sorted({w for w in _WORD.findall(text) if not keyword.iskeyword(w)})
+    fill = {"n": n, "name": rng.choice(names), "other": rng.choice(names)}
+    bodies = _bodies(tree)
+    kind = rng.choice(["body word", "body insert", "body delete", "body word", "def line",
+                       "top insert", "top delete", "rename", "duplicate"])
+    if kind.startswith("body") and bodies:
+        f = rng.choice(bodies)
+        at = rng.randint(f.body[0].lineno, f.end_lineno or f.body[0].lineno) - 1
+        line = lines[at]
+        if kind == "body word":
+            words = list(_WORD.finditer(line))
+            if words:
+                w = rng.choice(words)
+                new = rng.choice([w.group() + "_x", fill["other"], "print", "self"])
+                lines[at] = line[:w.start()] + new + line[w.end():]
+        elif kind == "body insert":
+            indent = line[:len(line) - len(line.lstrip())] or "    "
+            lines.insert(at, indent + rng.choice(_BODY).format(**fill))
+        else:
+            del lines[at]
+    elif kind == "def line" and bodies:
+        f = rng.choice(bodies)
+        at = f.lineno - 1
+        lines[at] = rng.choice([lines[at].replace(f"def {f.name}(", f"def {f.name}_x(", 1),
+                                lines[at].replace("(", f"(p_{n}=undefined_{n}, ", 1),
+                                lines[at].replace("self", "this", 1)])
+    elif kind in ("top insert", "top delete") and tree.body:
+        node = rng.choice(tree.body)
+        decorators = getattr(node, "decorator_list", None)
+        at = (decorators[0] if decorators else node).lineno
+        if kind == "top insert":
+            lines.insert(at - 1, rng.choice(_TOP).format(**fill))
+        else:
+            del lines[at - 1:(node.end_lineno or at)]
+    elif kind == "rename":
+        old = rng.choice([n.name for n in tree.body if isinstance(
+            n, (ast.FunctionDef, ast.ClassDef))] or [fill["name"]])
+        at = rng.randrange(len(lines))
+        lines[at] = re.sub(rf"\b{re.escape(old)}\b", f"{old}_renamed", lines[at])
+    elif bodies:
+        f = rng.choice(bodies)
+        start = (f.decorator_list[0] if f.decorator_list else f).lineno - 1
+        lines[start:start] = lines[start:f.end_lineno or start]
+    return "\n".join(lines)
+
+
+def _compiles(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<edited>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _same(whole: Checked, step: Checked) -> None:
+    assert sorted(map(_key, step.found)) == sorted(map(_key, whole.found))
+    assert step.names == whole.names
+
+
+def _key(f: Finding) -> tuple[int, int, str, str]:
+    return f.line, f.column, f.code, f.message
+
+
+def _walk(modules: list[tuple[str, str]], edits: int, seed: int) -> Iterator[bool]:
+    """For each module, chains of random edits (`edits` in all, from the module as it is
+    every CHAIN edits); yields, per edit that compiles, whether the incremental check
+    answered it (having asserted it agrees)."""
+    rng = random.Random(seed)
+    budget = Budget(1 << 30, 600.0)
+    for name, original in modules:
+        for n in range(edits):
+            if n % CHAIN == 0:
+                text, prior = original, findings(name, original, budget, None)
+            after = _edit(text, rng, n)
+            if not _compiles(after):
+                continue
+            whole = findings(name, after, budget, None)
+            step = update(name, text, prior, after, budget, None)
+            if step is not None:
+                _same(whole, step)
+                assert [_key(f) for f in introduced(text, after, prior.found, step.found)] \
+                    == [_key(f) for f in introduced(text, after, prior.found, whole.found)]
+            yield step is not None
+            # the chain goes on from the incremental check when there was one
+            text, prior = after, step or whole
+
+
+def test_incremental_agrees_with_the_whole_check_on_random_stdlib_edits() -> None:
+    answered = list(_walk(_modules(12, 14_000, 44), 30, 44))
+    assert len(answered) >= 250
+    assert sum(answered) >= len(answered) // 4  # the edits inside bodies, and more
+
+
+@pytest.mark.long
+def test_incremental_agrees_on_many_more_modules_and_edits() -> None:
+    answered = list(_walk(_modules(400, 120_000, 7), 60, 7))
+    assert sum(answered) >= len(answered) // 4
+
+
+def test_what_it_declines_is_checked_whole() -> None:
+    """A `global` anywhere, a changed def line, a new top-level statement: no increment;
+    a changed body: one, whose F811 names the moved line."""
+    budget = Budget(1 << 30, 60.0)
+    text = ("import os\n\n\ndef f():\n    return os.sep\n\n\n"
+            "def dup():\n    pass\n\n\ndef dup():\n    pass\n")
+    prior = findings("m.py", text, budget, None)
+    longer = text.replace("    return os.sep\n", "    x = 1\n    return undefined_y\n")
+    step = update("m.py", text, prior, longer, budget, None)
+    assert step is not None
+    assert [_key(f) for f in step.found] == [
+        (6, 12, "F821", "undefined name 'undefined_y'"),
+        (13, 1, "F811", "redefinition of unused 'dup' from line 9")]
+    assert update("m.py", text, prior, text.replace("def f():", "def f(a):"), budget,
+                  None) is None
+    assert update("m.py", text, prior, text + "y = 1\n", budget, None) is None
+    with_global = text.replace("    return os.sep", "    global g\n    return os.sep")
+    assert findings("m.py", with_global, budget, None).statements is None
+    shadowing = text.replace("    return os.sep", "    import os\n    return os.sep")
+    assert update("m.py", text, prior, shadowing, budget, None) is None

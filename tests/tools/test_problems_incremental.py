@@ -23,7 +23,7 @@ from chorus_tools.tools.code.bounds import Budget
 from chorus_tools.tools.patch.problems import introduced
 from chorus_tools.tools.patch.pyfindings import Checked, Finding
 from chorus_tools.tools.patch.pyincremental import update
-from chorus_tools.tools.patch.pyproblems import findings
+from chorus_tools.tools.patch.pyproblems import Modules, findings
 
 CHAIN = 6  # edits built one on another (a `global` or star import ends increments)
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
@@ -182,3 +182,82 @@ def test_what_it_declines_is_checked_whole() -> None:
     assert findings("m.py", with_global, budget, None).statements is None
     shadowing = text.replace("    return os.sep", "    import os\n    return os.sep")
     assert update("m.py", text, prior, shadowing, budget, None) is None
+
+
+CASES = {
+    # F822: an `__all__` entry nothing defines, after the changed body, moved with it
+    "__all__": ("__all__ = ['f', 'gone']\n\n\ndef f():\n    return 1\n",
+                "    return 1\n", "    x = 2\n    return x\n", True),
+    # a module-level read before its definition, and a class body run at once
+    "read before": ("y = later()\n\n\nclass C:\n    z = nope\n\n    def m(self):\n"
+                    "        return 1\n\n    def n(self):\n        return yes\n\n\n"
+                    "def later():\n    return 1\n",
+                    "        return 1\n", "        a = 1\n        return a + missing\n", True),
+    # F823 against a module binding, and F821 gone when the body stops reading it
+    "F823": ("value = 1\n\n\ndef f():\n    return value\n",
+             "    return value\n", "    print(value)\n    value = 2\n", True),
+    "fixed": ("def f():\n    return undefined\n", "undefined", "f", True),
+    # a bare annotation binds nothing a body can read; the future import changes that
+    # only in annotations
+    "annotation": ("from __future__ import annotations\nname: int\n\n\ndef f():\n"
+                   "    return 1\n", "    return 1\n", "    x: name = 1\n    return name\n",
+                   True),
+    # the module deletes a builtin: a body reading it is F821
+    "del builtin": ("print = None\ndel print\n\n\ndef f():\n    return 1\n",
+                    "return 1", "return print", True),
+    # a class method gets longer: the methods after it move, their F811 with them
+    "class F811": ("class C:\n    def a(self):\n        return 1\n\n    def b(self):\n"
+                   "        pass\n\n    def b(self):\n        pass\n",
+                   "        return 1\n", "        x = 1\n        return x\n", True),
+    # a star import: nothing incremental
+    "star": ("from os import *\n\n\ndef f():\n    return sep\n", "sep", "nope", False),
+    # a `global` anywhere: nothing incremental
+    "global": ("def g():\n    global late\n    late = 1\n\n\ndef f():\n    return 1\n",
+               "return 1", "return late", False),
+    # an import a nested scope rebinds, named in the change: checked whole (the body
+    # stops using it, so the parameter's rebinding becomes F811)
+    "rebound": ("import os\n\n\ndef g(os):\n    return os\n\n\ndef f():\n    return os\n",
+                "def f():\n    return os\n", "def f():\n    return 1\n", False),
+    # a body imports again what the module imports and no one uses: F811 then, checked
+    # whole
+    "import again": ("import os\n\n\ndef f():\n    return 1\n", "    return 1\n",
+                     "    import os\n    return os\n", False),
+    # a decorator changed: checked whole
+    "decorator": ("def d(x):\n    return x\n\n\n@d\ndef f():\n    return 1\n",
+                  "@d\n", "@e\n", False),
+    # the last statement, without a final newline
+    "last": ("def f():\n    return 1", "return 1", "return nope", True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_case_agrees_with_the_whole_check(case: str) -> None:
+    text, old, new, incremental = CASES[case]
+    budget = Budget(1 << 30, 60.0)
+    after = text.replace(old, new, 1)
+    assert after != text and _compiles(after)
+    prior = findings("m.py", text, budget, None)
+    step = update("m.py", text, prior, after, budget, None)
+    assert (step is not None) == incremental
+    if step is not None:
+        _same(findings("m.py", after, budget, None), step)
+
+
+def test_i001_is_found_again_for_each_edit_never_kept() -> None:
+    """A relative import to a module that is missing, then created, then removed again:
+    the incremental check says so each time (the workspace is read again)."""
+    files: dict[str, bytes] = {}
+    modules = Modules(files.get, lambda rel: rel == "pkg")
+    budget = Budget(1 << 30, 60.0)
+    text = "from .helper import run\n\n\ndef f():\n    return run()\n"
+    prior = findings("pkg/m.py", text, budget, modules)
+    assert [f.code for f in prior.found] == ["I001"]
+    files["pkg/helper.py"] = b"def run():\n    pass\n"
+    after = text.replace("return run()", "return run() + 1")
+    step = update("pkg/m.py", text, prior, after, budget, modules)
+    assert step is not None and step.found == []
+    del files["pkg/helper.py"]
+    again = after.replace("+ 1", "+ 2")
+    last = update("pkg/m.py", after, step, again, budget, modules)
+    assert last is not None
+    assert [(f.code, f.line) for f in last.found] == [("I001", 1)]

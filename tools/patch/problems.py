@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -27,8 +27,12 @@ from chorus_tools.tools.patch.pyproblems import (Checked, Finding, Modules, find
 
 SHOWN = 20  # problems a reply lists
 _KEPT = 256  # checked texts whose problems are kept
+# of those, the latest ones that also keep what an incremental check needs (a 200 KiB
+# module's bindings are ~1 MB): the next edit of a file usually starts from its latest
+_KEPT_INCREMENTAL = 16
 
 _kept: OrderedDict[tuple[str, bytes], Checked] = OrderedDict()
+_incremental: OrderedDict[tuple[str, bytes], None] = OrderedDict()
 # what finds a language's problems: (path, text, budget, modules) -> its findings in file
 # order and, for Python, its top-level names; or Skipped (pyflakes here; oxlint for
 # JavaScript and TypeScript: jsproblems)
@@ -128,9 +132,19 @@ def _before(path: str, text: str, budget: Budget, modules: Modules | None,
 
 
 def _keep(path: str, text: str, found: Checked) -> None:
-    _kept[path, _digest(text)] = found
+    key = path, _digest(text)
+    _kept[key] = found
+    _kept.move_to_end(key)
     while len(_kept) > _KEPT:
         _kept.popitem(last=False)
+    if found.statements is None:
+        return
+    _incremental[key] = None
+    _incremental.move_to_end(key)
+    while len(_incremental) > _KEPT_INCREMENTAL:
+        old, _ = _incremental.popitem(last=False)
+        if old in _kept:
+            _kept[old] = replace(_kept[old], statements=None)
 
 
 @lru_cache(maxsize=2)  # one edit's text after is the next one's text before

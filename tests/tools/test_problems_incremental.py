@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from chorus_tools.tools.code.bounds import Budget
-from chorus_tools.tools.patch.problems import introduced
+from chorus_tools.tools.patch import pyincremental
+from chorus_tools.tools.patch.problems import compare, introduced
 from chorus_tools.tools.patch.pyfindings import Checked, Finding
 from chorus_tools.tools.patch.pyincremental import update
 from chorus_tools.tools.patch.pyproblems import Modules, findings
@@ -158,7 +159,7 @@ def test_incremental_agrees_with_the_whole_check_on_random_stdlib_edits() -> Non
 
 @pytest.mark.long
 def test_incremental_agrees_on_many_more_modules_and_edits() -> None:
-    answered = list(_walk(_modules(400, 120_000, 7), 60, 7))
+    answered = list(_walk(_modules(150, 120_000, 7), 40, 7))
     assert sum(answered) >= len(answered) // 4
 
 
@@ -261,3 +262,21 @@ def test_i001_is_found_again_for_each_edit_never_kept() -> None:
     last = update("pkg/m.py", after, step, again, budget, modules)
     assert last is not None
     assert [(f.code, f.line) for f in last.found] == [("I001", 1)]
+
+
+def test_an_increment_that_fails_leaves_it_to_the_whole_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a checker bug")
+
+    budget = Budget(1 << 30, 60.0)
+    text = "def f():\n    return 1\n"
+    after = text.replace("return 1", "return nope")
+    assert compare("inc.py", None, text, budget, None).found == []  # kept for the next
+    monkeypatch.setattr(pyincremental, "run", broken)
+    assert update("inc.py", text, findings("inc.py", text, budget, None), after, budget,
+                  None) is None
+    found = compare("inc.py", text, after, budget, None)
+    assert found.skipped is None
+    assert [(f.code, f.message) for f in found.introduced] == [
+        ("F821", "undefined name 'nope'")]

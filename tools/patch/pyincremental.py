@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chorus_tools.tools.code.bounds import Budget
+from chorus_tools.tools.code.bounds import Budget, Skipped
 from chorus_tools.tools.code.parse import common_prefix, common_suffix
 from chorus_tools.tools.patch import pychunk
 from chorus_tools.tools.patch.pyfindings import (Checked, Finding, Run, Seed, by_place,
@@ -120,8 +120,13 @@ def update(path: str, before: str, prior: Checked, after: str, budget: Budget,
     if stop_old <= first or stop_old != stop_new or starts[:first + 1] != old[:first + 1] \
             or starts[stop_new:] != [s + shift for s in old[stop_old:]]:
         return None
-    with guarded():
-        found = _changed(before, after, kept, starts, first, stop_old, budget)
+    try:
+        with guarded():
+            found = _changed(before, after, kept, starts, first, stop_old, budget)
+    except Skipped as skipped:
+        if skipped.kind == "checker":
+            return None  # this check failed where a whole one may not: that one decides
+        raise
     if found is None:
         return None
     return _checked(path, after, prior, replace(kept, starts=starts, found=found), budget,

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from chorus_tools.tools.code.bounds import Budget, Skipped
@@ -73,54 +74,82 @@ def by_place(found: list[Finding]) -> list[Finding]:
 
 
 def run(tree: ast.Module, budget: Budget, seed: Any = None) -> Run:
-    """pyflakes on `tree`; `seed(checker)`, when given, is called with the module scope
-    open and before any statement, to give it bindings. Skipped past the budget."""
-    from pyflakes import checker, messages
-    done = Run()
-    marks: list[int] = []
-
-    class Bounded(checker.Checker):  # type: ignore[misc, valid-type]
-        """pyflakes, looking at the clock before each function body it walks (a wrapper
-        on every node doubled its cost), noting where the module-level pass ended and
-        any `global` or `nonlocal` statement."""
-
-        def deferFunction(self, callable: Any) -> None:  # noqa: N802 (pyflakes' name)
-            def bounded() -> None:
-                if not marks:
-                    marks.append(len(self.messages))
-                budget.check()
-                callable()
-            super().deferFunction(bounded)
-
-        def GLOBAL(self, node: Any) -> None:  # noqa: N802
-            done.saw_global = True
-            super().GLOBAL(node)
-
-        NONLOCAL = GLOBAL
-
-        def SEED(self, node: ast.AST) -> None:  # noqa: N802
-            seed(self)
-
-        def checkDeadScopes(self) -> None:  # noqa: N802
-            if seed is not None:  # a seeded module scope holds only what was given it
-                self.deadScopes.pop()
-            super().checkDeadScopes()
-
+    """pyflakes on `tree`; `seed(checker)`, when given, is called at each Seed statement
+    of the tree, to give the module scope bindings. Skipped past the budget."""
+    from pyflakes import messages
+    bounded, seeded = _checkers()
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _DEPTH))
     try:
-        result = Bounded(tree, filename="<checked>", withDoctest=False)
+        result = bounded(tree, budget) if seed is None else seeded(tree, budget, seed)
     finally:
         sys.setrecursionlimit(limit)
     reported = result.messages
-    late_from = marks[0] if marks else len(reported)
-    done.starred = any(isinstance(m, messages.ImportStarUsed) for m in reported)
+    late_from = len(reported) if result.late_from is None else result.late_from
+    done = Run(saw_global=result.saw_global, scopes=result.deadScopes,
+               builtins=frozenset(result.builtIns),
+               starred=any(isinstance(m, messages.ImportStarUsed) for m in reported))
     for i, m in enumerate(reported):
         named = _named(messages, m, done.starred)
         if named is not None:
             done.found.append((Finding(m.lineno, (m.col or 0) + 1, *named), i >= late_from))
-    done.scopes, done.builtins = result.deadScopes, frozenset(result.builtIns)
     return done
+
+
+@cache  # made once: pyflakes is imported when first needed (a missing one is Skipped)
+def _checkers() -> tuple[Any, Any]:
+    from pyflakes import checker
+
+    class Bounded(checker.Checker):  # type: ignore[misc, valid-type]
+        """pyflakes, looking at the clock before each function body it walks (a wrapper
+        on every node doubled its cost), noting where the module-level pass ended
+        (`late_from`, a count of messages) and any `global` or `nonlocal` statement."""
+
+        def __init__(self, tree: ast.Module, budget: Budget) -> None:
+            self.budget, self.late_from, self.saw_global = budget, None, False
+            super().__init__(tree, filename="<checked>", withDoctest=False)
+
+        def deferFunction(self, callable: Any) -> None:  # noqa: N802 (pyflakes' name)
+            def bounded() -> None:
+                if self.late_from is None:
+                    self.late_from = len(self.messages)
+                self.budget.check()
+                callable()
+            super().deferFunction(bounded)
+
+        def GLOBAL(self, node: Any) -> None:  # noqa: N802
+            self.saw_global = True
+            super().GLOBAL(node)
+
+        NONLOCAL = GLOBAL
+
+    class Seeded(Bounded):
+        """A run whose module scope `seed` fills: each builtin set at the start without
+        pyflakes' comparisons (nothing is bound yet), the names the module-level pass
+        binds noted (`bound`), and the module scope not looked at in the end (it holds
+        only what was given it)."""
+
+        def __init__(self, tree: ast.Module, budget: Budget, seed: Any) -> None:
+            self.seed, self.seeded, self.bound = seed, 0, set()
+            super().__init__(tree, budget)
+
+        def addBinding(self, node: Any, value: Any) -> None:  # noqa: N802
+            if node is None:
+                self.scopeStack[-1][value.name] = value
+                return
+            if len(self.scopeStack) == 1:
+                self.bound.add(value.name)
+            super().addBinding(node, value)
+
+        def SEED(self, node: ast.AST) -> None:  # noqa: N802
+            self.seeded += 1  # the Seed statements met so far
+            self.seed(self)
+
+        def checkDeadScopes(self) -> None:  # noqa: N802
+            self.deadScopes.pop()
+            super().checkDeadScopes()
+
+    return Bounded, Seeded
 
 
 class Seed(ast.stmt):

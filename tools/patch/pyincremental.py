@@ -237,17 +237,21 @@ def _skeleton(node: Any, places: list[tuple[int, int]]) -> Any:
 
 def _seeding(kept: Statements) -> Callable[[Any], None]:
     """What gives the module scope of a run on one changed statement the module's final
-    bindings: before the statement, and again after it (its own binding replaced by the
-    module's, which may differ)."""
-    from pyflakes.checker import Builtin
-
+    bindings: before the statement, and again after it for the names it bound there (its
+    own name: the module's binding of it may differ, or be gone)."""
     def seed(checker: Any) -> None:
         scope = checker.scopeStack[0]
-        for name in scope.keys() - kept.seeds.keys():
-            if name in kept.missing or not isinstance(scope[name], Builtin):
-                del scope[name]
-        scope.update(kept.seeds)
-        scope._annotations_future_enabled = kept.future
+        if checker.seeded == 1:
+            for name in kept.missing:
+                scope.pop(name, None)
+            scope.update(kept.seeds)
+            scope._annotations_future_enabled = kept.future
+            return
+        for name in checker.bound:
+            if name in kept.seeds:
+                scope[name] = kept.seeds[name]
+            else:
+                scope.pop(name, None)
     return seed
 
 

@@ -280,3 +280,12 @@ def test_an_increment_that_fails_leaves_it_to_the_whole_check(
     assert found.skipped is None
     assert [(f.code, f.message) for f in found.introduced] == [
         ("F821", "undefined name 'nope'")]
+
+
+def test_a_cut_inside_a_statement_keeps_nothing_for_an_increment() -> None:
+    """pychunk cuts after a line ending in `+`; the line after starts a statement too, but
+    not at column 0: the cut is inside the first statement, so no increment is offered."""
+    budget = Budget(1 << 30, 60.0)
+    text = "x = (1 +\n2); y = 3\n\n\ndef f():\n    pass\n"
+    assert findings("m.py", text, budget, None).statements is None
+    assert findings("m.py", "@d\ndef f():\n    pass\n", budget, None).statements is not None

@@ -89,10 +89,13 @@ def record(text: str, tree: ast.Module, done: Run) -> Statements | None:
 
 
 def _whole_statements(text: str, starts: list[int], tree: ast.Module) -> bool:
-    """Whether each of pychunk's cuts (but the first, at 0) starts a top-level statement
-    of `tree`: then each piece is whole statements."""
-    firsts = {(n.decorator_list[0].lineno if isinstance(n, _CHANGEABLE) and n.decorator_list
-               else n.lineno) for n in tree.body}
+    """Whether each of pychunk's cuts (but the first, at 0) is where a top-level statement
+    of `tree` starts, at column 0: then each piece is whole statements."""
+    firsts = set()
+    for node in tree.body:
+        if node.col_offset == 0:  # a decorated one starts at its first decorator's line
+            decorators = node.decorator_list if isinstance(node, _CHANGEABLE) else []
+            firsts.add(decorators[0].lineno if decorators else node.lineno)
     line, counted = 1, 0
     for start in starts[1:]:
         line += text.count("\n", counted, start)
@@ -123,14 +126,14 @@ def update(path: str, before: str, prior: Checked, after: str, budget: Budget,
     try:
         with guarded():
             found = _changed(before, after, kept, starts, first, stop_old, budget)
+            if found is None:
+                return None
+            return _checked(path, after, prior, replace(kept, starts=starts, found=found),
+                            budget, modules)
     except Skipped as skipped:
         if skipped.kind == "checker":
             return None  # this check failed where a whole one may not: that one decides
         raise
-    if found is None:
-        return None
-    return _checked(path, after, prior, replace(kept, starts=starts, found=found), budget,
-                    modules)
 
 
 @dataclass
@@ -288,8 +291,7 @@ def _checked(path: str, after: str, prior: Checked, kept: Statements, budget: Bu
                          for m in MAY_IMPORT_RELATIVELY.finditer(after)})
         for k in pieces:
             line = after.count("\n", 0, at[k])
-            with guarded():
-                tree = ast.parse(after[at[k]:at[k + 1]])
+            tree = ast.parse(after[at[k]:at[k + 1]])
             ast.increment_lineno(tree, line)
             found += relative_imports(path, tree, modules, budget)
     return Checked(by_place(found), prior.names, kept)

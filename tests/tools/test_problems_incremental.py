@@ -210,6 +210,12 @@ CASES = {
     "class F811": ("class C:\n    def a(self):\n        return 1\n\n    def b(self):\n"
                    "        pass\n\n    def b(self):\n        pass\n",
                    "        return 1\n", "        x = 1\n        return x\n", True),
+    # names the module imports from typing keep what they are: `overload` lets a nested
+    # def be defined twice, `Literal`'s strings are no names
+    "typing": ("from typing import Literal, overload\n\n\ndef f():\n    return 1\n",
+               "    return 1\n", "    @overload\n    def g(x: int) -> int: ...\n"
+               "    @overload\n    def g(x: str) -> str: ...\n    def g(x): return x\n"
+               "    y: Literal['foo'] = 'foo'\n    return g(y)\n", True),
     # a star import: nothing incremental
     "star": ("from os import *\n\n\ndef f():\n    return sep\n", "sep", "nope", False),
     # a `global` anywhere: nothing incremental

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from copy import copy
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -54,7 +55,7 @@ class Statements:
 
     starts: list[int]
     found: list[tuple[Finding, bool]]
-    seeds: dict[str, Any]  # name: a pyflakes binding of the same kind
+    seeds: dict[str, Any]  # name: a copy of the module's pyflakes binding, made nowhere
     missing: frozenset[str]  # builtins the module deleted (`del print`)
     imported: frozenset[str]  # names the module binds by an import
     rebound: frozenset[str]  # of those, the ones a nested scope binds again
@@ -64,7 +65,7 @@ class Statements:
 def record(text: str, tree: ast.Module, done: Run) -> Statements | None:
     """What the next edit of `text` (parsed as `tree`, checked as `done`) needs to be
     checked incrementally; None when no edit of it can be."""
-    from pyflakes.checker import Annotation, Binding, Builtin, Importation, ModuleScope
+    from pyflakes.checker import Builtin, Importation, ModuleScope
     if done.saw_global or done.starred or not isinstance(done.scopes[-1], ModuleScope):
         return None
     starts = pychunk.starts(text)
@@ -76,12 +77,14 @@ def record(text: str, tree: ast.Module, done: Run) -> Statements | None:
     for name, binding in module.items():
         if isinstance(binding, Builtin):
             continue
-        kind = Annotation if isinstance(binding, Annotation) else Binding
-        seeds[name] = kind(name, _NOWHERE)
+        seed: Any = copy(binding)  # of its kind: an import from typing stays one
+        seed.source, seed.used = _NOWHERE, False
+        seeds[name] = seed
         if isinstance(binding, Importation):
             imported.add(name)
             if binding.redefined:
                 rebound.add(name)
+            seed.redefined = []
     return Statements(starts, done.found, seeds,
                       frozenset(n for n in done.builtins if n not in module),
                       frozenset(imported), frozenset(rebound),

@@ -10,7 +10,7 @@ bindings (the "seeds", kept from the check of the text before). The edit qualifi
 
 - the texts differ in top-level statements paired one to one (pychunk's cut, which the
   whole check confirmed against the tree), each a `def` or `class` whose skeleton (every
-  node and place but function bodies and end positions) is unchanged;
+  node but those inside function bodies) is the same, wherever its nodes moved;
 - no `global` or `nonlocal` statement is anywhere (one changes names in other scopes and
   removes reports already made), nor a star import;
 - no import the module binds is bound again inside a changed body, nor is a module-level
@@ -18,8 +18,9 @@ bindings (the "seeds", kept from the check of the text before). The edit qualifi
   rebinding only while the import stays unused: a changed body could change that).
 
 Anything else, or any doubt, is checked whole. What the module-level pass reported inside
-a changed statement is kept (its skeleton is the same); what was reported after it there
-(its bodies, deferred annotations, the last look at its scopes) comes from the new walk.
+a changed statement is kept, moved with the node it names (its skeleton is the same);
+what was reported after that pass there (its bodies, deferred annotations, the last look
+at its scopes) comes from the new walk. The rest of the text's findings move with it.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from copy import copy
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from copy import copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from chorus_tools.tools.code.bounds import Budget
-from chorus_tools.tools.patch import pyincremental
+from chorus_tools.tools.patch import problems, pyincremental
 from chorus_tools.tools.patch.problems import compare, introduced
 from chorus_tools.tools.patch.pyfindings import Checked, Finding
 from chorus_tools.tools.patch.pyincremental import update
@@ -295,3 +295,15 @@ def test_a_cut_inside_a_statement_keeps_nothing_for_an_increment() -> None:
     text = "x = (1 +\n2); y = 3\n\n\ndef f():\n    pass\n"
     assert findings("m.py", text, budget, None).statements is None
     assert findings("m.py", "@d\ndef f():\n    pass\n", budget, None).statements is not None
+
+
+def test_only_the_latest_checks_keep_what_an_increment_needs() -> None:
+    """A module's bindings are ~1 MB at 200 KiB: of the 256 checks kept, only the latest
+    few keep them; an older text still gives its problems, checked whole from it on."""
+    budget = Budget(1 << 30, 60.0)
+    texts = [f"def f():\n    return {i}\n" for i in range(problems._KEPT_INCREMENTAL + 1)]
+    for text in texts:
+        compare("keep.py", None, text, budget, None)
+    oldest = problems._kept["keep.py", problems._digest(texts[0])]
+    assert oldest.statements is None and oldest.found == []
+    assert problems._kept["keep.py", problems._digest(texts[-1])].statements is not None

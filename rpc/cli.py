@@ -79,6 +79,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--problems-gate", choices=("off", "introduced"), default="off",
                    help="introduced: refuse a write or edit that brings a problem (F821, "
                         "I001, ...) the file did not have; off: only report (default: off)")
+    p.add_argument("--problems", choices=("on", "off"), default="on",
+                   help="off: diagnostics check syntax only, never problems (each says "
+                        "problems_checked false), to drop the check's cost (default: on)")
     p.add_argument("--records", metavar="DIR",
                    help="append an audit record of every mutating call to DIR/records.jsonl "
                         "(DIR must lie outside the workspace)")
@@ -284,7 +287,8 @@ def _tool_context(args: argparse.Namespace) -> ToolContext:
                        search_engine=args.search_engine, rg_path=rg_path,
                        workers=args.workers, rg_has_pcre2=pcre2, read_only=args.read_only,
                        syntax_gate=args.syntax_gate, problems_gate=args.problems_gate,
-                       oxlint=_oxlint(args.oxlint))
+                       problems=args.problems == "on",
+                       oxlint=None if args.problems == "off" else _oxlint(args.oxlint))
 
 
 def _oxlint(explicit: str | None) -> Oxlint | None:

@@ -57,6 +57,7 @@ class ToolContext:
     read_only: bool = False  # --read-only: every mutating method is refused
     syntax_gate: str = "loose"  # --syntax-gate: loose | all | off (tools/code/diagnostics.py)
     problems_gate: str = "off"  # --problems-gate: off | introduced (tools/patch/problems.py)
+    problems: bool = True  # --problems on|off: off checks syntax only (problems_checked false)
     line_counts: CountCache = field(default_factory=CountCache)  # made before the fork:
     # shared by every worker
     record: dict[str, Any] | None = None

@@ -86,3 +86,25 @@ def test_no_syntax_warning_reaches_stderr(tmp_path: Path) -> None:
         assert [p["code"] for p in done["diagnostics"]["problems"]] == ["F632"]
         server.close()
     assert b"SyntaxWarning" not in server.stderr, server.stderr.decode()
+
+
+def test_problems_off_checks_syntax_only_and_the_gate_lets_it_through(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(CALLS)
+    (tmp_path / "b.ts").write_text("export const a = 1;\n")
+    with RpcServer(tmp_path, "--problems", "off", "--problems-gate", "introduced",
+                   "--workers", "1") as server:
+        done = server.result("file.patch", {"path": "a.py", "patches": [
+            {"find": RENAMED["old"], "replace": RENAMED["new"]}]})
+        broken = server.result("file.patch", {"path": "a.py", "patches": [
+            {"find": "return 1", "replace": "return (1"}]})
+        typed = server.result("file.patch", {"path": "b.ts", "patches": [
+            {"find": "= 1", "replace": "= missing"}]})
+        checked = server.result("file.check", {"path": "a.py"})
+    assert done["diagnostics"] == {"errors": [], "total": 0, "introduced": 0,
+                                   "problems_checked": False}
+    assert (tmp_path / "a.py").read_text().startswith("def load_config():")
+    assert broken["diagnostics"]["introduced"] == 1
+    assert broken["diagnostics"]["problems_checked"] is False
+    assert typed["diagnostics"]["problems_checked"] is False
+    assert checked["diagnostics"]["problems_checked"] is False
+    assert "problems" not in checked["diagnostics"]

@@ -167,8 +167,8 @@ class Judge:
 
 def _checker(language: str | None, ctx: ToolContext | None) -> Check | None:
     """What finds the problems of a file in `language` (the language table names it):
-    None where the server owns none, or oxlint was not found at start."""
-    if language is None:
+    None where the server owns none, oxlint was not found at start, or --problems off."""
+    if language is None or (ctx is not None and not ctx.problems):
         return None
     named = LANGUAGES[language].checker
     if named == "pyflakes":

@@ -6,8 +6,9 @@ multiset of (code, message without line numbers, the stripped text of its line),
 that only moved is not new, and a definition renamed at one place makes every read of the
 old name new. The text after is always checked (never stale); the text before is most
 often the text an earlier call wrote, so its problems are kept by the text's hash and an
-edit normally pays one check. The top-level names broken_imports compares come from the
-same checks (one parse of a text gives both).
+edit normally pays one check; of the text after only what changed, when an earlier check
+of the text before says how (tools.patch.pyincremental). The top-level names
+broken_imports compares come from the same checks (one parse of a text gives both).
 """
 
 from __future__ import annotations
@@ -15,18 +16,23 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
 from chorus_tools.tools.code.bounds import Budget, Skipped
+from chorus_tools.tools.patch.pyincremental import update
 from chorus_tools.tools.patch.pyproblems import (Checked, Finding, Modules, findings,
                                                  top_level_names)
 
 SHOWN = 20  # problems a reply lists
 _KEPT = 256  # checked texts whose problems are kept
+# of those, the latest ones that also keep what an incremental check needs (a 200 KiB
+# module's bindings are ~1 MB): the next edit of a file usually starts from its latest
+_KEPT_INCREMENTAL = 16
 
 _kept: OrderedDict[tuple[str, bytes], Checked] = OrderedDict()
+_incremental: OrderedDict[tuple[str, bytes], None] = OrderedDict()
 # what finds a language's problems: (path, text, budget, modules) -> its findings in file
 # order and, for Python, its top-level names; or Skipped (pyflakes here; oxlint for
 # JavaScript and TypeScript: jsproblems)
@@ -67,7 +73,11 @@ def compare(path: str, before: str | None, after: str, budget: Budget,
     as `check` finds them; Problems(skipped=...) when a bound or the checker stopped the
     check."""
     try:
-        checked = check(path, after, budget, modules)
+        prior = None if before is None else _kept.get((path, _digest(before)))
+        checked = None if prior is None else update(path, before or "", prior, after,
+                                                     budget, modules)
+        if checked is None:
+            checked = check(path, after, budget, modules)
         _keep(path, after, checked)
         new = checked.found
         if not new:
@@ -91,8 +101,9 @@ def introduced(before: str, after: str, old: list[Finding],
                new: list[Finding]) -> list[Finding]:
     """The problems of `new` (in `after`) beyond those of `old` (in `before`), compared as
     a multiset of (code, key, stripped line text)."""
-    left = Counter(_identity(f, before.split("\n")) for f in old)
-    after_lines = after.split("\n")
+    before_lines = _lines(before)
+    left = Counter(_identity(f, before_lines) for f in old)
+    after_lines = _lines(after)
     fresh = []
     for f in new:
         key = _identity(f, after_lines)
@@ -121,9 +132,24 @@ def _before(path: str, text: str, budget: Budget, modules: Modules | None,
 
 
 def _keep(path: str, text: str, found: Checked) -> None:
-    _kept[path, _digest(text)] = found
+    key = path, _digest(text)
+    _kept[key] = found
+    _kept.move_to_end(key)
     while len(_kept) > _KEPT:
         _kept.popitem(last=False)
+    if found.statements is None:
+        return
+    _incremental[key] = None
+    _incremental.move_to_end(key)
+    while len(_incremental) > _KEPT_INCREMENTAL:
+        old, _ = _incremental.popitem(last=False)
+        if old in _kept:
+            _kept[old] = replace(_kept[old], statements=None)
+
+
+@lru_cache(maxsize=2)  # one edit's text after is the next one's text before
+def _lines(text: str) -> list[str]:
+    return text.split("\n")
 
 
 @lru_cache(maxsize=2)  # one call asks for the texts before and after more than once

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections import OrderedDict
+from functools import lru_cache
 
 from chorus_tools.tools.code.bounds import Budget
 
@@ -79,12 +80,12 @@ def compile_error(text: str) -> Found | None:
 def errors(text: str, budget: Budget) -> list[Found]:
     """The syntax errors of a module: the compiler's first, then the first of each later
     top-level statement that does not compile on its own."""
-    starts = _starts(text)
+    cuts = starts(text)
     found: list[Found] = []
     chunks = []
     lines = []  # the 1-based line each statement starts at
     line, counted = 1, 0
-    for start, stop in zip(starts, [*starts[1:], len(text)]):
+    for start, stop in zip(cuts, [*cuts[1:], len(text)]):
         budget.check()
         line += text.count("\n", counted, start)
         counted = start
@@ -117,10 +118,12 @@ def _misplaced_future(chunks: list[str]) -> bool:
     return False
 
 
-def _starts(text: str) -> list[int]:
+@lru_cache(maxsize=4)  # the syntax check and the problems' of one text share it
+def starts(text: str) -> list[int]:
     """The offsets of the lines a top-level statement starts at; 0 always (the lines
     before the first statement go with it). Only lines at column 0 are looked at, so
-    the cost is the text's scan in C, not a Python step per line."""
+    the cost is the text's scan in C, not a Python step per line. Shared: not to be
+    changed by its callers."""
     starts = [0]
     quotes, scanned = 0, 0
     for m in _CANDIDATE.finditer(text):

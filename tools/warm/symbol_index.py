@@ -19,11 +19,13 @@ from collections import OrderedDict
 from array import array
 from typing import Callable, NamedTuple
 
-from chorus_tools.tools.code.codemap import Parsed, read_summary
+import numpy as np
+
+from chorus_tools.tools.code.codemap import read_summary
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.code.symbols import Symbol, maybe_code, symbols
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.warm.refs import Refs, pack
+from chorus_tools.tools.warm.refs import Local, Record, local
 from chorus_tools.tools.warm.symbol_helpers import BATCH, Helpers
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # parsed here; a bigger file is parsed by the asker
@@ -35,10 +37,13 @@ ESTIMATE_AFTER = 2000
 
 
 class Entry(NamedTuple):
+    """A file's summary as code.map reads it from the index (a Record: tools/warm/refs.py)
+    or from a file parsed for the map alone (this)."""
+
     names: tuple[str, ...]  # the names it defines, in file order (Summary.names)
     words: array  # ids of the words it mentions (Summary.words, in that order)
-    refs: Refs | None  # its identifiers' uses (tools/warm/refs.py); None for a map's own
-    stamp: int  # the CRC-32 of the text parsed: lines are read only from that text
+    refs: Record | None  # None: a map's own
+    stamp: int
 
 
 class SymbolIndex:
@@ -49,7 +54,7 @@ class SymbolIndex:
         self.kept: OrderedDict[str, list[Symbol]] = OrderedDict()
         self.kept_count = 0
         self.kept_limit = budget // KEPT_SHARE // SYMBOL_BYTES
-        self.files: dict[str, Entry] = {}  # parsed code files
+        self.files: dict[str, Record] = {}  # parsed code files
         self.by_name: dict[str, list[str]] = {}  # a name -> the files defining it
         self.queue: dict[str, None] = {}  # to parse, oldest first (unknown)
         self.unreadable: set[str] = set()  # unknown for good
@@ -167,28 +172,23 @@ class SymbolIndex:
 
     def parse(self, path: str) -> None:
         """Parse a queued file into the index."""
-        self._keep(path, read_summary(self.ctx, path))
+        self._keep(path, read_local(self.ctx, path))
 
-    def _keep(self, path: str, found: Parsed | None) -> None:
+    def _keep(self, path: str, found: Local | None) -> None:
         if found is None:
             self.not_code.add(path)
             return
-        summary = found.summary
-        if found.grammar == "markdown":
+        if found.markdown:
             self.markdown.add(path)
-        self.files[path] = Entry(summary.names, array("I", map(self.word_id, summary.words)),
-                                 pack(found.table, self.word_id), found.stamp)
-        for name in dict.fromkeys(summary.names):
-            self.by_name.setdefault(name, []).append(path)
-        self.symbols += len(summary.names)
-
-    def mentions(self, path: str, word: str) -> bool | None:
-        """Whether a parsed file mentions `word`; None when the index cannot say."""
-        entry = self.files.get(path)
-        word_id = self.word_ids.get(word)
-        if entry is None:
-            return None
-        return word_id is not None and word_id in entry.words
+        word_id = self.word_id
+        record = self.files[path] = Record(
+            found, np.fromiter(map(word_id, found.names), np.uint32, len(found.names)),
+            self.word_list)
+        defined = record.defined().tolist()
+        words = self.word_list
+        for word in dict.fromkeys(defined):
+            self.by_name.setdefault(words[word], []).append(path)
+        self.symbols += len(defined)
 
     def symbols_of(self, path: str) -> list[Symbol] | None:
         """A parsed file's whole symbols: kept, or read and parsed now (and kept, least
@@ -244,8 +244,10 @@ class SymbolIndex:
         entry = self.files.pop(path, None)
         if entry is None:
             return
-        self.symbols -= len(entry.names)
-        for name in dict.fromkeys(entry.names):
+        defined = entry.defined().tolist()
+        self.symbols -= len(defined)
+        for word in dict.fromkeys(defined):
+            name = self.word_list[word]
             holders = self.by_name[name]
             holders.remove(path)
             if not holders:
@@ -259,3 +261,9 @@ class SymbolIndex:
             self.word_list.append(word)
         return found
 
+
+
+def read_local(ctx: ToolContext, path: str) -> Local | None:
+    """A code file read and parsed now, as the index keeps it; None when it is no code."""
+    found = read_summary(ctx, path)
+    return None if found is None else local(found)

@@ -108,6 +108,7 @@ class Warm:
             self.built_at = time.monotonic()
             self.content.start(tree.files, self.budget - self.used() - self._kept.limit)
             self.symbols.start()
+        self.symbols.feed()  # the helpers parse while the content index reads
         if time.monotonic() < until and not self.content.step(until - time.monotonic()):
             if self.content.index is not None and self.used() > self.budget:
                 self.content.drop("the index outgrew --index-memory; searches run unindexed")

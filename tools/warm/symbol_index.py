@@ -34,6 +34,7 @@ SYMBOL_BYTES = 500  # what a kept Symbol costs, its strings included (measured: 
 # files parsed before the index estimates whether the rest fits the room it has: at 200k
 # files the default budget ran out only after a minute of parsing
 ESTIMATE_AFTER = 2000
+FEED_EVERY = 4  # files parsed here between two looks at the helpers
 
 
 class Entry(NamedTuple):
@@ -102,13 +103,15 @@ class SymbolIndex:
         if room is not None and self._will_not_fit(room()):
             return False
         until = time.monotonic() + seconds
-        self._hand_out()
+        self.feed()
         parsed = 0
         while self.queue and time.monotonic() < until:
             path = next(iter(self.queue))
             del self.queue[path]
             self.parse(path)
             parsed += 1
+            if parsed % FEED_EVERY == 0:
+                self.feed()
             if parsed % 256 == 0 and over_budget():
                 return self._outgrown()
         if self.helpers is not None:
@@ -146,6 +149,14 @@ class SymbolIndex:
         self.drop("the symbol index outgrew --index-memory; code calls parse the files "
                   "that hold the name")
         return False
+
+    def feed(self) -> None:
+        """Apply the answers of the helpers that are done and hand them the next batches:
+        often, so that no helper waits for the warm process to finish a slice of its own
+        work (its own parses, or the content index's reading before them)."""
+        if self.helpers is not None and self.started and self.on:
+            self._take()
+            self._hand_out()
 
     def _hand_out(self) -> None:
         if self.helpers is None or len(self.queue) < 2 * BATCH:

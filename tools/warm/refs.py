@@ -22,7 +22,7 @@ About 3 bytes a use in a small file (9 before).
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from chorus_tools.tools.code.codemap import Parsed
 # the widths (index | offset << 4 | use << 8, in bytes), the holders' text bytes
 HEAD = struct.Struct("<7I")
 _KIND_BITS = 3  # identifiers.KINDS has 5
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+_UNSIGNED: dict[int, Any] = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
 class Uses(NamedTuple):
@@ -130,7 +130,8 @@ class Record:
         _, size, _, count, _, widths, _ = HEAD.unpack_from(self.data)
         width = widths & 15
         at = HEAD.size + 4 * size + width * (size + 1)
-        return self.ids()[np.frombuffer(self.data, _UNSIGNED[width], count, at)]
+        defs: np.ndarray = np.frombuffer(self.data, _UNSIGNED[width], count, at)
+        return self.ids()[defs]
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -164,7 +165,7 @@ class Record:
         at += index_w * (size + 1 + defs + holders)
         offset = np.frombuffer(data, _UNSIGNED[offset_w], high - low, at + offset_w * low)
         at += offset_w * n
-        packed = np.frombuffer(data, _UNSIGNED[use_w], high - low, at + use_w * low)
+        packed: np.ndarray = np.frombuffer(data, _UNSIGNED[use_w], high - low, at + use_w * low)
         return Uses(offset.astype(np.uint32),
                     (packed >> _KIND_BITS).astype(np.int32) - 1,
                     (packed & 7).astype(np.uint8))

@@ -59,7 +59,7 @@ class Target:
     op: str
     bound: float
     absolute: bool = False
-    unit: str = "MB"  # of an absolute bound: MB, % (a share), s, files/s
+    unit: str = "MB"  # of an absolute bound: MB, % (a share), s, files/s, bytes
 
     def met(self, value: float) -> bool:
         return value >= self.bound if self.op == "≥" else value <= self.bound
@@ -68,7 +68,8 @@ class Target:
         if not self.absolute:
             return f"{self.op} {self.bound:g}×"
         shown = {"MB": f"{self.bound / 1e6:g} MB", "%": f"{self.bound * 100:g} %",
-                 "s": f"{self.bound:g} s", "files/s": f"{self.bound:,.0f} files/s"}
+                 "s": f"{self.bound:g} s", "files/s": f"{self.bound:,.0f} files/s",
+                 "bytes": f"{self.bound:,.0f} bytes"}
         return f"{self.op} {shown[self.unit]}"
 
 

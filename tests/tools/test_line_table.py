@@ -9,12 +9,9 @@ import os
 import zlib
 from pathlib import Path
 
-import numpy as np
 
-from chorus_tools.tools.code.identifiers import Table
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.warm.line_table import GAP, LineTables
-from chorus_tools.tools.warm.refs import holds, pack
 
 TEXT = b"first line\r\nsecond uses\n" + b"filler\n" * (GAP // 4) + b"last, no break"
 
@@ -61,18 +58,3 @@ def test_the_kept_tables_stay_within_their_bound(ctx: ToolContext, root: Path) -
     assert 0 < tables.bytes
     tables.clear()
     assert tables.bytes == 0
-
-
-def test_holds_says_what_find_finds() -> None:
-    """refs.holds, the plain-Python look-up a warm code.references runs on every file that
-    may hold a name, agrees with Refs.find for every id, present or not (none is empty)."""
-    names = ["area", "Shape", "x", "ré", "zeta"]
-    found = Table(names, np.array([0, 1, 0, 3, 4, 4], dtype=np.int64),
-                  np.array([0, 5, 11, 17, 20, 30], dtype=np.int64),
-                  np.zeros(6, dtype=np.int64), np.full(6, -1, dtype=np.int64), ())
-    ids = {"area": 7, "Shape": 2, "x": 40, "ré": 3, "zeta": 1000}
-    refs = pack(found, ids.__getitem__)
-    for word in range(0, 1002):
-        assert holds(refs, word) == (refs.find(word) is not None), word
-    none = np.zeros(0, dtype=np.int64)
-    assert holds(pack(Table([], none, none, none, none, ()), ids.__getitem__), 7) is False

@@ -68,7 +68,7 @@ def read_summary(ctx: ToolContext, path: str) -> Parsed | None:
     grammar = None if data is None else supported(path, data)
     if data is None or grammar is None:
         return None
-    found, identifiers = file_table(grammar, path, data)
+    found, identifiers = file_table(grammar, path, data, keep=False)  # read once
     return Parsed(summarize(tuple(s.name for s in found), identifiers.names), grammar,
                   identifiers, zlib.crc32(data))
 

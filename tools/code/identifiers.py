@@ -71,8 +71,9 @@ def table(grammar: str, tree: Tree, data: bytes, found: list[Symbol]) -> Table:
     nodes = caught.get("id", []) + typed
     if not nodes:
         return _empty(holders)
-    order = np.argsort(np.array([n.start_byte for n in nodes], dtype=np.uint32), kind="stable")
-    offset = np.array([n.start_byte for n in nodes], dtype=np.uint32)[order]
+    starts = np.array([n.start_byte for n in nodes], dtype=np.uint32)
+    order = np.argsort(starts, kind="stable")
+    offset = starts[order]
     ends = np.array([n.end_byte for n in nodes], dtype=np.uint32)[order]
     kind = np.zeros(len(nodes), dtype=np.uint8)
     for label, use in (("import", IMPORT), ("type_context", TYPE)):

@@ -47,10 +47,11 @@ class Lines:
         return found
 
 
-def file_table(grammar: str, path: str, data: bytes) -> tuple[list[Symbol], Table]:
+def file_table(grammar: str, path: str, data: bytes,
+               keep: bool = True) -> tuple[list[Symbol], Table]:
     """The symbols and the identifier table of `data`, the content of `path` in
-    `grammar`, from one parse."""
-    tree = tree_of(grammar, path, data)
+    `grammar`, from one parse (its tree kept for a next parse of the file, if `keep`)."""
+    tree = tree_of(grammar, path, data, keep)
     found = extract(grammar, path, data, tree)
     return found, table(grammar, tree, data, found)
 

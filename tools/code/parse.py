@@ -53,10 +53,12 @@ def errors(name: str, data: bytes, key: str, near: int = 0) -> Errors:
     return Errors(len(bad), (node.start_point[0] + 1, describe(node, data)))
 
 
-def parse(name: str, path: str, data: bytes, budget: Budget | None = None) -> Tree:
+def parse(name: str, path: str, data: bytes, budget: Budget | None = None,
+          keep: bool = True) -> Tree:
     """The tree of `data` in grammar `name`, incrementally from the last text parsed
     under `path` in this process; within `budget` when one is given (tools.code.bounds:
-    Skipped past it)."""
+    Skipped past it). keep=False: a text read once (the symbol index's, a map's) is not
+    kept for a next parse."""
     key = (name, path)
     kept = _trees.get(key)
     if kept is not None and kept[0] == data:
@@ -64,7 +66,7 @@ def parse(name: str, path: str, data: bytes, budget: Budget | None = None) -> Tr
         return kept[1]
     old = None if kept is None else _edited(kept[1], kept[0], data)
     tree = _parse(name, data, old, budget)
-    if keeps(len(data)):
+    if keep and keeps(len(data)):
         _trees[key] = (data, tree)
         _trees.move_to_end(key)
     else:

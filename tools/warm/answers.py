@@ -120,6 +120,8 @@ class Warm:
             self.content.start(tree.files, self.budget - self.used() - self._kept.limit)
             self.symbols.start()
         # idle, nothing is stepped: a look at the memory reads a /proc file
+        if self._parsing():
+            self.symbols.feed()  # the helpers parse while the content index reads
         if time.monotonic() < until and self.content.due_in() == 0:
             self.content.step(until - time.monotonic())
             if self.content.index is not None and self.used() > self.budget:

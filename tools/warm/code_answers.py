@@ -35,7 +35,7 @@ from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.code.rank import Corpus, rank
 from chorus_tools.tools.warm import code_replies
 from chorus_tools.tools.warm.grams import query_grams
-from chorus_tools.tools.warm.refs import Uses, holds
+from chorus_tools.tools.warm.refs import Uses
 from chorus_tools.tools.warm.symbol_index import Entry
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def _references(warm: Warm, rel: str, globs: list[str], name: str, max_results: 
                        chosen if may is None else may):
         entry = index.files.get(path)
         uses = None if word is None or entry is None or entry.refs is None \
-            or not holds(entry.refs, word) else entry.refs.find(word)
+            or not entry.refs.holds(word) else entry.refs.find(word)
         if uses is not None and not include_definitions:
             uses = Uses(*(column[uses.kind != DEFINITION] for column in uses))
         if uses is not None and len(uses.offset):
@@ -154,7 +154,7 @@ def code_mentions(warm: Warm, rel: str, globs: list[str], name: str) -> dict[str
     known = set() if word is None else {
         path for path in _paths(warm.content.paths, chosen)
         if (entry := index.files.get(path)) is not None and entry.refs is not None
-        and holds(entry.refs, word)}
+        and entry.refs.holds(word)}
     return _answer(warm, chosen, known, name, True)
 
 

@@ -15,12 +15,11 @@ from multiprocessing import Pipe
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from chorus_tools.tools.code.codemap import read_summary
 from chorus_tools.tools.context import ToolContext
 
 BATCH = 16  # files handed to a helper at once
 
-Answer = tuple[str, Any]  # (path, read_summary's result, or None: parse it again here)
+Answer = tuple[str, Any]  # (path, read_local's result, or None: parse it again here)
 
 
 class Helper:
@@ -93,11 +92,13 @@ class Helpers:
 
 
 def _serve(ctx: ToolContext, conn: Connection) -> None:
-    """A helper's life: batches of paths in, their summaries out, until the pipe closes."""
+    """A helper's life: batches of paths in, their records out (packed here, the warm
+    process only gives their names ids), until the pipe closes."""
+    from chorus_tools.tools.warm.symbol_index import read_local  # it imports this module
     try:
         while True:
             paths = conn.recv()
-            conn.send([(path, ("parsed", read_summary(ctx, path))) for path in paths])
+            conn.send([(path, ("parsed", read_local(ctx, path))) for path in paths])
     except (EOFError, OSError):
         pass
     finally:

@@ -19,11 +19,14 @@ from collections import OrderedDict
 from array import array
 from typing import Callable, NamedTuple
 
-from chorus_tools.tools.code.codemap import Parsed, read_summary
+import numpy as np
+
+from chorus_tools.tools.code.codemap import read_summary
+from chorus_tools.tools.code.parse import give_back
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.code.symbols import Symbol, maybe_code, symbols
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.warm.refs import Refs, pack
+from chorus_tools.tools.warm.refs import Local, Record, local
 from chorus_tools.tools.warm.symbol_helpers import BATCH, Helpers
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # parsed here; a bigger file is parsed by the asker
@@ -32,13 +35,21 @@ SYMBOL_BYTES = 500  # what a kept Symbol costs, its strings included (measured: 
 # files parsed before the index estimates whether the rest fits the room it has: at 200k
 # files the default budget ran out only after a minute of parsing
 ESTIMATE_AFTER = 2000
+FEED_EVERY = 4  # files parsed here between two looks at the helpers
+# records kept between two returns of freed memory to the system: each parse leaves holes
+# between the records that stay (a tree is ~50 times its text), which held RSS at twice
+# what the records take (2.5 KiB a generated file instead of 1.2 KiB)
+TRIM_EVERY = 256
 
 
 class Entry(NamedTuple):
+    """A file's summary as code.map reads it from the index (a Record: tools/warm/refs.py)
+    or from a file parsed for the map alone (this)."""
+
     names: tuple[str, ...]  # the names it defines, in file order (Summary.names)
     words: array  # ids of the words it mentions (Summary.words, in that order)
-    refs: Refs | None  # its identifiers' uses (tools/warm/refs.py); None for a map's own
-    stamp: int  # the CRC-32 of the text parsed: lines are read only from that text
+    refs: Record | None  # None: a map's own
+    stamp: int
 
 
 class SymbolIndex:
@@ -49,7 +60,7 @@ class SymbolIndex:
         self.kept: OrderedDict[str, list[Symbol]] = OrderedDict()
         self.kept_count = 0
         self.kept_limit = budget // KEPT_SHARE // SYMBOL_BYTES
-        self.files: dict[str, Entry] = {}  # parsed code files
+        self.files: dict[str, Record] = {}  # parsed code files
         self.by_name: dict[str, list[str]] = {}  # a name -> the files defining it
         self.queue: dict[str, None] = {}  # to parse, oldest first (unknown)
         self.unreadable: set[str] = set()  # unknown for good
@@ -63,6 +74,7 @@ class SymbolIndex:
         self.handed: dict[str, None] = {}  # given to helpers, not answered yet (unknown)
         self.helpers: Helpers | None = None
         self._first: tuple[int, int] | None = None  # files done and room at the first step
+        self._untrimmed = 0  # records kept since freed memory was last given back
         self._estimated = False
 
     @property
@@ -97,13 +109,15 @@ class SymbolIndex:
         if room is not None and self._will_not_fit(room()):
             return False
         until = time.monotonic() + seconds
-        self._hand_out()
+        self.feed()
         parsed = 0
         while self.queue and time.monotonic() < until:
             path = next(iter(self.queue))
             del self.queue[path]
             self.parse(path)
             parsed += 1
+            if parsed % FEED_EVERY == 0:
+                self.feed()
             if parsed % 256 == 0 and over_budget():
                 return self._outgrown()
         if self.helpers is not None:
@@ -142,6 +156,14 @@ class SymbolIndex:
                   "that hold the name")
         return False
 
+    def feed(self) -> None:
+        """Apply the answers of the helpers that are done and hand them the next batches:
+        often, so that no helper waits for the warm process to finish a slice of its own
+        work (its own parses, or the content index's reading before them)."""
+        if self.helpers is not None and self.started and self.on:
+            self._take()
+            self._hand_out()
+
     def _hand_out(self) -> None:
         if self.helpers is None or len(self.queue) < 2 * BATCH:
             return
@@ -167,28 +189,27 @@ class SymbolIndex:
 
     def parse(self, path: str) -> None:
         """Parse a queued file into the index."""
-        self._keep(path, read_summary(self.ctx, path))
+        self._keep(path, read_local(self.ctx, path))
 
-    def _keep(self, path: str, found: Parsed | None) -> None:
+    def _keep(self, path: str, found: Local | None) -> None:
         if found is None:
             self.not_code.add(path)
             return
-        summary = found.summary
-        if found.grammar == "markdown":
+        if found.markdown:
             self.markdown.add(path)
-        self.files[path] = Entry(summary.names, array("I", map(self.word_id, summary.words)),
-                                 pack(found.table, self.word_id), found.stamp)
-        for name in dict.fromkeys(summary.names):
-            self.by_name.setdefault(name, []).append(path)
-        self.symbols += len(summary.names)
-
-    def mentions(self, path: str, word: str) -> bool | None:
-        """Whether a parsed file mentions `word`; None when the index cannot say."""
-        entry = self.files.get(path)
-        word_id = self.word_ids.get(word)
-        if entry is None:
-            return None
-        return word_id is not None and word_id in entry.words
+        self._untrimmed += 1
+        if self._untrimmed >= TRIM_EVERY:
+            self._untrimmed = 0
+            give_back()
+        word_id = self.word_id
+        record = self.files[path] = Record(
+            found, np.fromiter(map(word_id, found.names), np.uint32, len(found.names)),
+            self.word_list)
+        defined = record.defined().tolist()
+        words = self.word_list
+        for word in dict.fromkeys(defined):
+            self.by_name.setdefault(words[word], []).append(path)
+        self.symbols += len(defined)
 
     def symbols_of(self, path: str) -> list[Symbol] | None:
         """A parsed file's whole symbols: kept, or read and parsed now (and kept, least
@@ -244,8 +265,10 @@ class SymbolIndex:
         entry = self.files.pop(path, None)
         if entry is None:
             return
-        self.symbols -= len(entry.names)
-        for name in dict.fromkeys(entry.names):
+        defined = entry.defined().tolist()
+        self.symbols -= len(defined)
+        for word in dict.fromkeys(defined):
+            name = self.word_list[word]
             holders = self.by_name[name]
             holders.remove(path)
             if not holders:
@@ -259,3 +282,9 @@ class SymbolIndex:
             self.word_list.append(word)
         return found
 
+
+
+def read_local(ctx: ToolContext, path: str) -> Local | None:
+    """A code file read and parsed now, as the index keeps it; None when it is no code."""
+    found = read_summary(ctx, path)
+    return None if found is None else local(found)

@@ -31,15 +31,15 @@ _PREFIX_DEPTH = 3  # from a comment's or attribute's first token up to the node 
 _FIRST_LINE = frozenset({"variable", "constant", "field", "macro"})
 
 
-def tree_of(grammar: str, path: str, data: bytes) -> Tree:
+def tree_of(grammar: str, path: str, data: bytes, keep: bool = True) -> Tree:
     """The tree symbols are read from: C and C++ with their misleading macros hidden
     (tools/code/symbols/macros.py), kept under their own key so the guard's tree of the
-    file's own bytes stays in tools/code/parse.py's cache beside it."""
+    file's own bytes stays in tools/code/parse.py's cache beside it (unless not `keep`)."""
     if grammar in ("c", "cpp"):
         hidden = macros.hide(data)
         if hidden is not data:
-            return parse(grammar, path + "\0symbols", hidden)
-    return parse(grammar, path, data)
+            return parse(grammar, path + "\0symbols", hidden, keep=keep)
+    return parse(grammar, path, data, keep=keep)
 
 
 def extract(grammar: str, path: str, data: bytes, tree: Tree | None = None) -> list[Symbol]:

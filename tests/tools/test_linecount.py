@@ -38,9 +38,15 @@ def _count(path: Path, data: bytes) -> tuple[Lines, list[int | None]]:
 
 
 def _expected_starts(data: bytes) -> list[int]:
-    """Reference: the byte offset of every line, from the decoded lines (BOM included)."""
+    """Reference: the byte offset of every line, from the decoded lines (BOM included).
+    In an encoding where a line break is the byte \\n, the bytes after each one: bytes
+    decoded as U+FFFD would encode back to other bytes (regression: `e9 e9 85 85 0a`,
+    read as UTF-8 with one replaced byte, put the second line at 7, not 5)."""
     decoded, encoding = text.decode(data)
     lines = text.lines_with_endings(decoded)
+    first = len(text.encode("", encoding))  # after a BOM
+    if text.encode("\n", encoding)[first:] == b"\n":
+        return ([first] + [at + 1 for at, byte in enumerate(data) if byte == 10])[:len(lines)]
     return [len(text.encode("".join(lines[:n]), encoding)) for n in range(len(lines))]
 
 

@@ -100,10 +100,10 @@ class Pool:
         for _ in range(self._size):
             self._spawn()
 
-    def background(self, target: str) -> None:
-        """Run `target(ctx)` once in a process of its own, beside the workers."""
+    def background(self, target: str, **kwargs: Any) -> None:
+        """Run `target(ctx, **kwargs)` once in a process of its own, beside the workers."""
         process = _mp.Process(target=run_once, daemon=True, name="chorus-background",
-                              args=(self._ctx, Task(target, {}), os.getpid(), self.inherited(),
+                              args=(self._ctx, Task(target, kwargs), os.getpid(), self.inherited(),
                                     self._ruleset))
         process.start()
         self._background.append(process)

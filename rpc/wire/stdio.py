@@ -18,6 +18,7 @@ import signal
 import socket
 import stat
 import sys
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -199,7 +200,8 @@ class Server:
             self._pool.close_in_children(self._warm.bind())
         self._pool.start()
         self._pool.background("chorus_tools.tools.mutate.atomic:sweep_temp_files")
-        self._pool.background("chorus_tools.tools.bytes.spool:recover")  # killed imports
+        self._pool.background("chorus_tools.tools.bytes.spool:recover",  # killed imports
+                              before=time.time())
         self._feed_metrics()
         await self._output.open()
         if self._listening is not None:

@@ -89,7 +89,7 @@ def test_a_killed_commit_is_rolled_back_whole(ctx: ToolContext, root: Path,
         said = archive_in.recover(ctx, upload)
         assert said["rolled_back"] is True and "4 entries" in said["note"]
     elif how == "start":
-        assert spool.recover(ctx) == {"removed": 1}
+        assert spool.recover(ctx, before=time.time() + 1) == {"removed": 1}
     else:
         assert spool.expire(ctx, now=time.time() + ctx.limits.upload_timeout + 1) == 1
     assert tree(root) == before  # the directories made are gone, and so is the spool
@@ -114,11 +114,24 @@ def test_a_commit_still_running_is_never_taken(ctx: ToolContext, root: Path) -> 
     _setup(root)
     upload = _killed_commit(ctx, root)
     with Spool.open(ctx, upload):  # its lock held: as a live commit holds it
-        assert spool.recover(ctx) == {"removed": 0}
+        assert spool.recover(ctx, before=time.time() + 1) == {"removed": 0}
         assert spool.expire(ctx, now=time.time() + ctx.limits.upload_timeout + 1) == 0
     assert (root / "dest" / "old.txt").read_bytes() == b"the archive's old.txt"
-    assert spool.recover(ctx) == {"removed": 1}
+    assert spool.recover(ctx, before=time.time() + 1) == {"removed": 1}
     assert (root / "dest" / "old.txt").read_text() == "old content"
+
+
+def test_regression_a_late_start_sweep_leaves_this_servers_own_commit(
+        ctx: ToolContext, root: Path) -> None:
+    """Regression: on a loaded machine the start's sweep ran after a worker of the same
+    server was killed mid-commit, rolled the import back first, and the invoker's own
+    recovery then found no spool and answered `rolled_back: false`. A spool touched since
+    the server started is the invoker's."""
+    _setup(root)
+    started = time.time() - 60
+    upload = _killed_commit(ctx, root)
+    assert spool.recover(ctx, before=started) == {"removed": 0}
+    assert archive_in.recover(ctx, upload)["rolled_back"] is True
 
 
 def test_recover_says_what_became_of_an_import_not_killed(ctx: ToolContext,

@@ -279,14 +279,18 @@ def expire(ctx: ToolContext, now: float | None = None) -> int:
     return _sweep(ctx, lambda root_fd, name: _idle_since(root_fd, name) < now - timeout)
 
 
-def recover(ctx: ToolContext) -> dict[str, int]:
+def recover(ctx: ToolContext, before: float) -> dict[str, int]:
     """At start (the server runs it in the background): every spool an archive import's
     commit left with its landing journal, killed with the server midway, is rolled back
     (tools/bytes/landing.py) and removed. A spool whose lock is held is a commit running
-    now, never one killed. Not under --read-only: that server changes nothing."""
+    now, never one killed; nor is one touched since `before`, the server's start: this
+    server's own killed commits are its invoker's to recover (a sweep that ran late, on a
+    loaded machine, rolled one back first, and the invoker's answer lost `rolled_back`).
+    Not under --read-only: that server changes nothing."""
     if ctx.read_only:
         return {"removed": 0}
-    return {"removed": _sweep(ctx, lambda root_fd, name: bool(landing.state(root_fd, name)))}
+    return {"removed": _sweep(ctx, lambda root_fd, name: _idle_since(root_fd, name) < before
+                              and bool(landing.state(root_fd, name)))}
 
 
 def _sweep(ctx: ToolContext, take: Callable[[int, str], bool]) -> int:

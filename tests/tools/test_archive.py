@@ -245,7 +245,7 @@ def test_a_failing_write_puts_back_what_landed(ctx: ToolContext, root: Path,
     (root / "dest" / "old").write_text("old content")
     real = archive_in._land_link
 
-    def fail(ctx: ToolContext, landing: archive_in.Landing) -> None:
+    def fail(ctx: ToolContext, dir_fd: int, landing: archive_in.Landing) -> None:
         raise ToolError("write_failed", "disk full (simulated)", errno="ENOSPC")
 
     monkeypatch.setattr(archive_in, "_land_link", fail)

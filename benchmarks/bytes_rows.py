@@ -14,7 +14,6 @@ little as `cp` and `cat` do; the server runs with --max-write-bytes raised to fi
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import shutil
@@ -24,9 +23,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import pybase64
+
 from benchmarks.env import REPO, Env
 from benchmarks.httpload import HttpServer
-from benchmarks.loadclient import ProtocolError, StdioServer
+from benchmarks.loadclient import Call, ProtocolError, StdioServer
 from benchmarks.report import Measure, Target
 from benchmarks.rss import peak_rss_bytes, rss_bytes, tree_pids
 from benchmarks.scenarios import Scenario, _sequential_rate
@@ -177,7 +178,9 @@ def get_cat(env: Env) -> Measure:
 
 
 def parts_ours(env: Env) -> Measure:
-    """The file uploaded in 8 MiB parts over stdio, then committed."""
+    """The file uploaded in 8 MiB parts over stdio, then committed. The client does what
+    an orchestrator would: two parts in flight (it encodes the next while the server
+    takes one), each encoded by pybase64 (the server's own codec, as fast as any)."""
     source, workspace = _source(env), _workspace(env)
     with open(source, "rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
@@ -187,10 +190,11 @@ def parts_ours(env: Env) -> Measure:
                                {"path": "parts.bin", "size": _size(env), "sha256": digest})
         upload_id = begin["result"]["upload_id"]
         with open(source, "rb") as f:
-            for offset in range(0, _size(env), PART):
-                data = base64.b64encode(f.read(PART)).decode()
-                server.request("file.upload_part",
-                               {"upload_id": upload_id, "offset": offset, "data": data})
+            def part(i: int) -> Call:
+                data = pybase64.b64encode(os.pread(f.fileno(), PART, i * PART)).decode()
+                return "file.upload_part", {"upload_id": upload_id, "offset": i * PART,
+                                            "data": data}
+            server.throughput(part, -(-_size(env) // PART), in_flight=2)
         server.request("file.upload_commit", {"upload_id": upload_id})
     try:
         with env.ours(workspace, "--max-write-bytes", str(2 * _size(env))) as server:
@@ -221,7 +225,8 @@ SCENARIOS: list[Scenario] = [
              put_cp),
     Scenario("get_files", "GET /files of a 1 GiB file (16 MiB --quick), peak RSS growth",
              "cat FILE > /dev/null", Target("≤", 1.25), get_ours, get_cat),
-    Scenario("upload_parts", "the same file in 8 MiB file.upload_part calls over stdio",
+    Scenario("upload_parts", "the same file in 8 MiB file.upload_part calls over stdio, "
+             "two in flight",
              "PUT /files of it", Target("≤", 2.5), parts_ours, put_ours),
     Scenario("read_bytes_1m", "file.read_bytes of 1 MiB, one call at a time",
              "file.read of a 1 MiB text file", Target("≥", 0.8), read_bytes_ours, read_text),

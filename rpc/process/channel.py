@@ -1,8 +1,9 @@
-"""Messages between the dispatcher and a worker: a 4-byte length, then a pickle, over a
-plain pipe. The dispatcher reads without blocking and takes every complete message a read
-brought (one read(2) usually brings a whole reply); the worker reads blocking, through a
-buffer. Multiprocessing's Connection costs two reads per message and a pickler object per
-send, which showed as a third of the dispatcher's time under load."""
+"""Messages between the dispatcher and a worker over plain pipes: outcomes as a 4-byte
+length, then a pickle; jobs as the bare pickle (`send`, `receive`). The dispatcher reads
+without blocking and takes every complete message a read brought (one read(2) usually
+brings a whole reply); the worker reads blocking, through a buffer. Multiprocessing's
+Connection costs two reads per message and a pickler object per send, which showed as a
+third of the dispatcher's time under load."""
 
 from __future__ import annotations
 
@@ -19,7 +20,36 @@ def frame(obj: Any) -> bytes:
     return _HEADER.pack(len(data)) + data
 
 
-def write_all(fd: int, data: bytes) -> None:
+def send(fd: int, obj: Any) -> None:
+    """`obj` as a bare pickle (no length before it: pickle delimits itself) written to a
+    blocking `fd`, read back by `receive`. pickle hands a payload of 64 KiB or more (an
+    8 MiB upload part's data) straight from the object to our write, so the dispatcher
+    never copies it into a pickle first (docs/benchmarks.md, upload_parts); a small
+    message is still one write(2)."""
+    pickle.Pickler(_Writer(fd), protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+
+
+def receive(stream: BinaryIO) -> Any:
+    """The next message `send` wrote, from a blocking buffered stream; EOFError when it
+    ends, even mid-message."""
+    try:
+        return pickle.load(stream)
+    except pickle.UnpicklingError as exc:  # cut short: the dispatcher is gone
+        raise EOFError(f"the channel closed mid-message ({exc})") from None
+
+
+class _Writer:
+    """What pickle writes to: all of each piece, to a blocking descriptor."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, data: bytes | memoryview) -> int:
+        write_all(self._fd, data)
+        return len(data)
+
+
+def write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from chorus_tools.rpc.process import descriptors
-from chorus_tools.rpc.process.channel import FrameReader, Undecodable, frame, write_all
+from chorus_tools.rpc.process.channel import FrameReader, Undecodable, send
 from chorus_tools.rpc.process.jobqueue import JobQueue
 from chorus_tools.rpc.process.worker import run_once, worker_main
 from chorus_tools.tools.confine.workers import worker_ruleset
@@ -239,8 +239,8 @@ class Pool:
                 job.worker = worker
             worker.jobs.extend(batch)
             try:  # one message: the worker reads it whole before it runs any of it
-                write_all(worker.to_worker, frame(
-                    [(j.id, tuple(j.task)) for j in batch]))  # see tools/task.py
+                send(worker.to_worker,
+                     [(j.id, tuple(j.task)) for j in batch])  # see tools/task.py
             except OSError:  # the worker is gone and never got this batch
                 self._crashed(worker, took_batch=False)
 

@@ -20,7 +20,7 @@ from functools import cache
 from typing import Any, Callable
 
 from chorus_tools.rpc.process import descriptors
-from chorus_tools.rpc.process.channel import frame, read_frame, write_all
+from chorus_tools.rpc.process.channel import frame, receive, write_all
 from chorus_tools.tools.confine.workers import enter
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
@@ -128,7 +128,7 @@ def worker_main(jobs_fd: int, results_fd: int, handoff_fd: int, ctx: ToolContext
     handoff = socket.socket(fileno=handoff_fd)  # rpc/process/descriptors.py
     while True:
         try:
-            batch = read_frame(jobs)
+            batch = receive(jobs)
         except (EOFError, OSError):
             return
         for job_id, fields in batch:

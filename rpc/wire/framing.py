@@ -124,7 +124,8 @@ class Decoder:
                 self._skip_line = True
                 return TooLarge(Framing.LINE)
             return None
-        body = bytes(self._buf[:end]).rstrip(b"\r")
+        with memoryview(self._buf) as view:  # one copy (a slice then bytes() made two)
+            body = bytes(view[:end]).rstrip(b"\r")
         del self._buf[:end + 1]
         self._scanned = 0
         if len(body) > self.max_size:
@@ -163,7 +164,8 @@ class Decoder:
         assert size is not None
         if len(self._buf) < size:
             return None
-        body = bytes(self._buf[:size])
+        with memoryview(self._buf) as view:
+            body = bytes(view[:size])
         del self._buf[:size]
         self._body_size = None
         return Message(body, Framing.LSP)

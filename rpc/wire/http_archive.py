@@ -4,9 +4,10 @@ the same dispatcher as `/rpc` (tools/bytes/archive_*.py do the work in the worke
 module only speaks HTTP and never touches a file.
 
 - GET: `archive.export` chunk by chunk, each call resuming from the cursor the one before
-  returned and sent once the socket drained the one before, so memory is one chunk on
-  both sides whatever the tree's size, and no spool is written (it works under
-  --read-only). The first chunk is made before the 200 is sent, so an error about the
+  returned, made while that one is sent (a worker builds the next chunk as the socket
+  takes this one) and sent once the socket drained it, so memory is two chunks at most
+  whatever the tree's size, and no spool is written (it works under --read-only). The
+  first chunk is made before the 200 is sent, so an error about the
   directory is a whole reply; one later (a file changed midway) cuts the connection,
   leaving the client a chunked body without its last chunk, which it knows is short.
 - PUT: the body, read as it arrives, goes into the archive's spool (`archive.import_begin`,
@@ -16,11 +17,12 @@ module only speaks HTTP and never touches a file.
 
 from __future__ import annotations
 
-import base64
+import asyncio
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
 import orjson
+import pybase64
 
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.wire.http_files import JSON, Failed, call, upload_body
@@ -52,14 +54,15 @@ async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
                      ("content-disposition",
                       f'attachment; filename="{name}.{params["format"]}"')])
     while out.open:
-        out.chunk(base64.b64decode(part["data"]))
-        if part["cursor"] is None:
+        after = None if part["cursor"] is None else asyncio.ensure_future(call(
+            dispatcher, "archive.export", {**params, "cursor": part["cursor"]}))
+        out.chunk(pybase64.b64decode(part["data"]))
+        if after is None:
             out.end()
             return
         await out.drained()
         try:
-            part = await call(dispatcher, "archive.export", {**params,
-                                                             "cursor": part["cursor"]})
+            part = await after
         except Failed:
             break
     out.abort()

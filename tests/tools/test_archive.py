@@ -245,7 +245,7 @@ def test_a_failing_write_puts_back_what_landed(ctx: ToolContext, root: Path,
     (root / "dest" / "old").write_text("old content")
     real = archive_in._land_link
 
-    def fail(ctx: ToolContext, landing: archive_in.Landing) -> None:
+    def fail(ctx: ToolContext, dir_fd: int, landing: archive_in.Landing) -> None:
         raise ToolError("write_failed", "disk full (simulated)", errno="ENOSPC")
 
     monkeypatch.setattr(archive_in, "_land_link", fail)
@@ -288,3 +288,24 @@ def test_deny_never_exported_and_never_imported_into(root: Path) -> None:
         assert err.details["entry"] == "secrets/new"
     finally:
         os.close(ws.root_fd)
+
+
+def test_a_chunk_gzipped_in_many_members_reads_back_whole(
+        ctx: ToolContext, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each PIECE of tar bytes is a gzip member deflated in a thread (tools/bytes/
+    deflate.py): with pieces of 1000 bytes a chunk is a member or more per file, that
+    gzip and tarfile read as one stream with every byte where it was."""
+    from chorus_tools.tools.bytes import deflate
+    monkeypatch.setattr(deflate, "PIECE", 1000)
+    (root / "src").mkdir()
+    files = {f"src/f{i:02}.bin": os.urandom(700 * i) for i in range(12)}
+    for name, data in files.items():
+        (root / name).write_bytes(data)
+    reply = export(ctx, "src", "tar.gz")
+    assert reply["cursor"] is None
+    raw = base64.b64decode(reply["data"])
+    assert raw.count(b"\x1f\x8b\x08") >= 12  # many members, not one
+    with tarfile.open(fileobj=io.BytesIO(gzip.decompress(raw))) as tar:
+        got = {f"src/{m.name}": tar.extractfile(m).read()  # type: ignore[union-attr]
+               for m in tar.getmembers() if m.isfile()}
+    assert got == files

@@ -60,10 +60,11 @@ def _killed_commit(ctx: ToolContext, root: Path) -> str:
         try:
             real = archive_in._land_file
 
-            def landing_then_killed(ctx: ToolContext, fd: int, x: Any, i: int) -> None:
+            def landing_then_killed(ctx: ToolContext, fd: int, dir_fd: int, x: Any,
+                                    i: int) -> None:
                 if x.rel == "dest/b/x.txt":
                     os.kill(os.getpid(), signal.SIGKILL)
-                real(ctx, fd, x, i)
+                real(ctx, fd, dir_fd, x, i)
 
             archive_in._land_file = landing_then_killed  # type: ignore[assignment]
             import_commit(ctx, upload)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from chorus_tools.tools.bytes.archive_check import DIR, FILE, Entry, read_plan, refused
@@ -29,7 +30,7 @@ from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.mutate.restore import current, link_target
-from chorus_tools.tools.mutate.atomic import (Spooled, locked_dir, mutate, open_parent,
+from chorus_tools.tools.mutate.atomic import (Spooled, locked_dir, mutate_held,
                                               put_symlink, split_parent, sync_all)
 
 
@@ -140,14 +141,15 @@ def _land_all(ctx: ToolContext, spool_fd: int, landings: list[Landing], made: li
         raise from_os_error(exc, shown, "write_failed") from None
     written = 0
     try:
-        for rel in made:
-            os.close(open_parent(ctx, rel, rel, create=True, sync=False))
-        for i, x in enumerate(landings):
-            if x.entry.kind == FILE:
-                _land_file(ctx, spool_fd, x, i)
-                written += x.entry.size
-            else:
-                _land_link(ctx, x)
+        _make_dirs(ctx, made)
+        for parent, run in groupby(enumerate(landings), lambda ix: _parent(ix[1])):
+            with locked_dir(ctx, parent, shown=parent) as dir_fd:
+                for i, x in run:
+                    if x.entry.kind == FILE:
+                        _land_file(ctx, spool_fd, dir_fd, x, i)
+                        written += x.entry.size
+                    else:
+                        _land_link(ctx, dir_fd, x)
         sync_all(ctx, shown)
         landing.landed(spool_fd)
     except (ToolError, OSError) as exc:
@@ -161,6 +163,30 @@ def _land_all(ctx: ToolContext, spool_fd: int, landings: list[Landing], made: li
     return {"created": created, "replaced": len(landings) - created, "bytes": written}
 
 
+def _make_dirs(ctx: ToolContext, made: list[str]) -> None:
+    """The directories the archive needs, parents first: each by one mkdirat in its
+    parent (already there or made just before), synced with the rest by sync_all."""
+    for rel in made:
+        parent, name = split_parent(rel)
+        fd = ctx.ws.open_dir(parent, shown=rel)
+        try:
+            charge(ctx, 0, 1, rel)
+            os.mkdir(name, 0o777, dir_fd=fd)
+        except FileExistsError:
+            pass  # made by someone else meanwhile: landing finds out what it is
+        except OSError as exc:
+            raise from_os_error(exc, rel, "write_failed") from None
+        finally:
+            os.close(fd)
+
+
+def _parent(x: Landing) -> str:
+    """The directory an entry lands in. The entries of one directory that follow one
+    another in the archive (as tar writes them) land under one open and one lock of it,
+    in archive order (what a failure puts back is what landed before it)."""
+    return split_parent(x.rel)[0]
+
+
 def _item(x: Landing) -> landing.Item:
     """What the journal says of an entry (tools/bytes/landing.py)."""
     entry = x.entry
@@ -171,42 +197,40 @@ def _item(x: Landing) -> landing.Item:
                         size=entry.size)
 
 
-def _land_file(ctx: ToolContext, spool_fd: int, landing: Landing, index: int) -> None:
+def _land_file(ctx: ToolContext, spool_fd: int, dir_fd: int, landing: Landing,
+               index: int) -> None:
+    """One file renamed into directory `dir_fd` (held locked) by the one write path."""
     entry, rel = landing.entry, landing.rel
     assert entry.spooled is not None
     if landing.before is None:
         os.chmod(entry.spooled, entry.mode, dir_fd=spool_fd)
     else:  # a second name for the old inode: the rename leaves it whole, to put back
-        parent, name = split_parent(rel)
-        with locked_dir(ctx, parent, shown=rel) as dir_fd:
-            try:
-                os.link(name, f"o{index}", src_dir_fd=dir_fd, dst_dir_fd=spool_fd,
-                        follow_symlinks=False)
-            except OSError as exc:
-                raise from_os_error(exc, rel, "write_failed") from None
+        try:
+            os.link(split_parent(rel)[1], f"o{index}", src_dir_fd=dir_fd,
+                    dst_dir_fd=spool_fd, follow_symlinks=False)
+        except OSError as exc:
+            raise from_os_error(exc, rel, "write_failed") from None
     content = Spooled(spool_fd, entry.spooled, entry.size, entry.sha256, counted=False,
                       sync=False)
-    mutate(ctx, rel, shown=rel, compute=lambda _: content, create_dirs=True,
-           read_current=False)
+    mutate_held(ctx, dir_fd, rel, shown=rel, compute=lambda _: content)
 
 
-def _land_link(ctx: ToolContext, landing: Landing) -> None:
-    """A symlink made beside its name and renamed over it. One made where nothing was is
-    kept in the history as that absence (a rewind removes it while it is as the import
-    left it); one put over an older symlink is not (the history holds no link target: a
-    rewind leaves it)."""
-    parent, name = split_parent(landing.rel)
-    with locked_dir(ctx, parent, shown=landing.rel, create=True) as dir_fd:
-        snap = None
-        if landing.before is None:
-            charge(ctx, 0, 1, landing.rel)
-            snap = keep.snapshot(ctx, dir_fd, name, None, landing.rel, landing.rel)
-        try:
-            put_symlink(dir_fd, name, landing.entry.target)
-            made = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except OSError as exc:
-            raise from_os_error(exc, landing.rel, "write_failed") from None
-        keep.commit(ctx, snap, version_of(made))
+def _land_link(ctx: ToolContext, dir_fd: int, landing: Landing) -> None:
+    """A symlink made beside its name in directory `dir_fd` (held locked) and renamed
+    over it. One made where nothing was is kept in the history as that absence (a rewind
+    removes it while it is as the import left it); one put over an older symlink is not
+    (the history holds no link target: a rewind leaves it)."""
+    name = split_parent(landing.rel)[1]
+    snap = None
+    if landing.before is None:
+        charge(ctx, 0, 1, landing.rel)
+        snap = keep.snapshot(ctx, dir_fd, name, None, landing.rel, landing.rel)
+    try:
+        put_symlink(dir_fd, name, landing.entry.target)
+        made = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError as exc:
+        raise from_os_error(exc, landing.rel, "write_failed") from None
+    keep.commit(ctx, snap, version_of(made))
 
 
 def recover(ctx: ToolContext, upload_id: str) -> dict[str, Any]:

@@ -12,19 +12,20 @@ memory is one chunk, whatever the tree's size, and nothing is written (so it wor
 - The cursor is the last path fully sent, or a file part-way sent with the version it had:
   a file that changes between two chunks ends the stream with `conflict` (the client has
   a short archive and knows it), as `GET /files` does.
-- tar.gz: each chunk is a gzip member of its own; members concatenated are one gzip
-  stream (RFC 1952 2.2), read whole by `gzip -d`, `tar -xz` and Python's gzip.
+- tar.gz: each chunk is gzip members of its own, deflated in threads while the next tar
+  bytes are made (tools/bytes/deflate.py); members concatenated are one gzip stream
+  (RFC 1952 2.2), read whole by `gzip -d`, `tar -xz` and Python's gzip.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import tarfile
-import zlib
 from typing import Any
 
+from chorus_tools.tools.bytes.deflate import Chunk
+from chorus_tools.tools.bytes.payload import encoded
 from chorus_tools.tools.confine.sandbox import ROOT, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
@@ -43,39 +44,34 @@ def export(ctx: ToolContext, path: str = ".", format: str = "tar.gz",
                         f"not {format!r}.", param="format")
     base = ctx.ws.rel(path)
     state = _cursor(cursor)
-    out = bytearray()
+    out = Chunk(gzip=format == "tar.gz")
     if state.get("file"):
         _send_file(ctx, state, out)
     more = bool(state.get("file")) or _add_entries(ctx, base, path, include_ignored, state,
                                                    out)
     if not more:
-        out += bytes(2 * _BLOCK)  # the end-of-archive marker
-    data = bytes(out)
-    if format == "tar.gz":
-        packer = zlib.compressobj(6, zlib.DEFLATED, 31)
-        data = packer.compress(data) + packer.flush()
-    return {"data": base64.b64encode(data).decode("ascii"),
-            "cursor": json.dumps(state) if more else None}
+        out.add(bytes(2 * _BLOCK))  # the end-of-archive marker
+    return {"data": encoded(out.done()), "cursor": json.dumps(state) if more else None}
 
 
 def _add_entries(ctx: ToolContext, base: str, shown: str, include_ignored: bool,
-                 state: dict[str, Any], out: bytearray) -> bool:
+                 state: dict[str, Any], out: Chunk) -> bool:
     """Entries after the cursor's path, in walk order, until the chunk is full; whether
     any remain (`state` is then the cursor to resume from)."""
     after = state.get("after", "")
     for entry in walk_entries(ctx, base, include_hidden=True, include_ignored=include_ignored,
                               select=lambda p, _: p > after, shown=shown):
-        if len(out) >= CHUNK:
+        if out.size >= CHUNK:
             return True
         name = entry.path if base == ROOT else entry.path[len(base) + 1:]
         state.clear()
         state["after"] = entry.path
         if entry.kind == "dir":
-            out += _header(name + "/", tarfile.DIRTYPE, entry.stat)
+            out.add(_header(name + "/", tarfile.DIRTYPE, entry.stat))
         elif entry.kind == "symlink":
-            out += _header(name, tarfile.SYMTYPE, entry.stat, link_target(ctx, entry.path))
+            out.add(_header(name, tarfile.SYMTYPE, entry.stat, link_target(ctx, entry.path)))
         elif entry.kind == "file":
-            out += _header(name, tarfile.REGTYPE, entry.stat)
+            out.add(_header(name, tarfile.REGTYPE, entry.stat))
             state.update(file=entry.path, offset=0, size=entry.stat.st_size,
                          version=version_of(entry.stat))
             _send_file(ctx, state, out)
@@ -106,7 +102,7 @@ def _header(name: str, kind: bytes, st: os.stat_result, link: str = "") -> bytes
     return info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
 
 
-def _send_file(ctx: ToolContext, state: dict[str, Any], out: bytearray) -> None:
+def _send_file(ctx: ToolContext, state: dict[str, Any], out: Chunk) -> None:
     """The file in `state` from its offset, until the chunk is full (state then says
     where to resume) or it ends (with its padding; state's "file" is dropped)."""
     rel, offset, size = state["file"], state["offset"], state["size"]
@@ -115,16 +111,16 @@ def _send_file(ctx: ToolContext, state: dict[str, Any], out: bytearray) -> None:
         if version_of(st) != state["version"] or st.st_size != size:
             raise ToolError("conflict", f"{rel} changed while the archive was being sent; "
                             "the archive is incomplete. Take it again.", path=rel)
-        while offset < size and len(out) < CHUNK:
-            piece = os.pread(fd, min(CHUNK - len(out), size - offset, 1 << 20), offset)
+        while offset < size and out.size < CHUNK:
+            piece = os.pread(fd, min(CHUNK - out.size, size - offset, 1 << 20), offset)
             if not piece:
                 raise ToolError("conflict", f"{rel} shrank while the archive was being "
                                 "sent; the archive is incomplete. Take it again.", path=rel)
-            out += piece
+            out.add(piece)
             offset += len(piece)
     finally:
         os.close(fd)
     state["offset"] = offset
     if offset == size:
-        out += bytes(-size % _BLOCK)
+        out.add(bytes(-size % _BLOCK))
         del state["file"]

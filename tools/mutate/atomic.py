@@ -156,6 +156,23 @@ def _mutate(ctx: ToolContext, rel: str, made: list[str], *, shown: str,
                     "Retry when nothing else is replacing it.", path=shown)
 
 
+def mutate_held(ctx: ToolContext, dir_fd: int, rel: str, *, shown: str,
+                compute: Callable[[Current], bytes | Spooled | None]) -> Outcome:
+    """`mutate` of a file in directory `dir_fd`, which the caller holds by `locked_dir`
+    (and made: no create_dirs): an archive import lands each directory's files under one
+    open, one lock and one sweep of stale temp files, not one per file. A symlink found
+    at the name is never written through: write_failed, nothing written."""
+    name = split_parent(rel)[1]
+    st = _lstat(dir_fd, name, shown)
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise ToolError("write_failed", f"{shown} became a symlink while it was being "
+                        "written; nothing was written through it.", path=shown)
+    if st is not None:
+        check_regular(st, shown)
+    return _mutate_locked(ctx, dir_fd, name, rel, st, shown=shown, compute=compute,
+                          expected_version=None, read_current=False, mode=None)
+
+
 def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
                    st: os.stat_result | None, *, shown: str,
                    compute: Callable[[Current], bytes | Spooled | None],

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import time
 from pathlib import Path
 
+from benchmarks import paired
 from benchmarks.env import Env
 from benchmarks.loadclient import Call
 from benchmarks.report import Measure, Target
-from benchmarks.rss import cpu_seconds
 from benchmarks.scenarios import WARMUP, Scenario, _sequential_rate
 
 QUOTA = ("--quota-bytes", "64G", "--quota-files", "10000000")
@@ -27,17 +26,8 @@ OUTSIDE_CHANGES = 10_000
 SETTLE_PATIENCE = 60.0  # seconds before the row gives up: not met
 
 
-ROUNDS = 16
-_PLAIN: dict[int, Measure] = {}  # the baseline measured in write_quota's rounds, by Env
-
-
 def write_quota(env: Env) -> Measure:
-    """Both servers up at once; in each round both write, the order alternating, so a
-    round's two rates saw the same machine. The ratio is the median of the rounds' paired
-    ratios (single runs on this shared machine swung 0.8-1.7x: docs/benchmarks.md): the
-    baseline reported is our median rate divided by it, the plain median kept beside."""
-    rates: dict[bool, list[float]] = {True: [], False: []}
-    cpu: dict[bool, float] = {True: 0.0, False: 0.0}
+    """The same 4 KiB writes on both servers, in paired rounds (benchmarks/paired.py)."""
     count = max(10, env.scale.mutations // 8)
     for side in "qp":
         (env.scratch / side).mkdir(exist_ok=True)
@@ -45,36 +35,10 @@ def write_quota(env: Env) -> Measure:
 
     def call(i: int) -> Call:
         return "file.write", {"path": names[i % 16], "content": env.text_4k(i)}
-    # each half of the rounds on servers started in the other order: two servers with
-    # the same options, started one after the other, differed by 1.31x (the median of 16
-    # paired rounds; docs/benchmarks.md), whichever the cause
-    for half in range(2):
-        with env.ours(env.scratch / "q", *QUOTA) if half == 0 else \
-                env.ours(env.scratch / "p") as first, \
-                env.ours(env.scratch / "p") if half == 0 else \
-                env.ours(env.scratch / "q", *QUOTA) as second:
-            servers = {True: first, False: second} if half == 0 else \
-                {True: second, False: first}
-            for r in range(ROUNDS // 2):
-                for under in ((True, False) if r % 2 == 0 else (False, True)):
-                    server = servers[under]
-                    before = cpu_seconds(server.pid)
-                    rates[under].append(_sequential_rate(server, call, count).value)
-                    cpu[under] += cpu_seconds(server.pid) - before
-    paired = [q / p for q, p in zip(rates[True], rates[False])]
-    ratio = statistics.median(paired)
-    ours = statistics.median(rates[True])
-    per_write = {under: round(cpu[under] / ((count + WARMUP) * ROUNDS) * 1e6, 1)
-                 for under in cpu}
-    _PLAIN[id(env)] = Measure("throughput", ours / ratio, {
-        "plain_median": statistics.median(rates[False]), "rounds": rates[False],
-        "server_cpu_us": per_write[False]})
-    return Measure("throughput", ours, {"rounds": rates[True], "paired_ratios": [
-        round(x, 3) for x in paired], "server_cpu_us": per_write[True]})
-
-
-def write_plain(env: Env) -> Measure:
-    return _PLAIN.pop(id(env))
+    return paired.measure(env, lambda: env.ours(env.scratch / "q", *QUOTA),
+                          lambda: env.ours(env.scratch / "p"),
+                          lambda server: _sequential_rate(server, call, count).value,
+                          count + WARMUP)
 
 
 def outside_settle(env: Env) -> Measure:
@@ -127,7 +91,8 @@ def walked_usage(root: Path) -> dict[str, int]:
 
 SCENARIOS: list[Scenario] = [
     Scenario("quota_write", "file.write 4 KiB, one at a time, under --quota-bytes/--quota-files",
-             "the same writes without a quota", Target("≥", 0.95), write_quota, write_plain),
+             "the same writes without a quota", Target("≥", 0.95), write_quota,
+             paired.baseline_of),
     Scenario("quota_outside", "usage after 10,000 outside changes equals a fresh walk: settle",
              "—", Target("≤", 5.0, absolute=True, unit="s"), outside_settle, None),
 ]

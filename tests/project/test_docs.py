@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -220,16 +221,9 @@ def test_benchmarks_page_shows_the_committed_run() -> None:
     """docs/benchmarks.md's latest table and scale series are docs/bench/latest.json's,
     row by row, so the page cannot show one run beside another run's pictures."""
     run = json.loads((REPO / "docs" / "bench" / "latest.json").read_text())
-    page = (REPO / "docs" / "benchmarks.md").read_text()
-    latest = page.split("## The latest full run", 1)[1].split("\n## ", 1)[0]
-    assert f"at commit {run['versions']['chorus_tools_commit']}" in latest
+    latest = _page_section("## The latest full run")
     assert "(bench/table.svg)" in latest and "(bench/scale.svg)" in latest
-    table = _table(latest)
-    assert [cells[0] for cells in table] == [row["scenario"] for row in run["rows"]]
-    for cells, row in zip(table, run["rows"]):
-        ratio = "—" if row["ratio"] is None else f"{row['ratio']:.2f}×"
-        assert cells[3].split(" (")[0] == ratio, row["key"]  # "(results differ: …)" may follow
-        assert cells[4].endswith({"ok": "✓", "missed": "✗ missed"}.get(row["status"], "")), row
+    _assert_rows(latest, run)
     scale = _table(latest.split("### Scale", 1)[1])
     assert len(scale) == len(run["series"])
     for cells, series in zip(scale, run["series"]):
@@ -239,11 +233,32 @@ def test_benchmarks_page_shows_the_committed_run() -> None:
                                      zip(series["labels"], series["rows"])), series["key"]
 
 
+def test_benchmarks_page_shows_the_rows_run_since() -> None:
+    """The rows run again after the full run (`--only`, one command) are docs/bench/
+    since.json's, row by row, under their own commit."""
+    run = json.loads((REPO / "docs" / "bench" / "since.json").read_text())
+    _assert_rows(_page_section("## Rows run again since the full run"), run)
+
+
+def _page_section(title: str) -> str:
+    page = (REPO / "docs" / "benchmarks.md").read_text()
+    return page.split(title, 1)[1].split("\n## ", 1)[0]
+
+
+def _assert_rows(section: str, run: dict[str, Any]) -> None:
+    assert f"at commit {run['versions']['chorus_tools_commit']}" in section
+    table = _table(section)
+    assert [cells[0] for cells in table] == [row["scenario"] for row in run["rows"]]
+    for cells, row in zip(table, run["rows"]):
+        ratio = "—" if row["ratio"] is None else f"{row['ratio']:.2f}×"
+        assert cells[3].split(" (")[0] == ratio, row["key"]  # "(results differ: …)" may follow
+        assert cells[4].endswith({"ok": "✓", "missed": "✗ missed"}.get(row["status"], "")), row
+
+
 def test_readme_figures_are_the_committed_runs() -> None:
     """The README's speed figures are generated from docs/bench/latest.json (issue 35:
     they had drifted from the table): `python -m benchmarks.readme` writes them."""
     sys.path.insert(0, str(REPO))
-    from benchmarks.readme import block
+    from benchmarks.readme import block, committed
 
-    run = json.loads((REPO / "docs" / "bench" / "latest.json").read_text())
-    assert block(run) in (REPO / "README.md").read_text()
+    assert block(committed()) in (REPO / "README.md").read_text()

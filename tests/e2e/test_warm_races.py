@@ -56,7 +56,7 @@ def _seeded_race(base: Path, engine: str, seed: int) -> str | None:
     return found
 
 
-@pytest.mark.parametrize("seed", fixed_seeds(2))
+@pytest.mark.parametrize("seed", first_then_long(fixed_seeds(2)))
 @pytest.mark.parametrize("engine", first_then_long(ENGINES))
 def test_seeded_outside_changes_never_make_answers_differ(tmp_path: Path, engine: str,
                                                           seed: int) -> None:

@@ -28,10 +28,9 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.diagnostics import _exact_edits
 from benchmarks.env import Env
 from benchmarks.mcp_reference import Unavailable
-from benchmarks.report import Measure, Target
+from benchmarks.problems_rows import cost_rows, judged_rows
 from benchmarks.scenarios import Scenario, _typescript
 from chorus_tools.tools.code.languages import parser
 from chorus_tools.tools.confine.sandbox import Workspace
@@ -246,60 +245,21 @@ def corpus(env: Env | None = None) -> dict[str, Any]:
             "false_positives": wrong, "files": len(files), "unjudged": unjudged}
 
 
-_runs: dict[Path, dict[str, Any]] = {}  # one run of the corpus serves both rows
-
-
-def _corpus_once(env: Env) -> dict[str, Any]:
-    if env.cache not in _runs:
-        _runs[env.cache] = corpus(env)
-    return _runs[env.cache]
-
-
-def recall(env: Env) -> Measure:
-    got = _corpus_once(env)
-    return Measure("share", got["found"] / got["expected"], got)
-
-
-def false_positives(env: Env) -> Measure:
-    got = _corpus_once(env)
-    return Measure("share", got["false_positives"] / got["neutral"], got)
-
-
 def _with_problems(size: int) -> str:
     """About `size` bytes of TypeScript (the diagnostics rows' file) holding two undefined
     names."""
     return _typescript(size) + "export const broken = [missingOne, missingTwo];\n"
 
 
-def cost_4k(env: Env) -> Measure:
-    return _exact_edits(env, ".ts", _with_problems(4096), ";")
-
-
-def cost_4k_syntax(env: Env) -> Measure:
-    return _exact_edits(env, ".ts", _with_problems(4096), ";", "--oxlint", "none")
-
-
-def cost_200k(env: Env) -> Measure:
-    return _exact_edits(env, ".ts", _with_problems(200 << 10), ";")
-
-
-def cost_200k_syntax(env: Env) -> Measure:
-    return _exact_edits(env, ".ts", _with_problems(200 << 10), ";", "--oxlint", "none")
-
-
 SCENARIOS: list[Scenario] = [
-    Scenario("js_problems_recall", "no-undef: introduced reads found, zod/ajv/npm edit corpus",
-             "—", Target("≥", 0.98, absolute=True, unit="%"), recall, None),
-    Scenario("js_problems_false", "no-undef: neutral edits with one marked introduced (of 300)",
-             "—", Target("≤", 0.0, absolute=True, unit="%"), false_positives, None),
-    Scenario("js_problems_cost_4k", "file.patch, 4 KiB TypeScript with problems (oxlint)",
-             "the same patch with --oxlint none (syntax only)", Target("≥", 0.5), cost_4k,
-             cost_4k_syntax),
-    Scenario("js_problems_cost_200k", "file.patch, 200 KiB TypeScript with problems (oxlint)",
-             "the same patch with --oxlint none (syntax only)", Target("≥", 0.7), cost_200k,
-             cost_200k_syntax),
+    *judged_rows("js_problems", corpus,
+                 "no-undef: introduced reads found, zod/ajv/npm edit corpus",
+                 "no-undef: neutral edits with one marked introduced (of 300)"),
+    *cost_rows("js_problems", ("file.patch, 4 KiB TypeScript with problems (oxlint)",
+                               "file.patch, 200 KiB TypeScript with problems (oxlint)"),
+               "the same patch with --oxlint none (syntax only)", ".ts", _with_problems, ";",
+               "--oxlint", "none"),
 ]
-
 
 if __name__ == "__main__":
     print(corpus())

@@ -25,6 +25,7 @@ import random
 import sysconfig
 import tempfile
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from benchmarks.diagnostics import _exact_edits
@@ -187,16 +188,6 @@ def corpus() -> dict[str, Any]:
             "false_positives": wrong}
 
 
-def recall(env: Env) -> Measure:
-    got = corpus()
-    return Measure("share", got["found"] / got["expected"], got)
-
-
-def false_positives(env: Env) -> Measure:
-    got = corpus()
-    return Measure("share", got["false_positives"] / got["neutral"], got)
-
-
 def _with_problems(size: int) -> str:
     """A Python module of about `size` bytes (the 4 KiB one of the other rows, padded with
     functions) with problems in it (F821, F811)."""
@@ -208,35 +199,51 @@ def _with_problems(size: int) -> str:
     return text + "".join(pads)
 
 
-def cost_4k(env: Env) -> Measure:
-    return _exact_edits(env, ".py", _with_problems(4096), "")
+def judged_rows(prefix: str, corpus_of: Callable[[Env], dict[str, Any]], found: str,
+                false: str) -> list[Scenario]:
+    """The recall and false-positive rows of an edit corpus, `corpus_of(env)` run once for
+    both (its counts: found, expected, false_positives, neutral)."""
+    runs: dict[Path, dict[str, Any]] = {}
+
+    def once(env: Env) -> dict[str, Any]:
+        if env.cache not in runs:
+            runs[env.cache] = corpus_of(env)
+        return runs[env.cache]
+
+    def recall(env: Env) -> Measure:
+        got = once(env)
+        return Measure("share", got["found"] / got["expected"], got)
+
+    def false_positives(env: Env) -> Measure:
+        got = once(env)
+        return Measure("share", got["false_positives"] / got["neutral"], got)
+    return [Scenario(f"{prefix}_recall", found, "—",
+                     Target("≥", 0.98, absolute=True, unit="%"), recall, None),
+            Scenario(f"{prefix}_false", false, "—",
+                     Target("≤", 0.0, absolute=True, unit="%"), false_positives, None)]
 
 
-def cost_4k_syntax(env: Env) -> Measure:
-    return _exact_edits(env, ".py", _with_problems(4096), "", "--problems", "off")
-
-
-def cost_200k(env: Env) -> Measure:
-    return _exact_edits(env, ".py", _with_problems(200 << 10), "")
-
-
-def cost_200k_syntax(env: Env) -> Measure:
-    return _exact_edits(env, ".py", _with_problems(200 << 10), "", "--problems", "off")
+def cost_rows(prefix: str, titles: tuple[str, str], baseline: str, suffix: str,
+              text: Callable[[int], str], find: str, *off: str) -> list[Scenario]:
+    """An exact file.patch of `text(size)` (a `suffix` file) with its problems in the reply,
+    at 4 KiB and 200 KiB (`titles`), against the same patch on a server started with `off`
+    (syntax diagnostics only)."""
+    def row(key: str, size: int, title: str, target: float) -> Scenario:
+        return Scenario(f"{prefix}_cost_{key}", title, baseline, Target("≥", target),
+                        lambda env: _exact_edits(env, suffix, text(size), find),
+                        lambda env: _exact_edits(env, suffix, text(size), find, *off))
+    return [row("4k", 4096, titles[0], 0.5), row("200k", 200 << 10, titles[1], 0.7)]
 
 
 SCENARIOS: list[Scenario] = [
-    Scenario("problems_recall", "problems: introduced ones found, stdlib edit corpus",
-             "—", Target("≥", 0.98, absolute=True, unit="%"), recall, None),
-    Scenario("problems_false", "problems: neutral edits with one marked introduced (of 300)",
-             "—", Target("≤", 0.0, absolute=True, unit="%"), false_positives, None),
-    Scenario("problems_cost_4k", "file.patch, 4 KiB Python with problems (reply with them)",
-             "the same patch with --problems off (syntax only)", Target("≥", 0.5), cost_4k,
-             cost_4k_syntax),
-    Scenario("problems_cost_200k", "file.patch, 200 KiB Python with problems",
-             "the same patch with --problems off (syntax only)", Target("≥", 0.7),
-             cost_200k, cost_200k_syntax),
+    *judged_rows("problems", lambda _env: corpus(),
+                 "problems: introduced ones found, stdlib edit corpus",
+                 "problems: neutral edits with one marked introduced (of 300)"),
+    *cost_rows("problems", ("file.patch, 4 KiB Python with problems (reply with them)",
+                            "file.patch, 200 KiB Python with problems"),
+               "the same patch with --problems off (syntax only)", ".py", _with_problems, "",
+               "--problems", "off"),
 ]
-
 
 if __name__ == "__main__":
     print(corpus())

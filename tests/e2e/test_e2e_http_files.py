@@ -91,13 +91,22 @@ def _raw_put(base: str, path: str, length: int, sent: bytes) -> socket.socket:
     return sock
 
 
+def _spool_bytes(ws: Path) -> int:
+    """Bytes written (not merely reserved) in the spools' data files."""
+    return sum(p.stat().st_blocks * 512 for spool in ws.glob(".chorus-tmp-upload-*")
+               for p in spool.glob("data"))
+
+
 def test_a_put_whose_connection_drops_halfway_lands_nothing(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "f.bin").write_bytes(b"as it was")
     with HttpServer(ws) as server:
         sock = _raw_put(server.base, "f.bin", len(BLOB), BLOB[:len(BLOB) // 2])
-        time.sleep(0.5)  # let part of it reach the spool
+        deadline = time.monotonic() + 15  # until bytes are in the spool, written by the server
+        while not _spool_bytes(ws) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _spool_bytes(ws)
         sock.close()
         deadline = time.monotonic() + 15
         while _spools(ws) and time.monotonic() < deadline:

@@ -110,34 +110,6 @@ def test_a_get_of_a_file_changed_in_place_midway_never_ends_whole(tmp_path: Path
             (ws / "f.bin").write_bytes(BLOB)
 
 
-def test_a_put_dropped_after_its_spool_was_handed_over_lands_nothing(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "f.bin").write_bytes(b"as it was")
-    with HttpServer(ws) as server:
-        where = urlsplit(server.base)
-        sock = socket.create_connection((where.hostname, where.port))
-        sock.sendall(f"PUT /files/f.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                     f"Content-Length: {len(BLOB)}\r\n\r\n".encode() + BLOB[:8 << 20])
-        deadline = time.monotonic() + 15  # until bytes are in the spool, written by the server
-        while not _spool_bytes(ws) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert _spool_bytes(ws)
-        sock.close()
-        deadline = time.monotonic() + 15
-        while _spools(ws) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _spools(ws) == []
-        assert httpx.get(server.base + "/files/f.bin").content == b"as it was"
-    assert (ws / "f.bin").read_bytes() == b"as it was"
-
-
-def _spool_bytes(ws: Path) -> int:
-    """Bytes written (not merely reserved) in the spools' data files."""
-    return sum(p.stat().st_blocks * 512 for spool in ws.glob(".chorus-tmp-upload-*")
-               for p in spool.glob("data"))
-
-
 def test_a_body_of_unknown_length_lands_whole_at_its_length(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

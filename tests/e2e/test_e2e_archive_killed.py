@@ -19,7 +19,7 @@ import tarfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import httpx
 
@@ -141,40 +141,40 @@ def _as_before(server: RpcServer, ws: Path, before: dict[str, Any], mark: str,
         len(history) + 1
 
 
+def _stopped_midway(server: RpcServer, ws: Path, stop: Callable[[int], None]) -> dict[str, Any]:
+    """An import sent and held at the locked directory with half of it landed, `stop(pid
+    of the worker running it)` called there, the lock let go: the commit's answer, once
+    the workspace was checked to be exactly as before."""
+    mark, history = _before(server)
+    before = snapshot(ws)
+    with _held(ws / "dest" / "b") as inode:
+        rid = _send(server)
+        worker = _waiting_on(inode)
+        assert worker in server.worker_pids()
+        _landed_halfway(ws)
+        stop(worker)
+        answer = server.recv(30)
+    assert answer["id"] == rid
+    _as_before(server, ws, before, mark, history)
+    return answer
+
+
 def test_a_tiny_request_timeout_rolls_the_import_back(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     with _server(ws, tmp_path, "--request-timeout", "2") as server:
-        mark, history = _before(server)
-        before = snapshot(ws)
-        with _held(ws / "dest" / "b") as inode:
-            rid = _send(server)
-            _waiting_on(inode)
-            _landed_halfway(ws)
-            answer = server.recv(30)
-        assert answer["id"] == rid
-        data = answer["error"]["data"]
-        assert data["error"] == "timeout" and data["rolled_back"] is True, answer
-        assert "4 entries" in answer["error"]["message"]
-        assert "--request-timeout" in answer["error"]["message"]
-        _as_before(server, ws, before, mark, history)
+        answer = _stopped_midway(server, ws, lambda _worker: None)
+    data = answer["error"]["data"]
+    assert data["error"] == "timeout" and data["rolled_back"] is True, answer
+    assert "4 entries" in answer["error"]["message"]
+    assert "--request-timeout" in answer["error"]["message"]
 
 
 def test_a_worker_killed_mid_import_rolls_it_back(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     with _server(ws, tmp_path) as server:
-        mark, history = _before(server)
-        before = snapshot(ws)
-        with _held(ws / "dest" / "b") as inode:
-            rid = _send(server)
-            worker = _waiting_on(inode)
-            assert worker in server.worker_pids()
-            _landed_halfway(ws)
-            os.kill(worker, signal.SIGKILL)
-            answer = server.recv(30)
-        assert answer["id"] == rid
-        data = answer["error"]["data"]
-        assert data["error"] == "worker_crashed" and data["rolled_back"] is True, answer
-        _as_before(server, ws, before, mark, history)
+        answer = _stopped_midway(server, ws, lambda worker: os.kill(worker, signal.SIGKILL))
+    data = answer["error"]["data"]
+    assert data["error"] == "worker_crashed" and data["rolled_back"] is True, answer
 
 
 def test_a_server_killed_mid_import_rolls_it_back_at_restart(tmp_path: Path) -> None:

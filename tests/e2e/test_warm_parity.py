@@ -351,7 +351,7 @@ def test_answers_alike_once_the_workspace_itself_is_deleted(tmp_path: Path,
         assert not found, "\n".join(found)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", first_then_long(ENGINES))
 def test_answers_alike_right_after_a_burst_of_changes(tmp_path: Path, engine: str) -> None:
     """Thousands of events at once, asked about before the warm tree could have read them
     all: the answer waits for them (or walks), never shows part of the burst."""

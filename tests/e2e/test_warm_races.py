@@ -94,7 +94,7 @@ def test_changes_while_the_warm_server_builds(tmp_path: Path, engine: str) -> No
         assert_warm(pair)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", first_then_long(ENGINES))
 def test_a_directory_changed_before_the_warm_tree_watches_it(tmp_path: Path,
                                                              engine: str) -> None:
     """The build lists the root, then spends a while in a big first directory; a file made

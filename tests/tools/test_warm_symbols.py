@@ -5,7 +5,6 @@ stays unknown, what a change does at once, its budget, and a map equal to the co
 from __future__ import annotations
 
 import os
-import pickle
 import signal
 from pathlib import Path
 from typing import Iterator
@@ -18,6 +17,7 @@ from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.confine.deny import DenyRules
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.encoded import decoded
 from chorus_tools.tools.warm import code_answers, symbol_index
 from chorus_tools.tools.warm.answers import Memory, Warm
 from chorus_tools.tools.warm.events import Events
@@ -62,7 +62,7 @@ def defining(warm: Warm, name: str, match: str = "exact",
         return None
     assert found["total"] >= len(found["rows"])
     records = [row[1] for row in found["rows"]] if found.get("reply") is None \
-        else pickle.loads(found["reply"])["symbols"]  # a whole reply: nothing to parse
+        else decoded(found["reply"])["symbols"]  # a whole reply: nothing to parse
     return {"files": sorted({record["path"] for record in records} | set(found["files"])),
             "skipped": found["skipped"]}
 
@@ -124,14 +124,14 @@ def test_references_are_the_uses_the_index_keeps(warm: Warm) -> None:
     assert warm.current()
     found = code_answers.code_references(warm, "", [], "start", 200, 0, False)
     assert found is not None and found["files"] == [] and found["total"] == 1
-    reply = pickle.loads(found["reply"])  # nothing to parse: the whole reply
+    reply = decoded(found["reply"])  # nothing to parse: the whole reply
     assert reply == {"references": [
         {"path": "src/use.py", "line": 2, "column": 10, "text": "Engine().start()",
          "kind": "call", "in": ""}], "total": 1, "truncated": False, "files_searched": 0,
         "files_skipped": 0}
     found = code_answers.code_references(warm, "src", ["use*"], "Engine", 200, 0, True)
     assert found is not None
-    assert [(r["path"], r["kind"]) for r in pickle.loads(found["reply"])["references"]] == [
+    assert [(r["path"], r["kind"]) for r in decoded(found["reply"])["references"]] == [
         ("src/use.py", "import"), ("src/use.py", "call")]
 
 

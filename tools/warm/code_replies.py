@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pickle
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Hashable
 
 from chorus_tools.tools.code.across import Reply, finished
 from chorus_tools.tools.code.find import symbol_rows
@@ -34,16 +34,16 @@ Row = tuple[tuple[Any, ...], dict[str, Any]]
 
 
 def answer(late: set[str], skipped: int, rows: list[Row], total: int,
-           reply: Reply) -> dict[str, Any]:
+           reply: Reply, stamp: Hashable) -> dict[str, Any]:
     """The warm process's answer: with files left to parse, the first rows (sorted) for
-    the worker to merge with its own; else the whole reply (`reply`), Encoded (or
-    Pickled), as the worker hands it on."""
+    the worker to merge with its own; else the whole reply (`reply`), Encoded with the
+    tree's `stamp` (or Pickled), as the worker hands it on."""
     if late:
         return {"files": sorted(late), "skipped": skipped, "rows": rows[:reply.max_results],
                 "total": total}
     done = finished(reply, [row[1] for row in rows[:reply.max_results]], total, 0, skipped)
     return {"files": [], "skipped": skipped, "rows": [], "total": total,
-            "reply": encoded(done) or Pickled(pickle.dumps(done,
+            "reply": encoded(done, stamp) or Pickled(pickle.dumps(done,
                                                            protocol=pickle.HIGHEST_PROTOCOL))}
 
 

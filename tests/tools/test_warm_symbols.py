@@ -5,6 +5,7 @@ stays unknown, what a change does at once, its budget, and a map equal to the co
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 from pathlib import Path
 from typing import Iterator
@@ -12,14 +13,16 @@ from typing import Iterator
 import pytest
 
 from warm_support import run_background
+from chorus_tools.tools.code.across import Reply
 from chorus_tools.tools.code.codemap import code_map as cold_map
 from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.confine.deny import DenyRules
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.encoded import decoded
-from chorus_tools.tools.warm import code_answers, symbol_index
+from chorus_tools.tools.encoded import Encoded, decoded
+from chorus_tools.tools.warm import code_answers, code_replies, symbol_index
 from chorus_tools.tools.warm.answers import Memory, Warm
+from chorus_tools.tools.warm.client import Pickled
 from chorus_tools.tools.warm.events import Events
 from chorus_tools.tools.warm.symbol_helpers import Helpers
 
@@ -250,3 +253,18 @@ def test_mentions_are_the_files_whose_uses_hold_the_name(warm: Warm, root: Path)
     assert warm.current()
     assert code_answers.code_mentions(warm, "", [], "Engine")["files"] == [
         "src/core.py", "src/late.py", "src/use.py"]
+
+
+def test_a_whole_reply_is_encoded_once_or_pickled_when_json_cannot_carry_it() -> None:
+    """A path from an undecodable file name holds a lone surrogate: orjson refuses it,
+    so that reply goes pickled (the server's fallback encoder escapes it)."""
+    asked = Reply("symbols", 100, "files_parsed")
+    rows = [((0, "a.py", 1, 0), {"path": "a.py", "name": "f"})]
+    made = code_replies.answer(set(), 0, rows, 1, asked, (1, 2, 3))["reply"]
+    assert isinstance(made, Encoded) and made.stamp == (1, 2, 3)
+    assert decoded(made) == {"symbols": [{"path": "a.py", "name": "f"}], "total": 1,
+                             "truncated": False, "files_parsed": 0, "files_skipped": 0}
+    odd = [((0, "\udcff.py", 1, 0), {"path": "\udcff.py", "name": "f"})]
+    made = code_replies.answer(set(), 0, odd, 1, asked, (1, 2, 3))["reply"]
+    assert isinstance(made, Pickled)
+    assert pickle.loads(made)["symbols"] == [{"path": "\udcff.py", "name": "f"}]

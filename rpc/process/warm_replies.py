@@ -44,6 +44,7 @@ class WarmReplies:
         self._items: OrderedDict[Hashable, Encoded] = OrderedDict()
         self._bytes = 0
         self._idle: list[socket.socket] = []
+        self._open: set[socket.socket] = set()  # idle or asking: a fork must close them
 
     def put(self, task: Task, reply: Encoded) -> None:
         """Keep a worker's whole reply to `task` (one without a stamp is not kept)."""
@@ -73,12 +74,14 @@ class WarmReplies:
         return kept
 
     def fds(self) -> tuple[int, ...]:
-        """The connections' descriptors, which a forked child must close."""
-        return tuple(sock.fileno() for sock in self._idle)
+        """The connections' descriptors (a question may be under way on one), which a
+        forked child must close."""
+        return tuple(sock.fileno() for sock in self._open)
 
     def close(self) -> None:
-        for sock in self._idle:
+        for sock in self._open:
             sock.close()
+        self._open.clear()
         self._idle.clear()
         self._items.clear()
         self._bytes = 0
@@ -89,19 +92,24 @@ class WarmReplies:
         try:
             if sock is None:
                 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+                self._open.add(sock)
                 sock.setblocking(False)
                 await asyncio.wait_for(asyncio.get_running_loop().sock_connect(
                     sock, self._path), PATIENCE)
             stamp = await asyncio.wait_for(_ask(sock), PATIENCE)
         except (OSError, EOFError, asyncio.TimeoutError, pickle.UnpicklingError):
             if sock is not None:
-                sock.close()
+                self._hang_up(sock)
             return None
         if len(self._idle) < IDLE:
             self._idle.append(sock)
         else:
-            sock.close()
+            self._hang_up(sock)
         return stamp
+
+    def _hang_up(self, sock: socket.socket) -> None:
+        self._open.discard(sock)
+        sock.close()
 
     def _drop(self, key: Hashable) -> None:
         gone = self._items.pop(key, None)

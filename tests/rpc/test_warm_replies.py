@@ -83,7 +83,7 @@ def test_a_kept_reply_answers_while_the_stamp_holds(warm: FakeWarm, tmp_path: Pa
         replies.put(task(), made)
         assert await replies.get(task()) is made
         assert await replies.get(task()) is made  # the connection kept for the next one
-        assert warm.asked == 2
+        assert warm.asked == 2 and len(replies.fds()) == 1
         # another question, the same one with its arguments in another order
         assert await replies.get(task("Other")) is None
         assert await replies.get(Task(SYMBOLS, {"match": "exact", "query": "Engine"}, {})) \
@@ -163,6 +163,7 @@ def test_no_warm_process_or_one_that_closes_is_a_miss(warm: FakeWarm,
         warm.close_all = True  # the kept connection now ends at the next question
         assert await replies.get(task()) is None
         assert await replies.get(task()) is None  # a new connection, closed as well
+        assert replies.fds() == ()
         warm.close_all = False
         assert await replies.get(task()) is not None  # and the next one works again
         nowhere.close()

@@ -46,6 +46,9 @@ class FakePool:
         job.future.set_result((False, error, None))
         return True
 
+    async def kept(self, task: Task) -> Any:
+        return None  # no warm process here: every job runs
+
     def finish(self, job: Job, outcome: Outcome) -> None:
         """Answer a held job, as its worker would."""
         job.future.set_result(outcome)

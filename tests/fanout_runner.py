@@ -9,6 +9,7 @@ from typing import Any
 
 from chorus_tools.rpc.process.worker import resolve
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.encoded import Encoded, decoded
 from chorus_tools.tools.search.locate import find_ripgrep
 from chorus_tools.tools.search.search import search
 from chorus_tools.tools.walk.fanout import FanOut
@@ -19,9 +20,12 @@ RG_PATH, RG_PCRE2 = find_ripgrep(None)
 ENGINES = ["ripgrep", "python"]
 
 
-def settle(ctx: ToolContext, result: dict[str, Any] | FanOut | Pickled) -> dict[str, Any]:
+def settle(ctx: ToolContext, result: dict[str, Any] | FanOut | Pickled | Encoded
+           ) -> dict[str, Any]:
     if isinstance(result, Pickled):  # a warm reply handed on as it came (rpc/process/pool.py)
         return pickle.loads(result)
+    if isinstance(result, Encoded):  # one spliced into the response (rpc/wire/envelope.py)
+        return decoded(result)
     if not isinstance(result, FanOut):
         return result
     part, merger = resolve(result.part), resolve(result.merge)(result.args)

@@ -61,6 +61,8 @@ class Jobs(Protocol):
 
     def stop(self, job: Job, error: ToolError, *, force: bool = False) -> bool: ...
 
+    async def kept(self, task: Task) -> Any: ...
+
 
 class Invoker:
     def __init__(self, pool: Jobs, methods: dict[str, Method], *, request_timeout: float,
@@ -207,9 +209,13 @@ class Invoker:
     async def run(self, call: Call, task: Task, deadline: float, *, stoppable: bool = True,
                   batchable: bool = True, part: bool = False) -> Outcome:
         """One job in the pool for `call`, stopped at `deadline`; a `part` of its split
-        work is never batched and never counted against --max-pending (the pool's)."""
+        work is never batched and never counted against --max-pending (the pool's); a
+        whole warm reply still current is answered again without one (the pool's)."""
+        kept = None if part else await self._pool.kept(task)
         if call.cancelled:
             raise cancelled()
+        if kept is not None:
+            return True, kept, None
         job = self._pool.submit(task, stoppable=stoppable, batchable=batchable, part=part)
         call.jobs.add(job)
         timer = asyncio.get_running_loop().call_at(deadline, self._expire, job)

@@ -31,6 +31,7 @@ from chorus_tools.rpc.mcp.progress import Progress
 from chorus_tools.rpc.mcp.revision import (HANDSHAKE_VERSIONS, REMOVED, SUPPORTED,
                                            Unsupported, complete, incomplete_meta,
                                            is_stateless, requested_version)
+from chorus_tools.tools.encoded import decoded
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.registry import METHODS, Method, callable_methods, listed_methods
 
@@ -151,8 +152,8 @@ class McpFace:
             return result_response(rid, {"content": [payload.block()],
                                          "structuredContent": payload.result(),
                                          "isError": False})
-        if ok:
-            return result_response(rid, {"content": content(method.shown_as, payload),
+        if ok:  # an Encoded result is read for the blocks, spliced as structuredContent
+            return result_response(rid, {"content": content(method.shown_as, decoded(payload)),
                                          "structuredContent": payload, "isError": False})
         error = wire_error(payload)
         # after $/cancelRequest: -32800 (docs/protocol.md, Cancellation)

@@ -28,10 +28,12 @@ from typing import Any, Callable
 from chorus_tools.rpc.process import descriptors
 from chorus_tools.rpc.process.channel import FrameReader, Undecodable, send
 from chorus_tools.rpc.process.jobqueue import JobQueue
+from chorus_tools.rpc.process.warm_replies import WarmReplies
 from chorus_tools.rpc.process.worker import run_once, worker_main
 from chorus_tools.tools.confine.workers import worker_ruleset
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools import pipes
+from chorus_tools.tools.encoded import Encoded
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.handing import Handing
 from chorus_tools.tools.task import Task
@@ -84,6 +86,7 @@ class Pool:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._background: list[Any] = []
         self._ruleset: int | None = None  # Landlock: every child enters it after fork
+        self._replies: WarmReplies | None = None  # whole warm replies: warm_replies.py
 
     def close_in_children(self, *fds: int) -> None:
         """Descriptors opened after the pool was made that no child may keep."""
@@ -97,6 +100,8 @@ class Pool:
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._ruleset = worker_ruleset(self._ctx)
+        if self._ctx.warm is not None:  # bound before the pool starts (warm_process.py)
+            self._replies = WarmReplies(self._ctx.warm)
         for _ in range(self._size):
             self._spawn()
 
@@ -132,6 +137,11 @@ class Pool:
         self._queue.append(job)
         self._dispatch()
         return job
+
+    async def kept(self, task: Task) -> Encoded | None:
+        """The whole warm reply a worker gave to this same `task`, while the tree is as it
+        was made from (rpc/process/warm_replies.py); None: run it."""
+        return None if self._replies is None else await self._replies.get(task)
 
     def idle(self) -> bool:
         """No job queued or running."""
@@ -184,6 +194,8 @@ class Pool:
             if not job.future.done():
                 job.future.set_result((False, _shutting_down(), None))
         self._queue.clear()
+        if self._replies is not None:
+            self._replies.close()
         if self._ruleset is not None:
             os.close(self._ruleset)
             self._ruleset = None
@@ -218,6 +230,8 @@ class Pool:
         hide a worker's end-of-pipe), and the descriptors workers handed over."""
         ends = [*fds, *(fd for w in self._workers if not w.closed
                         for fd in (w.to_worker, w.from_worker, w.handoff.fileno()))]
+        if self._replies is not None:
+            ends += self._replies.fds()
         return self._close_fds + self.more_fds() + tuple(ends) + descriptors.live()
 
     def _dispatch(self) -> None:
@@ -261,6 +275,8 @@ class Pool:
             job = worker.jobs.popleft()
             if type(payload) is Pickled:  # a warm listing handed on as it came
                 payload = pickle.loads(payload)
+            elif type(payload) is Encoded and self._replies is not None:
+                self._replies.put(job.task, payload)
             elif type(payload) is Handing:  # its descriptors wait in the socket
                 payload = descriptors.receive(worker.handoff, job.id, payload)
                 ok = not isinstance(payload, ToolError)

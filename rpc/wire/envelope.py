@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
+from chorus_tools.tools.encoded import Encoded
 
 _NO_ID = object()
 
@@ -122,9 +123,22 @@ def result_response(rid: Any, result: Any) -> dict[str, Any]:
 
 
 def dumps(response: Any) -> bytes:
+    """The response's JSON; a result already Encoded (tools/encoded.py) goes in as it is."""
     try:
-        return orjson.dumps(response)
+        return orjson.dumps(response, default=_spliced)
     except TypeError:  # an id beyond 64 bits, or a lone surrogate the client sent (as a
         # \ud800 escape, echoed in an id or a message): the standard encoder writes the
         # first exactly and escapes the second as it came, where UTF-8 cannot hold it
-        return json.dumps(response, separators=(",", ":")).encode()
+        return json.dumps(response, separators=(",", ":"), default=_decoded).encode()
+
+
+def _spliced(value: Any) -> orjson.Fragment:
+    if isinstance(value, Encoded):
+        return orjson.Fragment(value.json)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _decoded(value: Any) -> Any:
+    if isinstance(value, Encoded):
+        return orjson.loads(value.json)
+    raise TypeError(f"{type(value).__name__} is not JSON")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from chorus_tools.rpc.wire.envelope import Invalid, Request, parse
@@ -82,3 +84,16 @@ def test_a_big_integer_id_is_echoed_exactly():
     rid = 123456789012345678901234567890
     assert dumps(result_response(rid, None)) == (
         b'{"jsonrpc":"2.0","result":null,"id":123456789012345678901234567890}')
+
+
+def test_an_encoded_result_goes_in_as_it_is_whichever_encoder_writes_it():
+    from chorus_tools.rpc.wire.envelope import dumps, result_response
+    from chorus_tools.tools.encoded import encoded
+    result = encoded({"symbols": [{"name": "é"}], "total": 1})
+    assert dumps(result_response(7, result)) == (
+        '{"jsonrpc":"2.0","result":{"symbols":[{"name":"é"}],"total":1},"id":7}'.encode())
+    rid = 123456789012345678901234567890  # the standard encoder's turn: the same JSON
+    assert json.loads(dumps(result_response(rid, result))) == {
+        "jsonrpc": "2.0", "result": {"symbols": [{"name": "é"}], "total": 1}, "id": rid}
+    with pytest.raises(TypeError):  # anything else JSON cannot carry is still refused
+        dumps(result_response(7, object()))

@@ -6,8 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import orjson
+
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.mcp.face import VERSIONS
+from chorus_tools.rpc.wire.envelope import dumps
+from chorus_tools.tools.encoded import encoded
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut, shared
 from fake_pool import Client, FakePool, request
@@ -153,3 +157,24 @@ def test_a_text_harness_change_the_history_could_not_keep_says_so_to_the_model()
     assert content("output", {"output": "Done."}) == [{"type": "text", "text": "Done."}]
     assert content("output", {"output": "Done.", "history": note})[1] == {
         "type": "text", "text": "not kept"}
+
+
+def test_an_encoded_result_is_spliced_and_read_for_the_models_blocks() -> None:
+    """A whole warm code reply comes Encoded (tools/encoded.py): the plain call's response
+    carries it as it is, and the tool's structuredContent too, its blocks made from it."""
+    async def go() -> None:
+        found = {"symbols": [{"path": "src/engine.py", "name": "Engine", "kind": "class",
+                              "name_path": "Engine", "line": 1, "end_line": 3,
+                              "signature": "class Engine:"}], "total": 1, "truncated": False,
+                 "files_parsed": 0, "files_skipped": 0}
+        made = encoded(found, (1, 1, 1))
+        pool = FakePool(lambda task: (True, made, None))
+        mcp = client(pool)
+        plain = await mcp.call("code.symbols", {"query": "Engine"})
+        assert orjson.loads(dumps(plain)) == {"jsonrpc": "2.0", "result": found, "id": 1}
+        called = await mcp.call("tools/call", {"name": "code_symbols",
+                                               "arguments": {"query": "Engine"}}, rid=2)
+        sent = orjson.loads(dumps(called))["result"]
+        assert sent["structuredContent"] == found and sent["isError"] is False
+        assert "src/engine.py" in sent["content"][0]["text"]
+    asyncio.run(go())

@@ -6,7 +6,6 @@ keeps nothing between calls."""
 from __future__ import annotations
 
 import os
-import pickle
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -17,6 +16,7 @@ from chorus_tools.tools.code import symbols as symbols_module
 from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.encoded import decoded
 from chorus_tools.tools.warm import code_answers, symbol_index
 from chorus_tools.tools.warm.answers import Memory, Warm
 from chorus_tools.tools.warm.events import Events
@@ -41,7 +41,7 @@ def ask(warm: Warm, query: str) -> dict[str, Any]:
                                       asked.parts[-1], "exact", True, asked, 100)
     assert found is not None
     if found.get("reply") is not None:  # nothing to parse: the whole reply, its rows in it
-        found["rows"] = [(None, record) for record in pickle.loads(found["reply"])["symbols"]]
+        found["rows"] = [(None, record) for record in decoded(found["reply"])["symbols"]]
     return found
 
 

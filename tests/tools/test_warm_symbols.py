@@ -13,13 +13,16 @@ from typing import Iterator
 import pytest
 
 from warm_support import run_background
+from chorus_tools.tools.code.across import Reply
 from chorus_tools.tools.code.codemap import code_map as cold_map
 from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.confine.deny import DenyRules
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.warm import code_answers, symbol_index
+from chorus_tools.tools.encoded import Encoded, decoded
+from chorus_tools.tools.warm import code_answers, code_replies, symbol_index
 from chorus_tools.tools.warm.answers import Memory, Warm
+from chorus_tools.tools.warm.client import Pickled
 from chorus_tools.tools.warm.events import Events
 from chorus_tools.tools.warm.symbol_helpers import Helpers
 
@@ -62,7 +65,7 @@ def defining(warm: Warm, name: str, match: str = "exact",
         return None
     assert found["total"] >= len(found["rows"])
     records = [row[1] for row in found["rows"]] if found.get("reply") is None \
-        else pickle.loads(found["reply"])["symbols"]  # a whole reply: nothing to parse
+        else decoded(found["reply"])["symbols"]  # a whole reply: nothing to parse
     return {"files": sorted({record["path"] for record in records} | set(found["files"])),
             "skipped": found["skipped"]}
 
@@ -124,14 +127,14 @@ def test_references_are_the_uses_the_index_keeps(warm: Warm) -> None:
     assert warm.current()
     found = code_answers.code_references(warm, "", [], "start", 200, 0, False)
     assert found is not None and found["files"] == [] and found["total"] == 1
-    reply = pickle.loads(found["reply"])  # nothing to parse: the whole reply
+    reply = decoded(found["reply"])  # nothing to parse: the whole reply
     assert reply == {"references": [
         {"path": "src/use.py", "line": 2, "column": 10, "text": "Engine().start()",
          "kind": "call", "in": ""}], "total": 1, "truncated": False, "files_searched": 0,
         "files_skipped": 0}
     found = code_answers.code_references(warm, "src", ["use*"], "Engine", 200, 0, True)
     assert found is not None
-    assert [(r["path"], r["kind"]) for r in pickle.loads(found["reply"])["references"]] == [
+    assert [(r["path"], r["kind"]) for r in decoded(found["reply"])["references"]] == [
         ("src/use.py", "import"), ("src/use.py", "call")]
 
 
@@ -250,3 +253,18 @@ def test_mentions_are_the_files_whose_uses_hold_the_name(warm: Warm, root: Path)
     assert warm.current()
     assert code_answers.code_mentions(warm, "", [], "Engine")["files"] == [
         "src/core.py", "src/late.py", "src/use.py"]
+
+
+def test_a_whole_reply_is_encoded_once_or_pickled_when_json_cannot_carry_it() -> None:
+    """A path from an undecodable file name holds a lone surrogate: orjson refuses it,
+    so that reply goes pickled (the server's fallback encoder escapes it)."""
+    asked = Reply("symbols", 100, "files_parsed")
+    rows = [((0, "a.py", 1, 0), {"path": "a.py", "name": "f"})]
+    made = code_replies.answer(set(), 0, rows, 1, asked, (1, 2, 3))["reply"]
+    assert isinstance(made, Encoded) and made.stamp == (1, 2, 3)
+    assert decoded(made) == {"symbols": [{"path": "a.py", "name": "f"}], "total": 1,
+                             "truncated": False, "files_parsed": 0, "files_skipped": 0}
+    odd = [((0, "\udcff.py", 1, 0), {"path": "\udcff.py", "name": "f"})]
+    made = code_replies.answer(set(), 0, odd, 1, asked, (1, 2, 3))["reply"]
+    assert isinstance(made, Pickled)
+    assert pickle.loads(made)["symbols"] == [{"path": "\udcff.py", "name": "f"}]

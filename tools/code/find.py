@@ -14,6 +14,7 @@ from chorus_tools.tools.code.narrow import candidates
 from chorus_tools.tools.code.query import NameQuery
 from chorus_tools.tools.code.symbols import Symbol, symbols
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.encoded import Encoded
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.warm.client import Pickled
 
@@ -22,7 +23,7 @@ def find_symbols(ctx: ToolContext, query: str, path: str = ".",
                  glob: str | list[str] | None = None, kind: str | None = None,
                  match: str = "exact", case_sensitive: bool = True, max_results: int = 100,
                  include_hidden: bool = False,
-                 include_ignored: bool = False) -> dict[str, Any] | FanOut | Pickled:
+                 include_ignored: bool = False) -> dict[str, Any] | FanOut | Encoded | Pickled:
     asked = NameQuery.read(query, match, case_sensitive, kind)
     chosen = candidates(ctx, path, asked.needle, case_sensitive=case_sensitive,
                         globs=[glob] if isinstance(glob, str) else list(glob or []),
@@ -34,7 +35,7 @@ def find_symbols(ctx: ToolContext, query: str, path: str = ".",
                             "case_sensitive": case_sensitive, "asked": asked,
                             "max_results": max_results}))
     if chosen.reply is not None:  # the warm process's, handed on as it came
-        return Pickled(chosen.reply)
+        return chosen.reply
     return parse_across(ctx, chosen, "chorus_tools.tools.code.find:symbols_part",
                         Reply("symbols", max_results, "files_parsed"), asked=asked)
 

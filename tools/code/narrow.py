@@ -16,10 +16,11 @@ from typing import Any, NamedTuple
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.code.symbols import maybe_code
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.encoded import Encoded
 from chorus_tools.tools.search.search import search
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.walk.walk import walk_files
-from chorus_tools.tools.warm.client import ask
+from chorus_tools.tools.warm.client import Pickled, ask
 
 EVERY = 1 << 62  # max_results that keeps every file
 
@@ -29,7 +30,7 @@ class Candidates(NamedTuple):
     skipped: int  # holding the name, in a language no parser here reads
     rows: list[Any] = []  # the warm process's own rows (sort key, record), already cut
     total: int = 0  # how many rows it found in all
-    reply: bytes | None = None  # its whole reply, pickled, when it needs no file parsed
+    reply: Encoded | Pickled | None = None  # its whole reply, when it needs no file parsed
 
 
 def candidates(ctx: ToolContext, path: str, needle: str, *, case_sensitive: bool,

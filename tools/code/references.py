@@ -11,6 +11,7 @@ from chorus_tools.tools.code.across import Reply, parse_across, readable
 from chorus_tools.tools.code.narrow import candidates
 from chorus_tools.tools.code.occurrences import Occurrence, occurrences
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.encoded import Encoded
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.fanout import FanOut
 from chorus_tools.tools.warm.client import Pickled
@@ -19,7 +20,7 @@ from chorus_tools.tools.warm.client import Pickled
 def references(ctx: ToolContext, name: str, path: str = ".",
                glob: str | list[str] | None = None, max_results: int = 200,
                context_lines: int = 0,
-               include_definitions: bool = False) -> dict[str, Any] | FanOut | Pickled:
+               include_definitions: bool = False) -> dict[str, Any] | FanOut | Encoded | Pickled:
     if not name or name != name.strip() or len(name.split()) != 1:
         raise ToolError("invalid_params", "name must be one identifier, such as `parse` "
                         f"(no spaces); got {name!r}.", param="name")
@@ -31,7 +32,7 @@ def references(ctx: ToolContext, name: str, path: str = ".",
                             "context_lines": context_lines,
                             "include_definitions": include_definitions}))
     if chosen.reply is not None:  # the warm process's, handed on as it came
-        return Pickled(chosen.reply)
+        return chosen.reply
     return parse_across(ctx, chosen, "chorus_tools.tools.code.references:references_part",
                         Reply("references", max_results, "files_searched"), name=name,
                         context_lines=context_lines,

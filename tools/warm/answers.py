@@ -10,7 +10,9 @@ the tree current (tools/warm/events.py), else None, and the worker walks the dis
 - `status`: workspace.status;
 - `usage`: the quota's figures, the bytes of regular files and the count of entries;
 - `code_symbols`, `code_references`, `code_map`: from the symbol index
-  (tools/warm/code_answers.py).
+  (tools/warm/code_answers.py);
+- `stamp`: the tree's state now (Warm.stamp), which the server compares with a whole code
+  reply's (rpc/process/warm_replies.py).
 
 The budget (--index-memory) bounds what the tree, the index and the replies kept add to
 this process's resident memory over its baseline, measured once its imports are done (the
@@ -85,6 +87,7 @@ class Warm:
         self.lines = LineTables(budget // LINES_SHARE)
         self.by_name = ByName(self.symbols.kept_limit)
         self._keys = itertools.count()
+        self._trees = 0
         self._new_tree()
 
     def has_work(self) -> bool:
@@ -170,12 +173,21 @@ class Warm:
             return None
         if op == "usage":  # the quota's account (tools/mutate/quota.py)
             return self.tree.usage() if self.tree.ready else None
+        if op == "stamp":
+            return self.stamp()
         try:
             if op in _CODE:
                 return _CODE[op](self, **kwargs)
             return self.select(**kwargs) if op == "select" else self.listing(kwargs)
         except (NotWarm, ToolError):  # the disk walk says it (or raises the same error)
             return None
+
+    def stamp(self) -> tuple[int, int, int]:
+        """The tree's state: equal stamps, the same files (a reply kept until the tree
+        changes is valid while the stamp is the same). This process, a new tree's count
+        (a lost inotify queue builds another) and the changes applied to it."""
+        assert self.tree is not None
+        return os.getpid(), self._trees, self.tree.generation
 
     def listing(self, kwargs: dict[str, Any]) -> Pickled:
         """file.list's reply, pickled once (as the worker passes it on: client.Pickled)."""
@@ -307,6 +319,7 @@ class Warm:
         self.by_name.clear()
         self.built_at = None
         self.tree = WarmTree(self.ctx, self.events, self._file_changed)
+        self._trees += 1
 
     def _file_changed(self, path: str, st: Stat) -> None:
         """Both indexes hear of every file the tree sees appear, change or go."""

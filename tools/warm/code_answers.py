@@ -85,7 +85,7 @@ def _symbols(warm: Warm, rel: str, globs: list[str], include_hidden: bool,
         rows += warm.by_name.rows(path, found, asked)
     rows.sort(key=lambda row: row[0])
     return code_replies.answer(late, answer["skipped"], rows, len(rows),
-                               Reply("symbols", max_results, "files_parsed"))
+                               Reply("symbols", max_results, "files_parsed"), warm.stamp())
 
 
 def code_references(warm: Warm, rel: str, globs: list[str], name: str, max_results: int,
@@ -140,7 +140,8 @@ def _references(warm: Warm, rel: str, globs: list[str], name: str, max_results: 
             continue
         rows += placed_rows
     return code_replies.answer(late, _skipped(warm, may, grams), rows, total,
-                               Reply("references", max_results, "files_searched"))
+                               Reply("references", max_results, "files_searched"),
+                               warm.stamp())
 
 
 def code_mentions(warm: Warm, rel: str, globs: list[str], name: str) -> dict[str, Any] | None:

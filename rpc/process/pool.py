@@ -70,8 +70,9 @@ class Worker:
 
 class Pool:
     def __init__(self, ctx: ToolContext, size: int, max_pending: int,
-                 close_fds: tuple[int, ...] = ()) -> None:
+                 close_fds: tuple[int, ...] = (), replies_room: int = 0) -> None:
         self._ctx = ctx
+        self._replies_room = replies_room  # bytes of whole warm replies kept; 0: none
         self._size = size
         self.restarts = 0  # workers replaced after a crash or a kill (chorus_worker_restarts)
         self._max_pending = max_pending
@@ -100,8 +101,8 @@ class Pool:
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._ruleset = worker_ruleset(self._ctx)
-        if self._ctx.warm is not None:  # bound before the pool starts (warm_process.py)
-            self._replies = WarmReplies(self._ctx.warm)
+        if self._ctx.warm is not None and self._replies_room:  # bound before: warm_process.py
+            self._replies = WarmReplies(self._ctx.warm, self._replies_room)
         for _ in range(self._size):
             self._spawn()
 

@@ -28,7 +28,6 @@ from chorus_tools.tools.encoded import Encoded
 from chorus_tools.tools.task import Task
 from chorus_tools.tools.warm.client import PATIENCE
 
-LIMIT = 16 << 20  # bytes of replies kept, least recently used out (the warm's own room)
 ENTRIES = 40  # replies kept at most
 IDLE = 4  # connections kept open for the next question
 _HEADER = struct.Struct("!i")  # multiprocessing's Connection frames (tools/warm/service.py)
@@ -39,8 +38,9 @@ _QUESTION = _HEADER.pack(len(_PAYLOAD)) + _PAYLOAD
 class WarmReplies:
     """The whole replies kept, by job, and the warm process's stamp asked for on a hit."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, limit: int) -> None:
         self._path = path  # the warm process's socket (rpc/process/warm_process.py)
+        self._limit = limit  # bytes of replies kept, least recently used out
         self._items: OrderedDict[Hashable, Encoded] = OrderedDict()
         self._bytes = 0
         self._idle: list[socket.socket] = []
@@ -49,12 +49,12 @@ class WarmReplies:
     def put(self, task: Task, reply: Encoded) -> None:
         """Keep a worker's whole reply to `task` (one without a stamp is not kept)."""
         key = _key(task)
-        if key is None or reply.stamp is None or len(reply.json) > LIMIT:
+        if key is None or reply.stamp is None or len(reply.json) > self._limit:
             return
         self._drop(key)
         self._items[key] = reply
         self._bytes += len(reply.json)
-        while self._bytes > LIMIT or len(self._items) > ENTRIES:
+        while self._bytes > self._limit or len(self._items) > ENTRIES:
             self._drop(next(iter(self._items)))
 
     async def get(self, task: Task) -> Encoded | None:

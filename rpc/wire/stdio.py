@@ -41,6 +41,7 @@ from chorus_tools.rpc.process.warm_process import WarmProcess
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.tools import pipes
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.warm.client import KEPT_SHARE
 
 if TYPE_CHECKING:
     from chorus_tools.rpc.wire.http import HttpFront
@@ -167,7 +168,9 @@ class Server:
         self._pool = Pool(ctx, options.workers, options.max_pending,
                           close_fds=(wire_in, wire_out,
                                      *([options.reads.fd] if options.reads else []),
-                                     *([listening.fileno()] if listening is not None else [])))
+                                     *([listening.fileno()] if listening is not None else [])),
+                          # the server's copy of the warm's kept replies gets their room
+                          replies_room=options.index_memory // KEPT_SHARE)
         self._watches = Watches(ctx, self._pool.inherited, lambda: self._pool.ruleset)
         self._warm = (WarmProcess(ctx, options.index_memory, self._pool.inherited,
                                   lambda: self._pool.ruleset, self._pool.idle)

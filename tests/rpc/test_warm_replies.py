@@ -20,6 +20,7 @@ from chorus_tools.tools.encoded import Encoded, encoded
 from chorus_tools.tools.task import Task
 
 SYMBOLS = "chorus_tools.tools.code.find:find_symbols"
+ROOM = 16 << 20  # the default --index-memory's share for kept replies
 
 
 class FakeWarm:
@@ -77,7 +78,7 @@ def reply(stamp: Any = (1, 1, 7), symbols: int = 1) -> Encoded:
 
 def test_a_kept_reply_answers_while_the_stamp_holds(warm: FakeWarm, tmp_path: Path) -> None:
     async def go() -> None:
-        replies = WarmReplies(str(tmp_path / "socket"))
+        replies = WarmReplies(str(tmp_path / "socket"), ROOM)
         assert await replies.get(task()) is None and warm.asked == 0  # nothing kept: not asked
         made = reply()
         replies.put(task(), made)
@@ -97,7 +98,7 @@ def test_a_kept_reply_answers_while_the_stamp_holds(warm: FakeWarm, tmp_path: Pa
 
 def test_a_changed_tree_misses_and_forgets_the_reply(warm: FakeWarm, tmp_path: Path) -> None:
     async def go() -> None:
-        replies = WarmReplies(str(tmp_path / "socket"))
+        replies = WarmReplies(str(tmp_path / "socket"), ROOM)
         replies.put(task(), reply((1, 1, 7)))
         warm.stamp = (1, 1, 8)  # a change applied since
         assert await replies.get(task()) is None
@@ -115,7 +116,7 @@ def test_a_changed_tree_misses_and_forgets_the_reply(warm: FakeWarm, tmp_path: P
 
 def test_what_is_never_kept(warm: FakeWarm, tmp_path: Path) -> None:
     async def go() -> None:
-        replies = WarmReplies(str(tmp_path / "socket"))
+        replies = WarmReplies(str(tmp_path / "socket"), ROOM)
         replies.put(task("NoStamp"), reply(None))  # not made whole by the warm process
         assert await replies.get(task("NoStamp")) is None
         replies.put(Task(SYMBOLS, {"query": b"bytes"}, {}), reply())  # no JSON key
@@ -128,17 +129,15 @@ def test_what_is_never_kept(warm: FakeWarm, tmp_path: Path) -> None:
     asyncio.run(go())
 
 
-def test_the_oldest_go_past_the_limits(warm: FakeWarm, tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_oldest_go_past_the_limits(warm: FakeWarm, tmp_path: Path) -> None:
     async def go() -> None:
-        replies = WarmReplies(str(tmp_path / "socket"))
+        replies = WarmReplies(str(tmp_path / "socket"), ROOM)
         for i in range(warm_replies.ENTRIES + 1):
             replies.put(task(f"N{i}"), reply())
         assert await replies.get(task("N0")) is None
         assert await replies.get(task(f"N{warm_replies.ENTRIES}")) is not None
         replies.close()
-        monkeypatch.setattr(warm_replies, "LIMIT", 4000)
-        replies = WarmReplies(str(tmp_path / "socket"))
+        replies = WarmReplies(str(tmp_path / "socket"), 4000)
         big = reply(symbols=300)
         assert len(big.json) > 4000
         replies.put(task("Big"), big)  # larger than the whole room: not kept
@@ -154,10 +153,10 @@ def test_the_oldest_go_past_the_limits(warm: FakeWarm, tmp_path: Path,
 def test_no_warm_process_or_one_that_closes_is_a_miss(warm: FakeWarm,
                                                       tmp_path: Path) -> None:
     async def go() -> None:
-        nowhere = WarmReplies(str(tmp_path / "none"))
+        nowhere = WarmReplies(str(tmp_path / "none"), ROOM)
         nowhere.put(task(), reply())
         assert await nowhere.get(task()) is None
-        replies = WarmReplies(str(tmp_path / "socket"))
+        replies = WarmReplies(str(tmp_path / "socket"), ROOM)
         replies.put(task(), reply())
         assert await replies.get(task()) is not None
         warm.close_all = True  # the kept connection now ends at the next question
@@ -179,7 +178,7 @@ def test_a_silent_warm_process_is_a_miss(warm: FakeWarm, tmp_path: Path,
     silent = Listener(str(tmp_path / "silent"), family="AF_UNIX")  # accepts, never answers
 
     async def go() -> None:
-        replies = WarmReplies(str(tmp_path / "silent"))
+        replies = WarmReplies(str(tmp_path / "silent"), ROOM)
         replies.put(task(), reply())
         assert await replies.get(task()) is None
         assert replies.fds() == ()  # the connection was dropped

@@ -43,7 +43,7 @@ from chorus_tools.tools.search.filetypes import FileTypes
 from chorus_tools.tools.walk.listing import list_files
 from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm import code_answers
-from chorus_tools.tools.warm.client import Pickled
+from chorus_tools.tools.warm.client import KEPT_SHARE, Pickled
 from chorus_tools.tools.warm.code_replies import ByName
 from chorus_tools.tools.warm.content import Content
 from chorus_tools.tools.warm.events import Event, Events, WatchLimit
@@ -55,7 +55,6 @@ from chorus_tools.tools.warm.tree import Stat, WarmTree
 
 log = logging.getLogger("chorus.warm")
 BARRIER_SECONDS = 5.0
-KEPT_SHARE = 16  # kept replies may take 1/16 of the budget: 16 MiB of the default
 LINES_SHARE = 64  # where files' lines start, kept for code.references: 4 MiB of the default
 MEMORY_CHECK = 256  # directories built between two looks at the memory used
 

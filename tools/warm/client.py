@@ -16,6 +16,9 @@ from typing import Any
 from chorus_tools.tools.context import ToolContext
 
 PATIENCE = 10.0
+# the budget's share that kept replies may take (16 MiB of the default), in the warm
+# process (tools/warm/answers.py) and again for the server's copy (rpc/process/warm_replies.py)
+KEPT_SHARE = 16
 _conn: dict[str, Connection] = {}  # per process: a forked worker connects anew
 _NONE = pickle.dumps(None)
 

@@ -14,21 +14,24 @@ as before: the running digest is a saving, never needed for a right answer."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 STATE_BYTES = 112  # sizeof(SHA256_CTX): eight words of state, two of length, 64 of block, two
 
 
 def _load() -> ctypes.CDLL | None:
-    name = ctypes.util.find_library("crypto")
-    try:
-        lib = ctypes.CDLL(name or "libcrypto.so.3")
-        for fn in (lib.SHA256_Init, lib.SHA256_Update, lib.SHA256_Final):
-            fn.restype = ctypes.c_int
-    except (OSError, AttributeError):
-        return None
-    lib.SHA256_Update.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t)
-    return lib
+    """libcrypto by its sonames, the one hashlib loaded first: never by
+    ctypes.util.find_library, which runs ldconfig and writes temp files, refused in a
+    worker's Landlock domain (docs/protocol.md, Confinement)."""
+    for name in ("libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"):
+        try:
+            lib = ctypes.CDLL(name)
+            for fn in (lib.SHA256_Init, lib.SHA256_Update, lib.SHA256_Final):
+                fn.restype = ctypes.c_int
+        except (OSError, AttributeError):
+            continue
+        lib.SHA256_Update.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t)
+        return lib
+    return None
 
 
 _LIB = _load()

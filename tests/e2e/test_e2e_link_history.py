@@ -1,7 +1,7 @@
 """A symlink replaced or removed is kept in the history as the link it was (its target),
 so a rewind to a checkpoint taken before puts that link back (docs/protocol.md, History):
 an archive import over stdio putting a link over a link, a link the import replaced that
-someone else changed since (a conflict, left alone), file.delete of a link, and
+someone else changed since (a conflict, left alone), file.delete and file.move of a link, and
 file.restore of a link's version. Real symlinks, a real server over stdio (the HTTP
 import: tests/e2e/test_e2e_archive.py)."""
 
@@ -85,3 +85,17 @@ def test_a_deleted_link_comes_back_by_rewind_and_by_restore(tmp_path: Path) -> N
         assert rewound["restored"] == ["ln"] and rewound["conflicts"] == []
         assert not (ws / "ln").is_symlink() and (ws / "ln").read_text() == "a file now"
         assert (ws / "target.txt").read_text() == "kept as it is"
+
+
+def test_a_moved_link_goes_back_by_rewind(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "t.txt").write_text("t")
+    (ws / "ln").symlink_to("t.txt")
+    with RpcServer(ws) as server:
+        mark = server.result("workspace.checkpoint", {})["checkpoint"]
+        server.result("file.move", {"source": "ln", "destination": "moved"})
+        assert os.readlink(ws / "moved") == "t.txt" and not os.path.lexists(ws / "ln")
+        rewound = server.result("workspace.rewind", {"checkpoint": mark})
+        assert rewound["restored"] == ["ln"] and rewound["deleted"] == ["moved"]
+        assert os.readlink(ws / "ln") == "t.txt" and not os.path.lexists(ws / "moved")

@@ -15,6 +15,7 @@ import orjson
 import pybase64
 
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
+from chorus_tools.tools.bytes.payload import Decoded
 
 _NO_ID = object()
 _LIFT_MIN = 1 << 20  # a message this long may carry a base64 `data` worth lifting out
@@ -82,14 +83,15 @@ def _loads(body: bytes) -> Any:
 def _lifted(body: bytes) -> Any:
     """A request whose `params.data` is a long base64 string (an upload's part: 11 MB of
     JSON for 8 MiB), parsed without orjson reading that string: parsing it took 19 ms of
-    the server process's time a part, making a str of it from the line's bytes takes 1
-    (docs/benchmarks.md, upload_parts). The string is lifted out of the line, the rest
-    parsed, and the string put back where it was, as the very str orjson would make:
-    standard base64 (checked by pybase64, strict) holds no escape, no quote and no
-    control character, so its JSON value is its bytes. None, and the whole line is parsed
-    as ever, when the line is anything else: no such string, not standard base64, a
-    `"data"` anywhere else in the line (so the string put back is surely `params.data`),
-    or a rest that does not parse."""
+    the server process's time a part, decoding it from the line's bytes takes under 1
+    (docs/benchmarks.md, upload_parts). The string is lifted out of the line, decoded
+    (pybase64, strict: standard base64 holds no escape, no quote and no control
+    character, so it was a valid JSON string), the rest parsed, and `params.data` is the
+    bytes, `Decoded` (tools/bytes/payload.py): the validator sees the string it was
+    (rpc/dispatch/validate.py) and the worker gets 8 MiB, not 11 MB of text to decode
+    again. None, and the whole line is parsed as ever, when the line is anything else: no
+    such string, not standard base64, a `"data"` anywhere else in the line (so the
+    string lifted is surely `params.data`), or a rest that does not parse."""
     found = _DATA.search(body)
     if found is None:
         return None
@@ -100,7 +102,7 @@ def _lifted(body: bytes) -> Any:
     with memoryview(body) as view:
         value = view[start:end]
         try:
-            pybase64.b64decode(value, validate=True)
+            data = pybase64.b64decode(value, validate=True)
         except ValueError:
             return None
         rest = body[:start - 1] + b"null" + body[end + 1:]
@@ -113,7 +115,7 @@ def _lifted(body: bytes) -> Any:
         params = doc.get("params") if isinstance(doc, dict) else None
         if not isinstance(params, dict) or "data" not in params or params["data"] is not None:
             return None
-        params["data"] = str(value, "ascii")
+    params["data"] = Decoded(data)
     return doc
 
 

@@ -1,6 +1,8 @@
 """rpc/wire/envelope.py lifts a long base64 `params.data` out of the line before parsing
-the rest (an upload's 8 MiB part): the request is exactly what parsing the whole line
-gives, and every line that is not that case is parsed whole, with the same answer as
+the rest (an upload's 8 MiB part) and hands it on decoded: the request is what parsing
+the whole line gives, its `data` the decoded bytes; the validator checks it as the string
+it was (rpc/dispatch/validate.py), and hands a method whose `data` is no base64 the string
+as it came. Every line that is not that case is parsed whole, with the same answer as
 before (a parse error stays a parse error)."""
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ import orjson
 import pybase64
 import pytest
 
+from chorus_tools.rpc.dispatch.validate import ParamsValidator
 from chorus_tools.rpc.wire import envelope
 from chorus_tools.rpc.wire.envelope import Invalid, Request, parse
+from chorus_tools.tools.bytes.payload import Decoded, decoded
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.method import Method, obj
+from chorus_tools.tools.registry import ALL_METHODS
 
 DATA = pybase64.b64encode(os.urandom(900_000)).decode()  # 1.2 MB of base64
 
@@ -29,13 +36,35 @@ def _request(body: bytes) -> Request:
     return item
 
 
-def test_a_part_is_lifted_and_equals_the_whole_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+def _as_sent(doc: dict[str, object]) -> dict[str, object]:
+    params = doc["params"]
+    assert isinstance(params, dict) and type(params["data"]) is Decoded
+    return {**doc, "params": {**params, "data": pybase64.b64encode(
+        params["data"].data).decode()}}
+
+
+def test_a_part_is_lifted_decoded_and_equals_the_whole_parse() -> None:
     body = _line(upload_id="a" * 32, offset=0, data=DATA)
-    lifted = envelope._lifted(body)
-    assert lifted == orjson.loads(body)
-    assert _request(body).params == {"upload_id": "a" * 32, "offset": 0, "data": DATA}
+    assert _as_sent(envelope._lifted(body)) == orjson.loads(body)
+    params = _request(body).params
+    assert isinstance(params, dict) and decoded(params["data"]) == decoded(DATA)
     spaced = body.replace(b'"data":"', b'"data" :\n "')  # whitespace JSON allows
-    assert envelope._lifted(spaced) == orjson.loads(body)
+    assert _as_sent(envelope._lifted(spaced)) == orjson.loads(body)
+
+
+def test_the_validator_checks_it_as_the_string_it_was() -> None:
+    part = next(m for m in ALL_METHODS if m.name == "file.upload_part")
+    validator = ParamsValidator({part.name: part})
+    params = _request(_line(upload_id="a" * 32, offset=0, data=DATA)).params
+    assert validator.check(part, params) is params  # the bytes go on as they are
+    with pytest.raises(ToolError) as info:  # the other params are still checked
+        validator.check(part, _request(_line(upload_id="a" * 32, offset=-1,
+                                             data=DATA)).params)
+    assert info.value.details["param"] == "offset"
+    other = Method("x.y", "m:f", "text data", obj(["data"], data={"type": "string"},
+                                                   upload_id={"type": "string"},
+                                                   offset={"type": "integer"}), obj([]))
+    assert ParamsValidator({"x.y": other}).check(other, params)["data"] == DATA
 
 
 @pytest.mark.parametrize("body", [

@@ -217,14 +217,13 @@ def _land_file(ctx: ToolContext, spool_fd: int, dir_fd: int, landing: Landing,
 
 def _land_link(ctx: ToolContext, dir_fd: int, landing: Landing) -> None:
     """A symlink made beside its name in directory `dir_fd` (held locked) and renamed
-    over it. One made where nothing was is kept in the history as that absence (a rewind
-    removes it while it is as the import left it); one put over an older symlink is not
-    (the history holds no link target: a rewind leaves it)."""
+    over it, kept in the history as what was there: nothing (a rewind removes the link),
+    or the older symlink, its target (a rewind puts it back), while the path is as the
+    import left it."""
     name = split_parent(landing.rel)[1]
-    snap = None
     if landing.before is None:
         charge(ctx, 0, 1, landing.rel)
-        snap = keep.snapshot(ctx, dir_fd, name, None, landing.rel, landing.rel)
+    snap = keep.snapshot(ctx, dir_fd, name, landing.before, landing.rel, landing.rel)
     try:
         put_symlink(dir_fd, name, landing.entry.target)
         made = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)

@@ -15,8 +15,13 @@ The contract (uploads in parts and HTTP bodies both use it):
   aborted. An archive import's spool with a landing journal (its commit killed midway) is
   rolled back first (tools/bytes/landing.py); at start, every such spool is.
 - Memory follows one part, never the file: parts are written with pwrite, a part that
-  overlaps earlier bytes is compared in place, and the digest is computed by reading
-  the spool in chunks.
+  overlaps earlier bytes is compared in place.
+- The digest runs as the parts arrive: the SHA-256 of the prefix received without a hole
+  is carried on by each part that extends it (from the part's own bytes, and from the
+  spool for the parts that came early and it now joins), its state saved in meta.json
+  (tools/bytes/running.py), so any worker, or one started since, carries it on. The
+  commit reads only what the running digest has not seen: nothing when the parts came in
+  order, the bytes after the first hole otherwise (or, without libcrypto, all of them).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from chorus_tools.tools.bytes import landing
+from chorus_tools.tools.bytes import landing, running
 from chorus_tools.tools.bytes.payload import verify
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
@@ -60,6 +65,10 @@ class Meta:
     # (tools/bytes/handoff.py), so the commit need not read it all again; any part
     # written since forgets it
     written_sha256: str | None = None
+    # the running digest (tools/bytes/running.py): bytes [0, hashed) are hashed into
+    # this saved state, as hex (None: nothing hashed yet)
+    hashed: int = 0
+    hash_state: str | None = None
 
     @property
     def received(self) -> int:
@@ -179,15 +188,38 @@ class Spool:
             while view:
                 written = os.pwrite(fd, view, end - len(view))
                 view = view[written:]
+            if data:
+                meta.add(offset, end)
+                meta.written_sha256 = None
+                self._hash_on(fd, offset, data)
         except OSError as exc:
             raise from_os_error(exc, meta.path, "write_failed") from None
         finally:
             os.close(fd)
-        if data:
-            meta.add(offset, end)
-            meta.written_sha256 = None
         self._save()
         return meta.received
+
+    def _hash_on(self, fd: int, offset: int, data: bytes) -> None:
+        """Carry the running digest to the end of the prefix received without a hole:
+        through `data` (just written at `offset`) where the prefix reaches it, and through
+        the spool's bytes for the parts that arrived before their turn."""
+        meta = self.meta
+        prefix = meta.ranges[0][1] if meta.ranges[0][0] == 0 else 0
+        if not running.AVAILABLE or prefix <= meta.hashed:
+            return
+        state = bytes.fromhex(meta.hash_state) if meta.hash_state else running.fresh()
+        at = meta.hashed
+        while at < prefix:
+            if offset <= at < offset + len(data):  # the prefix holds the whole part
+                chunk = data if at == offset else data[at - offset:]
+            else:
+                chunk = os.pread(fd, min(_CHUNK, prefix - at, *(
+                    [offset - at] if at < offset else [])), at)
+                if not chunk:
+                    break
+            state = running.update(state, chunk)
+            at += len(chunk)
+        meta.hashed, meta.hash_state = at, state.hex()
 
     def reserve(self, size: int, written_sha256: str | None = None) -> int:
         """The data file made `size` bytes long (grown sparse, or cut to what arrived),
@@ -209,6 +241,7 @@ class Spool:
             raise
         meta.ranges = [[0, size]] if size else []
         meta.written_sha256 = written_sha256
+        meta.hashed, meta.hash_state = 0, None  # its bytes come through the descriptor
         self._save()
         return fd
 
@@ -228,7 +261,7 @@ class Spool:
         fd = self._open_data(os.O_RDONLY)
         try:
             size = os.fstat(fd).st_size
-            digest = meta.written_sha256 or _digest(fd)
+            digest = meta.written_sha256 or _digest(fd, meta)
         finally:
             os.close(fd)
         if holes:
@@ -369,13 +402,21 @@ def _empty_and_remove(root_fd: int, upload_id: str, dir_fd: int) -> int:
         return 0
 
 
-def _digest(fd: int) -> str:
-    h = hashlib.sha256()
-    offset = 0
+def _digest(fd: int, meta: Meta) -> str:
+    """The spool's SHA-256: the running digest carried over what it has not seen yet."""
+    if not running.AVAILABLE:
+        h = hashlib.sha256()
+        offset = 0
+        while chunk := os.pread(fd, _CHUNK, offset):
+            h.update(chunk)
+            offset += len(chunk)
+        return h.hexdigest()
+    state = bytes.fromhex(meta.hash_state) if meta.hash_state else running.fresh()
+    offset = meta.hashed if meta.hash_state else 0
     while chunk := os.pread(fd, _CHUNK, offset):
-        h.update(chunk)
+        state = running.update(state, chunk)
         offset += len(chunk)
-    return h.hexdigest()
+    return running.hexdigest(state)
 
 
 def _read_small(dir_fd: int, name: str) -> bytes:

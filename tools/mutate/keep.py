@@ -17,6 +17,10 @@ reach the result (`ctx.record["kept"]`), so a call that fails hands back nothing
 one also reserves room on the history's disk for keeping it (tools/mutate/reserve.py):
 a full disk refuses the change before anything is written. Content larger than the whole
 byte budget (which would be dropped at once) is hashed, never streamed.
+
+A symlink is kept as what it was: its target's text is the content, and its mode
+`LINK_MODE` (S_IFLNK) says the content is a link's target, so a rewind or a restore puts
+the link back (tools/mutate/restore.py `put_link`), never a file holding that text.
 """
 
 from __future__ import annotations
@@ -38,6 +42,12 @@ INLINE_MAX = 1 << 20  # larger content is streamed through the spool
 INLINE_TOTAL = 8 << 20  # and so is whatever passes this in one call (a deleted tree)
 _CHUNK = 1 << 20
 _spool: int | None = None  # this process's claimed spool descriptor
+LINK_MODE = stat.S_IFLNK | 0o777  # a kept symlink's mode: its content is the target's text
+
+
+def is_link(mode: int | None) -> bool:
+    """Whether a kept version (its mode) is a symlink's target rather than a file's bytes."""
+    return mode is not None and stat.S_ISLNK(mode)
 
 
 @dataclass
@@ -68,25 +78,34 @@ def snapshot(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result | None
              path: str, shown: str, data: bytes | None = None) -> Snapshot | None:
     """The content of regular file `name` (stat'ed as `st`) in `dir_fd`, hashed and kept
     inline or spooled; `data` is its content when the caller read it already. None when
-    history is off; a symlink or special file is not kept (workers cannot recreate it)."""
+    history is off. A symlink is kept as its target's text (LINK_MODE); a special file is
+    not kept (workers cannot recreate it)."""
     if not keeping(ctx):
         return None
     if st is None:
         snap = absent(path)
         reserve.claim(ctx, snap, 0, _claim(ctx))
         return snap
+    if stat.S_ISLNK(st.st_mode):  # a few bytes: always inline
+        return _inline(ctx, Snapshot(path, mode=LINK_MODE),
+                       os.fsencode(os.readlink(name, dir_fd=dir_fd)))
     if not stat.S_ISREG(st.st_mode):
         return None
     snap = Snapshot(path, mode=stat.S_IMODE(st.st_mode))
     if data is None and _room(ctx, st.st_size):
         data = _read_small(dir_fd, name, st, shown)
     if data is not None and _room(ctx, len(data)):
-        snap.sha256, snap.size, snap.data = hashlib.sha256(data).hexdigest(), len(data), data
-        ctx.record["inline"] = ctx.record.get("inline", 0) + len(data)  # type: ignore[index]
-        reserve.claim(ctx, snap, len(data), _claim(ctx))
-        return snap
+        return _inline(ctx, snap, data)
     _stream(ctx, dir_fd, name, st, snap, shown)
     reserve.claim(ctx, snap, reserve.PAGE, _claim(ctx))
+    return snap
+
+
+def _inline(ctx: ToolContext, snap: Snapshot, data: bytes) -> Snapshot:
+    """`snap` with `data` as its content, handed back with the result."""
+    snap.sha256, snap.size, snap.data = hashlib.sha256(data).hexdigest(), len(data), data
+    ctx.record["inline"] = ctx.record.get("inline", 0) + len(data)  # type: ignore[index]
+    reserve.claim(ctx, snap, len(data), _claim(ctx))
     return snap
 
 

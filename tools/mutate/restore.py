@@ -16,9 +16,12 @@ from typing import Any
 
 from chorus_tools.tools.confine.sandbox import ROOT, version_of
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.mutate.atomic import Current, mutate, split_parent
+from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.mutate import keep
+from chorus_tools.tools.mutate.atomic import (Current, locked_dir, mutate, put_symlink,
+                                              split_parent)
 from chorus_tools.tools.mutate.delete import delete
+from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.patch.diagnostics import (Diagnosis, Judge, refuse_introduced,
                                                   with_diagnostics)
 from chorus_tools.tools.patch.syntax import HEAD_CHARS
@@ -47,8 +50,12 @@ def restore(ctx: ToolContext, path: str, version: str, content: bytes | None = N
             mode: int | None = None, expected_version: str | None = None) -> dict[str, Any]:
     """Put `content` back at `path` atomically, with its mode (None: a file there keeps
     its own); None: the version is the path holding no file, so what is there is removed.
+    A version that was a symlink (keep.LINK_MODE) puts the link back.
     str_replace_editor's undo_edit runs this too (tools/dialects/anthropic.py)."""
     rel = real_path(ctx, path)
+    if content is not None and keep.is_link(mode):
+        return {"success": True, "version": put_link(ctx, rel, path, content,
+                                                     expected_version)}
     if content is not None:
         return _put_back(ctx, rel, path, content, mode, expected_version)
     st = current(ctx, rel, path)
@@ -82,6 +89,43 @@ def _put_back(ctx: ToolContext, rel: str, path: str, content: bytes, mode: int |
                  read_current=False if judge is None else judge.wants)
     assert out.stat is not None  # a file is there once content is written
     return with_diagnostics({"success": True, "version": version_of(out.stat)}, found[0])
+
+
+def put_link(ctx: ToolContext, rel: str, shown: str, target: bytes,
+             expected_version: str | None = None) -> str:
+    """The symlink a kept version was (`target`, its text) put back at `rel` in one rename
+    over whatever file or link is there, kept in the history itself like any change (so
+    the restore or rewind is undone in turn); its version."""
+    parent, name = split_parent(rel)
+    with locked_dir(ctx, parent, shown=shown, create=True) as dir_fd:
+        st = current_in(dir_fd, name)
+        now = None if st is None else version_of(st)
+        if expected_version is not None and now != expected_version:
+            raise ToolError("conflict", f"The file changed since you read it: {shown}. Read "
+                            "it again and redo the restore.", path=shown,
+                            expected_version=expected_version, current_version=now)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise ToolError("is_directory", f"{shown} is a directory now; the symlink it "
+                            "was cannot replace it.", path=shown)
+        snap = keep.snapshot(ctx, dir_fd, name, st, rel, shown)
+        charge(ctx, -st.st_size if st is not None and stat.S_ISREG(st.st_mode) else 0,
+               int(st is None), shown)
+        try:
+            put_symlink(dir_fd, name, os.fsdecode(target))
+            made = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            os.fsync(dir_fd)
+        except OSError as exc:
+            raise from_os_error(exc, shown, "write_failed") from None
+        keep.commit(ctx, snap, version_of(made))
+    return version_of(made)
+
+
+def current_in(dir_fd: int, name: str) -> os.stat_result | None:
+    """The entry `name` in `dir_fd` itself (None if there is none)."""
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
 
 
 def real_path(ctx: ToolContext, path: str) -> str:

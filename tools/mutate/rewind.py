@@ -1,8 +1,9 @@
 """workspace.rewind's worker half (docs/protocol.md, History): put every planned path back
 as it was at the checkpoint, all or nothing.
 
-Each item says what the path must hold (`content`, None: no file), with which mode, and
-at which version this server last left it (`expected`). A path still at that version is
+Each item says what the path must hold (`content`, None: no file), with which mode (a
+symlink's, keep.LINK_MODE: `content` is its target, and the link is put back), and at
+which version this server last left it (`expected`). A path still at that version is
 rewound; one already holding the content is left (a rewind completed after a crash); any
 other state is someone else's change: a conflict, left alone unless `force`. If a change
 fails, those already made are put back before the error is raised.
@@ -21,7 +22,7 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate import keep, quota, reserve
 from chorus_tools.tools.mutate.atomic import locked_dir, mutate, put_symlink, split_parent
 from chorus_tools.tools.mutate.delete import delete
-from chorus_tools.tools.mutate.restore import current, link_target, real_path
+from chorus_tools.tools.mutate.restore import current, link_target, put_link, real_path
 from chorus_tools.tools.patch.diff import unified_diff
 
 _BINARY_SNIFF = 8192
@@ -55,27 +56,32 @@ def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
     except ToolError as err:
         if err.code == "permission_denied":
             raise
-        return _link_made(ctx, item)
+        return _link_now(ctx, item)
     st = current(ctx, rel, path)
     if st is not None and not stat.S_ISREG(st.st_mode):
         return "conflict"
     content = item["content"]
     if content is None and st is None:
         return "done"
-    if content is not None and st is not None and st.st_size == len(content) and \
+    if content is not None and st is not None and not keep.is_link(item["mode"]) and \
+            st.st_size == len(content) and \
             hashlib.sha256(_read(ctx, rel)).hexdigest() == item["sha256"]:
         return "done"
     return "ours" if (None if st is None else version_of(st)) == item["expected"] \
         else "conflict"
 
 
-def _link_made(ctx: ToolContext, item: dict[str, Any]) -> str:
-    """A symlink where the checkpoint had nothing: 'ours' while it is the very link this
-    server made (an archive import keeps that absence, tools/bytes/archive_in.py)."""
-    st = current(ctx, item["path"], item["path"])
-    ours = item["content"] is None and st is not None and stat.S_ISLNK(st.st_mode) \
-        and version_of(st) == item["expected"]
-    return "ours" if ours else "conflict"
+def _link_now(ctx: ToolContext, item: dict[str, Any]) -> str:
+    """A symlink at the path now (or one on its way: a conflict): 'done' when it is the
+    link the checkpoint had, 'ours' while it is the very link this server made (an
+    archive import keeps what it replaced, tools/bytes/archive_in.py)."""
+    path = item["path"]
+    st = current(ctx, path, path)
+    if st is None or not stat.S_ISLNK(st.st_mode):
+        return "conflict"
+    if keep.is_link(item["mode"]) and item["content"] == os.fsencode(link_target(ctx, path)):
+        return "done"
+    return "ours" if version_of(st) == item["expected"] else "conflict"
 
 
 def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
@@ -97,7 +103,11 @@ def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
             if content is None:
                 if st is not None:
                     delete(ctx, path)
+            elif keep.is_link(item["mode"]):
+                put_link(ctx, path, path, content)
             else:
+                if st is not None and stat.S_ISLNK(st.st_mode):  # a file written over
+                    delete(ctx, path)  # it would land where the link leads
                 mutate(ctx, path, shown=path, compute=lambda _, c=content: c,
                        create_dirs=True, read_current=False, mode=item["mode"])
             done.append((path, before, 0 if st is None else stat.S_IMODE(st.st_mode)))
@@ -123,7 +133,7 @@ def _growth(planned: tuple[dict[str, Any], os.stat_result | None]) -> tuple[int,
     item, st = planned
     content = item["content"]
     size = 0 if st is None or not stat.S_ISREG(st.st_mode) else st.st_size
-    return ((0 if content is None else len(content)) - size,
+    return ((0 if content is None or keep.is_link(item["mode"]) else len(content)) - size,
             (content is not None) - (st is not None))
 
 
@@ -135,7 +145,8 @@ def _diff(ctx: ToolContext, todo: list[dict[str, Any]]) -> str:
     for n, item in enumerate(todo):
         path = item["path"]
         st = current(ctx, path, path)
-        now = b"" if st is None or stat.S_ISLNK(st.st_mode) else _read(ctx, path)
+        now = b"" if st is None else os.fsencode(link_target(ctx, path)) \
+            if stat.S_ISLNK(st.st_mode) else _read(ctx, path)  # a link: its text, as git
         then = item["content"] or b""
         if b"\0" in now[:_BINARY_SNIFF] or b"\0" in then[:_BINARY_SNIFF]:
             part = f"Binary files a/{path} and b/{path} differ\n"

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from functools import cache
 from typing import Any, Callable
 
 from chorus_tools.tools.code.bounds import Budget, Skipped
@@ -33,9 +31,6 @@ from chorus_tools.tools.patch.pyproblems import Modules, findings, workspace_mod
 from chorus_tools.tools.patch.syntax import Problem, language_of, problems
 
 SHOWN = 20  # errors a reply lists
-# a text at least this long is judged while its write syncs (Judge.meanwhile); a shorter
-# one costs less to judge (~0.1 ms at 4 KiB) than the hand-over to the thread
-MEANWHILE_CHARS = 32 * 1024
 
 Point = tuple[int, int]
 DEFAULTS = Limits()
@@ -123,19 +118,6 @@ class Judge:
             checked = replace(checked, broken=broken, broken_total=total)
         return replace(found, problems=checked)
 
-    def meanwhile(self, before: str | None, after: str) -> Future[Diagnosis | None] | None:
-        """diagnosis(before, after) made in a thread while the caller writes `after` (the
-        write's fsync leaves the CPU idle: a 200 KiB parse costs ~0.7 ms, the sync more),
-        when nothing waits on it: no gate refuses by it (--syntax-gate all), no checker
-        runs (problems spawn oxlint and read other files: they stay in the call's thread),
-        and the text is long enough to pay for the hand-over; None: judge it now. The
-        caller waits for it before its reply, so the answer is the same, from the same
-        bytes, and no two judgements of one worker ever run at once."""
-        if self.language is None or self.gate == "all" or self.check is not None \
-                or len(after) < MEANWHILE_CHARS:
-            return None
-        return _meanwhile().submit(self.diagnosis, before, after)
-
     def skipped(self, reason: str) -> Diagnosis:
         """Nothing judged, for `reason`: neither syntax nor problems."""
         return self._with_problems(Diagnosis(skipped=reason), Problems(skipped=reason))
@@ -181,17 +163,6 @@ class Judge:
         if found is None:
             found = self._seen[text] = problems(self.language, self.path, text, self.budget)
         return found
-
-
-@cache
-def _meanwhile() -> ThreadPoolExecutor:
-    """The thread judgements made beside a write run in: made in the worker on its first
-    such judgement (so it is in its Landlock domain), idle between them, holding no lock
-    then (a later fork is as safe as without it); a forked child makes its own."""
-    return ThreadPoolExecutor(1, thread_name_prefix="diagnosis")
-
-
-os.register_at_fork(after_in_child=_meanwhile.cache_clear)
 
 
 def _checker(language: str | None, ctx: ToolContext | None) -> Check | None:

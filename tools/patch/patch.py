@@ -9,7 +9,6 @@ mutation), keeps the file's encoding, and reports what happened with a unified d
 
 from __future__ import annotations
 
-from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -96,14 +95,10 @@ def _planned(ctx: ToolContext, path: str, plan: Plan, dry_run: bool,
                             f"The patched file would be {len(new)} bytes, over the "
                             f"{limit}-byte write limit: {path}.", path=path, size=len(new),
                             limit=limit)
-        judged = None if dry_run else judge.meanwhile(None if created else before, after)
-        if judged is None:
-            diagnosis = judge.diagnosis(None if created else before, after)
-            refuse_introduced(judge, diagnosis, path, lambda: guard.diff(after))
-            judged = Future()
-            judged.set_result(diagnosis)
+        diagnosis = judge.diagnosis(None if created else before, after)
+        refuse_introduced(judge, diagnosis, path, lambda: guard.diff(after))
         done.update(before=before, after=after, matches=matches, created=created,
-                    judged=judged, found=current.data, written=None if dry_run else new)
+                    diagnosis=diagnosis, found=current.data, written=None if dry_run else new)
         return done["written"]
 
     try:
@@ -112,9 +107,6 @@ def _planned(ctx: ToolContext, path: str, plan: Plan, dry_run: bool,
         if err.code == "file_not_found" and "reached" not in done:
             raise _no_parent(path, creating=creating) from None
         raise
-    finally:
-        if "judged" in done:
-            wait([done["judged"]])  # a judgement made beside the write ends with the call
     matches = done["matches"]
     result = {
         "success": True,
@@ -125,8 +117,7 @@ def _planned(ctx: ToolContext, path: str, plan: Plan, dry_run: bool,
                              limit=ctx.limits.max_diff_bytes),
         "version": None if out.stat is None else version_of(out.stat),
     }
-    return Patched(with_diagnostics(result, done["judged"].result()), done["found"],
-                   done["written"])
+    return Patched(with_diagnostics(result, done["diagnosis"]), done["found"], done["written"])
 
 
 def _no_parent(path: str, *, creating: bool) -> ToolError:

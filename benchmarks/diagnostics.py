@@ -1,7 +1,11 @@
 """Diagnostics and code.edit (docs/protocol.md, Diagnostics and "Code by structure").
 
-Rows: an exact-tier edit of a parsed file (its reply carries diagnostics) against the same
-edit of a `.txt` copy (no parse), for 4 KiB of Python and 200 KiB of TypeScript; and the
+Rows: an exact-tier edit of a parsed file (its reply carries syntax diagnostics) against
+the same edit of a `.txt` copy (no parse), for 4 KiB of Python and 200 KiB of TypeScript,
+on a server started with `--problems off`: issue 45's target is the syntax diagnostics'
+cost, and problems (pyflakes, oxlint) have their own rows (benchmarks/problems_rows.py,
+js_problems_rows.py); the same edit with problems on, against the same `.txt` copy, is
+beside them as information (no target); and the
 bytes of a code.edit `replace` of a 40-line method against the file.patch that makes the
 same change (`find` = the old body), their results checked byte-identical; code.edit's
 text is sent flush left, as re-indentation onto the symbol allows.
@@ -57,12 +61,22 @@ def _exact_edits(env: Env, suffix: str, text: str, semicolon: str, *options: str
         wrong = is_success(reply)
         if wrong is None and suffix != ".txt" and "diagnostics" not in reply["result"]:
             return "no diagnostics in the reply"
+        if wrong is None and options == SYNTAX_ONLY \
+                and reply["result"]["diagnostics"].get("problems_checked") is not False:
+            return "problems checked under --problems off"
         return wrong
     with env.ours(env.scratch, *options) as server:
         return _sequential_rate(server, call, env.scale.mutations, diagnosed)
 
 
+SYNTAX_ONLY = ("--problems", "off")
+
+
 def diag_py_ours(env: Env) -> Measure:
+    return _exact_edits(env, ".py", _python_4k(), "", *SYNTAX_ONLY)
+
+
+def diag_py_problems(env: Env) -> Measure:
     return _exact_edits(env, ".py", _python_4k(), "")
 
 
@@ -71,6 +85,10 @@ def diag_py_txt(env: Env) -> Measure:
 
 
 def diag_ts_ours(env: Env) -> Measure:
+    return _exact_edits(env, ".ts", _typescript(GUARD_TS_BYTES), ";", *SYNTAX_ONLY)
+
+
+def diag_ts_problems(env: Env) -> Measure:
     return _exact_edits(env, ".ts", _typescript(GUARD_TS_BYTES), ";")
 
 
@@ -117,12 +135,18 @@ def code_edit_patch(env: Env) -> Measure:
 
 
 SCENARIOS: list[Scenario] = [
-    Scenario("diag_py", "file.patch, exact tier, 4 KiB Python (reply with diagnostics)",
-             "the same patch on a .txt copy (no parse)", Target("≥", 0.9), diag_py_ours,
-             diag_py_txt),
-    Scenario("diag_ts", "file.patch, exact tier, 200 KiB TypeScript (reply with diagnostics)",
-             "the same patch on a .txt copy (no parse)", Target("≥", 0.9), diag_ts_ours,
-             diag_ts_txt),
+    Scenario("diag_py", "file.patch, exact tier, 4 KiB Python (reply with syntax "
+             "diagnostics, --problems off)", "the same patch on a .txt copy (no parse)",
+             Target("≥", 0.9), diag_py_ours, diag_py_txt),
+    Scenario("diag_ts", "file.patch, exact tier, 200 KiB TypeScript (reply with syntax "
+             "diagnostics, --problems off)", "the same patch on a .txt copy (no parse)",
+             Target("≥", 0.9), diag_ts_ours, diag_ts_txt),
+    Scenario("diag_py_problems", "file.patch, exact tier, 4 KiB Python (reply with "
+             "diagnostics and problems, the default)", "the same patch on a .txt copy "
+             "(no parse)", None, diag_py_problems, diag_py_txt),
+    Scenario("diag_ts_problems", "file.patch, exact tier, 200 KiB TypeScript (reply with "
+             "diagnostics and problems: oxlint, the default)", "the same patch on a .txt "
+             "copy (no parse)", None, diag_ts_problems, diag_ts_txt),
     Scenario("code_edit_bytes", "code.edit replace of a 40-line method: request bytes",
              "file.patch of the same change (find = the old body)", Target("≤", 0.5),
              code_edit_ours, code_edit_patch),

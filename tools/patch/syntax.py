@@ -99,7 +99,8 @@ def _tree_sitter(language: str, path: str, text: str, budget: Budget) -> list[Pr
     from chorus_tools.tools.code import parse
     data = text.encode("utf-8", "surrogatepass")
     try:
-        return _tree_errors(parse.parse(language, path, data, budget).root_node, data, budget)
+        tree = parse.parse(language, path, data, budget, exact=True)
+        return _tree_errors(tree.root_node, data, budget)
     finally:
         if not parse.keeps(len(data)):
             parse.give_back()  # a big tree is gone: its memory goes back to the system

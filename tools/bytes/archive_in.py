@@ -202,9 +202,8 @@ def _land_file(ctx: ToolContext, spool_fd: int, dir_fd: int, landing: Landing,
     """One file renamed into directory `dir_fd` (held locked) by the one write path."""
     entry, rel = landing.entry, landing.rel
     assert entry.spooled is not None
-    if landing.before is None:
-        os.chmod(entry.spooled, entry.mode, dir_fd=spool_fd)
-    else:  # a second name for the old inode: the rename leaves it whole, to put back
+    if landing.before is not None:  # a second name for the old inode: the rename leaves
+        # it whole, to put back (a new file's spooled copy has its mode already)
         try:
             os.link(split_parent(rel)[1], f"o{index}", src_dir_fd=dir_fd,
                     dst_dir_fd=spool_fd, follow_symlinks=False)

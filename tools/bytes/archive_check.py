@@ -65,9 +65,10 @@ def read_plan(ctx: ToolContext, spool_fd: int, data: str) -> Plan:
     to its own file there; the plan of what lands, or a ToolError."""
     fd = os.open(data, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=spool_fd)
     try:
-        reader = tar_read.Reader(tar_read.chunks(fd))
-        plan = _walk(ctx, reader, spool_fd)
-        _drain(reader, ctx.limits.max_archive_bytes)  # to a gzip's trailer, and its CRC
+        with tar_read.read_ahead(tar_read.chunks(fd)) as chunks:
+            reader = tar_read.Reader(chunks)
+            plan = _walk(ctx, reader, spool_fd)
+            _drain(reader, ctx.limits.max_archive_bytes)  # to a gzip's trailer and CRC
         return plan
     except tar_read.Corrupt as exc:
         raise ToolError("invalid_params", f"The archive is truncated or corrupt ({exc}); "

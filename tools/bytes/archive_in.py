@@ -77,7 +77,7 @@ def _join(base: str, name: str) -> str:
 def _check(ctx: ToolContext, base: str, entries: list[Entry]) -> tuple[list[Landing], list[str]]:
     """Every destination checked before any write; the landings and the directories to
     make (parents first)."""
-    dirs: dict[str, bool] = {}  # rel -> exists already
+    dirs: dict[str, bool] = {}  # rel -> exists already (False: one of `made`)
     made: list[str] = []
 
     def directory(rel: str, name: str) -> None:
@@ -85,7 +85,7 @@ def _check(ctx: ToolContext, base: str, entries: list[Entry]) -> tuple[list[Land
             return
         parent = split_parent(rel)[0]
         directory(parent, name.rpartition("/")[0])
-        st = None if parent in made else current(ctx, rel, rel)
+        st = None if dirs.get(parent) is False else current(ctx, rel, rel)
         if st is not None and not stat.S_ISDIR(st.st_mode):
             raise ToolError("not_a_directory", f"The archive was refused whole, nothing was "
                             f"written: {name!r} needs {rel} to be a directory, and the "
@@ -106,7 +106,7 @@ def _check(ctx: ToolContext, base: str, entries: list[Entry]) -> tuple[list[Land
             continue
         parent = split_parent(rel)[0]
         directory(parent, entry.name.rpartition("/")[0])
-        st = None if parent in made else current(ctx, rel, rel)
+        st = None if dirs.get(parent) is False else current(ctx, rel, rel)
         landings.append(_landing(ctx, entry, rel, st))
     return landings, made
 

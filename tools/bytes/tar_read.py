@@ -22,9 +22,12 @@ Memory follows one compressed chunk and what it inflates to, never a file's size
 from __future__ import annotations
 
 import os
+import queue
 import re
 import struct
+import threading
 import zlib
+from contextlib import contextmanager
 from typing import Iterator
 
 CHUNK = 1 << 20
@@ -64,6 +67,49 @@ def chunks(fd: int) -> Iterator[bytes]:
             first = os.read(fd, CHUNK)
         return
     yield from _inflate(first, fd)
+
+
+@contextmanager
+def read_ahead(source: Iterator[bytes], depth: int = 4) -> Iterator[Iterator[bytes]]:
+    """`source`'s chunks made in a thread, up to `depth` ahead of the reader: `tar -xzf`
+    inflates in a gzip process beside tar, and zlib releases the GIL while it inflates,
+    so the worker's main thread parses and writes meanwhile. Memory: `depth` chunks.
+    Leaving the block stops the thread and waits for it (before the caller closes the
+    descriptor it reads); an error in it is raised to the reader."""
+    ready: queue.Queue[bytes | BaseException | None] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def offer(item: bytes | BaseException | None) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for chunk in source:
+                if not offer(chunk):
+                    return
+            offer(None)
+        except BaseException as exc:  # handed to the reader, raised there
+            offer(exc)
+
+    def taken() -> Iterator[bytes]:
+        while (item := ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    thread = threading.Thread(target=run, name="inflate", daemon=True)
+    thread.start()
+    try:
+        yield taken()
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _inflate(data: bytes, fd: int) -> Iterator[bytes]:

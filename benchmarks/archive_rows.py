@@ -9,11 +9,11 @@ on (the default) and with `--history 0`, so the rows say what keeping each file 
 A PUT row is measured in paired rounds (benchmarks/paired.py `times`): `tar -xzf` of these
 25k files swings 3-60 s back to back on a shared disk with whatever writeback is pending,
 so one run of each side, minutes apart, said nothing. Each round times both sides, the
-order alternating, each into a fresh empty directory (ours: a fresh workspace and a server
-started for it, untimed), after an untimed sync(2) so no run pays for the writeback of the
-one before, the tarball in the page cache for both (both read it every round); the row is
-ours' median time and the median of the paired ratios. The import's reply is checked (it
-counts every file).
+order alternating, each into a fresh empty directory (ours: a fresh workspace and a
+server started for it, untimed, its workers' warm-up imports finished), after an untimed
+sync(2) so no run pays for the writeback of the one before, the tarball in the page cache
+for both (both read it every round); the row is ours' median time and the median of the
+paired ratios. The import's reply is checked (it counts every file).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from benchmarks import paired
 from benchmarks.env import Env
 from benchmarks.httpload import HttpServer
 from benchmarks.report import Measure, Target
+from benchmarks.rss import cpu_seconds
 from benchmarks.scenarios import Scenario
 
 _BLOCK = 1 << 20
@@ -107,6 +108,7 @@ def _put_once(env: Env, options: tuple[str, ...], reply: dict[str, object]) -> f
     tarball, ws = _tarball(env), _empty(env, "archive-put")
     server = HttpServer(env.ours_argv(ws, *options), stderr=env.logs / "ours.stderr")
     try:
+        _settled(server.proc.pid)
         status, body, seconds = _request(server, "PUT", "/archive/tree", tarball)
     finally:
         server.close()
@@ -115,6 +117,20 @@ def _put_once(env: Env, options: tuple[str, ...], reply: dict[str, object]) -> f
         raise RuntimeError(f"PUT /archive answered {status}: {body[:300]!r}")
     reply.update(orjson.loads(body))
     return seconds
+
+
+def _settled(pid: int, quiet: float = 0.02, within: float = 15.0) -> None:
+    """Wait until the server's processes are idle (under `quiet` CPU seconds in a quarter
+    of a second): a server just started has its workers importing every tool in the
+    background (rpc/process/worker.py warm_up), 0.6 s of CPU on 2 cores that a timed
+    request would share, where an orchestrator's server has long been up."""
+    deadline, used = time.monotonic() + within, cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = cpu_seconds(pid)
+        if now - used < quiet:
+            return
+        used = now
 
 
 def _tar_once(env: Env) -> float:

@@ -7,7 +7,7 @@ own. Here a header is one checksum and a few slices, and a small file's bytes ar
 of the block they arrived in.
 
 What it reads, as tarfile does: ustar with its prefix field, GNU long names and link names
-('L', 'K'), pax headers ('x' for the next entry, 'g' for every later 'x': `path`,
+('L', 'K'), pax headers ('x' for the next entry, 'g' for every later one: `path`,
 `linkpath`, `size`), a V7 directory (a regular entry whose name ends in '/'), numbers in
 octal or base-256, gzip made of several members (as our own exports are) with zero
 padding between them. Names are UTF-8, undecodable bytes kept by surrogateescape, as
@@ -238,15 +238,19 @@ class Reader:
                 elif kind == b"g":
                     global_pax.update(_pax(body))
                 else:
-                    pending = {**global_pax, **_pax(body)}
+                    pending = _pax(body)
                 continue
             name = long_name if long_name is not None else name
             link = long_link if long_link is not None else link
-            if pending:
-                name, link, size, kind = _apply(pending, name, link, size, kind)
+            if pending or global_pax:  # a global header's records apply to every entry
+                name, link, size, sparse = _apply({**global_pax, **pending}, name, link,
+                                                  size)
                 self._left = -(-size // BLOCK) * BLOCK if kind[0] in REGULAR else 0
+                kind = SPARSE if sparse else kind
             elif kind[0] not in REGULAR:
                 self._left = 0  # tarfile reads no bytes after a link, directory, device
+            if kind == DIR:
+                name = name.rstrip("/")
             pending, long_name, long_link = {}, None, None
             yield Header(name, kind, size, mode, link)
 
@@ -302,10 +306,10 @@ def _pax(body: bytes) -> dict[bytes, bytes]:
     return records
 
 
-def _apply(pax: dict[bytes, bytes], name: str, link: str, size: int,
-           kind: bytes) -> tuple[str, str, int, bytes]:
-    """A pax header's `path`, `linkpath` and `size` over the entry's own; a sparse file
-    said so by its `GNU.sparse.*` records is reported as SPARSE."""
+def _apply(pax: dict[bytes, bytes], name: str, link: str,
+           size: int) -> tuple[str, str, int, bool]:
+    """A pax header's `path`, `linkpath` and `size` over the entry's own, and whether its
+    `GNU.sparse.*` records say the entry is a sparse file."""
     if b"path" in pax:
         name = _text(pax[b"path"])
     if b"linkpath" in pax:
@@ -317,6 +321,4 @@ def _apply(pax: dict[bytes, bytes], name: str, link: str, size: int,
             raise Corrupt("a pax header's size is not a number") from None
         if size < 0:
             raise Corrupt("a pax header's size is negative")
-    if any(key.startswith(b"GNU.sparse.") for key in pax):
-        kind = SPARSE
-    return name, link, size, kind
+    return name, link, size, any(key.startswith(b"GNU.sparse.") for key in pax)

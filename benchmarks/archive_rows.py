@@ -181,5 +181,5 @@ SCENARIOS = [
              archive_put_tar),
     Scenario("archive_put_nohist", "PUT /archive tar.gz of {tree}, --history 0",
              "tar -xzf into an empty dir", Target("≤", 1.5), archive_put_no_history,
-             archive_put_tar),
+             archive_put_no_history_tar),
 ]

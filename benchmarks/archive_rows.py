@@ -1,14 +1,19 @@
 """Archives over HTTP (docs/protocol.md, Bytes in and out), against `tar` on the same tree.
 
 Rows: `GET /archive/?format=tar.gz&include_ignored=true` of the run's source tree (20k
-files; 2k under --quick) read to its end, against `tar -czf - DIR > /dev/null`; and `PUT
-/archive/{dir}` of that tree's tar.gz into an empty directory, against `tar -xzf` into an
-empty directory, with history on (the default) and with `--history 0`, so the rows say what
-keeping each file costs. Each is one timed run, its result checked (the archive read
-back by tarfile has every file; the import's reply counts them), after an untimed sync(2):
-the writeback an earlier step left (an import's 25k files, their removal) would otherwise
-land on whichever run comes next (the full run of 9e5a1b9 timed `tar -xzf` at 17.2 s
-after the --history 0 import, 0.76 s after the other).
+files; 2k under --quick) read to its end, against `tar -czf - DIR > /dev/null`, one timed
+run each, its result checked (a gzip came back); and `PUT /archive/{dir}` of that tree's
+tar.gz into an empty directory, against `tar -xzf` into an empty directory, with history
+on (the default) and with `--history 0`, so the rows say what keeping each file costs.
+
+A PUT row is measured in paired rounds (benchmarks/paired.py `times`): `tar -xzf` of these
+25k files swings 3-60 s back to back on a shared disk with whatever writeback is pending,
+so one run of each side, minutes apart, said nothing. Each round times both sides, the
+order alternating, each into a fresh empty directory (ours: a fresh workspace and a
+server started for it, untimed, its workers' warm-up imports finished), after an untimed
+sync(2) so no run pays for the writeback of the one before, the tarball in the page cache
+for both (both read it every round); the row is ours' median time and the median of the
+paired ratios. The import's reply is checked (it counts every file).
 """
 
 from __future__ import annotations
@@ -23,12 +28,16 @@ from pathlib import Path
 
 import orjson
 
+from benchmarks import paired
 from benchmarks.env import Env
 from benchmarks.httpload import HttpServer
 from benchmarks.report import Measure, Target
+from benchmarks.rss import cpu_seconds
 from benchmarks.scenarios import Scenario
 
 _BLOCK = 1 << 20
+PUT_ROUNDS, PUT_ROUNDS_QUICK = 6, 2  # paired rounds of a PUT row (--quick: the harness)
+_PAIRS: dict[tuple[int, tuple[str, ...]], tuple[Measure, Measure]] = {}
 
 
 def _request(server: HttpServer, method: str, path: str, body: Path | None = None
@@ -93,35 +102,75 @@ def _empty(env: Env, name: str) -> Path:
     return path
 
 
-def _put(env: Env, *options: str) -> Measure:
+def _put_once(env: Env, options: tuple[str, ...], reply: dict[str, object]) -> float:
+    """One import into a fresh, empty workspace by a server started for it (untimed);
+    the reply kept in `reply`, its seconds returned."""
     tarball, ws = _tarball(env), _empty(env, "archive-put")
     server = HttpServer(env.ours_argv(ws, *options), stderr=env.logs / "ours.stderr")
     try:
+        _settled(server.proc.pid)
         status, body, seconds = _request(server, "PUT", "/archive/tree", tarball)
     finally:
         server.close()
         shutil.rmtree(ws, ignore_errors=True)
     if status != 200:
         raise RuntimeError(f"PUT /archive answered {status}: {body[:300]!r}")
-    return Measure("time", seconds, orjson.loads(body))
+    reply.update(orjson.loads(body))
+    return seconds
 
 
-def archive_put_ours(env: Env) -> Measure:
-    return _put(env)
+def _settled(pid: int, quiet: float = 0.02, within: float = 15.0) -> None:
+    """Wait until the server's processes are idle (under `quiet` CPU seconds in a quarter
+    of a second): a server just started has its workers importing every tool in the
+    background (rpc/process/worker.py warm_up), 0.6 s of CPU on 2 cores that a timed
+    request would share, where an orchestrator's server has long been up."""
+    deadline, used = time.monotonic() + within, cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = cpu_seconds(pid)
+        if now - used < quiet:
+            return
+        used = now
 
 
-def archive_put_no_history(env: Env) -> Measure:
-    return _put(env, "--history", "0")
-
-
-def archive_put_tar(env: Env) -> Measure:
+def _tar_once(env: Env) -> float:
+    """`tar -xzf` of the same tarball into a fresh, empty directory."""
     tarball, into = _tarball(env), _empty(env, "archive-tar-x")
     os.sync()
     start = time.perf_counter()
     subprocess.run(["tar", "-xzf", str(tarball), "-C", str(into)], check=True)
     seconds = time.perf_counter() - start
     shutil.rmtree(into, ignore_errors=True)
-    return Measure("time", seconds)
+    return seconds
+
+
+def _paired(env: Env, *options: str) -> tuple[Measure, Measure]:
+    """Both sides of a PUT row, measured once per run in PUT_ROUNDS paired rounds
+    (benchmarks/paired.py `times`): the runner asks for each side `rounds` times, and
+    every ask gets the same pair."""
+    key = (id(env), options)
+    if key not in _PAIRS:
+        reply: dict[str, object] = {}
+        _PAIRS[key] = paired.times(lambda: _put_once(env, options, reply),
+                                   lambda: _tar_once(env),
+                                   PUT_ROUNDS_QUICK if env.quick else PUT_ROUNDS, reply)
+    return _PAIRS[key]
+
+
+def archive_put_ours(env: Env) -> Measure:
+    return _paired(env)[0]
+
+
+def archive_put_tar(env: Env) -> Measure:
+    return _paired(env)[1]
+
+
+def archive_put_no_history(env: Env) -> Measure:
+    return _paired(env, "--history", "0")[0]
+
+
+def archive_put_no_history_tar(env: Env) -> Measure:
+    return _paired(env, "--history", "0")[1]
 
 
 SCENARIOS = [
@@ -132,5 +181,5 @@ SCENARIOS = [
              archive_put_tar),
     Scenario("archive_put_nohist", "PUT /archive tar.gz of {tree}, --history 0",
              "tar -xzf into an empty dir", Target("≤", 1.5), archive_put_no_history,
-             archive_put_tar),
+             archive_put_no_history_tar),
 ]

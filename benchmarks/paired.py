@@ -57,3 +57,24 @@ def measure(env: Env, ours: Start, baseline: Start, rate: Callable[[StdioServer]
 def baseline_of(env: Env) -> Measure:
     """The baseline `measure` took for `env` in the same rounds."""
     return _BASELINES.pop(id(env))
+
+
+def times(ours: Callable[[], float], baseline: Callable[[], float], rounds: int,
+          detail: dict[str, object] | None = None) -> tuple[Measure, Measure]:
+    """The same pairing for two commands timed once each a round (an import against
+    `tar -xzf`): each round times both, the order alternating; ours' Measure is the median
+    of its times, the baseline's is that median divided by the median of the paired
+    ratios (its own median beside), so the row's ratio is the paired one. Each callable
+    does its own untimed setup and returns its seconds."""
+    taken: dict[bool, list[float]] = {True: [], False: []}
+    for r in range(rounds):
+        for side in ((True, False) if r % 2 == 0 else (False, True)):
+            taken[side].append((ours if side else baseline)())
+    paired = [a / b for a, b in zip(taken[True], taken[False])]
+    ratio = statistics.median(paired)
+    ours_time = statistics.median(taken[True])
+    return Measure("time", ours_time, {
+        **(detail or {}), "rounds": [round(x, 3) for x in taken[True]],
+        "paired_ratios": [round(x, 3) for x in paired]}), Measure("time", ours_time / ratio, {
+            "plain_median": statistics.median(taken[False]),
+            "rounds": [round(x, 3) for x in taken[False]]})

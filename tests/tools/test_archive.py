@@ -195,6 +195,21 @@ def test_truncated_and_corrupt(ctx: ToolContext, root: Path) -> None:
     refused(ctx, root, b"not a tar" * 100)
 
 
+def test_a_bad_header_after_good_entries_refuses_the_whole(ctx: ToolContext,
+                                                           root: Path) -> None:
+    """tarfile ends an archive quietly at a header whose checksum is wrong, so the entries
+    before it would land and those after it vanish; the import refuses it whole."""
+    archive = bytearray(build(member("a", b"a" * 600), member("b", b"b"), member("c", b"c")))
+    archive[1536 + 100:1536 + 108] = b"0000777\0"  # b's mode changed, its checksum not
+    err = refused(ctx, root, bytes(archive))
+    assert "checksum" in err.message
+    ok, sparse = tarfile.TarInfo("ok"), tarfile.TarInfo("s")
+    ok.size, sparse.type = 1, tarfile.GNUTYPE_SPARSE
+    err = refused(ctx, root, ok.tobuf() + b"x" + bytes(511) + sparse.tobuf(tarfile.GNU_FORMAT)
+                  + bytes(1024))
+    assert "sparse" in err.message
+
+
 def test_tar_bomb_refused_at_its_header(ctx: ToolContext, root: Path) -> None:
     """10 GB of zeros compressed to ~10 MB: refused by --max-archive-bytes (4 GiB) as its
     header is read, long before 10 GB could be inflated."""

@@ -11,30 +11,27 @@ it is cheap to be:
   earlier in the same archive (it is extracted as a copy of that file);
 - more than --max-archive-entries entries, more than --max-archive-bytes declared by the
   headers (a tar bomb is refused at its header, before its bytes are read);
-- a truncated or corrupt stream, and an entry that changes kind (a file, then a
-  directory of the same name).
+- a truncated or corrupt stream (tools/bytes/tar_read.py says what it reads), a GNU
+  sparse file, and an entry that changes kind (a file, then a directory of the same name).
 Modes keep only the owner/group/other read and execute bits and the owner's write bit.
-The stream is read once, in order ("r|" mode): memory follows one chunk and the entries'
-names, never a file's size.
+The stream is read once, in order, by tools/bytes/tar_read.py: memory follows one chunk
+and the entries' names, never a file's size.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
 import posixpath
-import tarfile
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from chorus_tools.tools.bytes import tar_read
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import is_temp_name
 
 _CHUNK = 1 << 20
-_GZIP_MAGIC = b"\x1f\x8b"
 FILE, DIR, LINK = "file", "dir", "symlink"
 
 
@@ -67,27 +64,23 @@ def read_plan(ctx: ToolContext, spool_fd: int, data: str) -> Plan:
     """Validate the archive in `data` (in directory `spool_fd`), copying each file's bytes
     to its own file there; the plan of what lands, or a ToolError."""
     fd = os.open(data, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=spool_fd)
-    with os.fdopen(fd, "rb") as raw:
-        gz = raw.read(2) == _GZIP_MAGIC
-        raw.seek(0)
-        try:  # GzipFile reads every member of a gzip made of several (as ours are)
-            source = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
-            with tarfile.open(fileobj=source, mode="r|") as tar:
-                plan = _walk(ctx, tar, spool_fd)
-            if isinstance(source, gzip.GzipFile):  # to the trailer, whose CRC tar never reached
-                _drain(source, ctx.limits.max_archive_bytes)
-            return plan
-        except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-            if isinstance(exc, OSError) and exc.errno is not None:
-                raise
-            raise ToolError("invalid_params", "The archive is truncated or corrupt "
-                            f"({type(exc).__name__}: {exc}); nothing was written. Send a "
-                            "whole tar or tar.gz.", param="archive") from None
+    try:
+        with tar_read.read_ahead(tar_read.chunks(fd)) as chunks:
+            reader = tar_read.Reader(chunks)
+            plan = _walk(ctx, reader, spool_fd)
+            _drain(reader, ctx.limits.max_archive_bytes)  # to a gzip's trailer and CRC
+        return plan
+    except tar_read.Corrupt as exc:
+        raise ToolError("invalid_params", f"The archive is truncated or corrupt ({exc}); "
+                        "nothing was written. Send a whole tar or tar.gz.",
+                        param="archive") from None
+    finally:
+        os.close(fd)
 
 
-def _drain(source: gzip.GzipFile, limit: int) -> None:
+def _drain(reader: tar_read.Reader, limit: int) -> None:
     left = limit
-    while chunk := source.read(_CHUNK):
+    for chunk in reader.rest():
         left -= len(chunk)
         if left < 0:
             raise ToolError("file_too_large", "The archive goes on past its end marker for "
@@ -95,11 +88,10 @@ def _drain(source: gzip.GzipFile, limit: int) -> None:
                             "whole, nothing was written.", param="archive", limit=limit)
 
 
-def _walk(ctx: ToolContext, tar: tarfile.TarFile, spool_fd: int) -> Plan:
+def _walk(ctx: ToolContext, reader: tar_read.Reader, spool_fd: int) -> Plan:
     plan, limits = Plan(), ctx.limits
     count = 0
-    for member in tar:
-        tar.members.clear()  # type: ignore[attr-defined]  # stream mode keeps every header
+    for member in reader.headers():
         count += 1
         if count > limits.max_archive_entries:
             raise ToolError("file_too_large", f"The archive holds more than "
@@ -110,7 +102,7 @@ def _walk(ctx: ToolContext, tar: tarfile.TarFile, spool_fd: int) -> Plan:
         if name is None:
             continue  # the directory itself ("." or "./")
         _through_link(plan, name)
-        entry = _entry(tar, member, name, plan, spool_fd, count)
+        entry = _entry(member, name, plan, spool_fd, count)
         if member.isreg():
             plan.expanded += member.size
             if plan.expanded > limits.max_archive_bytes:
@@ -118,7 +110,8 @@ def _walk(ctx: ToolContext, tar: tarfile.TarFile, spool_fd: int) -> Plan:
                                 f"{limits.max_archive_bytes} bytes (--max-archive-bytes); it "
                                 "was refused whole, nothing was written.", param="archive",
                                 limit=limits.max_archive_bytes)
-            entry.spooled, entry.size, entry.sha256 = _copy(tar, member, spool_fd, count)
+            entry.spooled, entry.size, entry.sha256 = _copy(reader, member, entry.mode,
+                                                            spool_fd, count)
         earlier = plan.entries.get(name)
         if earlier is not None and earlier.kind != entry.kind:
             raise refused(f"is a {entry.kind} after a {earlier.kind} of the same name", name)
@@ -148,14 +141,14 @@ def _through_link(plan: Plan, name: str) -> None:
             raise refused(f"goes through {above.name!r}, a {above.kind} of the archive", name)
 
 
-def _entry(tar: tarfile.TarFile, member: tarfile.TarInfo, name: str, plan: Plan,
-           spool_fd: int, index: int) -> Entry:
+def _entry(member: tar_read.Header, name: str, plan: Plan, spool_fd: int,
+           index: int) -> Entry:
     mode = member.mode & 0o755
     if member.isreg():
         return Entry(name, FILE, mode or 0o644)
-    if member.isdir():
+    if member.type == tar_read.DIR:
         return Entry(name, DIR, 0o755)
-    if member.issym():
+    if member.type == tar_read.SYMLINK:
         target = member.linkname
         if target.startswith("/"):
             raise refused("is a symlink with an absolute target", name, target=target)
@@ -164,7 +157,7 @@ def _entry(tar: tarfile.TarFile, member: tarfile.TarInfo, name: str, plan: Plan,
             raise refused("is a symlink whose target leaves the directory", name,
                           target=target)
         return Entry(name, LINK, target=target)
-    if member.islnk():
+    if member.type == tar_read.HARDLINK:
         source = _name(member.linkname)
         earlier = plan.entries.get(source or "")
         if earlier is None or earlier.kind != FILE or earlier.spooled is None:
@@ -172,30 +165,27 @@ def _entry(tar: tarfile.TarFile, member: tarfile.TarInfo, name: str, plan: Plan,
                           "archive", name, target=member.linkname)
         return Entry(name, FILE, earlier.mode, _copy_spooled(spool_fd, earlier, index),
                      earlier.size, earlier.sha256)
-    kind = {tarfile.CHRTYPE: "a character device", tarfile.BLKTYPE: "a block device",
-            tarfile.FIFOTYPE: "a FIFO"}.get(member.type, f"of tar type {member.type!r}")
+    kind = {b"3": "a character device", b"4": "a block device", b"6": "a FIFO",
+            tar_read.SPARSE: "a sparse file"}.get(member.type, f"of tar type {member.type!r}")
     raise refused(f"is {kind}, which is never extracted", name)
 
 
-def _copy(tar: tarfile.TarFile, member: tarfile.TarInfo, spool_fd: int,
+def _copy(reader: tar_read.Reader, member: tar_read.Header, mode: int, spool_fd: int,
           index: int) -> tuple[str, int, str]:
-    source = tar.extractfile(member)
-    assert source is not None
-    name, digest, size = f"m{index}", hashlib.sha256(), 0
+    """The entry's bytes into spool file `m{index}`, created with its final mode (a new
+    file lands by a rename, as it is); its name, size and SHA-256."""
+    name, digest = f"m{index}", hashlib.sha256()
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o600, dir_fd=spool_fd)
     try:
-        while chunk := source.read(_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+        for piece in reader.data(member.size):
+            digest.update(piece)
+            while piece:
+                piece = piece[os.write(fd, piece):]
     finally:
         os.close(fd)
-    if size != member.size:
-        raise tarfile.ReadError(f"entry {member.name!r} ends early")
-    return name, size, digest.hexdigest()
+    return name, member.size, digest.hexdigest()
 
 
 def _copy_spooled(spool_fd: int, earlier: Entry, index: int) -> str:
@@ -204,6 +194,7 @@ def _copy_spooled(spool_fd: int, earlier: Entry, index: int) -> str:
     dst = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600,
                   dir_fd=spool_fd)
     try:
+        os.fchmod(dst, earlier.mode)
         while os.copy_file_range(src, dst, _CHUNK):
             pass
     finally:

@@ -77,7 +77,7 @@ def _join(base: str, name: str) -> str:
 def _check(ctx: ToolContext, base: str, entries: list[Entry]) -> tuple[list[Landing], list[str]]:
     """Every destination checked before any write; the landings and the directories to
     make (parents first)."""
-    dirs: dict[str, bool] = {}  # rel -> exists already
+    dirs: dict[str, bool] = {}  # rel -> exists already (False: one of `made`)
     made: list[str] = []
 
     def directory(rel: str, name: str) -> None:
@@ -85,7 +85,7 @@ def _check(ctx: ToolContext, base: str, entries: list[Entry]) -> tuple[list[Land
             return
         parent = split_parent(rel)[0]
         directory(parent, name.rpartition("/")[0])
-        st = None if parent in made else current(ctx, rel, rel)
+        st = None if dirs.get(parent) is False else current(ctx, rel, rel)
         if st is not None and not stat.S_ISDIR(st.st_mode):
             raise ToolError("not_a_directory", f"The archive was refused whole, nothing was "
                             f"written: {name!r} needs {rel} to be a directory, and the "
@@ -106,7 +106,7 @@ def _check(ctx: ToolContext, base: str, entries: list[Entry]) -> tuple[list[Land
             continue
         parent = split_parent(rel)[0]
         directory(parent, entry.name.rpartition("/")[0])
-        st = None if parent in made else current(ctx, rel, rel)
+        st = None if dirs.get(parent) is False else current(ctx, rel, rel)
         landings.append(_landing(ctx, entry, rel, st))
     return landings, made
 
@@ -202,9 +202,8 @@ def _land_file(ctx: ToolContext, spool_fd: int, dir_fd: int, landing: Landing,
     """One file renamed into directory `dir_fd` (held locked) by the one write path."""
     entry, rel = landing.entry, landing.rel
     assert entry.spooled is not None
-    if landing.before is None:
-        os.chmod(entry.spooled, entry.mode, dir_fd=spool_fd)
-    else:  # a second name for the old inode: the rename leaves it whole, to put back
+    if landing.before is not None:  # a second name for the old inode: the rename leaves
+        # it whole, to put back (a new file's spooled copy has its mode already)
         try:
             os.link(split_parent(rel)[1], f"o{index}", src_dir_fd=dir_fd,
                     dst_dir_fd=spool_fd, follow_symlinks=False)

@@ -27,7 +27,7 @@ import hashlib
 import os
 import stat
 from contextlib import contextmanager
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import Iterator
 
 import orjson
@@ -56,10 +56,16 @@ class Item:
     size: int = 0
     target: str = ""
 
+    def row(self) -> tuple[str, str, bool, str | None, str, int, str]:
+        """The journal's row, in field order (dataclasses.astuple deep-copies each field:
+        a second per 25k entries)."""
+        return (self.rel, self.kind, self.existed, self.old_link, self.sha256, self.size,
+                self.target)
+
 
 def write(spool_fd: int, items: list[Item], made: list[str]) -> None:
     """The journal, durable before anything lands: a temp file, fsync, rename, fsync."""
-    body = orjson.dumps({"made": made, "items": [astuple(x) for x in items]})
+    body = orjson.dumps({"made": made, "items": [x.row() for x in items]})
     fd = os.open(JOURNAL + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
                  | os.O_CLOEXEC, 0o600, dir_fd=spool_fd)
     try:

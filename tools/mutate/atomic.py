@@ -380,12 +380,17 @@ def _land(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,
     directory fsynced; across file systems (a mount inside the workspace) it is copied
     into a temp file beside `name` first. On failure the target is untouched."""
     try:
-        fd = os.open(spooled.name, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     dir_fd=spooled.dir_fd)
-        try:
-            after = _sealed(fd, st, sync=spooled.sync)
-        finally:
-            os.close(fd)
+        if st is None and not spooled.sync:  # nothing to seal: no owner, mode or fsync
+            after = os.stat(spooled.name, dir_fd=spooled.dir_fd, follow_symlinks=False)
+            if not stat.S_ISREG(after.st_mode):
+                raise OSError(errno.ELOOP, "the spooled content is no regular file")
+        else:
+            fd = os.open(spooled.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         dir_fd=spooled.dir_fd)  # enough to chown, chmod, fsync
+            try:
+                after = _sealed(fd, st, sync=spooled.sync)
+            finally:
+                os.close(fd)
         try:
             os.rename(spooled.name, name, src_dir_fd=spooled.dir_fd, dst_dir_fd=dir_fd)
         except OSError as exc:

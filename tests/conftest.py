@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from hypothesis import settings
+from hypothesis import is_hypothesis_test, settings
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.confine.sandbox import Workspace
@@ -65,6 +65,17 @@ def ctx(request: pytest.FixtureRequest, root: Path) -> ToolContext:
     ws = Workspace(str(root), use_openat2=request.param == "openat2")
     yield ToolContext(ws=ws)
     os.close(ws.root_fd)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A property test's walk case runs under `long`: its hundreds of examples exercise
+    the tool's logic, which the openat2 case already runs; the walk's own path resolution
+    is attacked by every example-free test of `ctx` in the default suite."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if (callspec is not None and callspec.params.get("ctx") == "walk"
+                and is_hypothesis_test(getattr(item, "obj", None))):
+            item.add_marker(pytest.mark.long)
 
 
 @pytest.fixture

@@ -218,6 +218,7 @@ def test_query_grams_case_insensitive_drops_foldable_bytes() -> None:
     assert query("DEF_X", case_sensitive=False) == grams("def_x")
 
 
+@pytest.mark.long  # every code point through four engines: a table's check, not a path's
 @needs_rg
 def test_case_insensitive_letters_complete(tmp_path: Path) -> None:
     """Every ASCII word char a non-ASCII char matches case-insensitively, in every engine

@@ -204,7 +204,7 @@ class Server:
         if self._warm is not None:  # after any --user drop, before the workers fork
             self._pool.close_in_children(self._warm.bind())
         self._pool.start()
-        self._pool.background("chorus_tools.tools.mutate.atomic:sweep_temp_files")
+        self._pool.background("chorus_tools.tools.mutate.temp_names:sweep_temp_files")
         self._pool.background("chorus_tools.tools.bytes.spool:recover",  # killed imports
                               before=time.time())
         self._feed_metrics()

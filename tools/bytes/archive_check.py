@@ -29,7 +29,7 @@ from typing import Any
 from chorus_tools.tools.bytes import tar_read
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.mutate.atomic import is_temp_name
+from chorus_tools.tools.mutate.temp_names import is_temp_name
 
 _CHUNK = 1 << 20
 FILE, DIR, LINK = "file", "dir", "symlink"

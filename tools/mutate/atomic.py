@@ -9,7 +9,7 @@ Every mutating tool goes through `mutate` (or `locked_dir` for a plain unlink), 
   and another hard link to the old inode keeps the old content (the many landings of
   one archive import are synced once, together, by `sync_all`);
 - a temporary file left by a killed process is removed by the next mutation in its
-  directory (safe: its writer would hold the lock we now hold).
+  directory (safe: its writer would hold the lock we now hold): tools/mutate/temp_names.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import errno
 import fcntl
 import functools
 import os
-import re
 import secrets
 import stat
 from contextlib import contextmanager
@@ -29,12 +28,12 @@ from typing import Callable, Iterator
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
+from chorus_tools.tools.mutate.temp_names import (TEMP_PREFIX, is_temp_name, refuse_reserved,
+                                                  remove_stale)
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.sandbox import (ROOT, check_regular, names_directory, open_same,
                                                 version_of)
 
-TEMP_PREFIX = ".chorus-tmp-"
-_TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[0-9a-f]{16}")
 _NEW_FILE_MODE = 0o666  # the kernel applies the umask (and any default ACL)
 _RACE_RETRIES = 8
 _READ_CHUNK = 1 << 20
@@ -82,19 +81,6 @@ class Outcome:
     stat: os.stat_result | None
     before: bytes | None
     after: bytes | None
-
-
-def is_temp_name(name: str) -> bool:
-    """True for a name our atomic writes use (and that listings and searches hide)."""
-    return name.startswith(TEMP_PREFIX)
-
-
-def refuse_reserved(name: str, shown: str, param: str = "path") -> None:
-    """invalid_params for a name our atomic writes reserve (docs/protocol.md, Paths)."""
-    if is_temp_name(name):
-        raise ToolError("invalid_params", f"File names starting with {TEMP_PREFIX!r} are "
-                        f"reserved for atomic writes: {shown}. Choose another name.",
-                        path=shown, param=param)
 
 
 def split_parent(rel: str) -> tuple[str, str]:
@@ -231,7 +217,7 @@ def locked_dir(ctx: ToolContext, parent: str, *, shown: str, create: bool = Fals
     dir_fd = open_parent(ctx, parent, shown, create, made)
     try:
         fcntl.flock(dir_fd, fcntl.LOCK_EX)
-        _remove_stale(dir_fd)
+        remove_stale(dir_fd)
         yield dir_fd
     finally:
         os.close(dir_fd)  # closing the last descriptor releases the lock
@@ -498,77 +484,6 @@ def _unlink_quietly(dir_fd: int, name: str) -> None:
         os.unlink(name, dir_fd=dir_fd)
     except OSError:
         pass
-
-
-def _remove_stale(dir_fd: int) -> int:
-    """Remove temp files in a directory whose lock we hold: no live writer owns them."""
-    try:
-        names = [n for n in os.listdir(dir_fd)
-                 if n.startswith(TEMP_PREFIX) and _TEMP_NAME.fullmatch(n)]
-    except OSError:
-        return 0
-    removed = 0
-    for name in names:
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if stat.S_ISREG(st.st_mode):
-                os.unlink(name, dir_fd=dir_fd)
-                removed += 1
-        except OSError:
-            pass
-    return removed
-
-
-def sweep_temp_files(ctx: ToolContext) -> int:
-    """Remove every stale temp file in the workspace, each directory under its lock.
-
-    The runtime runs this once in the background at start. The walk goes through
-    directory descriptors, never follows a symlink, and holds one descriptor per level."""
-    removed = 0
-    stack: list[tuple[int, Iterator[str]]] = []
-    fd = ctx.ws.open_dir(ROOT)
-    while True:
-        count, subdirs = _sweep_dir(fd)
-        removed += count
-        stack.append((fd, iter(subdirs)))
-        fd = -1
-        while stack and fd < 0:
-            parent_fd, names = stack[-1]
-            name = next(names, None)
-            if name is None:
-                os.close(parent_fd)
-                stack.pop()
-                continue
-            try:
-                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-                             | os.O_CLOEXEC, dir_fd=parent_fd)
-            except OSError:
-                pass  # gone, now a symlink, or out of descriptors: skip it
-        if fd < 0:
-            return removed
-
-
-def _sweep_dir(dir_fd: int) -> tuple[int, list[str]]:
-    """Remove this directory's stale temp files (locking only if it has any); return
-    how many, and the names of its subdirectories."""
-    subdirs: list[str] = []
-    stale = False
-    try:
-        with os.scandir(dir_fd) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    subdirs.append(entry.name)
-                elif _TEMP_NAME.fullmatch(entry.name):
-                    stale = True
-    except OSError:
-        return 0, subdirs
-    if not stale:
-        return 0, subdirs
-    fcntl.flock(dir_fd, fcntl.LOCK_EX)
-    try:
-        return _remove_stale(dir_fd), subdirs
-    finally:
-        fcntl.flock(dir_fd, fcntl.LOCK_UN)
 
 
 def _is_directory(shown: str) -> ToolError:

@@ -23,7 +23,8 @@ import stat
 from contextlib import ExitStack
 from typing import Any
 
-from chorus_tools.tools.mutate.atomic import open_parent, read_entry, refuse_reserved, split_parent
+from chorus_tools.tools.mutate.atomic import open_parent, read_entry, split_parent
+from chorus_tools.tools.mutate.temp_names import refuse_reserved
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge

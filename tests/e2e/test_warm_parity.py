@@ -38,7 +38,7 @@ def static(request: pytest.FixtureRequest,
         yield pair
 
 
-@pytest.fixture(scope="module", params=ENGINES)
+@pytest.fixture(scope="module", params=first_then_long(ENGINES))
 def live(request: pytest.FixtureRequest,
          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     """A ready pair on a trap workspace the change tests change (each in its own folder)."""

@@ -59,11 +59,17 @@ def test_a_link_an_import_put_over_a_link_is_put_back_by_a_rewind(tmp_path: Path
         assert again["restored"] == [] and os.readlink(ws / "d" / "ln") == "old.txt"
 
 
-def test_a_deleted_link_comes_back_by_rewind_and_by_restore(tmp_path: Path) -> None:
+def _linked(tmp_path: Path, target: str, text: str) -> Path:
+    """A workspace holding `target` and `ln`, a symlink to it."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "target.txt").write_text("kept as it is")
-    (ws / "ln").symlink_to("target.txt")
+    (ws / target).write_text(text)
+    (ws / "ln").symlink_to(target)
+    return ws
+
+
+def test_a_deleted_link_comes_back_by_rewind_and_by_restore(tmp_path: Path) -> None:
+    ws = _linked(tmp_path, "target.txt", "kept as it is")
     with RpcServer(ws) as server:
         mark = server.result("workspace.checkpoint", {})["checkpoint"]
         server.result("file.delete", {"path": "ln"})
@@ -88,10 +94,7 @@ def test_a_deleted_link_comes_back_by_rewind_and_by_restore(tmp_path: Path) -> N
 
 
 def test_a_moved_link_goes_back_by_rewind(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "t.txt").write_text("t")
-    (ws / "ln").symlink_to("t.txt")
+    ws = _linked(tmp_path, "t.txt", "t")
     with RpcServer(ws) as server:
         mark = server.result("workspace.checkpoint", {})["checkpoint"]
         server.result("file.move", {"source": "ln", "destination": "moved"})

@@ -30,7 +30,7 @@ from chorus_tools.tools.warm.refs import Local, Record, local
 from chorus_tools.tools.warm.symbol_helpers import BATCH, Helpers
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # parsed here; a bigger file is parsed by the asker
-KEPT_SHARE = 16  # whole symbols kept may take 1/16 of the budget
+SYMBOLS_SHARE = 16  # whole symbols kept may take 1/16 of the budget (replies: client.py)
 SYMBOL_BYTES = 500  # what a kept Symbol costs, its strings included (measured: ~440)
 # files parsed before the index estimates whether the rest fits the room it has: at 200k
 # files the default budget ran out only after a minute of parsing
@@ -59,7 +59,7 @@ class SymbolIndex:
         # used forgotten: within a share of --index-memory (this process's memory)
         self.kept: OrderedDict[str, list[Symbol]] = OrderedDict()
         self.kept_count = 0
-        self.kept_limit = budget // KEPT_SHARE // SYMBOL_BYTES
+        self.kept_limit = budget // SYMBOLS_SHARE // SYMBOL_BYTES
         self.files: dict[str, Record] = {}  # parsed code files
         self.by_name: dict[str, list[str]] = {}  # a name -> the files defining it
         self.queue: dict[str, None] = {}  # to parse, oldest first (unknown)

@@ -42,6 +42,11 @@ from chorus_tools.tools.warm.client import Pickled
 log = logging.getLogger("chorus.pool")
 _mp = multiprocessing.get_context("fork")
 BATCH = 8  # most read-only jobs sent to one worker in one message
+# a worker that dies before it answers anything is forked again after a wait that doubles
+# from the first to the last (a worker that cannot start would otherwise be forked again
+# and again at full speed: found when one test left its process unable to start workers)
+START_WAIT = (0.05, 5.0)
+START_FAILURES = 5  # such deaths in a row after which the jobs waiting are answered
 
 
 @dataclass(eq=False)
@@ -66,6 +71,7 @@ class Worker:
     jobs: deque[Job] = field(default_factory=deque)  # sent, not answered; the first runs
     retired: bool = False  # closing down: not to be replaced
     closed: bool = False
+    answered: bool = False  # it sent an outcome: a death since is no failure to start
 
 
 class Pool:
@@ -88,6 +94,8 @@ class Pool:
         self._background: list[Any] = []
         self._ruleset: int | None = None  # Landlock: every child enters it after fork
         self._replies: WarmReplies | None = None  # whole warm replies: warm_replies.py
+        self._unborn = 0  # workers in a row that died before answering anything
+        self._closed = False
 
     def close_in_children(self, *fds: int) -> None:
         """Descriptors opened after the pool was made that no child may keep."""
@@ -172,6 +180,7 @@ class Pool:
 
     async def close(self, timeout: float = 2.0) -> None:
         """Let idle workers exit on end-of-pipe; kill whatever is still alive after it."""
+        self._closed = True
         for process in list(self._background):
             process.kill()
             self._reap(process)
@@ -273,6 +282,7 @@ class Pool:
             if isinstance(outcome, Undecodable):  # an outcome that cannot be unpickled: a bug
                 outcome = (None, False, outcome.error, None)
             _, ok, payload, record = outcome
+            worker.answered, self._unborn = True, 0
             job = worker.jobs.popleft()
             if type(payload) is Pickled:  # a warm listing handed on as it came
                 payload = pickle.loads(payload)
@@ -299,7 +309,8 @@ class Pool:
         if job is not None:
             again = not took_batch or (job.stoppable and not job.retried)
             job.retried = job.retried or (again and took_batch)
-        self._replace(worker, keep_first=again)
+        self._replace(worker, keep_first=again,
+                      unborn=not worker.answered and (job is None or not took_batch))
         code = worker.process.exitcode
         log.warning("worker %s died (exit code %s)", worker.process.pid, code)
         if job is not None and not again and not job.future.done():
@@ -318,10 +329,12 @@ class Pool:
             pass
         self._replace(worker)
 
-    def _replace(self, worker: Worker, *, keep_first: bool = False) -> None:
+    def _replace(self, worker: Worker, *, keep_first: bool = False,
+                 unborn: bool = False) -> None:
         """Take a dead or killed worker out and fork its successor. The jobs that waited
         behind the one it was running never started, so they go back to the head of the
-        queue, and so does the first one when `keep_first`."""
+        queue, and so does the first one when `keep_first`. A worker `unborn` (dead before
+        it answered or took anything) is followed after a wait (START_WAIT)."""
         self._detach(worker)
         worker.process.join(1.0)
         if worker in self._workers:
@@ -334,9 +347,35 @@ class Pool:
             if not job.future.done():
                 job.worker = None
                 self._queue.appendleft(job)
-        if not worker.retired:
-            self.restarts += 1
+        if worker.retired:
+            return
+        self.restarts += 1
+        if not unborn:
             self._spawn()
+            return
+        self._unborn += 1
+        if self._unborn >= START_FAILURES:
+            self._fail_waiting(worker.process.exitcode)
+        first, last = START_WAIT
+        assert self._loop is not None
+        self._loop.call_later(min(last, first * 2 ** (self._unborn - 1)), self._respawn)
+
+    def _respawn(self) -> None:
+        if not self._closed:
+            self._spawn()
+
+    def _fail_waiting(self, code: int | None) -> None:
+        """No worker starts: the jobs waiting are answered (none ran) instead of waiting
+        for one that may never come."""
+        log.error("%d workers in a row died before answering (last exit code %s)",
+                  self._unborn, code)
+        for job in self._queue:
+            if not job.future.done():
+                job.future.set_result((False, ToolError(
+                    "worker_crashed", f"No worker could start: the last {self._unborn} died "
+                    f"before answering anything (exit code {code}). This request was not "
+                    "run; retry it later.", exit_code=code, started=False), None))
+        self._queue.clear()
 
     def _detach(self, worker: Worker) -> None:
         if worker.closed:

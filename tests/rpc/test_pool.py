@@ -8,6 +8,7 @@ import signal
 
 import pytest
 
+from chorus_tools.rpc.process import pool as pool_module
 from chorus_tools.rpc.process.pool import Pool
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
@@ -322,3 +323,37 @@ def test_regression_undecodable_outcome_failed_every_later_read(tool_ctx):
     (ok, err, _), after = run(go())
     assert not ok and isinstance(err, ValueError) and "cannot be unpickled" in str(err)
     assert [payload["n"] for ok, payload, _ in after if ok] == [0, 1, 2]
+
+
+def test_regression_workers_that_cannot_start_were_forked_again_without_end(
+        tool_ctx, tmp_path, monkeypatch):
+    """Regression: a worker that died at once was replaced at once, forever: a test run
+    whose process could not start workers spun in fork (py-spy: _crashed → _replace →
+    _spawn) and never answered. Now the forks slow down, the waiting job is answered
+    (`worker_crashed`, not started), and the pool comes back once workers can start."""
+    can_start = tmp_path / "can-start"
+
+    def unborn_until_allowed(*args):
+        if not can_start.exists():
+            os._exit(3)
+        pool_module.worker_main_real(*args)
+
+    monkeypatch.setattr(pool_module, "worker_main_real", pool_module.worker_main,
+                        raising=False)
+    monkeypatch.setattr(pool_module, "worker_main", unborn_until_allowed)
+
+    async def go():
+        pool = await started(tool_ctx)
+        failed = await asyncio.wait_for(pool.submit(Task("pool_targets:echo", {})).future, 30)
+        forks = pool.restarts
+        await asyncio.sleep(1.0)
+        forks_in_a_second = pool.restarts - forks
+        can_start.write_text("")
+        served = await asyncio.wait_for(pool.submit(Task("pool_targets:echo", {})).future, 30)
+        await pool.close()
+        return failed, forks_in_a_second, served
+    (ok, err, _), forks_in_a_second, served = run(go())
+    assert not ok and err.code == "worker_crashed"
+    assert err.details == {"exit_code": 3, "started": False}
+    assert forks_in_a_second <= 4  # two workers, each waiting ≥ 0.8 s by now
+    assert served[0] and served[1]["pid"] != os.getpid()

@@ -95,10 +95,15 @@ def _serve(ctx: ToolContext, conn: Connection) -> None:
     """A helper's life: batches of paths in, their records out (packed here, the warm
     process only gives their names ids), until the pipe closes."""
     from chorus_tools.tools.warm.symbol_index import read_local  # it imports this module
+    cache = ctx.index_cache
     try:
         while True:
             paths = conn.recv()
-            conn.send([(path, ("parsed", read_local(ctx, path))) for path in paths])
+            before = 0 if cache is None else cache.stored
+            found = [read_local(ctx, path) for path in paths]
+            # "stored": the batch added records to --index-cache (the index prunes it)
+            tag = "stored" if cache is not None and cache.stored > before else "parsed"
+            conn.send([(path, (tag, record)) for path, record in zip(paths, found)])
     except (EOFError, OSError):
         pass
     finally:

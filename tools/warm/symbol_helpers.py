@@ -60,8 +60,11 @@ class Helpers:
 
     @staticmethod
     def give(helper: Helper, paths: list[str]) -> None:
-        helper.conn.send(paths)
         helper.batch = paths
+        try:
+            helper.conn.send(paths)
+        except OSError:  # it died since it was idle: collect() gives the batch back
+            pass
 
     def collect(self) -> list[Answer]:
         """The answers of every helper that has finished its batch (none waits); a dead

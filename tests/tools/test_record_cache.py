@@ -16,10 +16,11 @@ import pytest
 from chorus_tools.tools.code.codemap import read_summary
 from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.warm import record_cache
+from chorus_tools.tools.warm import record_cache, symbol_index
 from chorus_tools.tools.warm.record_cache import (CacheError, RecordCache, decode, encode,
                                                   open_cache)
 from chorus_tools.tools.warm.refs import Local, local
+from chorus_tools.tools.warm.symbol_helpers import Helpers
 from chorus_tools.tools.warm.symbol_index import read_local
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "code"
@@ -261,3 +262,49 @@ def test_as_root_it_is_handed_to_the_user_and_another_users_is_refused(
     assert (tmp_path / "made").stat().st_uid == 12345
     with pytest.raises(CacheError, match="must be owned by uid 0"):
         open_cache(str(tmp_path / "made"), 1 << 30, 0, 0)  # not root's to take back
+
+
+def test_an_index_that_added_records_prunes_once_built(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The symbol index, a helper parsing beside it, files every record, then keeps the
+    directory within its bound; an index that added none never scans it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(40):
+        (ws / f"m{i:02d}.py").write_text(f"def f{i}(x):\n    return g(x) + {i}\n")
+    monkeypatch.setattr(Helpers, "wanted", staticmethod(lambda: 1))
+    monkeypatch.setattr(symbol_index, "BATCH", 4)
+    limit = 16 * 4096
+    cache = open_cache(str(tmp_path / "cache"), limit, os.geteuid(), os.getegid())
+    scans = []
+    prune = cache.prune
+    monkeypatch.setattr(cache, "prune", lambda: scans.append(prune()))
+
+    def build() -> symbol_index.SymbolIndex:
+        index = symbol_index.SymbolIndex(ToolContext(ws=Workspace(str(ws)),
+                                                     index_cache=cache), 1 << 30)
+        for path in sorted(p.name for p in ws.iterdir()):
+            index.changed(path, os.stat(ws / path))
+        index.start()
+        while index.step(1.0, lambda: False):
+            pass
+        index.close()
+        return index
+
+    first = build()
+    assert len(first.files) == 40 and first._stored > 0  # the helper filed some
+    assert len(scans) == 1 and scans[0] > 0
+    kept = list((tmp_path / "cache").glob("*/*"))
+    assert 0 < sum(p.stat().st_blocks * 512 for p in kept) <= limit * record_cache.KEEP_SHARE
+    cache.stored = 0
+    for path in kept:  # a second index with every record in place adds none
+        path.unlink()
+    (ws / "m00.py").write_text("def only(x):\n    return x\n")
+    for name in sorted(p.name for p in ws.iterdir())[1:]:
+        (ws / name).unlink()
+    build()
+    assert len(scans) == 2  # one record added: pruned again (nothing to remove)
+    cache.stored = 0
+    second = build()
+    assert len(scans) == 2 and second.symbols == 1  # a hit: nothing added, no scan
+    os.close(cache.fd)

@@ -40,6 +40,7 @@ FEED_EVERY = 4  # files parsed here between two looks at the helpers
 # between the records that stay (a tree is ~50 times its text), which held RSS at twice
 # what the records take (2.5 KiB a generated file instead of 1.2 KiB)
 TRIM_EVERY = 256
+PRUNE_AFTER = 1000  # records added to --index-cache between two prunes, once built
 
 
 class Entry(NamedTuple):
@@ -76,8 +77,8 @@ class SymbolIndex:
         self._first: tuple[int, int] | None = None  # files done and room at the first step
         self._untrimmed = 0  # records kept since freed memory was last given back
         self._estimated = False
-        self._stored = False  # a helper added records to --index-cache
-        self._pruned = False
+        self._stored = 0  # records the helpers added to --index-cache (by their batches)
+        self._pruned_at: int | None = None  # records added when it was last pruned
 
     @property
     def on(self) -> bool:
@@ -133,16 +134,21 @@ class SymbolIndex:
         if over_budget():  # once a step too, whoever parsed: the helpers' files count
             return self._outgrown()
         if not (self.queue or self.handed):
-            self._built()
+            self._settled()
         return bool(self.queue or self.handed)
 
-    def _built(self) -> None:
-        """Once the first build is done: if it added records to --index-cache (here or in
-        a helper), the cache is pruned to its bound."""
+    def _settled(self) -> None:
+        """Nothing is left to parse: --index-cache is pruned to its bound if this index
+        added records to it (here or in a helper), at the first build's end, then after
+        every PRUNE_AFTER more (a file edited again and again is filed each time)."""
         cache = self.ctx.index_cache
-        if cache is not None and not self._pruned and (self._stored or cache.stored):
-            self._pruned = True
-            cache.prune()
+        if cache is None:
+            return
+        added = cache.stored + self._stored
+        if self._pruned_at is None or added - self._pruned_at >= PRUNE_AFTER:
+            if added > (self._pruned_at or 0):
+                cache.prune()
+            self._pruned_at = added
 
     def _will_not_fit(self, left: int) -> bool:
         """Once ESTIMATE_AFTER files are parsed: whether the files still queued would take
@@ -199,7 +205,7 @@ class SymbolIndex:
             if found is None:
                 self.queue[path] = None
             else:
-                self._stored = self._stored or found[0] == "stored"
+                self._stored += found[0] == "stored"
                 self._keep(path, found[1])
 
     def parse(self, path: str) -> None:

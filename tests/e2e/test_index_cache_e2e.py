@@ -1,9 +1,10 @@
 """--index-cache through real servers (docs/protocol.md, "Code by structure"): a server on
-a copy of a tree whose records an earlier server filed reads every record (each one's
-time refreshed, none written again) and answers code.symbols, code.references,
-code.outline, code.map and workspace.status exactly as the first server and as a server
-without the cache; a file changed in a copy is parsed (a new record), never answered
-from the record of its old bytes; a DIR the agent could reach ends the start."""
+a copy of a tree whose records earlier servers filed (two at once) reads every record
+(each one's time refreshed, none written again) and answers code.symbols,
+code.references, code.outline, code.map and workspace.status exactly as the first server
+and as a server without the cache; a file changed in a copy is parsed (a new record),
+never answered from the record of its old bytes; a DIR the agent could reach ends the
+start."""
 
 from __future__ import annotations
 
@@ -76,15 +77,19 @@ def _records(cache: Path) -> dict[str, os.stat_result]:
 
 def test_a_copy_is_answered_from_the_records_as_a_parse_answers(tmp_path: Path) -> None:
     first, copy, changed = _tree(tmp_path / "first"), tmp_path / "copy", tmp_path / "changed"
-    shutil.copytree(first, copy)
-    shutil.copytree(first, changed)
+    twin = tmp_path / "twin"
+    for other in (copy, changed, twin):
+        shutil.copytree(first, other)
     text = (changed / "shapes.py").read_text()
     (changed / "shapes.py").write_text(text.replace("def area", "def aera"))  # same size
     cache = tmp_path / "cache"
-    with ThreadPoolExecutor(3) as pool:  # the servers without the cache, meanwhile
+    with ThreadPoolExecutor(3) as pool:  # the servers without the cache, meanwhile, and
+        # a twin filing the same records into the same directory at the same time
         plain_copy, plain_changed = pool.submit(_serve, copy), pool.submit(_serve, changed)
+        filing = pool.submit(_serve, twin, "--index-cache", str(cache))
         status, answers = _serve(first, "--index-cache", str(cache))
         plain_copy, plain_changed = plain_copy.result(), plain_changed.result()
+        assert filing.result() == (status, answers)
     assert status["symbols"] == "ready" and status["symbol_files"] == 58
     assert all('"result"' in answer for answer in answers), answers
     filed = _records(cache)

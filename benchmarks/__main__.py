@@ -23,6 +23,7 @@ from benchmarks import (archive_rows, bytes_rows, bytes_stream_rows, code_rows, 
                         diagnostics, js_problems_rows, ops_rows, peer_rows,
                         problems_cost_rows, problems_rows, quota_rows, refs_rows)
 from benchmarks import index_compact_rows
+from benchmarks import index_cache_rows
 from benchmarks.scenarios import SCENARIOS as TABLE, Scenario
 
 
@@ -31,6 +32,7 @@ SCENARIOS = [*TABLE, *context.SCENARIOS, *diagnostics.SCENARIOS, *code_rows.SCEN
              *peer_rows.SCENARIOS, *ops_rows.SCENARIOS, *quota_rows.SCENARIOS,
              *problems_rows.SCENARIOS, *problems_cost_rows.SCENARIOS,
              *js_problems_rows.SCENARIOS, *refs_rows.SCENARIOS, *index_compact_rows.SCENARIOS]
+SCENARIOS += index_cache_rows.SCENARIOS
 
 
 def _attempt(measure: Callable[[Env], Measure], env: Env) -> tuple[Measure | None, str | None]:

@@ -12,7 +12,7 @@ import signal
 import socket
 import stat
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from chorus_tools.rpc.dispatch.discover import server_version
 from chorus_tools.rpc.process.privileges import drop_to, preload
@@ -34,6 +34,9 @@ from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.search.locate import find_ripgrep
 from chorus_tools.tools.patch.oxlint import Oxlint, find_oxlint, give as give_oxlint, \
     start as start_oxlint, usable as oxlint_usable
+
+if TYPE_CHECKING:
+    from chorus_tools.tools.warm.record_cache import RecordCache
 
 
 def parser() -> argparse.ArgumentParser:
@@ -100,6 +103,15 @@ def parser() -> argparse.ArgumentParser:
                         "listing and searching may add to their process, over its baseline "
                         "of about 40 MB (default: 268435456, 256 MiB); 0 turns them off: "
                         "every call walks the tree")
+    p.add_argument("--index-cache", metavar="DIR",
+                   help="keep the symbol index's records of parsed files in DIR (outside "
+                        "the workspace; made, mode 0700, if missing), filed by a hash of "
+                        "each file's bytes and of our parsing code, so a server started "
+                        "again on the same code, or on a copy of it, reads them instead of "
+                        "parsing; many servers may share one DIR (default: none)")
+    p.add_argument("--index-cache-bytes", type=size(1), default=1024 * MIB, metavar="SIZE",
+                   help="disk --index-cache may take: a server that added records removes "
+                        "the least recently used past it (default: 1073741824, 1 GiB)")
     p.add_argument("--state", metavar="DIR",
                    help="where the claude set remembers, per workspace, the files read, so "
                         "an Edit in a later server process knows them (DIR must lie outside "
@@ -303,6 +315,26 @@ def _oxlint(explicit: str | None) -> Oxlint | None:
     return None if binary is None else start_oxlint(binary)
 
 
+def _index_cache(args: argparse.Namespace,
+                 user: pwd.struct_passwd | None) -> RecordCache | None:
+    """--index-cache's directory, opened before any drop (tools/warm/record_cache.py);
+    one the agent could reach, or that could reach the workspace, ends the start."""
+    if args.index_cache is None:
+        return None
+    from chorus_tools.tools.warm.record_cache import CacheError, open_cache  # numpy: only then
+    if not args.index_memory:
+        _fail("--index-cache needs the symbol index: drop --index-memory 0")
+    if inside(args.index_cache, args.workspace) or inside(args.workspace, args.index_cache):
+        _fail(f"--index-cache {args.index_cache!r} and the workspace overlap; the records "
+              "must lie outside it (and it outside them)")
+    try:
+        return open_cache(args.index_cache, args.index_cache_bytes,
+                          os.geteuid() if user is None else user.pw_uid,
+                          os.getegid() if user is None else user.pw_gid)
+    except CacheError as exc:
+        _fail(str(exc))
+
+
 def _user(args: argparse.Namespace) -> pwd.struct_passwd | None:
     """The --user to become, checked before anything is opened."""
     if not args.user:
@@ -390,6 +422,7 @@ def main(argv: list[str] | None = None) -> None:
               f"{', '.join(n for n, s in clash.items() if s == sets)}; choose one of them")
     http = _http_options(args)
     ctx = _tool_context(args)
+    ctx.index_cache = _index_cache(args, user)
     try:  # docs/protocol.md, History: where it lives
         history = open_history(args.history, args.workspace, args.history_bytes,
                                args.history_total_bytes)

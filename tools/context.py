@@ -17,6 +17,7 @@ from chorus_tools.tools.confine.sandbox import Workspace
 if TYPE_CHECKING:
     from chorus_tools.tools.patch.oxlint import Oxlint
     from chorus_tools.tools.walk.source import DirSource
+    from chorus_tools.tools.warm.record_cache import RecordCache
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -81,6 +82,9 @@ class ToolContext:
     # JavaScript and TypeScript problems (tools/patch/oxlint.py): the binary and its
     # private directory, made at start; None when none was found (problems_checked false)
     oxlint: Oxlint | None = None
+    # --index-cache: the symbol index's records on disk (tools/warm/record_cache.py), read
+    # and written by the warm process and its helpers alone; None when it is off
+    index_cache: RecordCache | None = None
 
 
 def sha256_hex(data: bytes | None) -> str | None:

@@ -1,6 +1,6 @@
 """The warm tree's process (tools/warm/): asked by the workers over a Unix socket in a
-private directory, confined as they are (Landlock); the server only starts, restarts and
-ends it.
+private directory, confined as they are (Landlock; with --index-cache its domain adds the
+records' directory); the server only starts, restarts and ends it.
 
 It starts after the first question, so a server that never lists or searches never pays
 for it. The server binds the socket (after any --user drop, before the workers fork: they
@@ -28,6 +28,7 @@ import tempfile
 from typing import Any, Callable
 
 from chorus_tools.rpc.process.worker import become_child, name_process
+from chorus_tools.tools.confine.workers import worker_ruleset
 from chorus_tools.tools.context import ToolContext
 
 log = logging.getLogger("chorus.warm")
@@ -104,10 +105,16 @@ class WarmProcess:
     def _start(self) -> None:
         loop = asyncio.get_running_loop()
         self._started = loop.time()
+        # --index-cache: a domain of its own, the workers' and the records' directory
+        own = (worker_ruleset(self._ctx, warm=True)
+               if self._ctx.index_cache is not None and self._ruleset() is not None else None)
         self._process = _mp.Process(
             target=warm_main, daemon=True, name="chorus-warm",
-            args=(self._ctx, self._budget, os.getpid(), self._inherited(), self._ruleset()))
+            args=(self._ctx, self._budget, os.getpid(), self._inherited(),
+                  self._ruleset() if own is None else own))
         self._process.start()
+        if own is not None:
+            os.close(own)
         loop.add_reader(self._process.sentinel, self._ended)
 
     def _stop(self) -> None:

@@ -30,10 +30,12 @@ pytestmark = pytest.mark.skipif(landlock.abi_version() == 0,
                                 reason="this kernel has no Landlock (the layer under test)")
 
 
-def in_child(ctx: ToolContext, fn: Callable[[], Any], *, confined: bool = True) -> Any:
+def in_child(ctx: ToolContext, fn: Callable[[], Any], *, confined: bool = True,
+             warm: bool = False) -> Any:
     """Run `fn` in a forked child, after it entered the workers' domain (as
-    rpc/process/worker.py does), and return what it returned or raised."""
-    ruleset = confine.worker_ruleset(ctx) if confined else None
+    rpc/process/worker.py does; the warm process's if `warm`), and return what it
+    returned or raised."""
+    ruleset = confine.worker_ruleset(ctx, warm=warm) if confined else None
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -244,3 +246,33 @@ def test_without_landlock_one_line_says_so_and_openat2_stays(
     with pytest.raises(ToolError) as err:
         read(wctx, path="x")
     assert err.value.code == "path_outside_workspace"
+
+
+def test_only_the_warm_domain_reaches_the_index_cache(wctx: ToolContext, outside: Path,
+                                                      tmp_path: Path) -> None:
+    """--index-cache's directory: the warm process (and its helpers) read and write its
+    records; a worker cannot even list it; neither reaches anything else outside."""
+    from chorus_tools.tools.warm.record_cache import open_cache
+    from chorus_tools.tools.warm.refs import Local
+    cache = wctx.index_cache = open_cache(str(tmp_path / "cache"), 1 << 30, os.geteuid(),
+                                          os.getegid())
+    record = Local(["area"], bytes(28), b"rest", False)
+    key = cache.key(b"def area(): pass\n", "python")
+
+    def use() -> tuple[Any, ...]:
+        cache.put(key, record)
+        try:
+            listed: Any = os.listdir(cache.directory)
+        except PermissionError:
+            listed = "refused"
+        try:
+            canary: Any = open(outside / "canary.txt").read()
+        except PermissionError:
+            canary = "refused"
+        return cache.get(key), cache.stored, listed, canary
+
+    assert in_child(wctx, use) == (None, 0, "refused", "refused")
+    assert os.listdir(cache.directory) == []
+    found, stored, listed, canary = in_child(wctx, use, warm=True)
+    assert (found, stored, len(listed), canary) == (record, 1, 1, "refused")
+    os.close(cache.fd)

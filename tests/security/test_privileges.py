@@ -8,8 +8,10 @@ import json
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,27 @@ def test_a_ripgrep_the_user_cannot_run_gives_way_to_the_python_engine(
                            capture_output=True, cwd=REPO, timeout=60)
     assert asked.returncode == 2 and asked.stdout == b""
     assert len(asked.stderr.splitlines()) == 1 and b"cannot run ripgrep" in asked.stderr
+
+
+def test_the_index_cache_is_handed_to_the_user_and_reached_through_its_descriptor(
+        ws: Path, tmp_path: Path) -> None:
+    """--index-cache made by root for --user: the directory is the user's, the records
+    the user's (0600), written beneath a 0700 root-only parent the user cannot even
+    traverse (the warm process reaches DIR through the descriptor opened before the
+    drop)."""
+    (ws / "shapes.py").write_text("class Shape:\n    def area(self):\n        return 1\n")
+    cache = tmp_path / "cache"
+    with RpcServer(ws, "--user", "nobody", "--index-cache", str(cache)) as server:
+        for _ in range(600):
+            status = server.call("workspace.status")["result"]
+            if status["tree"] == "ready" and status.get("symbols") == "ready":
+                break
+            time.sleep(0.05)
+        found = server.call("code.symbols", {"query": "area"})["result"]
+    assert status["symbols"] == "ready" and status["symbol_files"] == 1
+    assert [s["name_path"] for s in found["symbols"]] == ["Shape/area"]
+    assert (cache.stat().st_uid, stat.S_IMODE(cache.stat().st_mode)) == (NOBODY.pw_uid, 0o700)
+    (record,) = cache.glob("*/*")
+    assert (record.stat().st_uid, stat.S_IMODE(record.stat().st_mode)) == (NOBODY.pw_uid,
+                                                                             0o600)
+    assert stat.S_IMODE(tmp_path.stat().st_mode) & 0o001 == 0  # nobody cannot traverse it

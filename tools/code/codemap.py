@@ -68,6 +68,11 @@ def read_summary(ctx: ToolContext, path: str) -> Parsed | None:
     grammar = None if data is None else supported(path, data)
     if data is None or grammar is None:
         return None
+    return parse_summary(grammar, path, data)
+
+
+def parse_summary(grammar: str, path: str, data: bytes) -> Parsed:
+    """The summary, grammar and identifier table of `data`, the content of `path`."""
     found, identifiers = file_table(grammar, path, data, keep=False)  # read once
     return Parsed(summarize(tuple(s.name for s in found), identifiers.names), grammar,
                   identifiers, zlib.crc32(data))

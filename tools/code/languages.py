@@ -122,3 +122,9 @@ def preload() -> None:
     """Load every grammar now (before a privilege drop or a Landlock domain)."""
     for grammar in _GRAMMARS:
         parser(grammar)
+
+
+def grammar_packages() -> list[str]:
+    """The packages the grammars come from (their versions key the symbol index's records
+    on disk: tools/warm/record_cache.py)."""
+    return sorted({module for module, _ in _GRAMMARS.values()})

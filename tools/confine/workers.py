@@ -47,12 +47,15 @@ def python_dirs() -> list[str]:
     return [p for p in dict.fromkeys(map(os.path.realpath, paths)) if os.path.isdir(p)]
 
 
-def worker_ruleset(ctx: ToolContext) -> int | None:
-    """The workers' ruleset fd, or None (with one line on stderr) without Landlock."""
+def worker_ruleset(ctx: ToolContext, *, warm: bool = False) -> int | None:
+    """The workers' ruleset fd, or None (with one line on stderr) without Landlock. The
+    `warm` process's is the same but for --index-cache's directory, which it alone may
+    read and write (its records: tools/warm/record_cache.py)."""
     fd = landlock.create()
     if fd is None:
-        log.warning("Landlock is not available on this kernel: workers are confined by "
-                    "openat2 alone, ripgrep by its working directory")
+        if not warm:
+            log.warning("Landlock is not available on this kernel: workers are confined "
+                        "by openat2 alone, ripgrep by its working directory")
         return None
     try:
         landlock.allow(fd, ctx.ws.root_fd, WORKSPACE)
@@ -68,6 +71,9 @@ def worker_ruleset(ctx: ToolContext) -> int | None:
         if ctx.oxlint is not None:  # its binary, and the texts it reads (tools/patch/oxlint.py)
             landlock.allow(fd, ctx.oxlint.binary, READ_FILE | EXECUTE)
             landlock.allow(fd, ctx.oxlint.fd, READ | WRITE_FILE | TRUNCATE | MAKE_REG
+                           | REMOVE_FILE)
+        if warm and ctx.index_cache is not None:
+            landlock.allow(fd, ctx.index_cache.fd, READ | WRITE_FILE | MAKE_REG | MAKE_DIR
                            | REMOVE_FILE)
     except BaseException:
         os.close(fd)

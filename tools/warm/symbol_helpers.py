@@ -60,8 +60,11 @@ class Helpers:
 
     @staticmethod
     def give(helper: Helper, paths: list[str]) -> None:
-        helper.conn.send(paths)
         helper.batch = paths
+        try:
+            helper.conn.send(paths)
+        except OSError:  # it died since it was idle: collect() gives the batch back
+            pass
 
     def collect(self) -> list[Answer]:
         """The answers of every helper that has finished its batch (none waits); a dead
@@ -95,10 +98,15 @@ def _serve(ctx: ToolContext, conn: Connection) -> None:
     """A helper's life: batches of paths in, their records out (packed here, the warm
     process only gives their names ids), until the pipe closes."""
     from chorus_tools.tools.warm.symbol_index import read_local  # it imports this module
+    cache = ctx.index_cache
     try:
         while True:
             paths = conn.recv()
-            conn.send([(path, ("parsed", read_local(ctx, path))) for path in paths])
+            before = 0 if cache is None else cache.stored
+            found = [read_local(ctx, path) for path in paths]
+            # "stored": the batch added records to --index-cache (the index prunes it)
+            tag = "stored" if cache is not None and cache.stored > before else "parsed"
+            conn.send([(path, (tag, record)) for path, record in zip(paths, found)])
     except (EOFError, OSError):
         pass
     finally:

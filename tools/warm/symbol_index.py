@@ -21,10 +21,10 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from chorus_tools.tools.code.codemap import read_summary
+from chorus_tools.tools.code.codemap import parse_summary, read_summary
 from chorus_tools.tools.code.parse import give_back
 from chorus_tools.tools.code.source import read_candidate
-from chorus_tools.tools.code.symbols import Symbol, maybe_code, symbols
+from chorus_tools.tools.code.symbols import Symbol, maybe_code, supported, symbols
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.warm.refs import Local, Record, local
 from chorus_tools.tools.warm.symbol_helpers import BATCH, Helpers
@@ -40,6 +40,7 @@ FEED_EVERY = 4  # files parsed here between two looks at the helpers
 # between the records that stay (a tree is ~50 times its text), which held RSS at twice
 # what the records take (2.5 KiB a generated file instead of 1.2 KiB)
 TRIM_EVERY = 256
+PRUNE_AFTER = 1000  # records added to --index-cache between two prunes, once built
 
 
 class Entry(NamedTuple):
@@ -76,6 +77,8 @@ class SymbolIndex:
         self._first: tuple[int, int] | None = None  # files done and room at the first step
         self._untrimmed = 0  # records kept since freed memory was last given back
         self._estimated = False
+        self._stored = 0  # records the helpers added to --index-cache (by their batches)
+        self._pruned_at: int | None = None  # records added when it was last pruned
 
     @property
     def on(self) -> bool:
@@ -96,6 +99,8 @@ class SymbolIndex:
     def start(self) -> None:
         """The tree is built: parsing begins, on helpers too where there are CPUs."""
         self.started = True
+        if self.ctx.index_cache is not None:
+            self.ctx.index_cache.prepare()  # its format key, before the helpers fork
         if Helpers.wanted():
             self.helpers = Helpers(self.ctx, Helpers.wanted())
 
@@ -128,7 +133,22 @@ class SymbolIndex:
                 self.helpers.stop()  # the build is done; a burst of changes starts them
         if over_budget():  # once a step too, whoever parsed: the helpers' files count
             return self._outgrown()
+        if not (self.queue or self.handed):
+            self._settled()
         return bool(self.queue or self.handed)
+
+    def _settled(self) -> None:
+        """Nothing is left to parse: --index-cache is pruned to its bound if this index
+        added records to it (here or in a helper), at the first build's end, then after
+        every PRUNE_AFTER more (a file edited again and again is filed each time)."""
+        cache = self.ctx.index_cache
+        if cache is None:
+            return
+        added = cache.stored + self._stored
+        if self._pruned_at is None or added - self._pruned_at >= PRUNE_AFTER:
+            if added > (self._pruned_at or 0):
+                cache.prune()
+            self._pruned_at = added
 
     def _will_not_fit(self, left: int) -> bool:
         """Once ESTIMATE_AFTER files are parsed: whether the files still queued would take
@@ -185,6 +205,7 @@ class SymbolIndex:
             if found is None:
                 self.queue[path] = None
             else:
+                self._stored += found[0] == "stored"
                 self._keep(path, found[1])
 
     def parse(self, path: str) -> None:
@@ -285,6 +306,20 @@ class SymbolIndex:
 
 
 def read_local(ctx: ToolContext, path: str) -> Local | None:
-    """A code file read and parsed now, as the index keeps it; None when it is no code."""
-    found = read_summary(ctx, path)
-    return None if found is None else local(found)
+    """A code file read and parsed now, as the index keeps it; None when it is no code.
+    With --index-cache, a record of the same bytes is read instead of parsing them, and
+    what is parsed is kept for the next server (tools/warm/record_cache.py)."""
+    cache = ctx.index_cache
+    if cache is None:
+        found = read_summary(ctx, path)
+        return None if found is None else local(found)
+    data = read_candidate(ctx, path)
+    grammar = None if data is None else supported(path, data)
+    if data is None or grammar is None:
+        return None
+    key = cache.key(data, grammar)
+    kept = cache.get(key)
+    if kept is None:
+        kept = local(parse_summary(grammar, path, data))
+        cache.put(key, kept)
+    return kept

@@ -18,12 +18,13 @@ on arrays, so the cost is the tree walk, not Python per identifier.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 from tree_sitter import Language, Query, QueryCursor, QueryError, Tree
 
 from chorus_tools.tools.code.languages import parser
+from chorus_tools.tools.code.symbols.extract import Definition
 from chorus_tools.tools.code.symbols.record import Symbol
 
 KINDS = ("reference", "call", "type", "import", "definition")
@@ -60,7 +61,8 @@ class Table(NamedTuple):
     holders: tuple[str, ...]  # name paths of the classes, functions and methods
 
 
-def table(grammar: str, tree: Tree, data: bytes, found: list[Symbol]) -> Table:
+def table(grammar: str, tree: Tree, data: bytes,
+          found: Sequence[Symbol] | Sequence[Definition]) -> Table:
     """The identifier table of `data` (parsed as `tree`, whose symbols are `found`)."""
     query = _query(grammar)
     holders = [s for s in found if s.kind in ENCLOSING]
@@ -111,7 +113,7 @@ def _mark(kind: np.ndarray, offset: np.ndarray, ends: np.ndarray | None, starts:
     kind[at[hit]] = use
 
 
-def _inside(offset: np.ndarray, holders: list[Symbol]) -> np.ndarray:
+def _inside(offset: np.ndarray, holders: Sequence[Symbol | Definition]) -> np.ndarray:
     """Each identifier's innermost holder: of the symbols whose range holds it (and whose
     own name it is not), the one that starts last."""
     inside = np.full(len(offset), -1, dtype=np.int32)
@@ -132,7 +134,7 @@ def _inside(offset: np.ndarray, holders: list[Symbol]) -> np.ndarray:
     return inside
 
 
-def _empty(holders: list[Symbol]) -> Table:
+def _empty(holders: Sequence[Symbol | Definition]) -> Table:
     return Table([], np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint32),
                  np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int32),
                  tuple(s.name_path for s in holders))

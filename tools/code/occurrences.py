@@ -14,7 +14,8 @@ import numpy as np
 
 from chorus_tools.tools.code.identifiers import KINDS, Table, table
 from chorus_tools.tools.code.symbols import Symbol
-from chorus_tools.tools.code.symbols.extract import extract, tree_of
+from chorus_tools.tools.code.symbols.extract import (Definition, extract, extract_definitions,
+                                                     tree_of)
 
 
 class Occurrence(NamedTuple):
@@ -53,6 +54,15 @@ def file_table(grammar: str, path: str, data: bytes,
     `grammar`, from one parse (its tree kept for a next parse of the file, if `keep`)."""
     tree = tree_of(grammar, path, data, keep)
     found = extract(grammar, path, data, tree)
+    return found, table(grammar, tree, data, found)
+
+
+def file_definitions(grammar: str, path: str,
+                     data: bytes) -> tuple[list[Symbol] | list[Definition], Table]:
+    """file_table's for the symbol index, which keeps no line or signature: the symbols
+    as Definitions (tools/code/symbols/extract.py), the tree not kept."""
+    tree = tree_of(grammar, path, data, keep=False)
+    found = extract_definitions(grammar, path, data, tree)
     return found, table(grammar, tree, data, found)
 
 

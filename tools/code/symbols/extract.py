@@ -6,7 +6,7 @@ to the body becomes the signature."""
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple, TypeVar
 
 from tree_sitter import Node, QueryCursor, Tree
 
@@ -42,6 +42,21 @@ def tree_of(grammar: str, path: str, data: bytes, keep: bool = True) -> Tree:
     return parse(grammar, path, data, keep=keep)
 
 
+class Definition(NamedTuple):
+    """A symbol as the symbol index reads it (tools/code/codemap.read_summary): the fields
+    of a Symbol it needs, without the lines and the signature, which cost it a third of a
+    file's definitions' time and the index keeps none of them (a code call that shows
+    symbols parses the file: tools/warm/symbol_index.symbols_of)."""
+
+    name: str
+    kind: str
+    name_path: str
+    start_byte: int
+    end_byte: int
+    name_byte: int
+    parent: int
+
+
 def extract(grammar: str, path: str, data: bytes, tree: Tree | None = None) -> list[Symbol]:
     """The symbols of `data` (from `tree`, its tree_of, when the caller has it)."""
     root = (tree or tree_of(grammar, path, data)).root_node
@@ -49,7 +64,19 @@ def extract(grammar: str, path: str, data: bytes, tree: Tree | None = None) -> l
     if grammar == "markdown":
         return markdown.headings(data, (caps["definition.heading"][0] for _, caps in matches))
     family = FAMILIES[grammar]
-    return _build(family, root, data, _found(family.classify, matches))
+    return _build(family, root, data, _found(family.classify, matches), _symbol)
+
+
+def extract_definitions(grammar: str, path: str, data: bytes,
+                        tree: Tree) -> list[Symbol] | list[Definition]:
+    """What `extract` says of `data`'s symbols, as Definitions (a Markdown file's headings,
+    whose lines cost nothing more, as Symbols)."""
+    root = tree.root_node
+    if grammar == "markdown":
+        return extract(grammar, path, data, tree)
+    matches = QueryCursor(definitions(grammar)).matches(root)
+    family = FAMILIES[grammar]
+    return _build(family, root, data, _found(family.classify, matches), _definition)
 
 
 def _found(classify: Callable[[Node, Node | None, str], list[Found]],
@@ -74,9 +101,15 @@ def _found(classify: Callable[[Node, Node | None, str], list[Found]],
     return sorted(unique.values(), key=lambda f: (f.outer.start_byte, -f.outer.end_byte))
 
 
-def _build(family: ModuleType, root: Node, data: bytes, found: list[Found]) -> list[Symbol]:
+_Made = TypeVar("_Made", Symbol, Definition)
+
+
+def _build(family: ModuleType, root: Node, data: bytes, found: list[Found],
+           make: Callable[[Found, str, str, int, int, bytes], _Made]) -> list[_Made]:
+    """The definitions `found` nested (parents, name paths, kinds the nesting decides),
+    each made by `make` from (found, kind, name path, parent, start grown up, data)."""
     adjust = getattr(family, "adjust", None)
-    result: list[Symbol] = []
+    result: list[_Made] = []
     stack: list[tuple[int, int, int]] = []  # (start, end, index) of open enclosing symbols
     for definition in found:
         outer = definition.outer
@@ -92,17 +125,30 @@ def _build(family: ModuleType, root: Node, data: bytes, found: list[Found]) -> l
         path = "/".join([*([above.name_path] if above else []), *definition.scope,
                          definition.name])
         start = grow_up(root, data, outer.start_byte, family.PREFIX)
-        result.append(Symbol(
-            name=definition.name, kind=kind, name_path=path,
-            line=outer.start_point[0] + 1 - data.count(b"\n", start, outer.start_byte),
-            end_line=end_line(outer),
-            signature=signature(data, definition.head or definition.node, kind),
-            def_line=outer.start_point[0] + 1, start_byte=start, end_byte=outer.end_byte,
-            name_byte=-1 if definition.name_node is None else definition.name_node.start_byte,
-            parent=parent))
+        result.append(make(definition, kind, path, parent, start, data))
         if kind not in NOT_ENCLOSING:
             stack.append((*span, len(result) - 1))
     return result
+
+
+def _symbol(definition: Found, kind: str, path: str, parent: int, start: int,
+            data: bytes) -> Symbol:
+    outer = definition.outer
+    return Symbol(
+        name=definition.name, kind=kind, name_path=path,
+        line=outer.start_point[0] + 1 - data.count(b"\n", start, outer.start_byte),
+        end_line=end_line(outer),
+        signature=signature(data, definition.head or definition.node, kind),
+        def_line=outer.start_point[0] + 1, start_byte=start, end_byte=outer.end_byte,
+        name_byte=-1 if definition.name_node is None else definition.name_node.start_byte,
+        parent=parent)
+
+
+def _definition(definition: Found, kind: str, path: str, parent: int, start: int,
+                _data: bytes) -> Definition:
+    name = definition.name_node
+    return Definition(definition.name, kind, path, start, definition.outer.end_byte,
+                      -1 if name is None else name.start_byte, parent)
 
 
 def grow_up(root: Node, data: bytes, start: int, prefix: frozenset[str]) -> int:

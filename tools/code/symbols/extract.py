@@ -6,14 +6,14 @@ to the body becomes the signature."""
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Callable, Iterable, NamedTuple, TypeVar
+from typing import Callable, Iterable, TypeVar
 
 from tree_sitter import Node, QueryCursor, Tree
 
 from chorus_tools.tools.code.parse import parse
-from chorus_tools.tools.code.symbols.record import Symbol
+from chorus_tools.tools.code.symbols.record import Definition, Symbol
 from chorus_tools.tools.code.symbols import (clike, go, java, javascript, macros, markdown,
-                                              python, rust)
+                                              python, rust, together)
 from chorus_tools.tools.code.symbols.found import Found
 from chorus_tools.tools.code.symbols.queries import definitions
 
@@ -42,21 +42,6 @@ def tree_of(grammar: str, path: str, data: bytes, keep: bool = True) -> Tree:
     return parse(grammar, path, data, keep=keep)
 
 
-class Definition(NamedTuple):
-    """A symbol as the symbol index reads it (tools/code/codemap.read_summary): the fields
-    of a Symbol it needs, without the lines and the signature, which cost it a third of a
-    file's definitions' time and the index keeps none of them (a code call that shows
-    symbols parses the file: tools/warm/symbol_index.symbols_of)."""
-
-    name: str
-    kind: str
-    name_path: str
-    start_byte: int
-    end_byte: int
-    name_byte: int
-    parent: int
-
-
 def extract(grammar: str, path: str, data: bytes, tree: Tree | None = None) -> list[Symbol]:
     """The symbols of `data` (from `tree`, its tree_of, when the caller has it)."""
     root = (tree or tree_of(grammar, path, data)).root_node
@@ -64,26 +49,40 @@ def extract(grammar: str, path: str, data: bytes, tree: Tree | None = None) -> l
     if grammar == "markdown":
         return markdown.headings(data, (caps["definition.heading"][0] for _, caps in matches))
     family = FAMILIES[grammar]
-    return _build(family, root, data, _found(family.classify, matches), _symbol)
+    found = _found(family.classify, matches)
+    assert found is not None
+    return _build(family, root, data, found, _symbol)
 
 
-def extract_definitions(grammar: str, path: str, data: bytes,
-                        tree: Tree) -> list[Symbol] | list[Definition]:
+def extract_definitions(grammar: str, path: str, data: bytes, tree: Tree,
+                        caught: dict[str, list[Node]] | None) -> list[Symbol] | list[Definition]:
     """What `extract` says of `data`'s symbols, as Definitions (a Markdown file's headings,
-    whose lines cost nothing more, as Symbols)."""
+    whose lines cost nothing more, as Symbols), from `caught`, the captures of the query
+    of both (tools/code/symbols/together.py), unless their matches' order could change
+    the answer (then from the definitions query's matches)."""
     root = tree.root_node
-    if grammar == "markdown":
+    if grammar == "markdown" or caught is None:
         return extract(grammar, path, data, tree)
-    matches = QueryCursor(definitions(grammar)).matches(root)
     family = FAMILIES[grammar]
-    return _build(family, root, data, _found(family.classify, matches), _definition)
+    unordered = together.matches(grammar, caught)
+    found = None if unordered is None else _found(family.classify, unordered, ordered=False)
+    if found is None:
+        found = _found(family.classify, QueryCursor(definitions(grammar)).matches(root))
+        assert found is not None
+    return _build(family, root, data, found, _definition)
 
 
 def _found(classify: Callable[[Node, Node | None, str], list[Found]],
-           matches: Iterable[tuple[int, dict[str, list[Node]]]]) -> list[Found]:
-    """Every definition once, ordered so that each comes after the ones enclosing it."""
-    done: set[tuple[int, int]] = set()
+           matches: Iterable[tuple[int, dict[str, list[Node]]]],
+           ordered: bool = True) -> list[Found] | None:
+    """Every definition once, ordered so that each comes after the ones enclosing it.
+    Matches in no particular order (not `ordered`) give None where their order could
+    change that: where two patterns say different things of one definition and name (the
+    first match's word counts), one range and name comes from two (the last's counts),
+    or two definitions of one range come from two (the first's comes first)."""
+    done: dict[tuple[int, int], str] = {}  # (definition, name) -> the hint it was read with
     unique: dict[tuple[int, int, str, int], Found] = {}
+    origin: dict[tuple[int, int, str, int], tuple[int, int] | None] = {}  # None: from two
     for _, captures in matches:
         for capture, nodes in captures.items():
             if not capture.startswith("definition."):
@@ -92,13 +91,39 @@ def _found(classify: Callable[[Node, Node | None, str], list[Found]],
             for name in captures.get("name") or [None]:
                 key = (nodes[0].id, -1 if name is None else name.id)
                 if key in done:
+                    if not ordered and done[key] != hint and \
+                            classify(nodes[0], name, hint) != classify(nodes[0], name, done[key]):
+                        return None
                     continue
-                done.add(key)
+                done[key] = hint
                 for found in classify(nodes[0], name, hint):
                     named = -1 if found.name_node is None else found.name_node.start_byte
-                    unique[(found.outer.start_byte, found.outer.end_byte, found.name,
-                            named)] = found
-    return sorted(unique.values(), key=lambda f: (f.outer.start_byte, -f.outer.end_byte))
+                    at = (found.outer.start_byte, found.outer.end_byte, found.name, named)
+                    if not ordered and at in unique:
+                        if unique[at] != found:
+                            return None
+                        origin[at] = None if origin[at] != key else key
+                    origin.setdefault(at, key)
+                    unique[at] = found
+    result = sorted(unique.values(), key=lambda f: (f.outer.start_byte, -f.outer.end_byte))
+    if not ordered and not _apart(result, unique, origin):
+        return None
+    return result
+
+
+def _apart(result: list[Found], unique: dict[tuple[int, int, str, int], Found],
+           origin: dict[tuple[int, int, str, int], tuple[int, int] | None]) -> bool:
+    """Whether the definitions that share a range (next to each other in `result`) all
+    come from one match, which lists them in its own order."""
+    keys = {id(found): at for at, found in unique.items()}
+    for before, after in zip(result, result[1:]):
+        if (before.outer.start_byte, before.outer.end_byte) != \
+                (after.outer.start_byte, after.outer.end_byte):
+            continue
+        one, other = origin[keys[id(before)]], origin[keys[id(after)]]
+        if one is None or one != other:
+            return False
+    return True
 
 
 _Made = TypeVar("_Made", Symbol, Definition)

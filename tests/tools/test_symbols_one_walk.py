@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from chorus_tools.tools.code.occurrences import file_definitions, file_table
-from chorus_tools.tools.code.symbols import supported, together
+from chorus_tools.tools.code.symbols import queries, supported, together
 from chorus_tools.tools.code.symbols.extract import FAMILIES, _found, tree_of
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "code"
@@ -70,3 +70,17 @@ def test_two_names_of_one_declaration_are_left_to_the_definitions_query() -> Non
     definitions, _ = file_definitions("go", "c.go", data)
     assert [d.name_path for d in definitions] == ["P", "P/X", "P/Y"]
     _agrees("c.go", data)
+
+
+def test_the_query_of_both_is_made_without_the_grammar_packages_files(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker makes it inside its Landlock domain, where the tags.scm files the
+    definitions query was read from before (queries.preload) cannot be read."""
+    queries.preload()
+
+    def unreadable(package: str) -> str:
+        raise PermissionError(f"{package}'s tags.scm is outside the domain")
+    monkeypatch.setattr(queries, "_tags", unreadable)
+    monkeypatch.setattr(together, "_compiled", {})
+    for grammar in FAMILIES:
+        assert together.together(grammar) is not None

@@ -129,6 +129,7 @@ _EXTRA = {"python": _PY, "javascript": _JS, "typescript": _TS, "tsx": _TS, "go":
           "rust": _RUST, "java": _JAVA, "c": _C, "cpp": _CPP, "markdown": _MARKDOWN}
 
 _compiled: dict[str, Query] = {}
+_sources: dict[str, str] = {}
 
 
 def definitions(grammar: str) -> Query:
@@ -145,8 +146,13 @@ def definitions(grammar: str) -> Query:
 
 
 def source(grammar: str) -> str:
-    """The text the definitions query of a grammar is compiled from."""
-    return "\n".join([*(_tags(package) for package in _TAGS[grammar]), _EXTRA[grammar]])
+    """The text the definitions query of a grammar is compiled from (read once: a worker
+    in its Landlock domain cannot read the grammar packages' tags.scm)."""
+    found = _sources.get(grammar)
+    if found is None:
+        found = _sources[grammar] = "\n".join([*(_tags(package) for package in _TAGS[grammar]),
+                                                _EXTRA[grammar]])
+    return found
 
 
 def preload() -> None:

@@ -51,9 +51,9 @@ def _unordered(grammar: str, path: str, data: bytes) -> list | None:
     tree = tree_of(grammar, path, data, keep=False)
     caught = together.captures(grammar, tree)
     assert caught is not None
-    matches = together.matches(grammar, caught)
-    assert matches is not None
-    return _found(FAMILIES[grammar].classify, matches, ordered=False)
+    readings = together.readings(grammar, caught)
+    assert readings is not None
+    return _found(FAMILIES[grammar].classify, readings, ordered=False)
 
 
 def test_the_one_walk_answers_where_the_order_cannot_matter() -> None:

@@ -6,7 +6,7 @@ to the body becomes the signature."""
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from tree_sitter import Node, QueryCursor, Tree
 
@@ -16,6 +16,7 @@ from chorus_tools.tools.code.symbols import (clike, go, java, javascript, macros
                                               python, rust, together)
 from chorus_tools.tools.code.symbols.found import Found
 from chorus_tools.tools.code.symbols.queries import definitions
+from chorus_tools.tools.code.symbols.together import Reading
 
 FAMILIES: dict[str, ModuleType] = {
     "python": python, "javascript": javascript, "typescript": javascript, "tsx": javascript,
@@ -49,7 +50,7 @@ def extract(grammar: str, path: str, data: bytes, tree: Tree | None = None) -> l
     if grammar == "markdown":
         return markdown.headings(data, (caps["definition.heading"][0] for _, caps in matches))
     family = FAMILIES[grammar]
-    found = _found(family.classify, matches)
+    found = _found(family.classify, _readings(matches))
     assert found is not None
     return _build(family, root, data, found, _symbol)
 
@@ -64,17 +65,26 @@ def extract_definitions(grammar: str, path: str, data: bytes, tree: Tree,
     if grammar == "markdown" or caught is None:
         return extract(grammar, path, data, tree)
     family = FAMILIES[grammar]
-    unordered = together.matches(grammar, caught)
+    unordered = together.readings(grammar, caught)
     found = None if unordered is None else _found(family.classify, unordered, ordered=False)
     if found is None:
-        found = _found(family.classify, QueryCursor(definitions(grammar)).matches(root))
+        found = _found(family.classify, _readings(QueryCursor(definitions(grammar)).matches(root)))
         assert found is not None
     return _build(family, root, data, found, _definition)
 
 
+def _readings(matches: Iterable[tuple[int, dict[str, list[Node]]]]) -> Iterator[Reading]:
+    """The definitions query's matches, in their order, as (hint, definition, name)."""
+    for _, captures in matches:
+        for capture, nodes in captures.items():
+            if capture.startswith("definition."):
+                hint = capture[len("definition."):]
+                for name in captures.get("name") or [None]:
+                    yield hint, nodes[0], name
+
+
 def _found(classify: Callable[[Node, Node | None, str], list[Found]],
-           matches: Iterable[tuple[int, dict[str, list[Node]]]],
-           ordered: bool = True) -> list[Found] | None:
+           readings: Iterable[Reading], ordered: bool = True) -> list[Found] | None:
     """Every definition once, ordered so that each comes after the ones enclosing it.
     Matches in no particular order (not `ordered`) give None where their order could
     change that: where two patterns say different things of one definition and name (the
@@ -83,28 +93,23 @@ def _found(classify: Callable[[Node, Node | None, str], list[Found]],
     done: dict[tuple[int, int], str] = {}  # (definition, name) -> the hint it was read with
     unique: dict[tuple[int, int, str, int], Found] = {}
     origin: dict[tuple[int, int, str, int], tuple[int, int] | None] = {}  # None: from two
-    for _, captures in matches:
-        for capture, nodes in captures.items():
-            if not capture.startswith("definition."):
-                continue
-            hint = capture[len("definition."):]
-            for name in captures.get("name") or [None]:
-                key = (nodes[0].id, -1 if name is None else name.id)
-                if key in done:
-                    if not ordered and done[key] != hint and \
-                            classify(nodes[0], name, hint) != classify(nodes[0], name, done[key]):
-                        return None
-                    continue
-                done[key] = hint
-                for found in classify(nodes[0], name, hint):
-                    named = -1 if found.name_node is None else found.name_node.start_byte
-                    at = (found.outer.start_byte, found.outer.end_byte, found.name, named)
-                    if not ordered and at in unique:
-                        if unique[at] != found:
-                            return None
-                        origin[at] = None if origin[at] != key else key
-                    origin.setdefault(at, key)
-                    unique[at] = found
+    for hint, node, name in readings:
+        key = (node.id, -1 if name is None else name.id)
+        if key in done:
+            if not ordered and done[key] != hint and \
+                    classify(node, name, hint) != classify(node, name, done[key]):
+                return None
+            continue
+        done[key] = hint
+        for found in classify(node, name, hint):
+            named = -1 if found.name_node is None else found.name_node.start_byte
+            at = (found.outer.start_byte, found.outer.end_byte, found.name, named)
+            if not ordered and at in unique:
+                if unique[at] != found:
+                    return None
+                origin[at] = None if origin[at] != key else key
+            origin.setdefault(at, key)
+            unique[at] = found
     result = sorted(unique.values(), key=lambda f: (f.outer.start_byte, -f.outer.end_byte))
     if not ordered and not _apart(result, unique, origin):
         return None

@@ -24,14 +24,14 @@ from chorus_tools.tools.code.identifiers import source as identifiers_source
 from chorus_tools.tools.code.languages import parser
 from chorus_tools.tools.code.symbols.queries import definition_patterns
 
-Match = tuple[int, dict[str, list[Node]]]  # QueryCursor.matches' item
+Reading = tuple[str, Node, Node | None]  # a match's hint, definition and name
 _OWN = re.compile(r"@(definition\.\w+|name)(?![\w.])")  # the captures a pattern names apart
 _DEPTH = 4  # levels a name may lie below its definition (3 in the queries: `a.b = ...`)
 
 
 class Together(NamedTuple):
     query: Query
-    roles: dict[str, tuple[int, str]]  # capture -> (pattern, its name in its own query)
+    roles: dict[str, tuple[int, str]]  # capture -> (pattern, "name" or the hint)
     named: frozenset[int]  # the definition patterns that capture a name
 
 
@@ -59,7 +59,7 @@ def together(grammar: str) -> Together | None:
         capture = query.capture_name(i)
         own, _, pattern = capture.rpartition(".")
         if own.startswith("definition.") or own == "name":
-            roles[capture] = (int(pattern), own)
+            roles[capture] = (int(pattern), own.removeprefix("definition."))
             if own == "name":
                 named.add(int(pattern))
         elif capture not in ("id", "type_id", "callee", "import", "type_context"):
@@ -74,11 +74,11 @@ def captures(grammar: str, tree: Tree) -> dict[str, list[Node]] | None:
     return None if found is None else QueryCursor(found.query).captures(tree.root_node)
 
 
-def matches(grammar: str, caught: dict[str, list[Node]]) -> list[Match] | None:
+def readings(grammar: str, caught: dict[str, list[Node]]) -> list[Reading] | None:
     """The definitions query's matches, in no particular order, from the captures of
-    the query of both: a match a name, with the definition holding it (one a definition
-    in a pattern without a name); None when a name has no such definition or a
-    definition no name (then the definitions query must say)."""
+    the query of both, as (hint, definition, name): one a name, with the definition
+    holding it (one a definition in a pattern without a name); None when a name has no
+    such definition or a definition no name (then the definitions query must say)."""
     found = together(grammar)
     assert found is not None
     defined: dict[int, tuple[str, list[Node]]] = {}
@@ -87,17 +87,17 @@ def matches(grammar: str, caught: dict[str, list[Node]]) -> list[Match] | None:
         role = found.roles.get(capture)
         if role is None:
             continue
-        pattern, own = role
-        if own == "name":
+        pattern, hint = role
+        if hint == "name":
             names[pattern] = nodes
         else:
-            defined[pattern] = (own, nodes)
+            defined[pattern] = (hint, nodes)
     if not names.keys() <= defined.keys():
         return None
-    result: list[Match] = []
-    for pattern, (own, nodes) in defined.items():
+    result: list[Reading] = []
+    for pattern, (hint, nodes) in defined.items():
         if pattern not in found.named:
-            result += [(pattern, {own: [node]}) for node in nodes]
+            result += [(hint, node, None) for node in nodes]
             continue
         holders = {node.id: node for node in nodes}
         unnamed = set(holders)
@@ -106,7 +106,7 @@ def matches(grammar: str, caught: dict[str, list[Node]]) -> list[Match] | None:
             if holder is None:
                 return None
             unnamed.discard(holder.id)
-            result.append((pattern, {own: [holder], "name": [name]}))
+            result.append((hint, holder, name))
         if unnamed:
             return None
     return result

@@ -84,3 +84,17 @@ def test_the_query_of_both_is_made_without_the_grammar_packages_files(
     monkeypatch.setattr(together, "_compiled", {})
     for grammar in FAMILIES:
         assert together.together(grammar) is not None
+
+
+def test_a_pattern_with_two_definitions_is_left_to_the_two_queries(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its captures could not say which name is whose: the grammar has no query of
+    both, and the index reads the file as the walk does."""
+    two = ("(class_definition name: (identifier) @name body: (block (function_definition)"
+           " @definition.method)) @definition.class\n")
+    monkeypatch.setitem(queries._EXTRA, "python", queries._EXTRA["python"] + two)
+    for module, cache in ((queries, "_compiled"), (queries, "_sources"),
+                          (together, "_compiled")):
+        monkeypatch.setattr(module, cache, {})
+    assert together.together("python") is None
+    _agrees("shapes.py", (SAMPLES / "shapes.py").read_bytes())

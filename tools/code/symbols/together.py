@@ -40,7 +40,9 @@ _compiled: dict[str, Together | None] = {}
 
 def together(grammar: str) -> Together | None:
     """The grammar's query of both (made on first use); None for a grammar without
-    identifiers (Markdown: its one query is its headings')."""
+    identifiers (Markdown: its one query is its headings'), or with a definition pattern
+    capturing two definitions (whose names the captures could not give back: the two
+    queries are asked then)."""
     if grammar in _compiled:
         return _compiled[grammar]
     said = identifiers_source(grammar)
@@ -64,6 +66,10 @@ def together(grammar: str) -> Together | None:
                 named.add(int(pattern))
         elif capture not in ("id", "type_id", "callee", "import", "type_context"):
             query.disable_capture(capture)  # a doc comment, a scope: no one reads them
+    defining = [pattern for pattern, hint in roles.values() if hint != "name"]
+    if len(defining) != len(set(defining)):
+        _compiled[grammar] = None
+        return None
     found = _compiled[grammar] = Together(query, roles, frozenset(named))
     return found
 

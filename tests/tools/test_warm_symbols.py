@@ -221,6 +221,32 @@ def test_an_answer_for_a_file_changed_meanwhile_is_dropped(many: ToolContext,
         index.close()
 
 
+def test_the_last_files_are_shared_with_running_helpers_and_a_few_parsed_here(
+        many: ToolContext, root: Path) -> None:
+    """A build's tail: fewer files than two batches left, half go to the running helper
+    and half stay here, so that neither CPU waits; with no helper running (a few files
+    changed after the build) none is started for them."""
+    index = symbol_index.SymbolIndex(many)
+    index.helpers = Helpers(many, 1)
+    try:
+        paths = [f"src/gen{i:02d}.py" for i in range(6)]
+        for path in paths:
+            index.changed(path, os.stat(root / path))
+        index.started = True
+        index._hand_out()
+        assert not index.handed and not index.helpers.running()
+        index.helpers.idle()  # the build's helper runs
+        index._hand_out()
+        handed = list(index.handed)
+        assert handed == paths[:3] and list(index.queue) == paths[3:]
+        while index.handed:
+            index.helpers.wait(1.0)
+            index._take()
+        assert all(path in index.files for path in handed)
+    finally:
+        index.close()
+
+
 def test_a_dead_helpers_files_are_parsed_again(many: ToolContext, root: Path) -> None:
     index = symbol_index.SymbolIndex(many)
     index.helpers = Helpers(many, 1)

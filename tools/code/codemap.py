@@ -15,7 +15,7 @@ import zlib
 from typing import Any, NamedTuple
 
 from chorus_tools.tools.code.identifiers import Table
-from chorus_tools.tools.code.occurrences import file_table
+from chorus_tools.tools.code.occurrences import file_definitions
 from chorus_tools.tools.code.rank import Summary, rank, summarize
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.code.symbols import Symbol, maybe_code, supported, symbols
@@ -73,7 +73,7 @@ def read_summary(ctx: ToolContext, path: str) -> Parsed | None:
 
 def parse_summary(grammar: str, path: str, data: bytes) -> Parsed:
     """The summary, grammar and identifier table of `data`, the content of `path`."""
-    found, identifiers = file_table(grammar, path, data, keep=False)  # read once
+    found, identifiers = file_definitions(grammar, path, data)  # read once
     return Parsed(summarize(tuple(s.name for s in found), identifiers.names), grammar,
                   identifiers, zlib.crc32(data))
 

@@ -18,13 +18,13 @@ on arrays, so the cost is the tree walk, not Python per identifier.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
-from tree_sitter import Language, Query, QueryCursor, QueryError, Tree
+from tree_sitter import Language, Node, Query, QueryCursor, QueryError, Tree
 
 from chorus_tools.tools.code.languages import parser
-from chorus_tools.tools.code.symbols.record import Symbol
+from chorus_tools.tools.code.symbols.record import Definition, Symbol
 
 KINDS = ("reference", "call", "type", "import", "definition")
 REFERENCE, CALL, TYPE, IMPORT, DEFINITION = range(len(KINDS))
@@ -45,6 +45,7 @@ _MEMBERS = {"attribute": "attribute", "member_expression": "property",
 _COMPOSITE = ("scoped_", "nested_", "qualified_")
 _CHAIN = 2  # member accesses between a call and its callee's name, at most
 _compiled: dict[str, Query | None] = {}
+_sources: dict[str, str | None] = {}
 
 
 class Table(NamedTuple):
@@ -60,13 +61,16 @@ class Table(NamedTuple):
     holders: tuple[str, ...]  # name paths of the classes, functions and methods
 
 
-def table(grammar: str, tree: Tree, data: bytes, found: list[Symbol]) -> Table:
-    """The identifier table of `data` (parsed as `tree`, whose symbols are `found`)."""
-    query = _query(grammar)
+def table(grammar: str, tree: Tree, data: bytes, found: Sequence[Symbol] | Sequence[Definition],
+          caught: dict[str, list[Node]] | None = None) -> Table:
+    """The identifier table of `data` (parsed as `tree`, whose symbols are `found`), from
+    `caught` when the caller has the tree's captures of a query holding this one's."""
     holders = [s for s in found if s.kind in ENCLOSING]
-    if query is None:
-        return _empty(holders)
-    caught = QueryCursor(query).captures(tree.root_node)
+    if caught is None:
+        query = _query(grammar)
+        if query is None:
+            return _empty(holders)
+        caught = QueryCursor(query).captures(tree.root_node)
     typed = caught.get("type_id", [])
     nodes = caught.get("id", []) + typed
     if not nodes:
@@ -111,7 +115,7 @@ def _mark(kind: np.ndarray, offset: np.ndarray, ends: np.ndarray | None, starts:
     kind[at[hit]] = use
 
 
-def _inside(offset: np.ndarray, holders: list[Symbol]) -> np.ndarray:
+def _inside(offset: np.ndarray, holders: Sequence[Symbol | Definition]) -> np.ndarray:
     """Each identifier's innermost holder: of the symbols whose range holds it (and whose
     own name it is not), the one that starts last."""
     inside = np.full(len(offset), -1, dtype=np.int32)
@@ -132,26 +136,33 @@ def _inside(offset: np.ndarray, holders: list[Symbol]) -> np.ndarray:
     return inside
 
 
-def _empty(holders: list[Symbol]) -> Table:
+def _empty(holders: Sequence[Symbol | Definition]) -> Table:
     return Table([], np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint32),
                  np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int32),
                  tuple(s.name_path for s in holders))
 
 
 def _query(grammar: str) -> Query | None:
-    """The grammar's query (made on first use): identifiers as @id (type identifiers as
+    """The grammar's query (made on first use); None for a grammar without identifiers."""
+    if grammar not in _compiled:
+        said = source(grammar)
+        _compiled[grammar] = None if said is None else Query(_language(grammar), said)
+    return _compiled[grammar]
+
+
+def source(grammar: str) -> str | None:
+    """The text of the grammar's query: identifiers as @id (type identifiers as
     @type_id), callees as @callee, import statements as @import, type contexts as
     @type_context; None for a grammar without identifiers (Markdown)."""
-    if grammar in _compiled:
-        return _compiled[grammar]
-    language = parser(grammar).language
-    assert language is not None
+    if grammar in _sources:
+        return _sources[grammar]
+    language = _language(grammar)
     kinds = {k for i in range(language.node_kind_count)
              if language.node_kind_is_named(i) and (k := language.node_kind_for_id(i))}
     tokens = sorted(k for k in kinds if k.endswith("identifier")
                     and not k.startswith(_COMPOSITE) and k != "type_identifier")
     if not tokens:
-        _compiled[grammar] = None
+        _sources[grammar] = None
         return None
     parts = ["[" + " ".join(f"({k})" for k in tokens) + "] @id"]
     if "type_identifier" in kinds:
@@ -161,8 +172,14 @@ def _query(grammar: str) -> Query | None:
         if present:
             parts.append("[" + " ".join(f"({k})" for k in present) + f"] @{label}")
     parts += _callees(language, kinds)
-    found = _compiled[grammar] = Query(language, "\n".join(parts))
+    found = _sources[grammar] = "\n".join(parts)
     return found
+
+
+def _language(grammar: str) -> Language:
+    language = parser(grammar).language
+    assert language is not None
+    return language
 
 
 def _callees(language: Language, kinds: set[str]) -> list[str]:

@@ -14,7 +14,9 @@ import numpy as np
 
 from chorus_tools.tools.code.identifiers import KINDS, Table, table
 from chorus_tools.tools.code.symbols import Symbol
-from chorus_tools.tools.code.symbols.extract import extract, tree_of
+from chorus_tools.tools.code.symbols.extract import extract, extract_definitions, tree_of
+from chorus_tools.tools.code.symbols.record import Definition
+from chorus_tools.tools.code.symbols.together import captures
 
 
 class Occurrence(NamedTuple):
@@ -54,6 +56,16 @@ def file_table(grammar: str, path: str, data: bytes,
     tree = tree_of(grammar, path, data, keep)
     found = extract(grammar, path, data, tree)
     return found, table(grammar, tree, data, found)
+
+
+def file_definitions(grammar: str, path: str,
+                     data: bytes) -> tuple[list[Symbol] | list[Definition], Table]:
+    """file_table's for the symbol index, which keeps no line or signature: the symbols
+    as Definitions (tools/code/symbols/extract.py), the tree not kept."""
+    tree = tree_of(grammar, path, data, keep=False)
+    caught = captures(grammar, tree)  # one walk for both (tools/code/symbols/together.py)
+    found = extract_definitions(grammar, path, data, tree, caught)
+    return found, table(grammar, tree, data, found, caught)
 
 
 def occurrences(grammar: str, path: str, data: bytes, name: str) -> list[Occurrence]:

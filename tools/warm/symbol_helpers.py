@@ -53,6 +53,14 @@ class Helpers:
         """Helpers worth starting: one per CPU beside the warm process's own."""
         return max(0, (os.cpu_count() or 1) - 1)
 
+    @property
+    def count(self) -> int:
+        return self._count
+
+    def running(self) -> bool:
+        """Whether the helpers are started (the index stops them when its queue is done)."""
+        return bool(self._helpers)
+
     def idle(self) -> list[Helper]:
         while len(self._helpers) < self._count:
             self._helpers.append(Helper(self._ctx))

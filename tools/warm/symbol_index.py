@@ -185,14 +185,21 @@ class SymbolIndex:
             self._hand_out()
 
     def _hand_out(self) -> None:
-        if self.helpers is None or len(self.queue) < 2 * BATCH:
+        """BATCH files to each idle helper; the last of a build's queue shared evenly with
+        this process, so that no CPU waits for the others at the end; a few files queued
+        while no helper runs are parsed here (starting one costs more)."""
+        helpers = self.helpers
+        if helpers is None or len(self.queue) < 2 * BATCH and not helpers.running():
             return
-        for helper in self.helpers.idle():
-            batch = [path for path, _ in zip(self.queue, range(BATCH))]
+        for helper in helpers.idle():
+            size = min(BATCH, len(self.queue) // (helpers.count + 1))
+            if size == 0:
+                return
+            batch = [path for path, _ in zip(self.queue, range(size))]
             for path in batch:
                 del self.queue[path]
                 self.handed[path] = None
-            self.helpers.give(helper, batch)
+            helpers.give(helper, batch)
 
     def _take(self) -> None:
         """Apply the helpers' answers, but for files reported changed since (they are

@@ -6,16 +6,17 @@ to the body becomes the signature."""
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from tree_sitter import Node, QueryCursor, Tree
 
 from chorus_tools.tools.code.parse import parse
-from chorus_tools.tools.code.symbols.record import Symbol
+from chorus_tools.tools.code.symbols.record import Definition, Symbol
 from chorus_tools.tools.code.symbols import (clike, go, java, javascript, macros, markdown,
-                                              python, rust)
+                                              python, rust, together)
 from chorus_tools.tools.code.symbols.found import Found
 from chorus_tools.tools.code.symbols.queries import definitions
+from chorus_tools.tools.code.symbols.together import Reading
 
 FAMILIES: dict[str, ModuleType] = {
     "python": python, "javascript": javascript, "typescript": javascript, "tsx": javascript,
@@ -49,34 +50,96 @@ def extract(grammar: str, path: str, data: bytes, tree: Tree | None = None) -> l
     if grammar == "markdown":
         return markdown.headings(data, (caps["definition.heading"][0] for _, caps in matches))
     family = FAMILIES[grammar]
-    return _build(family, root, data, _found(family.classify, matches))
+    found = _found(family.classify, _readings(matches))
+    assert found is not None
+    return _build(family, root, data, found, _symbol)
+
+
+def extract_definitions(grammar: str, path: str, data: bytes, tree: Tree,
+                        caught: dict[str, list[Node]] | None) -> list[Symbol] | list[Definition]:
+    """What `extract` says of `data`'s symbols, as Definitions (a Markdown file's headings,
+    whose lines cost nothing more, as Symbols), from `caught`, the captures of the query
+    of both (tools/code/symbols/together.py), unless their matches' order could change
+    the answer (then from the definitions query's matches)."""
+    root = tree.root_node
+    if grammar == "markdown" or caught is None:
+        return extract(grammar, path, data, tree)
+    family = FAMILIES[grammar]
+    unordered = together.readings(grammar, caught)
+    found = None if unordered is None else _found(family.classify, unordered, ordered=False)
+    if found is None:
+        found = _found(family.classify, _readings(QueryCursor(definitions(grammar)).matches(root)))
+        assert found is not None
+    return _build(family, root, data, found, _definition)
+
+
+def _readings(matches: Iterable[tuple[int, dict[str, list[Node]]]]) -> Iterator[Reading]:
+    """The definitions query's matches, in their order, as (hint, definition, name)."""
+    for _, captures in matches:
+        for capture, nodes in captures.items():
+            if capture.startswith("definition."):
+                hint = capture[len("definition."):]
+                for name in captures.get("name") or [None]:
+                    yield hint, nodes[0], name
 
 
 def _found(classify: Callable[[Node, Node | None, str], list[Found]],
-           matches: Iterable[tuple[int, dict[str, list[Node]]]]) -> list[Found]:
-    """Every definition once, ordered so that each comes after the ones enclosing it."""
-    done: set[tuple[int, int]] = set()
+           readings: Iterable[Reading], ordered: bool = True) -> list[Found] | None:
+    """Every definition once, ordered so that each comes after the ones enclosing it.
+    Matches in no particular order (not `ordered`) give None where their order could
+    change that: where two patterns say different things of one definition and name (the
+    first match's word counts), one range and name comes from two (the last's counts),
+    or two definitions of one range come from two (the first's comes first)."""
+    done: dict[tuple[int, int], str] = {}  # (definition, name) -> the hint it was read with
     unique: dict[tuple[int, int, str, int], Found] = {}
-    for _, captures in matches:
-        for capture, nodes in captures.items():
-            if not capture.startswith("definition."):
-                continue
-            hint = capture[len("definition."):]
-            for name in captures.get("name") or [None]:
-                key = (nodes[0].id, -1 if name is None else name.id)
-                if key in done:
-                    continue
-                done.add(key)
-                for found in classify(nodes[0], name, hint):
-                    named = -1 if found.name_node is None else found.name_node.start_byte
-                    unique[(found.outer.start_byte, found.outer.end_byte, found.name,
-                            named)] = found
-    return sorted(unique.values(), key=lambda f: (f.outer.start_byte, -f.outer.end_byte))
+    origin: dict[tuple[int, int, str, int], tuple[int, int] | None] = {}  # None: from two
+    for hint, node, name in readings:
+        key = (node.id, -1 if name is None else name.id)
+        if key in done:
+            if not ordered and done[key] != hint and \
+                    classify(node, name, hint) != classify(node, name, done[key]):
+                return None
+            continue
+        done[key] = hint
+        for found in classify(node, name, hint):
+            named = -1 if found.name_node is None else found.name_node.start_byte
+            at = (found.outer.start_byte, found.outer.end_byte, found.name, named)
+            if not ordered and at in unique:
+                if unique[at] != found:
+                    return None
+                origin[at] = None if origin[at] != key else key
+            origin.setdefault(at, key)
+            unique[at] = found
+    result = sorted(unique.values(), key=lambda f: (f.outer.start_byte, -f.outer.end_byte))
+    if not ordered and not _apart(result, unique, origin):
+        return None
+    return result
 
 
-def _build(family: ModuleType, root: Node, data: bytes, found: list[Found]) -> list[Symbol]:
+def _apart(result: list[Found], unique: dict[tuple[int, int, str, int], Found],
+           origin: dict[tuple[int, int, str, int], tuple[int, int] | None]) -> bool:
+    """Whether the definitions that share a range (next to each other in `result`) all
+    come from one match, which lists them in its own order."""
+    keys = {id(found): at for at, found in unique.items()}
+    for before, after in zip(result, result[1:]):
+        if (before.outer.start_byte, before.outer.end_byte) != \
+                (after.outer.start_byte, after.outer.end_byte):
+            continue
+        one, other = origin[keys[id(before)]], origin[keys[id(after)]]
+        if one is None or one != other:
+            return False
+    return True
+
+
+_Made = TypeVar("_Made", Symbol, Definition)
+
+
+def _build(family: ModuleType, root: Node, data: bytes, found: list[Found],
+           make: Callable[[Found, str, str, int, int, bytes], _Made]) -> list[_Made]:
+    """The definitions `found` nested (parents, name paths, kinds the nesting decides),
+    each made by `make` from (found, kind, name path, parent, start grown up, data)."""
     adjust = getattr(family, "adjust", None)
-    result: list[Symbol] = []
+    result: list[_Made] = []
     stack: list[tuple[int, int, int]] = []  # (start, end, index) of open enclosing symbols
     for definition in found:
         outer = definition.outer
@@ -92,17 +155,30 @@ def _build(family: ModuleType, root: Node, data: bytes, found: list[Found]) -> l
         path = "/".join([*([above.name_path] if above else []), *definition.scope,
                          definition.name])
         start = grow_up(root, data, outer.start_byte, family.PREFIX)
-        result.append(Symbol(
-            name=definition.name, kind=kind, name_path=path,
-            line=outer.start_point[0] + 1 - data.count(b"\n", start, outer.start_byte),
-            end_line=end_line(outer),
-            signature=signature(data, definition.head or definition.node, kind),
-            def_line=outer.start_point[0] + 1, start_byte=start, end_byte=outer.end_byte,
-            name_byte=-1 if definition.name_node is None else definition.name_node.start_byte,
-            parent=parent))
+        result.append(make(definition, kind, path, parent, start, data))
         if kind not in NOT_ENCLOSING:
             stack.append((*span, len(result) - 1))
     return result
+
+
+def _symbol(definition: Found, kind: str, path: str, parent: int, start: int,
+            data: bytes) -> Symbol:
+    outer = definition.outer
+    return Symbol(
+        name=definition.name, kind=kind, name_path=path,
+        line=outer.start_point[0] + 1 - data.count(b"\n", start, outer.start_byte),
+        end_line=end_line(outer),
+        signature=signature(data, definition.head or definition.node, kind),
+        def_line=outer.start_point[0] + 1, start_byte=start, end_byte=outer.end_byte,
+        name_byte=-1 if definition.name_node is None else definition.name_node.start_byte,
+        parent=parent)
+
+
+def _definition(definition: Found, kind: str, path: str, parent: int, start: int,
+                _data: bytes) -> Definition:
+    name = definition.name_node
+    return Definition(definition.name, kind, path, start, definition.outer.end_byte,
+                      -1 if name is None else name.start_byte, parent)
 
 
 def grow_up(root: Node, data: bytes, start: int, prefix: frozenset[str]) -> int:

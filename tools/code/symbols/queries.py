@@ -129,6 +129,7 @@ _EXTRA = {"python": _PY, "javascript": _JS, "typescript": _TS, "tsx": _TS, "go":
           "rust": _RUST, "java": _JAVA, "c": _C, "cpp": _CPP, "markdown": _MARKDOWN}
 
 _compiled: dict[str, Query] = {}
+_sources: dict[str, str] = {}
 
 
 def definitions(grammar: str) -> Query:
@@ -138,9 +139,19 @@ def definitions(grammar: str) -> Query:
         from tree_sitter import Query
         language = parser(grammar).language
         assert language is not None
-        source = "\n".join([*(_tags(package) for package in _TAGS[grammar]), _EXTRA[grammar]])
-        found = _compiled[grammar] = Query(language, source)
-        _keep_definitions(found, source.encode())
+        said = source(grammar)
+        found = _compiled[grammar] = Query(language, said)
+        _keep_definitions(found, said.encode())
+    return found
+
+
+def source(grammar: str) -> str:
+    """The text the definitions query of a grammar is compiled from (read once: a worker
+    in its Landlock domain cannot read the grammar packages' tags.scm)."""
+    found = _sources.get(grammar)
+    if found is None:
+        found = _sources[grammar] = "\n".join([*(_tags(package) for package in _TAGS[grammar]),
+                                                _EXTRA[grammar]])
     return found
 
 
@@ -152,6 +163,14 @@ def preload() -> None:
 
 def _tags(package: str) -> str:
     return importlib.resources.files(package).joinpath("queries", "tags.scm").read_text()
+
+
+def definition_patterns(grammar: str) -> list[tuple[int, str]]:
+    """The patterns of the definitions query that capture a definition: (index, text)."""
+    query, said = definitions(grammar), source(grammar).encode()
+    texts = [said[query.start_byte_for_pattern(p):query.end_byte_for_pattern(p)]
+             for p in range(query.pattern_count)]
+    return [(p, text.decode()) for p, text in enumerate(texts) if b"@definition." in text]
 
 
 def _keep_definitions(query: Query, source: bytes) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 KINDS = ("class", "interface", "struct", "enum", "trait", "impl", "namespace", "function",
          "method", "constructor", "field", "property", "constant", "variable", "type",
@@ -34,3 +34,18 @@ class Symbol:
         """The wire form (docs/protocol.md, "Code by structure": a symbol)."""
         return {"name": self.name, "kind": self.kind, "name_path": self.name_path,
                 "line": self.line, "end_line": self.end_line, "signature": self.signature}
+
+
+class Definition(NamedTuple):
+    """A symbol as the symbol index reads it (tools/code/codemap.read_summary): the fields
+    of a Symbol it needs, without the lines and the signature, which cost it a third of a
+    file's definitions' time and the index keeps none of them (a code call that shows
+    symbols parses the file: tools/warm/symbol_index.symbols_of)."""
+
+    name: str
+    kind: str
+    name_path: str
+    start_byte: int
+    end_byte: int
+    name_byte: int
+    parent: int

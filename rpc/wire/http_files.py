@@ -14,14 +14,15 @@ a pipe in the way.
   was, and one changed in place is caught before the last byte, which is then withheld
   (the client sees its length unmet).
 - PUT: an upload (`file.upload_begin`, the body's length as its `size`), then
-  `file.upload_stream` hands its data file, sized and charged to the quota, and the body,
-  read as it arrives (rpc/wire/http_conn.py streams it), is written into it in order, each
-  chunk in a thread while the socket is read on; `file.upload_commit` checks the size and
-  SHA-256 and lands the file whole and at once. `If-Match` is the upload's
-  `expected_version` (412 when it no longer matches), `X-Content-SHA256` its `sha256`. A
-  body cut off midway aborts the upload: the file stays as it was, the spool is removed.
-  201 created, 200 replaced; a failure is the JSON-RPC error's `data` as JSON, with the
-  status below.
+  `file.upload_stream` hands its data file, sized and charged to the quota, and the body
+  is read, hashed and written into it at once (rpc/wire/http_upload.py);
+  `file.upload_commit` checks the size and SHA-256 and lands the file whole and at once.
+  `If-Match` is the upload's `expected_version` (412 when it no longer matches),
+  `X-Content-SHA256` its `sha256`. A body cut off midway aborts the upload: the file
+  stays as it was, the spool is removed. 201 created, 200 replaced; a failure is the
+  JSON-RPC error's `data` as JSON, with its status (rpc/wire/http_calls.py). A PUT over
+  the version of a file this server landed itself hands the commit that version's digest
+  (`Landed`), so a 1 GiB file replaced is not read again to be hashed for its history.
 """
 
 from __future__ import annotations

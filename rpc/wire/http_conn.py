@@ -31,7 +31,7 @@ import h11
 from chorus_tools.rpc.wire.http_message import (BodyStream, Endpoint, Head, Reply, Response,
                                                 plain, status_line)
 from chorus_tools.rpc.wire.http_options import HttpOptions
-from chorus_tools.rpc.wire.http_raw import RawBody
+from chorus_tools.rpc.wire.http_raw import RawBody, detach
 
 log = logging.getLogger("chorus.http")
 STREAM_HIGH = 16 << 20  # a streamed body's bytes held before reading the socket pauses
@@ -268,28 +268,17 @@ class Connection(asyncio.Protocol):
             self._start(head)
 
     def _detach_body(self) -> RawBody | None:
-        """The rest of a streamed body for its handler to read from the socket itself
-        (rpc/wire/http_raw.py): only once h11 framed it by Content-Length and holds none
-        of it unparsed; None otherwise (a chunked body: h11 reads it all). Reading the
-        socket here stops until the response is finished."""
-        reader = getattr(self._h11, "_reader", None)
-        remaining = getattr(reader, "_remaining", None)
-        if type(reader).__name__ != "ContentLengthReader" or not isinstance(remaining, int) \
-                or remaining <= 0 or self._h11.their_state is not h11.SEND_BODY \
-                or self._transport is None or self._transport.is_closing() or self.lost \
-                or self._draining or self._h11.trailing_data[0]:
+        """The rest of a streamed body of known length, for its handler to read from the
+        socket itself (rpc/wire/http_raw.py); reading here stops until the response."""
+        if self._transport is None or self._transport.is_closing() or self.lost \
+                or self._draining:
             return None
-        self._transport.pause_reading()
+        return detach(self._h11, self.fd, self._transport.pause_reading, self._heard_body,
+                      self._advance, self._body_lost)
 
-        def done() -> None:  # every byte h11 expected was read: it ends the request
-            if getattr(self._h11, "_reader", None) is reader:
-                reader._remaining = 0  # type: ignore[union-attr]  # h11's own count
-                self._advance()
-
-        def lost() -> None:
-            self._cut_stream()
-            self._close()
-        return RawBody(self.fd, remaining, self._heard_body, done, lost)
+    def _body_lost(self) -> None:
+        self._cut_stream()
+        self._close()
 
     def _heard_body(self) -> None:
         self._last_data = asyncio.get_running_loop().time()

@@ -27,6 +27,31 @@ import os
 import socket
 from typing import Callable
 
+import h11
+
+
+def detach(conn: h11.Connection, fd: int, pause: Callable[[], None],
+           heard: Callable[[], None], ended: Callable[[], None],
+           lost: Callable[[], None]) -> RawBody | None:
+    """The rest of the body `conn` is reading, to be read from the socket `fd`: only when
+    h11 frames it by Content-Length (its ContentLengthReader, counting `_remaining`) and
+    holds none of it unparsed; None otherwise (chunked: h11 reads it all). `pause` stops
+    the connection's own reading first; once the last byte is read, h11's count is set
+    to nothing left and `ended` lets h11 end the request."""
+    reader = getattr(conn, "_reader", None)
+    remaining = getattr(reader, "_remaining", None)
+    if type(reader).__name__ != "ContentLengthReader" or not isinstance(remaining, int) \
+            or remaining <= 0 or conn.their_state is not h11.SEND_BODY \
+            or conn.trailing_data[0]:
+        return None
+    pause()
+
+    def done() -> None:
+        if getattr(conn, "_reader", None) is reader:
+            reader._remaining = 0  # type: ignore[union-attr]  # h11's own count
+            ended()
+    return RawBody(fd, remaining, heard, done, lost)
+
 
 class RawBody:
     """`remaining` bytes of a body, read from the socket `fd` (the connection's; a second

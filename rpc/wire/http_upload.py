@@ -161,11 +161,14 @@ async def _receive(dispatcher: Dispatcher, upload: str, stream: BodyStream,
 
 
 async def _fill_known(stream: BodyStream, sink: _Sink, length: int) -> None:
-    """A body of known length, read PIECE bytes at a time into DEPTH reused buffers."""
-    buffers = [memoryview(bytearray(min(PIECE, length))) for _ in range(DEPTH)]
+    """A body of known length, read PIECE bytes at a time into DEPTH reused buffers (as
+    many as it needs: a small body, one)."""
+    buffers: list[memoryview] = []
     turn = 0
     while sink.offset < length:
         await sink.room()
+        if len(buffers) < DEPTH:
+            buffers.append(memoryview(bytearray(min(PIECE, length - sink.offset))))
         view = buffers[turn % DEPTH][:min(PIECE, length - sink.offset)]
         if await stream.fill(view) < len(view):  # h11 holds a body to its length
             raise ConnectionError("the request's body ended before its length")

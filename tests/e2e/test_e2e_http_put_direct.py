@@ -4,8 +4,9 @@ threads (rpc/wire/http_upload.py), and the digest of a file the server landed it
 handed to the commit that replaces it (tools/bytes/handoff.py `replaced_*`). Attacked
 over a real socket: bytes past the length, a request pipelined behind the body, a body
 that trickles (each gap under --http-idle-timeout) or stops short, a wrong
-X-Content-SHA256 on a body of many pieces, and a file changed by someone else between
-two PUTs (its digest must then be computed, never taken from the last PUT)."""
+X-Content-SHA256 on a body of many pieces, a file changed by someone else between two
+PUTs (its digest must then be computed, never taken from the last PUT), and a large file
+replaced (held while it is renamed over, then let go)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from urllib.parse import urlsplit
 import h11
 import httpx
 
+from chorus_tools.tools.mutate.atomic import FREE_LATER
+from e2e_support import _children, _open_files, wait_for
 from http_server import HttpServer
 
 BLOB = os.urandom((9 << 20) + 123)  # more than two of the server's 4 MiB pieces, not even
@@ -221,3 +224,32 @@ def test_h11_still_has_what_the_direct_body_relies_on() -> None:
     reader._remaining = 0  # type: ignore[union-attr]  # what the connection does
     assert isinstance(conn.next_event(), h11.EndOfMessage)
     assert conn.their_state is h11.DONE
+
+
+def _tree(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        found.append(todo.pop())
+        todo += _children(found[-1])
+    return found
+
+
+def _deleted_in(ws: Path, pid: int) -> list[str]:
+    """Files beneath `ws` that some process of the server's tree holds though deleted."""
+    return [name for p in _tree(pid) for name in _open_files(p)
+            if name.startswith(str(ws)) and name.endswith(" (deleted)")]
+
+
+def test_a_large_file_replaced_is_let_go_once_the_put_is_answered(tmp_path: Path) -> None:
+    """The commit holds the large file it replaces, so the rename does not wait while the
+    file system frees it (tools/mutate/atomic.py `_hold`); that hold must end: afterwards
+    no process of the server keeps the replaced file, nor its space."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    old, new = b"o" * FREE_LATER, b"n" * FREE_LATER
+    with HttpServer(ws) as server:
+        for content in (old, new, old):
+            put = httpx.put(server.base + "/files/big.bin", content=content, timeout=60)
+            assert put.status_code in (200, 201), put.text
+        wait_for(lambda: not _deleted_in(ws, server.proc.pid))
+    assert (ws / "big.bin").read_bytes() == old

@@ -21,6 +21,7 @@ import functools
 import os
 import secrets
 import stat
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -37,6 +38,7 @@ from chorus_tools.tools.confine.sandbox import (ROOT, check_regular, names_direc
 _NEW_FILE_MODE = 0o666  # the kernel applies the umask (and any default ACL)
 _RACE_RETRIES = 8
 _READ_CHUNK = 1 << 20
+FREE_LATER = 64 << 20  # a file this large replaced by a landing is freed off the call's path
 
 
 ReadCurrent = bool | Callable[[os.stat_result], bool]
@@ -383,17 +385,42 @@ def _land(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,
                 after = _sealed(fd, st, sync=spooled.sync)
             finally:
                 os.close(fd)
+        held = _hold(dir_fd, name, st)
         try:
             os.rename(spooled.name, name, src_dir_fd=spooled.dir_fd, dst_dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
             return _copy_over(dir_fd, name, st, spooled, shown)
+        finally:
+            _free_later(held)
         if spooled.sync:
             os.fsync(dir_fd)
     except OSError as exc:
         raise from_os_error(exc, shown, "write_failed") from None
     return after
+
+
+def _hold(dir_fd: int, name: str, st: os.stat_result | None) -> int | None:
+    """A reference to the large file a landing is about to replace, so that the rename
+    drops only its name: the file system frees its blocks when the reference goes
+    (`_free_later`), not inside the rename the caller waits for (ext4 took 0.14 s for a
+    GiB). None for a small file or none (nothing worth the thread)."""
+    if st is None or st.st_size < FREE_LATER:
+        return None
+    try:
+        return os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+
+
+def _free_later(fd: int | None) -> None:
+    """Drop the reference `_hold` took, in a thread: the replaced file's blocks are freed
+    while the call answers (a crash meanwhile leaves an orphan the file system frees at
+    mount; the new file is durable already)."""
+    if fd is not None:
+        threading.Thread(target=os.close, args=(fd,), name="free-replaced",
+                         daemon=True).start()
 
 
 def _copy_over(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,

@@ -253,3 +253,20 @@ def test_a_large_file_replaced_is_let_go_once_the_put_is_answered(tmp_path: Path
             assert put.status_code in (200, 201), put.text
         wait_for(lambda: not _deleted_in(ws, server.proc.pid))
     assert (ws / "big.bin").read_bytes() == old
+
+
+def test_a_disk_that_fills_under_a_direct_body_is_507_enospc_and_the_old_file_stays(
+        small_fs: Path, tmp_path: Path) -> None:
+    """A 2 MiB file system and a 5 MiB body: its pieces are written past the page cache,
+    and the write that finds the disk full says so; nothing lands, no spool stays."""
+    ws = small_fs / "ws"
+    ws.mkdir()
+    (ws / "f.bin").write_bytes(b"old content")
+    with HttpServer(ws, "--history", str(tmp_path / "history")) as server:
+        put = httpx.put(server.base + "/files/f.bin", content=BLOB[:5 << 20], timeout=60)
+        assert put.status_code == 507, put.text
+        assert (put.json()["error"], put.json()["errno"]) == ("write_failed", "ENOSPC")
+        _wait_no_spool(ws)
+        fits = httpx.put(server.base + "/files/f.bin", content=BLOB[:1 << 20], timeout=60)
+        assert fits.status_code == 200, fits.text  # the space came back with the spool
+    assert (ws / "f.bin").read_bytes() == BLOB[:1 << 20]

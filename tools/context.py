@@ -94,14 +94,17 @@ def sha256_hex(data: bytes | None) -> str | None:
 def note_hashes(ctx: ToolContext, *, before: bytes | None = None,
                 after: bytes | None = None, nbytes: int | None = None,
                 before_known: bool = False, after_known: bool = False,
-                after_sha256: str | None = None) -> None:
+                after_sha256: str | None = None, before_sha256: str | None = None) -> None:
     """Fill the audit slot (a no-op unless records are on). `*_known` says the bytes
     were looked at, so None means 'no file' rather than 'not looked'; `after_sha256`
-    gives the new content's digest where its bytes were never in memory (a spool)."""
+    gives the new content's digest where its bytes were never in memory (a spool), and
+    `before_sha256` the old content's where its digest was known without reading it."""
     rec = ctx.record
     if rec is None or not ctx.auditing:
         return
-    if before is not None or before_known:
+    if before_sha256 is not None:
+        rec["sha256_before"] = before_sha256
+    elif before is not None or before_known:
         rec["sha256_before"] = sha256_hex(before)
     if after_sha256 is not None:
         rec["sha256_after"] = after_sha256

@@ -25,7 +25,8 @@ import orjson
 import pybase64
 
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
-from chorus_tools.rpc.wire.http_files import JSON, Failed, call, upload_body
+from chorus_tools.rpc.wire.http_calls import JSON, Failed, call
+from chorus_tools.rpc.wire.http_upload import upload_body
 from chorus_tools.rpc.wire.http_message import Head, Reply, Response
 
 PREFIX = "/archive/"
@@ -73,4 +74,4 @@ async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
                              ("archive.import_begin", {"path": _dir(head)}),
                              "archive.import_commit")
     if done is not None:
-        out.whole(Reply(200, orjson.dumps(done), list(JSON)))
+        out.whole(Reply(200, orjson.dumps(done.result), list(JSON)))

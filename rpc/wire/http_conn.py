@@ -31,6 +31,7 @@ import h11
 from chorus_tools.rpc.wire.http_message import (BodyStream, Endpoint, Head, Reply, Response,
                                                 plain, status_line)
 from chorus_tools.rpc.wire.http_options import HttpOptions
+from chorus_tools.rpc.wire.http_raw import RawBody, detach
 
 log = logging.getLogger("chorus.http")
 STREAM_HIGH = 16 << 20  # a streamed body's bytes held before reading the socket pauses
@@ -262,8 +263,25 @@ class Connection(asyncio.Protocol):
         if streams:
             assert self._transport is not None
             self._stream = head.stream = BodyStream(self._transport.pause_reading,
-                                                    self._resume_stream, STREAM_HIGH)
+                                                    self._resume_stream, STREAM_HIGH,
+                                                    self._detach_body)
             self._start(head)
+
+    def _detach_body(self) -> RawBody | None:
+        """The rest of a streamed body of known length, for its handler to read from the
+        socket itself (rpc/wire/http_raw.py); reading here stops until the response."""
+        if self._transport is None or self._transport.is_closing() or self.lost \
+                or self._draining:
+            return None
+        return detach(self._h11, self.fd, self._transport.pause_reading, self._heard_body,
+                      self._advance, self._body_lost)
+
+    def _body_lost(self) -> None:
+        self._cut_stream()
+        self._close()
+
+    def _heard_body(self) -> None:
+        self._last_data = asyncio.get_running_loop().time()
 
     def _resume_stream(self) -> None:
         """The handler took what a streamed body held: read on. The stall timer counts

@@ -12,6 +12,8 @@ from typing import Awaitable, Callable, Protocol
 
 import h11
 
+from chorus_tools.rpc.wire.http_raw import RawBody
+
 Headers = list[tuple[str, str]]
 
 
@@ -33,11 +35,15 @@ class BodyStream:
     """A request body handed over as it arrives, in bounded memory: the connection
     `feed`s what h11 parses and stops reading the socket while more than `high` bytes
     wait; `read` takes them and lets it read on. `read` answers b"" at the body's end and
-    raises ConnectionError when the client went away (or the connection was refused)."""
+    raises ConnectionError when the client went away (or the connection was refused).
+    `fill` reads into the caller's buffer instead: past the bytes held, from the socket
+    itself when `detach` hands the rest of a body of known length (rpc/wire/http_raw.py)."""
 
     def __init__(self, pause: Callable[[], None], resume: Callable[[], None],
-                 high: int) -> None:
+                 high: int, detach: Callable[[], RawBody | None] | None = None) -> None:
         self._pause, self._resume, self._high = pause, resume, high
+        self._detach = detach
+        self._raw: RawBody | None = None
         self._chunks: deque[bytes] = deque()
         self._held = 0
         self._ended = False
@@ -58,6 +64,42 @@ class BodyStream:
     def fail(self) -> None:
         self._failed = True
         self._ready.set()
+        if self._raw is not None:
+            self._raw.fail()
+
+    async def fill(self, view: memoryview) -> int:
+        """Fill `view` with the body's next bytes: how many (fewer only at the body's end,
+        0 once it is read whole). The bytes already held are copied in first; the rest
+        of a body of known length then comes from the socket straight into `view`."""
+        got = 0
+        while got < len(view):
+            if self._chunks:
+                chunk = self._chunks.popleft()
+                size = min(len(chunk), len(view) - got)
+                view[got:got + size] = chunk[:size]
+                if size < len(chunk):
+                    self._chunks.appendleft(chunk[size:])
+                self._held -= size
+                got += size
+                continue
+            if self._failed:
+                raise ConnectionError("the request's body was cut off")
+            if self._raw is None and not self._ended and (detach := self._detach):
+                self._detach = None
+                self._raw = detach()
+            if self._raw is not None:
+                more = await self._raw.recv_into(view[got:])
+                if not more:
+                    break
+                got += more
+            elif self._ended:
+                break
+            else:
+                if self._held <= self._high:
+                    self._resume()
+                self._ready.clear()
+                await self._ready.wait()
+        return got
 
     async def read(self, size: int) -> bytes:
         """The next `size` bytes (fewer only at the body's end: b"" once it is read

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 
 import pytest
 
 from chorus_tools.rpc.wire.http_message import BodyStream
+from chorus_tools.rpc.wire.http_raw import RawBody
 
 
 def test_reads_cut_across_chunks_keep_every_byte_and_pace_the_socket() -> None:
@@ -50,3 +52,72 @@ def test_a_read_waits_for_its_size_and_a_cut_body_is_connection_error() -> None:
             await stream.read(5)
 
     asyncio.run(run())
+
+
+def _direct(size: int, held: bytes
+            ) -> tuple[BodyStream, socket.socket, socket.socket, list[str]]:
+    """A stream holding `held`, whose rest (`size` bytes) it reads from a real socket:
+    the stream, the connection's end of the socket, the client's, what was said."""
+    ours, theirs = socket.socketpair()
+    said: list[str] = []
+    stream: BodyStream
+
+    def detach() -> RawBody:
+        said.append("detached")
+        return RawBody(ours.fileno(), size, lambda: said.append("heard"), stream.end,
+                       lambda: said.append("lost"))
+    stream = BodyStream(lambda: None, lambda: said.append("resume"), high=1 << 20,
+                        detach=detach)
+    stream.feed(held)
+    ours.setblocking(False)
+    return stream, ours, theirs, said
+
+
+def test_fill_copies_what_is_held_then_reads_the_socket_itself_to_the_length() -> None:
+    body = os.urandom(150_000)
+    stream, ours, theirs, said = _direct(len(body) - 1000, body[:1000])
+
+    async def run() -> bytes:
+        loop = asyncio.get_running_loop()
+        sending = loop.run_in_executor(None, theirs.sendall, body[1000:] + b"NEXT REQUEST")
+        buffer, got = memoryview(bytearray(40_000)), []
+        while count := await stream.fill(buffer):
+            got.append(bytes(buffer[:count]))
+        await sending
+        return b"".join(got)
+
+    assert asyncio.run(run()) == body
+    assert said[0] == "detached" and "heard" in said and "lost" not in said
+    assert "resume" not in said  # the connection's own reading stays paused
+    assert ours.recv(100) == b"NEXT REQUEST"  # left for h11, never read as the body
+    ours.close()
+    theirs.close()
+
+
+def test_a_body_cut_midway_is_connection_error_and_the_connection_told() -> None:
+    stream, ours, theirs, said = _direct(100_000, b"x" * 10)
+
+    async def run() -> None:
+        theirs.sendall(b"y" * 5000)
+        theirs.close()
+        buffer = memoryview(bytearray(200_000))
+        with pytest.raises(ConnectionError):
+            await stream.fill(buffer)
+
+    asyncio.run(run())
+    assert said[-1] == "lost"
+    ours.close()
+
+
+def test_a_refusal_wakes_a_fill_waiting_on_the_socket() -> None:
+    stream, ours, theirs, said = _direct(100_000, b"")
+
+    async def run() -> None:
+        asyncio.get_running_loop().call_later(0.05, stream.fail)  # a 408, as the timer's
+        with pytest.raises(ConnectionError):
+            await stream.fill(memoryview(bytearray(1000)))
+
+    asyncio.run(run())
+    assert "lost" not in said
+    ours.close()
+    theirs.close()

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate import keep
+from chorus_tools.tools.mutate.atomic import mutate
 from chorus_tools.tools.mutate.write import write
 
 
@@ -98,3 +100,48 @@ def test_history_off_hands_back_nothing(ctx: ToolContext, root: Path) -> None:
     (root / "a.txt").write_text("x")
     write(ctx, "a.txt", "y")
     assert _kept(ctx) == []
+
+
+def test_a_known_digest_is_taken_only_while_the_file_is_that_version(spooled: ToolContext,
+                                                                     root: Path) -> None:
+    """mutate's `known` (a PUT over a file the server landed): the old content is neither
+    read nor hashed when it is only hashed (over the budget), and streamed unhashed when
+    it is kept; a file at another version is hashed as ever. A digest no file has shows
+    which was taken."""
+    big = root / "big.bin"
+    data, other = os.urandom(3 * keep.INLINE_MAX), os.urandom(3 * keep.INLINE_MAX + 1)
+    told = "ab" * 32
+
+    def replace(known: tuple[str, str]) -> dict[str, Any]:
+        spooled.record = {}
+        mutate(spooled, "big.bin", shown="big.bin", compute=lambda _: b"new",
+               read_current=False, known=known)
+        (entry,) = _kept(spooled)
+        return entry
+
+    spooled.history_budget = keep.INLINE_MAX  # the old content is only hashed
+    big.write_bytes(data)
+    version = version_of(big.stat())
+    entry = replace((version, told))
+    assert (entry["sha256"], entry["bytes"], entry["spool"]) == (told, len(data), None)
+    big.write_bytes(other)  # someone else since: another version (its size tells)
+    assert replace((version, told))["sha256"] == hashlib.sha256(other).hexdigest()
+    spooled.history_budget = None  # kept whole: copied into the spool, not hashed
+    big.write_bytes(data)
+    entry = replace((version_of(big.stat()), told))
+    index, offset = entry["spool"]
+    assert entry["sha256"] == told
+    assert spooled.history_spools is not None
+    assert os.pread(spooled.history_spools[index], len(data), offset) == data
+
+
+def test_a_known_digest_fills_the_record_with_the_history_off(ctx: ToolContext,
+                                                              root: Path) -> None:
+    """Records on, history off: the old file is not read whole into memory to hash it
+    for `sha256_before` when its digest is known (it was, for a 1 GiB upload)."""
+    (root / "f.bin").write_bytes(b"old content")
+    ctx.record = {}
+    mutate(ctx, "f.bin", shown="f.bin", compute=lambda _: b"new", read_current=False,
+           known=(version_of((root / "f.bin").stat()), "cd" * 32))
+    assert ctx.record["sha256_before"] == "cd" * 32
+    assert ctx.record["sha256_after"] == hashlib.sha256(b"new").hexdigest()

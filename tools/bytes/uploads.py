@@ -57,7 +57,8 @@ def upload_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
 
         out = mutate(ctx, ctx.ws.rel(meta.path), shown=meta.path, compute=compute,
                      create_dirs=True, expected_version=meta.expected_version,
-                     read_current=False)
+                     read_current=False,
+                     known=(meta.replaces[0], meta.replaces[1]) if meta.replaces else None)
         spool.discard()
     assert out.stat is not None
     if ctx.record is not None:

@@ -21,6 +21,7 @@ import functools
 import os
 import secrets
 import stat
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -37,6 +38,7 @@ from chorus_tools.tools.confine.sandbox import (ROOT, check_regular, names_direc
 _NEW_FILE_MODE = 0o666  # the kernel applies the umask (and any default ACL)
 _RACE_RETRIES = 8
 _READ_CHUNK = 1 << 20
+FREE_LATER = 64 << 20  # a file this large replaced by a landing is freed off the call's path
 
 
 ReadCurrent = bool | Callable[[os.stat_result], bool]
@@ -92,7 +94,7 @@ def split_parent(rel: str) -> tuple[str, str]:
 def mutate(ctx: ToolContext, rel: str, *, shown: str,
            compute: Callable[[Current], bytes | Spooled | None], create_dirs: bool = False,
            expected_version: str | None = None, read_current: ReadCurrent = True,
-           mode: int | None = None) -> Outcome:
+           mode: int | None = None, known: tuple[str, str] | None = None) -> Outcome:
     """Replace the file at `rel` with compute(current), atomically and serialized.
 
     `rel` is a normalised workspace path (ctx.ws.rel); `shown` is the client's path for
@@ -101,7 +103,10 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
     current content are not written. `mode` sets
     the permission bits (a restore); otherwise an existing file keeps its own.
     `read_current` says whether compute needs the current content (or, as a function of
-    the file's stat, whether it does for that file)."""
+    the file's stat, whether it does for that file). `known` is (version, SHA-256) of
+    content the caller knows the file held (one it landed itself): while the file is
+    still at that version, the history and the record take that digest instead of
+    reading the file again to hash it (a 1 GiB upload replacing one: 0.6 s)."""
     if names_directory(shown):
         raise ToolError("is_directory", f"The path ends with '/' (or '/.', '/..'), so it "
                         f"names a directory: {shown}. Give a file path without it.",
@@ -110,7 +115,7 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
     try:
         return _mutate(ctx, rel, made, shown=shown, compute=compute, create_dirs=create_dirs,
                        expected_version=expected_version, read_current=read_current,
-                       mode=mode)
+                       mode=mode, known=known)
     except ToolError:
         unmake(ctx, made)
         raise
@@ -119,7 +124,7 @@ def mutate(ctx: ToolContext, rel: str, *, shown: str,
 def _mutate(ctx: ToolContext, rel: str, made: list[str], *, shown: str,
             compute: Callable[[Current], bytes | Spooled | None], create_dirs: bool,
             expected_version: str | None, read_current: ReadCurrent,
-            mode: int | None) -> Outcome:
+            mode: int | None, known: tuple[str, str] | None) -> Outcome:
     target = rel  # most paths are no symlink: resolve only when the entry turns out one
     for _ in range(_RACE_RETRIES):
         if is_temp_name(target.rpartition("/")[2]):
@@ -136,7 +141,7 @@ def _mutate(ctx: ToolContext, rel: str, made: list[str], *, shown: str,
                     check_regular(st, shown)
                 return _mutate_locked(ctx, dir_fd, name, target, st, shown=shown,
                                       compute=compute, expected_version=expected_version,
-                                      read_current=read_current, mode=mode)
+                                      read_current=read_current, mode=mode, known=known)
         target = ctx.ws.resolve_symlinks(rel, shown=shown)  # write to what the link names
     raise ToolError("write_failed", f"The path kept changing while writing: {shown}. "
                     "Retry when nothing else is replacing it.", path=shown)
@@ -163,17 +168,20 @@ def _mutate_locked(ctx: ToolContext, dir_fd: int, name: str, target: str,
                    st: os.stat_result | None, *, shown: str,
                    compute: Callable[[Current], bytes | Spooled | None],
                    expected_version: str | None, read_current: ReadCurrent,
-                   mode: int | None) -> Outcome:
+                   mode: int | None, known: tuple[str, str] | None = None) -> Outcome:
     auditing = ctx.record is not None and ctx.auditing
     keeping = keep.keeping(ctx)  # the history streams what a write replaces, never holds it
     before = None
     wanted = read_current(st) if callable(read_current) and st is not None else read_current
-    if st is not None and (wanted or (auditing and not keeping)):
+    digest = known[1] if known and st is not None and version_of(st) == known[0] else None
+    if st is not None and (wanted or (auditing and not keeping and digest is None)):
         before = read_entry(dir_fd, name, st, shown)
-    snap = keep.snapshot(ctx, dir_fd, name, st, target, shown, before) if keeping else None
+    snap = keep.snapshot(ctx, dir_fd, name, st, target, shown, before,
+                         digest) if keeping else None
     if auditing and not keep.note_before(ctx, snap):
         # until a write succeeds the file is as it was, whatever fails next
-        note_hashes(ctx, before=before, after=before, before_known=True, after_known=True)
+        note_hashes(ctx, before=before, after=before, before_known=True, after_known=True,
+                    before_sha256=digest, after_sha256=digest)
     if expected_version is not None:
         current_version = None if st is None else version_of(st)
         if current_version != expected_version:
@@ -377,17 +385,42 @@ def _land(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,
                 after = _sealed(fd, st, sync=spooled.sync)
             finally:
                 os.close(fd)
+        held = _hold(dir_fd, name, st)
         try:
             os.rename(spooled.name, name, src_dir_fd=spooled.dir_fd, dst_dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
             return _copy_over(dir_fd, name, st, spooled, shown)
+        finally:
+            _free_later(held)
         if spooled.sync:
             os.fsync(dir_fd)
     except OSError as exc:
         raise from_os_error(exc, shown, "write_failed") from None
     return after
+
+
+def _hold(dir_fd: int, name: str, st: os.stat_result | None) -> int | None:
+    """A reference to the large file a landing is about to replace, so that the rename
+    drops only its name: the file system frees its blocks when the reference goes
+    (`_free_later`), not inside the rename the caller waits for (ext4 took 0.14 s for a
+    GiB). None for a small file or none (nothing worth the thread)."""
+    if st is None or st.st_size < FREE_LATER:
+        return None
+    try:
+        return os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+
+
+def _free_later(fd: int | None) -> None:
+    """Drop the reference `_hold` took, in a thread: the replaced file's blocks are freed
+    while the call answers (a crash meanwhile leaves an orphan the file system frees at
+    mount; the new file is durable already)."""
+    if fd is not None:
+        threading.Thread(target=os.close, args=(fd,), name="free-replaced",
+                         daemon=True).start()
 
 
 def _copy_over(dir_fd: int, name: str, st: os.stat_result | None, spooled: Spooled,

@@ -75,11 +75,13 @@ def absent(path: str) -> Snapshot:
 
 
 def snapshot(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result | None,
-             path: str, shown: str, data: bytes | None = None) -> Snapshot | None:
+             path: str, shown: str, data: bytes | None = None,
+             sha256: str | None = None) -> Snapshot | None:
     """The content of regular file `name` (stat'ed as `st`) in `dir_fd`, hashed and kept
-    inline or spooled; `data` is its content when the caller read it already. None when
-    history is off. A symlink is kept as its target's text (LINK_MODE); a special file is
-    not kept (workers cannot recreate it)."""
+    inline or spooled; `data` is its content when the caller read it already, `sha256`
+    its digest when the caller knows it (a large file is then not hashed again, nor read
+    at all when it is only hashed). None when history is off. A symlink is kept as its
+    target's text (LINK_MODE); a special file is not kept (workers cannot recreate it)."""
     if not keeping(ctx):
         return None
     if st is None:
@@ -96,7 +98,7 @@ def snapshot(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result | None
         data = _read_small(dir_fd, name, st, shown)
     if data is not None and _room(ctx, len(data)):
         return _inline(ctx, snap, data)
-    _stream(ctx, dir_fd, name, st, snap, shown)
+    _stream(ctx, dir_fd, name, st, snap, shown, sha256)
     reserve.claim(ctx, snap, reserve.PAGE, _claim(ctx))
     return snap
 
@@ -183,19 +185,24 @@ def _read_small(dir_fd: int, name: str, st: os.stat_result, shown: str) -> bytes
 
 
 def _stream(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result, snap: Snapshot,
-            shown: str) -> None:
+            shown: str, known: str | None = None) -> None:
     """Copy the file into this worker's spool, hashing on the way, 1 MiB at a time; a
-    file larger than the whole budget is only hashed (it would be dropped at once)."""
+    file larger than the whole budget is only hashed (it would be dropped at once), or
+    not even read when its digest is `known`."""
     index, spool = _claim(ctx)
     offset = reserve.aligned_end(spool)
     to_spool = st.st_size <= (ctx.history_budget or st.st_size)
+    if known is not None and not to_spool:
+        snap.sha256, snap.size = known, st.st_size
+        return
     if to_spool:
         reserve.pend(ctx, index, offset, st.st_size)
     digest = hashlib.sha256()
     fd = open_same(dir_fd, name, st, shown, doing="keeping its history")
     try:
         while chunk := _read(fd, shown):
-            digest.update(chunk)
+            if known is None:
+                digest.update(chunk)
             if to_spool:
                 to_spool = _spool_chunk(ctx, snap, spool, chunk, offset + snap.size)
             snap.size += len(chunk)
@@ -205,7 +212,7 @@ def _stream(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result, snap: 
         reserve.handed(ctx, index, offset)
         reserve.pend(ctx, index, offset, snap.size)
         snap.spool = index, offset
-    snap.sha256 = digest.hexdigest()
+    snap.sha256 = known or digest.hexdigest()
 
 
 def _read(fd: int, shown: str) -> bytes:

@@ -6,6 +6,11 @@ text per line (the MCP stdio convention). A reply is encoded in the framing of i
 
 A message larger than `max_size` becomes a `TooLarge` event and its bytes are skipped as
 they arrive, never buffered whole.
+
+A line that grows past `long_line` bytes (an 8 MiB upload part is 11 MB of JSON) is kept
+as the pieces `feed` was given, searched for its newline as each arrives, and joined once
+at its end: appending each read to one buffer and then copying the line out of it copied
+every byte twice (docs/benchmarks.md, upload_parts).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Literal
 
 _HEADER = b"content-length:"
 _MAX_HEADER_BYTES = 8192
+LONG_LINE = 1 << 20  # a line in progress this long is kept as pieces, not one buffer
 
 
 class Framing(Enum):
@@ -61,17 +67,30 @@ def encode(body: bytes, framing: Framing) -> bytes:
 class Decoder:
     """Incremental decoder: `feed` bytes as they come, get the complete events back."""
 
-    def __init__(self, max_size: int) -> None:
+    def __init__(self, max_size: int, long_line: int = LONG_LINE) -> None:
         self.max_size = max_size
+        self.long_line = long_line
         self._buf = bytearray()
+        self._pieces: list[bytes | memoryview] = []  # a long line in progress, its start
+        self._pieces_size = 0
         self._scanned = 0  # bytes of _buf already searched for a newline
         self._skip_line = False  # discarding an oversized line up to its newline
         self._skip_bytes = 0  # discarding an oversized Content-Length body
         self._body_size: int | None = None  # reading a Content-Length body of this size
 
     def feed(self, data: bytes) -> list[Event]:
-        self._buf += data
         events: list[Event] = []
+        rest: bytes | memoryview = data
+        if self._pieces:
+            view = memoryview(data)
+            end = data.find(b"\n")
+            if end < 0:
+                if (event := self._gather(view)) is not None:
+                    events.append(event)
+                return events
+            events.append(self._joined(view[:end]))
+            rest = view[end + 1:]
+        self._buf += rest
         while (event := self._next()) is not None:
             if event is not _Step.CONTINUE:
                 events.append(event)
@@ -79,8 +98,9 @@ class Decoder:
 
     def eof(self) -> list[Event]:
         """The last line may lack its newline; anything else left is dropped."""
-        rest = bytes(self._buf).strip()
+        rest = b"".join([*self._pieces, self._buf]).strip()
         self._buf.clear()
+        self._pieces, self._pieces_size = [], 0
         if rest and self._body_size is None and not self._skip_line and not self._skip_bytes:
             return [Message(rest, Framing.LINE)]
         return []
@@ -123,11 +143,34 @@ class Decoder:
                 self._scanned = 0
                 self._skip_line = True
                 return TooLarge(Framing.LINE)
+            if len(self._buf) >= self.long_line:  # from now on, pieces: see the docstring
+                self._pieces, self._pieces_size = [bytes(self._buf)], len(self._buf)
+                self._buf.clear()
+                self._scanned = 0
             return None
         with memoryview(self._buf) as view:  # one copy (a slice then bytes() made two)
             body = bytes(view[:end]).rstrip(b"\r")
         del self._buf[:end + 1]
         self._scanned = 0
+        if len(body) > self.max_size:
+            return TooLarge(Framing.LINE)
+        return Message(body, Framing.LINE)
+
+    def _gather(self, piece: memoryview) -> TooLarge | None:
+        """One more piece of a long line without its newline; TooLarge once the line is
+        over `max_size` (the rest of it is then skipped, as a buffered line's is)."""
+        self._pieces.append(piece)
+        self._pieces_size += len(piece)
+        if self._pieces_size <= self.max_size:
+            return None
+        self._pieces, self._pieces_size = [], 0
+        self._skip_line = True
+        return TooLarge(Framing.LINE)
+
+    def _joined(self, last: memoryview) -> Event:
+        """The long line, its pieces and `last` (up to its newline), as one body."""
+        pieces, self._pieces, self._pieces_size = [*self._pieces, last], [], 0
+        body = b"".join(pieces).rstrip(b"\r")
         if len(body) > self.max_size:
             return TooLarge(Framing.LINE)
         return Message(body, Framing.LINE)

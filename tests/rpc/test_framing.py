@@ -87,3 +87,35 @@ def test_any_chunking_gives_the_same_messages(bodies, step):
     for i in range(0, len(stream), step):
         events += dec.feed(stream[i:i + step])
     assert [e.body for e in events] == bodies
+
+
+def test_a_long_line_is_kept_as_pieces_and_joined_once_at_its_newline():
+    dec = Decoder(100, long_line=8)
+    assert dec.feed(b'{"data":"') == []
+    assert dec._pieces and not dec._buf  # past long_line: pieces, no growing buffer
+    assert dec.feed(b"AAAA") == []
+    assert dec.feed(b'AAAA"}\r\n{"n"') == [Message(b'{"data":"AAAAAAAA"}', Framing.LINE)]
+    assert not dec._pieces
+    assert dec.feed(b":1}\n") == [Message(b'{"n":1}', Framing.LINE)]
+
+
+def test_a_long_line_over_the_limit_is_reported_once_and_its_rest_skipped():
+    dec = Decoder(20, long_line=8)
+    assert dec.feed(b'{"data":"AAAA') == []
+    assert dec.feed(b"A" * 10) == [TooLarge(Framing.LINE)]
+    assert not dec._pieces and not dec._buf  # nothing of it kept
+    assert dec.feed(b"A" * 100) == []
+    assert dec.feed(b'"}\n{}\n') == [Message(b"{}", Framing.LINE)]
+
+
+def test_a_long_line_whose_newline_puts_it_over_the_limit_is_too_large():
+    dec = Decoder(12, long_line=4)
+    assert dec.feed(b'{"data":"AA') == []
+    assert dec.feed(b'AA"}\n[]\n') == [TooLarge(Framing.LINE), Message(b"[]", Framing.LINE)]
+
+
+def test_a_long_last_line_without_its_newline_is_read_at_the_end_of_input():
+    dec = Decoder(100, long_line=4)
+    assert dec.feed(b'{"a":') + dec.feed(b'"bcdef"} ') == []
+    assert dec.eof() == [Message(b'{"a":"bcdef"}', Framing.LINE)]
+    assert dec.eof() == []

@@ -104,10 +104,12 @@ def chunked(draw: st.DrawFn) -> list[bytes]:
 
 
 @budget(2)
-@given(chunked(), st.sampled_from([16, 64, 1 << 20]))
-def test_decoding_does_not_depend_on_chunking(chunks: list[bytes], limit: int) -> None:
-    """Also with a tiny --max-message-bytes: oversized frames are skipped the same way."""
-    whole, pieces = Decoder(limit), Decoder(limit)
+@given(chunked(), st.sampled_from([16, 64, 1 << 20]), st.sampled_from([1, 5, 1 << 20]))
+def test_decoding_does_not_depend_on_chunking(chunks: list[bytes], limit: int,
+                                              long_line: int) -> None:
+    """Also with a tiny --max-message-bytes: oversized frames are skipped the same way;
+    and a line kept as pieces (past `long_line`) decodes as one buffered whole."""
+    whole, pieces = Decoder(limit), Decoder(limit, long_line)
     expected = whole.feed(b"".join(chunks)) + whole.eof()
     got = [event for chunk in chunks for event in pieces.feed(chunk)] + pieces.eof()
     assert got == expected

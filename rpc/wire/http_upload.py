@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import errno
 import fcntl
 import hashlib
 import mmap
@@ -47,6 +46,7 @@ from chorus_tools.rpc.process.descriptors import Handed
 from chorus_tools.rpc.wire.errors import wire_error
 from chorus_tools.rpc.wire.http_calls import Failed, call, internal
 from chorus_tools.rpc.wire.http_message import BodyStream, Head, Response
+from chorus_tools.tools.bytes.direct import ALIGN, set_direct, write_direct
 from chorus_tools.tools.bytes.handoff import UPLOAD_STREAM
 from chorus_tools.tools.errors import from_os_error
 
@@ -54,7 +54,6 @@ PIECE = 4 << 20  # one read of a body of known length, then one hash and one wri
 DEPTH = 4  # pieces in flight: read ahead while the oldest are hashed and written
 CHUNK = 1 << 20  # one take of a chunked body
 STEP = 16 << 20  # the room a body of unknown length is given at a time
-ALIGN = 4096  # what O_DIRECT asks of offsets, lengths and buffers (a block, a page)
 _IOV_MAX = os.sysconf("SC_IOV_MAX")  # the most pieces one pwritev takes
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _SYNC_FILE_RANGE_WRITE = 2  # linux/fs.h: start writing dirty pages out, wait for nothing
@@ -118,7 +117,7 @@ class _Sink:
     def go_direct(self) -> None:
         """Write the pieces to come past the page cache, if the file system lets us: each
         must then be one ALIGN-aligned buffer at an ALIGN-aligned offset but the last."""
-        self._direct = _set_direct(self.fd, True)
+        self._direct = set_direct(self.fd, True)
 
     def put(self, pieces: Sequence[bytes | memoryview]) -> None:
         """Hash and write `pieces` (they must stay as they are until `room` says so)."""
@@ -232,12 +231,12 @@ def _write(fd: int, pieces: Sequence[bytes | memoryview], offset: int, shown: st
     views = [memoryview(piece) for piece in pieces]
     try:
         if direct and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT:
-            sent = _write_direct(fd, views[0][:len(views[0]) - len(views[0]) % ALIGN],
+            sent = write_direct(fd, views[0][:len(views[0]) - len(views[0]) % ALIGN],
                                  offset)
             views[0], offset = views[0][sent:], offset + sent
             if not views[0]:
                 return
-            _set_direct(fd, False)
+            set_direct(fd, False)
     except OSError as exc:
         raise Failed(wire_error(from_os_error(exc, shown, "write_failed"))) from None
     start = offset
@@ -252,29 +251,6 @@ def _write(fd: int, pieces: Sequence[bytes | memoryview], offset: int, shown: st
     except OSError as exc:
         raise Failed(wire_error(from_os_error(exc, shown, "write_failed"))) from None
     _write_out(fd, start, offset - start)
-
-
-def _write_direct(fd: int, view: memoryview, offset: int) -> int:
-    """`view` written at `offset` past the page cache: how much (less only when the
-    file system refused O_DIRECT for it: EINVAL, the rest is the cache's)."""
-    sent = 0
-    try:
-        while sent < len(view):
-            sent += os.pwrite(fd, view[sent:], offset + sent)
-    except OSError as exc:
-        if exc.errno != errno.EINVAL:
-            raise
-    return sent
-
-
-def _set_direct(fd: int, on: bool) -> bool:
-    """O_DIRECT set on the descriptor, or cleared: whether it is now set."""
-    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-    try:
-        fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_DIRECT if on else flags & ~os.O_DIRECT)
-    except OSError:
-        return False
-    return on
 
 
 def _write_out(fd: int, offset: int, count: int) -> None:

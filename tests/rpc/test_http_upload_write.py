@@ -10,7 +10,8 @@ import mmap
 import os
 from pathlib import Path
 
-from chorus_tools.rpc.wire.http_upload import ALIGN, _set_direct, _write
+from chorus_tools.rpc.wire.http_upload import _write
+from chorus_tools.tools.bytes.direct import ALIGN, set_direct
 
 
 def _direct(fd: int) -> bool:
@@ -27,7 +28,7 @@ def test_aligned_pieces_go_direct_and_the_tail_through_the_cache(tmp_path: Path)
     first, last = os.urandom(2 * ALIGN), os.urandom(3 * ALIGN + 100)
     fd = os.open(tmp_path / "data", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
-        assert _set_direct(fd, True)  # ext4 and tmpfs take O_DIRECT on this machine
+        assert set_direct(fd, True)  # ext4 and tmpfs take O_DIRECT on this machine
         _write(fd, [_aligned(first)], 0, "f", direct=True)
         assert _direct(fd)  # a whole aligned piece keeps it
         _write(fd, [_aligned(last)], len(first), "f", direct=True)
@@ -44,7 +45,7 @@ def test_a_piece_refused_direct_goes_through_the_cache(tmp_path: Path) -> None:
     later = os.urandom(ALIGN)
     fd = os.open(tmp_path / "data", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
-        assert _set_direct(fd, True)
+        assert set_direct(fd, True)
         _write(fd, [skewed], 0, "f", direct=True)
         assert not _direct(fd)
         _write(fd, [_aligned(later)], len(data), "f", direct=True)  # the cache from now on

@@ -34,10 +34,12 @@ import re
 import secrets
 import stat
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from chorus_tools.tools.bytes import landing, running
+from chorus_tools.tools.bytes.direct import Staging, pwrite_all
 from chorus_tools.tools.bytes.payload import verify
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
@@ -50,6 +52,9 @@ SPOOL_PREFIX = TEMP_PREFIX + "upload-"
 _ID = re.compile(r"[0-9a-f]{32}")
 DATA, META = "data", "meta.json"
 _CHUNK = 1 << 20
+DIRECT_MIN = 4 << 20  # a part this long is written past the page cache (tools/bytes/direct.py)
+_STAGING = Staging()  # this process's aligned buffer for those parts
+_HASHER: ThreadPoolExecutor | None = None
 
 
 @dataclass
@@ -188,20 +193,35 @@ class Spool:
                                     "the upload.", param="data", overlap=[lo, hi])
             if self.ctx.room is not None:  # parts count against the quota as they arrive
                 charge(self.ctx, max(0, end - os.fstat(fd).st_size), 0, meta.path)
-            view = memoryview(data)
-            while view:
-                written = os.pwrite(fd, view, end - len(view))
-                view = view[written:]
             if data:
                 meta.add(offset, end)
                 meta.written_sha256 = None
-                self._hash_on(fd, offset, data)
+                self._write_hashed(fd, offset, data)
         except OSError as exc:
             raise from_os_error(exc, meta.path, "write_failed") from None
         finally:
             os.close(fd)
         self._save()
         return meta.received
+
+    def _write_hashed(self, fd: int, offset: int, data: bytes) -> None:
+        """`data` written at `offset` (already counted as received) and carried into the
+        running digest; a part of DIRECT_MIN bytes or more is written past the page cache
+        while a thread hashes it (`_hashing`), through a descriptor of its own: O_DIRECT
+        belongs to the open file, and the hash may read earlier parts through `fd`."""
+        if len(data) < DIRECT_MIN:
+            pwrite_all(fd, memoryview(data), offset)
+            self._hash_on(fd, offset, data)
+            return
+        hashing = _hashing().submit(self._hash_on, fd, offset, data)
+        try:
+            direct = self._open_data(os.O_WRONLY)
+            try:
+                _STAGING.write(direct, data, offset)
+            finally:
+                os.close(direct)
+        finally:
+            hashing.result()
 
     def _hash_on(self, fd: int, offset: int, data: bytes) -> None:
         """Carry the running digest to the end of the prefix received without a hole:
@@ -305,6 +325,17 @@ class Spool:
             _write_meta(self.dir_fd, self.meta)
         except OSError as exc:
             raise from_os_error(exc, self.meta.path, "write_failed") from None
+
+
+def _hashing() -> ThreadPoolExecutor:
+    """The thread a big part is hashed in while the caller writes it: SHA-256 through
+    ctypes (tools/bytes/running.py) and pwrite both let go of the GIL, so on two CPUs
+    the part costs the longer of the two, not their sum (docs/benchmarks.md,
+    upload_parts). One thread per process, started by its first big part."""
+    global _HASHER
+    if _HASHER is None:
+        _HASHER = ThreadPoolExecutor(1, "part-sha256")
+    return _HASHER
 
 
 def root_fd_of(ctx: ToolContext) -> int:

@@ -144,7 +144,8 @@ class Decoder:
                 self._skip_line = True
                 return TooLarge(Framing.LINE)
             if len(self._buf) >= self.long_line:  # from now on, pieces: see the docstring
-                self._pieces, self._pieces_size = [bytes(self._buf)], len(self._buf)
+                self._pieces.append(bytes(self._buf))  # empty until now
+                self._pieces_size = len(self._buf)
                 self._buf.clear()
                 self._scanned = 0
             return None

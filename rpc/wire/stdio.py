@@ -267,6 +267,10 @@ class Server:
         _widen_pipe(self._wire_in)
         transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: _InputProtocol(self), os.fdopen(self._wire_in, "rb", closefd=False))
+        if hasattr(transport, "max_size"):  # asyncio's pipe transport reads 256 KiB a turn:
+            # the widened pipe's 1 MiB at once is a quarter of the wake-ups for an upload's
+            # 11 MB lines (docs/benchmarks.md, upload_parts)
+            setattr(transport, "max_size", pipes.PIPE_BYTES)  # noqa: B010 (not typed)
         return transport
 
     async def _read_file(self) -> None:

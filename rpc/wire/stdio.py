@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from chorus_tools.rpc.process import heap
 from chorus_tools.rpc.process.channel import write_all
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.dispatch.ordering import PathOrder
@@ -201,6 +202,7 @@ class Server:
         loop = asyncio.get_running_loop()
         # before the first fork: from the moment a worker exists, SIGTERM means shut down
         loop.add_signal_handler(signal.SIGTERM, self._stop.set)
+        heap.keep_freed_memory()  # before the workers fork: they inherit it
         if self._warm is not None:  # after any --user drop, before the workers fork
             self._pool.close_in_children(self._warm.bind())
         self._pool.start()

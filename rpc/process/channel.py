@@ -1,18 +1,21 @@
 """Messages between the dispatcher and a worker over plain pipes: outcomes as a 4-byte
-length, then a pickle; jobs as the bare pickle (`send`, `receive`). The dispatcher reads
-without blocking and takes every complete message a read brought (one read(2) usually
-brings a whole reply); the worker reads blocking, through a buffer. Multiprocessing's
-Connection costs two reads per message and a pickler object per send, which showed as a
-third of the dispatcher's time under load."""
+length, then a pickle; jobs as the bare pickle (`pieces`, `write_some`, `receive`). The
+dispatcher reads and writes without blocking and takes every complete message a read
+brought (one read(2) usually brings a whole reply); the worker reads blocking, through a
+buffer. Multiprocessing's Connection costs two reads per message and a pickler object per
+send, which showed as a third of the dispatcher's time under load."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import struct
+from collections import deque
 from typing import Any, BinaryIO
 
 _HEADER = struct.Struct("!I")
+_IOV_MAX = os.sysconf("SC_IOV_MAX")  # the most pieces one writev takes
 
 
 def frame(obj: Any) -> bytes:
@@ -20,33 +23,50 @@ def frame(obj: Any) -> bytes:
     return _HEADER.pack(len(data)) + data
 
 
-def send(fd: int, obj: Any) -> None:
-    """`obj` as a bare pickle (no length before it: pickle delimits itself) written to a
-    blocking `fd`, read back by `receive`. pickle hands a payload of 64 KiB or more (an
-    8 MiB upload part's data) straight from the object to our write, so the dispatcher
-    never copies it into a pickle first (docs/benchmarks.md, upload_parts); a small
-    message is still one write(2)."""
-    pickle.Pickler(_Writer(fd), protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+def pieces(obj: Any) -> deque[memoryview]:
+    """`obj` as a bare pickle (no length before it: pickle delimits itself), in the pieces
+    pickle wrote, for `write_some`; read back by `receive`. pickle hands a payload of 64 KiB
+    or more (an 8 MiB upload part's data) as a view of the object itself, so the
+    dispatcher never copies it into a pickle first (docs/benchmarks.md, upload_parts)."""
+    out: deque[memoryview] = deque()
+    pickle.Pickler(_Pieces(out), protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return out
+
+
+def write_some(fd: int, pending: deque[memoryview]) -> bool:
+    """As much of `pending` as `fd` takes now, each piece written leaving it: True once
+    all is written. On a non-blocking pipe the dispatcher goes on with other work while a
+    worker takes an 8 MiB job (it used to wait there, stdin unread)."""
+    while pending:
+        try:
+            written = os.writev(fd, list(itertools.islice(pending, _IOV_MAX)))
+        except BlockingIOError:
+            return False
+        while written and written >= len(pending[0]):
+            written -= len(pending.popleft())
+        if written:
+            pending[0] = pending[0][written:]
+    return True
+
+
+class _Pieces:
+    """What pickle writes to: each piece kept as it came (pickle never reuses one)."""
+
+    def __init__(self, out: deque[memoryview]) -> None:
+        self._out = out
+
+    def write(self, data: bytes | memoryview) -> int:
+        self._out.append(memoryview(data))
+        return len(data)
 
 
 def receive(stream: BinaryIO) -> Any:
-    """The next message `send` wrote, from a blocking buffered stream; EOFError when it
+    """The next message `pieces` made, from a blocking buffered stream; EOFError when it
     ends, even mid-message."""
     try:
         return pickle.load(stream)
     except pickle.UnpicklingError as exc:  # cut short: the dispatcher is gone
         raise EOFError(f"the channel closed mid-message ({exc})") from None
-
-
-class _Writer:
-    """What pickle writes to: all of each piece, to a blocking descriptor."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-
-    def write(self, data: bytes | memoryview) -> int:
-        write_all(self._fd, data)
-        return len(data)
 
 
 def write_all(fd: int, data: bytes | memoryview) -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from chorus_tools.rpc.process import descriptors
-from chorus_tools.rpc.process.channel import FrameReader, Undecodable, send
+from chorus_tools.rpc.process.channel import FrameReader, Undecodable, pieces, write_some
 from chorus_tools.rpc.process.jobqueue import JobQueue
 from chorus_tools.rpc.process.warm_replies import WarmReplies
 from chorus_tools.rpc.process.worker import run_once, worker_main
@@ -72,6 +72,7 @@ class Worker:
     retired: bool = False  # closing down: not to be replaced
     closed: bool = False
     answered: bool = False  # it sent an outcome: a death since is no failure to start
+    outbox: deque[memoryview] = field(default_factory=deque)  # its batch, not yet written
 
 
 class Pool:
@@ -226,6 +227,7 @@ class Pool:
         os.close(results_w)
         theirs.close()
         os.set_blocking(results_r, False)
+        os.set_blocking(jobs_w, False)
         worker = Worker(process, jobs_w, results_r, FrameReader(), handoff)
         self._workers.append(worker)
         self._idle.append(worker)
@@ -262,11 +264,23 @@ class Pool:
             for job in batch:
                 job.worker = worker
             worker.jobs.extend(batch)
-            try:  # one message: the worker reads it whole before it runs any of it
-                send(worker.to_worker,
-                     [(j.id, tuple(j.task)) for j in batch])  # see tools/task.py
-            except OSError:  # the worker is gone and never got this batch
-                self._crashed(worker, took_batch=False)
+            # one message: the worker reads it whole before it runs any of it
+            worker.outbox = pieces([(j.id, tuple(j.task)) for j in batch])  # tools/task.py
+            self._write(worker)
+
+    def _write(self, worker: Worker) -> None:
+        """What the pipe takes of a worker's batch now; the rest when it has room (the
+        loop goes on meanwhile: an 8 MiB upload part no longer holds stdin unread)."""
+        assert self._loop is not None
+        try:
+            done = write_some(worker.to_worker, worker.outbox)
+        except OSError:  # the worker is gone and never got this batch
+            self._crashed(worker, took_batch=False)
+            return
+        if done:
+            self._loop.remove_writer(worker.to_worker)
+        else:
+            self._loop.add_writer(worker.to_worker, self._write, worker)
 
     def _on_readable(self, worker: Worker) -> None:
         try:
@@ -303,7 +317,7 @@ class Pool:
         input takes down two workers at most); a mutation may have been applied, so it is
         never run again and fails `worker_crashed` with `started: true`."""
         if took_batch is None:
-            took_batch = _unread(worker.to_worker) == 0
+            took_batch = not worker.outbox and _unread(worker.to_worker) == 0
         job = worker.jobs[0] if worker.jobs else None
         again = False
         if job is not None:
@@ -382,6 +396,8 @@ class Pool:
             return
         assert self._loop is not None
         self._loop.remove_reader(worker.from_worker)
+        self._loop.remove_writer(worker.to_worker)
+        worker.outbox.clear()
         os.close(worker.from_worker)
         os.close(worker.to_worker)
         worker.handoff.close()

@@ -9,7 +9,12 @@ import threading
 
 import pytest
 
-from chorus_tools.rpc.process.channel import receive, send
+from chorus_tools.rpc.process.channel import pieces, receive, write_some
+
+
+def send(fd: int, message: object) -> None:
+    """Every piece written, on a blocking pipe."""
+    assert write_some(fd, pieces(message))
 
 
 def test_messages_large_and_small_arrive_whole_and_in_order() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 
 import pytest
 
@@ -357,3 +358,28 @@ def test_regression_workers_that_cannot_start_were_forked_again_without_end(
     assert err.details == {"exit_code": 3, "started": False}
     assert forks_in_a_second <= 4  # two workers, each waiting ≥ 0.8 s by now
     assert served[0] and served[1]["pid"] != os.getpid()
+
+
+def test_regression_a_big_job_for_a_slow_worker_held_the_whole_loop(tool_ctx):
+    """Regression: the pool wrote a job into its worker's pipe blocking, so an 8 MiB
+    upload part held the server's loop (stdin unread, no other answer) until the worker
+    had read all of it. Now the pipe is written as it has room, the loop free meanwhile."""
+    async def go():
+        pool = await started(tool_ctx, size=1)
+        await pool.submit(Task("pool_targets:echo", {})).future
+        pid = pool._workers[0].process.pid
+        os.kill(pid, signal.SIGSTOP)  # a worker that takes nothing for now
+        while _state(pid) != "T":
+            await asyncio.sleep(0.005)
+        resume = threading.Timer(5.0, os.kill, (pid, signal.SIGCONT))  # else it held forever
+        resume.start()
+        big = pool.submit(Task("pool_targets:echo", {"data": "x" * (8 << 20)}))
+        back_while_stopped = _state(pid) == "T"
+        resume.cancel()
+        os.kill(pid, signal.SIGCONT)
+        ok, payload, _ = await big.future
+        await pool.close()
+        return back_while_stopped, ok, payload
+    back_while_stopped, ok, payload = run(go())
+    assert back_while_stopped
+    assert ok and payload["data"] == "x" * (8 << 20)

@@ -21,7 +21,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from chorus_tools.tools.code.codemap import parse_summary, read_summary
+from chorus_tools.tools.code.codemap import parse_summary
 from chorus_tools.tools.code.parse import give_back
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.code.symbols import Symbol, maybe_code, supported, symbols
@@ -316,14 +316,13 @@ def read_local(ctx: ToolContext, path: str) -> Local | None:
     """A code file read and parsed now, as the index keeps it; None when it is no code.
     With --index-cache, a record of the same bytes is read instead of parsing them, and
     what is parsed is kept for the next server (tools/warm/record_cache.py)."""
-    cache = ctx.index_cache
-    if cache is None:
-        found = read_summary(ctx, path)
-        return None if found is None else local(found)
     data = read_candidate(ctx, path)
     grammar = None if data is None else supported(path, data)
     if data is None or grammar is None:
         return None
+    cache = ctx.index_cache
+    if cache is None:
+        return local(parse_summary(grammar, path, data))
     key = cache.key(data, grammar)
     kept = cache.get(key)
     if kept is None:

@@ -89,7 +89,8 @@ def test_gzip_in_many_members_with_zero_padding(tmp_path: Path) -> None:
         os.close(fd)
 
 
-@pytest.mark.parametrize("tail", [b"garbage", gzip.compress(b"x", mtime=0)[:10]], ids=["garbage", "truncated-member"])
+@pytest.mark.parametrize("tail", [b"garbage", gzip.compress(b"x", mtime=0)[:10]],
+                         ids=["garbage", "truncated-member"])
 def test_gzip_truncated_or_followed_by_garbage(tmp_path: Path, tail: bytes) -> None:
     path = tmp_path / "a.tar.gz"
     path.write_bytes(gzip.compress(build(tarfile.PAX_FORMAT)) + tail)

@@ -36,6 +36,7 @@ from typing import Any, Callable
 from chorus_tools.rpc.dispatch.call import Call
 from chorus_tools.rpc.dispatch.discover import openrpc_document
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
+from chorus_tools.rpc.dispatch.landed import Landed
 from chorus_tools.rpc.dispatch.invoker import Invoker, Jobs
 from chorus_tools.rpc.dispatch.records import Records
 from chorus_tools.rpc.dispatch.session import ReadVersions, Seen
@@ -77,7 +78,7 @@ class Dispatcher:
                  history: HistoryCalls | None = None, reads: Seen | None = None,
                  order: PathOrder | None = None, document_bytes: int = 0,
                  metrics: Metrics | None = None, drain: Drain | None = None,
-                 quota: UsageAccount | None = None) -> None:
+                 quota: UsageAccount | None = None, landed: Landed | None = None) -> None:
         self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
         self._metrics = metrics  # docs/protocol.md, Running many: shared by the server
@@ -87,7 +88,7 @@ class Dispatcher:
                                 history=history,
                                 session=ReadVersions(reads) if "claude" in toolsets else None,
                                 undo=_undo_memory(toolsets, history),
-                                order=order, quota=quota)
+                                order=order, quota=quota, landed=landed)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
         self._mcp = McpFace(toolsets, self._invoke, read_only, document_bytes)
         self._labels = frozenset((*self._methods, DISCOVER, *McpFace.METHODS,

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Protocol
 
 from chorus_tools.rpc.dispatch.call import Call, cancelled
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
+from chorus_tools.rpc.dispatch.landed import Landed
 from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.dispatch.quota import MEASURE, UsageAccount
 from chorus_tools.rpc.dispatch import recover
@@ -70,7 +71,7 @@ class Invoker:
                  undo: UndoEdits | None = None,
                  watches: Watches | OwnWatches | None = None, roots: tuple[str, ...] = (),
                  history: HistoryCalls | None = None, order: PathOrder | None = None,
-                 quota: UsageAccount | None = None) -> None:
+                 quota: UsageAccount | None = None, landed: Landed | None = None) -> None:
         self._pool = pool
         self._history = history
         self._validator = ParamsValidator(methods)
@@ -82,6 +83,7 @@ class Invoker:
         self._roots = roots
         self._order = order or PathOrder()  # shared by the HTTP sessions of one server
         self._quota = quota or UsageAccount()  # shared too: one account per workspace
+        self._landed = landed or Landed()  # and what the server landed
 
     async def invoke(self, call: Call, method: Method, params: Any) -> tuple[bool, Any]:
         """Validate, run and record one call of `method`: (True, result) or (False, the
@@ -134,6 +136,7 @@ class Invoker:
                 kwargs = session.prepare(method, kwargs, seen)
             if undo is not None:
                 kwargs = undo.prepare(method, kwargs, seen)
+            kwargs = self._landed.prepare(method, kwargs, paths)
             history = self._history
             if history is not None:  # beside the records: rpc/dispatch/history_calls.py
                 kwargs = await history.prepare(method, kwargs, lambda job: self.run(
@@ -151,6 +154,7 @@ class Invoker:
                     quota.book(ok, audit)
             else:
                 ok, payload, audit = await self._run_task(call, task, deadline, method)
+            self._landed.note(audit)
             if history is not None:
                 payload = await history.finish(method, params, ok, payload, audit)
             if ok and session is not None:

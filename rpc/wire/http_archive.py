@@ -74,4 +74,4 @@ async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
                              ("archive.import_begin", {"path": _dir(head)}),
                              "archive.import_commit")
     if done is not None:
-        out.whole(Reply(200, orjson.dumps(done.result), list(JSON)))
+        out.whole(Reply(200, orjson.dumps(done), list(JSON)))

@@ -21,15 +21,14 @@ a pipe in the way.
   `X-Content-SHA256` its `sha256`. A body cut off midway aborts the upload: the file
   stays as it was, the spool is removed. 201 created, 200 replaced; a failure is the
   JSON-RPC error's `data` as JSON, with its status (rpc/wire/http_calls.py). A PUT over
-  the version of a file this server landed itself hands the commit that version's digest
-  (`Landed`), so a 1 GiB file replaced is not read again to be hashed for its history.
+  a file this server landed itself is not read again to be hashed for its history
+  (rpc/dispatch/landed.py).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections import OrderedDict
 from typing import Any
 from urllib.parse import unquote
 
@@ -44,31 +43,6 @@ from chorus_tools.tools.confine.sandbox import version_of
 
 PREFIX = "/files/"
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
-
-
-class Landed:
-    """The version of each path this server process last landed by PUT, with its SHA-256
-    (the last KEEP paths): a PUT that replaces it hands both to its commit
-    (tools/bytes/handoff.py, `replaced_*`), which then takes that digest for the history
-    and the record instead of reading the old file again to hash it, as long as the
-    file is still at that version (a change by anyone else makes another version)."""
-
-    KEEP = 256
-
-    def __init__(self) -> None:
-        self._by_path: OrderedDict[str, tuple[str, str]] = OrderedDict()
-
-    def get(self, path: str) -> tuple[str, str] | None:
-        return self._by_path.get(path)
-
-    def put(self, path: str, version: str, sha256: str) -> None:
-        self._by_path.pop(path, None)
-        self._by_path[path] = version, sha256
-        while len(self._by_path) > self.KEEP:
-            self._by_path.popitem(last=False)
-
-
-_landed = Landed()
 
 
 def file_path(head: Head) -> str:
@@ -154,8 +128,7 @@ async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
     if (length := body_length(head)) is not None:
         begin["size"] = length
     done = await upload_body(dispatcher, head, out, ("file.upload_begin", begin),
-                             "file.upload_commit", _landed.get(path))
+                             "file.upload_commit")
     if done is not None:
-        _landed.put(path, done.result["version"], done.sha256)
-        out.whole(Reply(201 if done.result["created"] else 200, orjson.dumps(done.result),
-                        [*JSON, ("etag", f'"{done.result["version"]}"')]))
+        out.whole(Reply(201 if done["created"] else 200, orjson.dumps(done),
+                        [*JSON, ("etag", f'"{done["version"]}"')]))

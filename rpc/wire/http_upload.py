@@ -22,9 +22,7 @@ a bare server doing them one after the other is the floor the benchmarks hold us
 - A chunked body is taken as h11 parses it, CHUNK bytes at a time, the spool given STEP
   more room whenever it fills (the quota refuses only bytes that were sent).
 - The body's digest goes with the last `file.upload_stream` (`written_sha256`), so the
-  commit never reads the spool again; so may the version and digest of the file it
-  replaces, when this server landed that version itself (`replaced_*`, see
-  rpc/wire/http_files.py), so the history need not read the old file either.
+  commit never reads the spool again.
 An upload not committed is aborted: nothing lands, no spool stays.
 """
 
@@ -38,7 +36,6 @@ import mmap
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
@@ -59,30 +56,21 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 _SYNC_FILE_RANGE_WRITE = 2  # linux/fs.h: start writing dirty pages out, wait for nothing
 
 
-@dataclass
-class Uploaded:
-    """A body committed: the commit's result and the SHA-256 of the bytes landed."""
-
-    result: dict[str, Any]
-    sha256: str
-
-
 async def upload_body(dispatcher: Dispatcher, head: Head, out: Response,
-                      begin: tuple[str, dict[str, Any]], finish: str,
-                      replaces: tuple[str, str] | None = None) -> Uploaded | None:
+                      begin: tuple[str, dict[str, Any]], finish: str) -> dict[str, Any] | None:
     """A streamed body into an upload (`begin`, the body, then `finish`), or None once a
     failure was answered (nothing is said to a client that went away, or was answered
-    408). `replaces`: (version, SHA-256) of the file this server landed at the path."""
+    408)."""
     stream = head.stream
     assert stream is not None
     upload = None
     try:
         upload = (await call(dispatcher, *begin))["upload_id"]
-        digest = await _receive(dispatcher, upload, stream, body_length(head),
-                                begin[1].get("path", ""), replaces)
+        await _receive(dispatcher, upload, stream, body_length(head),
+                       begin[1].get("path", ""))
         done = await call(dispatcher, finish, {"upload_id": upload})
         upload = None
-        return Uploaded(done, digest)
+        return done
     except Failed as failed:
         out.whole(failed.reply())
         return None
@@ -146,9 +134,9 @@ class _Sink:
 
 
 async def _receive(dispatcher: Dispatcher, upload: str, stream: BodyStream,
-                   length: int | None, shown: str, replaces: tuple[str, str] | None) -> str:
+                   length: int | None, shown: str) -> None:
     """The body written into the upload's data, its SHA-256 said with the last
-    `file.upload_stream`: that digest."""
+    `file.upload_stream`."""
     if length is None:
         spool, room = await _room_for(dispatcher, upload, 0)
     else:
@@ -168,13 +156,11 @@ async def _receive(dispatcher: Dispatcher, upload: str, stream: BodyStream,
             sink.put(pieces)
         await sink.settle()
         spool.close()  # the room a body of unknown length did not use goes; the digest
-        digest = sink.digest.hexdigest()
-        spool = await _stream_to(dispatcher, upload, sink.offset, digest, replaces)
+        spool = await _stream_to(dispatcher, upload, sink.offset, sink.digest.hexdigest())
     finally:
         await asyncio.gather(sink.settle(), return_exceptions=True)  # never close the
         sink.close()  # descriptor under a write
         spool.close()
-    return digest
 
 
 async def _fill_known(stream: BodyStream, sink: _Sink, length: int) -> None:
@@ -207,13 +193,10 @@ async def _room_for(dispatcher: Dispatcher, upload: str, needed: int) -> tuple[H
 
 
 async def _stream_to(dispatcher: Dispatcher, upload: str, size: int,
-                     written_sha256: str | None = None,
-                     replaces: tuple[str, str] | None = None) -> Handed:
+                     written_sha256: str | None = None) -> Handed:
     params: dict[str, Any] = {"upload_id": upload, "size": size}
     if written_sha256 is not None:
         params["written_sha256"] = written_sha256
-    if replaces is not None:
-        params["replaced_version"], params["replaced_sha256"] = replaces
     return await internal(dispatcher, UPLOAD_STREAM, params)
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from chorus_tools.rpc.process import heap
 from chorus_tools.rpc.process.channel import write_all
+from chorus_tools.rpc.dispatch.landed import Landed
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.dispatch.quota import UsageAccount
@@ -191,7 +192,7 @@ class Server:
             history=HistoryCalls(self._history, ctx.ws.roots, options.read_only,
                                  options.history_full),
             reads=options.reads if options.reads is not None else {},
-            metrics=self._metrics, drain=self._drain, quota=self.quota)
+            metrics=self._metrics, drain=self._drain, quota=self.quota, landed=Landed())
         self._dispatcher = self._new_dispatcher(watches=self._watches)
         self._ended = False  # stdin ended: nothing more is read from it
         self._http: HttpFront | None = None

@@ -14,11 +14,7 @@ invoker, so ordering, --deny, --read-only, the quota and the records hold as for
   by the one write path) or aborts. A body of unknown length asks again as it grows; at
   the body's end it asks once more with the length it had and `written_sha256`, the
   digest of what it wrote, which the commit checks and keeps instead of reading the whole
-  spool again (only this server-side call can say it: no client can name the method).
-  With it may come `replaced_version` and `replaced_sha256`: the version of the file at
-  the upload's path that this server process landed itself, and its digest; when the
-  commit finds the file still at that version, its history and record take the digest
-  instead of reading the old file again to hash it."""
+  spool again (only this server-side call can say it: no client can name the method)."""
 
 from __future__ import annotations
 
@@ -39,15 +35,10 @@ def read_stream(ctx: ToolContext, path: str) -> Handing:
 
 
 def upload_stream(ctx: ToolContext, upload_id: str, size: int,
-                  written_sha256: str | None = None, replaced_version: str | None = None,
-                  replaced_sha256: str | None = None) -> Handing:
-    replaces = None
-    if replaced_version is not None and (
-            digest := checked_digest(replaced_sha256, "replaced_sha256")):
-        replaces = [replaced_version, digest]
+                  written_sha256: str | None = None) -> Handing:
     with Spool.open(ctx, upload_id) as spool:
         return Handing({"size": size}, (spool.reserve(size, checked_digest(
-            written_sha256, "written_sha256"), replaces),))
+            written_sha256, "written_sha256")),))
 
 
 READ_STREAM = Method(
@@ -59,5 +50,5 @@ UPLOAD_STREAM = Method(
     "file.upload_stream", _TARGET + "upload_stream",
     "Size an upload's data and open it for the server to write (PUT /files).",
     obj(["upload_id", "size"], upload_id=UPLOAD_ID, size=NON_NEGATIVE,
-        written_sha256=SHA256, replaced_version=VERSION, replaced_sha256=SHA256),
+        written_sha256=SHA256),
     obj(["size"], size=NON_NEGATIVE), mutating=True, path_params=(), mcp_tool=False)

@@ -72,7 +72,7 @@ class Meta:
     # written since forgets it
     written_sha256: str | None = None
     # [version, SHA-256] of the file the upload replaces, known to the server process
-    # that landed it (tools/bytes/handoff.py): the commit need not hash it again
+    # that landed it (rpc/dispatch/landed.py): the commit need not hash it again
     replaces: list[str] | None = None
     # the running digest (tools/bytes/running.py): bytes [0, hashed) are hashed into
     # this saved state, as hex (None: nothing hashed yet)
@@ -245,8 +245,7 @@ class Spool:
             at += len(chunk)
         meta.hashed, meta.hash_state = at, state.hex()
 
-    def reserve(self, size: int, written_sha256: str | None = None,
-                replaces: list[str] | None = None) -> int:
+    def reserve(self, size: int, written_sha256: str | None = None) -> int:
         """The data file made `size` bytes long (grown sparse, or cut to what arrived),
         its growth charged to the quota now, every byte before `size` counted as received;
         the file open for writing. A PUT streamed by the server process
@@ -266,7 +265,6 @@ class Spool:
             raise
         meta.ranges = [[0, size]] if size else []
         meta.written_sha256 = written_sha256
-        meta.replaces = replaces or meta.replaces
         meta.hashed, meta.hash_state = 0, None  # its bytes come through the descriptor
         self._save()
         return fd

@@ -11,6 +11,9 @@ BASE64 = {"type": "string", "description": "Standard base64 (RFC 4648, padded)"}
 SHA256 = {"type": "string", "description": "SHA-256 of the whole content, as hex"}
 UPLOAD_ID = {"type": "string", "description": "What file.upload_begin returned"}
 _TARGET = "chorus_tools.tools.bytes."
+# what the invoker adds to an upload's beginning, and learns from its commit's audit, so
+# a file it landed is not hashed again when an upload replaces it (rpc/dispatch/landed.py)
+REPLACED_VERSION, REPLACED_SHA256, LANDED = "replaced_version", "replaced_sha256", "landed"
 
 METHODS = [
     Method(

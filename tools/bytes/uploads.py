@@ -13,6 +13,7 @@ from typing import Any
 
 from chorus_tools.tools.bytes.payload import checked_digest, decoded
 from chorus_tools.tools.bytes.spool import Meta, Spool
+from chorus_tools.tools.bytes.table import LANDED
 from chorus_tools.tools.bytes.write import refuse_existing
 from chorus_tools.tools.confine.sandbox import names_directory, version_of
 from chorus_tools.tools.context import ToolContext
@@ -23,7 +24,10 @@ from chorus_tools.tools.mutate.temp_names import refuse_reserved
 
 def upload_begin(ctx: ToolContext, path: str, size: int | None = None,
                  sha256: str | None = None, overwrite: bool = True,
-                 expected_version: str | None = None) -> dict[str, Any]:
+                 expected_version: str | None = None, replaced_version: str | None = None,
+                 replaced_sha256: str | None = None) -> dict[str, Any]:
+    """`replaced_*`: the version and digest of the file this server landed at the path,
+    added by the invoker (rpc/dispatch/landed.py), never by a client."""
     rel = ctx.ws.rel(path)
     refuse_reserved(split_parent(rel)[1], path)
     if names_directory(path):
@@ -31,7 +35,9 @@ def upload_begin(ctx: ToolContext, path: str, size: int | None = None,
                         f"{path}. Give a file path.", path=path)
     _check_target(ctx, rel, path, overwrite, expected_version)
     meta = Meta(path=path, size=size, sha256=checked_digest(sha256), overwrite=overwrite,
-                expected_version=expected_version)
+                expected_version=expected_version,
+                replaces=[replaced_version, replaced_sha256]
+                if replaced_version and replaced_sha256 else None)
     return {"upload_id": Spool.begin(ctx, meta)}
 
 
@@ -63,6 +69,7 @@ def upload_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
     assert out.stat is not None
     if ctx.record is not None:
         ctx.record["path"] = meta.path  # the commit's params name no path: its record does
+        ctx.record[LANDED] = [ctx.ws.rel(meta.path), version_of(out.stat), whole.sha256]
     return {"success": True, "bytes_written": whole.size, "created": out.created,
             "version": version_of(out.stat)}
 

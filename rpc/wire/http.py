@@ -172,8 +172,8 @@ class HttpFront:
         if self._loopback_bind and not _loopback_host(host):
             return plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
         if route:
-            return None if head.method == "GET" else plain(405, "Method not allowed.",
-                                                           [("allow", "GET")])
+            return None if head.method in ("GET", "HEAD") else plain(
+                405, "Method not allowed.", [("allow", "GET, HEAD")])
         if head.path.startswith((files.PREFIX, archive.PREFIX)):
             if head.method not in ("GET", "PUT"):
                 return plain(405, "Method not allowed.", [("allow", "GET, PUT")])

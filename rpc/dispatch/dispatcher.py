@@ -189,6 +189,8 @@ class Dispatcher:
             if request.params:
                 return error_response(request.id, wire_error(ToolError(
                     "invalid_params", "rpc.metrics takes no parameters.", param="params")))
+            if self._metrics is not None:
+                await self._metrics.settled()
             figures = self._metrics.figures() if self._metrics is not None else {}
             return result_response(request.id, figures)
         if request.method == DISCOVER:

@@ -12,6 +12,7 @@ grow the series however many names it makes up.
 
 from __future__ import annotations
 
+import asyncio
 from bisect import bisect_left
 from typing import Any, Callable, Iterator
 
@@ -42,6 +43,7 @@ HELP = {
     "chorus_warm_state": "The warm tree's state: 1 for the current one.",
 }
 WARM_STATES = ("off", "cold", "warm")
+SETTLE_SECONDS = 5.0  # the longest a read of the figures waits for the count at start
 
 
 class _Timing:
@@ -73,6 +75,14 @@ class Metrics:
         self.bytes_written = 0
         self.providers: dict[str, Provider] = {}
         self.warm_state: Callable[[], str] = lambda: "off"
+        self.counting: asyncio.Future | None = None  # the quota's walk at start, if any
+
+    async def settled(self) -> None:
+        """Wait (bounded) for the count the server makes as it starts (the quota's walk:
+        rpc/dispatch/quota.py), so a read right after start gets the workspace's usage,
+        not the 0 of figures not known yet."""
+        if self.counting is not None and not self.counting.done():
+            await asyncio.wait({self.counting}, timeout=SETTLE_SECONDS)
 
     def begin(self) -> None:
         self.in_flight += 1

@@ -202,6 +202,8 @@ class HttpFront:
         return head.method == "PUT" and head.path.startswith((files.PREFIX, archive.PREFIX))
 
     def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
+        if head.path == probes.METRICS_PATH and self._metrics is not None:
+            return self._scrape(out)
         if head.path in probes.ROUTES:
             out.whole(probes.answer(head.path, self._drain, self._metrics))
             return None
@@ -241,6 +243,11 @@ class HttpFront:
         else:
             self._post(head, session, out, message, modern)
         return None
+
+    async def _scrape(self, out: Response) -> None:
+        assert self._metrics is not None
+        await self._metrics.settled()  # the count at start, if it is still being made
+        out.whole(probes.answer(probes.METRICS_PATH, self._drain, self._metrics))
 
     async def _listen(self, head: Head, session: Session, out: Response) -> None:
         if "text/event-stream" not in head.headers.get("accept", ""):

@@ -13,9 +13,10 @@ worker reports.
   the hot path is one attribute test.
 - The server counts the workspace as it starts (`prime`; or the first change or status
   does, if it comes first); later, the server's own changes are booked as they are
-  reported. With the warm tree on, the figures are measured again (a cheap question: it keeps them current from inotify events, outside
-  changes included) by every workspace.status and by a change when the last measure is
-  older than REMEASURE seconds. Without it (--index-memory 0), changes made by others are
+  reported. With the warm tree on, the figures are measured again (a cheap question: it
+  keeps them current from inotify events, outside changes included) by every
+  workspace.status, every read of the metrics (`recount`) and by a change when the last
+  measure is older than REMEASURE seconds. Without it (--index-memory 0), changes made by others are
   not seen until the server restarts.
 """
 
@@ -82,6 +83,20 @@ class UsageAccount:
         async with self._turn:
             if self.used is None:
                 await self._measure(measure)
+
+    async def recount(self, measure: Measure) -> None:
+        """Bring the figures up to date for a read of the metrics, from the warm tree (a
+        cheap question that sees outside changes too). While it cannot answer (being
+        built), a quota's booked figures stand, and without a quota, which books
+        nothing, the disk is walked. Without the warm tree, a quota's booked figures
+        stand, and without a quota they stay unknown (0) rather than cost a walk a
+        scrape. Never waits behind a change holding the quota's turn (the figures it
+        will book stand meanwhile); one that comes during the count waits for it, and
+        takes its figures as fresh."""
+        if not self.warm or self._turn.locked():
+            return
+        async with self._turn:
+            await self._measure(measure if self.on else lambda walk: measure(True))
 
     def book(self, ok: bool, audit: dict[str, Any] | None) -> None:
         """Add what a change's worker reported it grew (taken out of its audit record);

@@ -214,8 +214,8 @@ class Server:
         self._feed_metrics()
         # the quota's walk at start: its usage figures are known from the first scrape
         priming = asyncio.get_running_loop().create_task(self.quota.prime(self._measure))
-        if self._metrics is not None:
-            self._metrics.counting = priming
+        if self._metrics is not None:  # a read of the metrics counts the usage anew
+            self._metrics.recount = functools.partial(self._recount, priming)
         await self._output.open()
         if self._listening is not None:
             await self._serve_http(self._listening)
@@ -252,10 +252,18 @@ class Server:
             # the usage account's figures (0: not measured yet, or no quota)
             providers["chorus_" + name] = lambda name=name: getattr(self.quota.figures(), name)
 
+    async def _recount(self, priming: asyncio.Task) -> None:
+        """The usage's figures brought up to date for a read of the metrics: after the
+        count at start, from the warm tree (rpc/dispatch/quota.py `recount`)."""
+        await asyncio.wait({priming})
+        await self.quota.recount(self._measure)
+
     async def _measure(self, walk: bool) -> dict[str, int] | None:
-        """The workspace's usage counted by a worker for no request (the quota's count at
-        start); None if the pool could not (it is closing)."""
-        ok, payload, _ = await self._pool.submit(Task(MEASURE, {"walk": walk})).future
+        """The workspace's usage counted by a worker for no request (the count at start,
+        a read of the metrics): never refused as a request past --max-pending would be;
+        None if the pool could not (it is closing)."""
+        ok, payload, _ = await self._pool.submit(Task(MEASURE, {"walk": walk}),
+                                                 part=True).future
         return payload if ok else None
 
     async def _serve_http(self, sock: socket.socket) -> None:

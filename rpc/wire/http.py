@@ -153,10 +153,10 @@ class HttpFront:
     # the checks made on a request's head, before its body is read
     def refuse(self, head: Head) -> Reply | None:
         if self._closing:
-            return probes.refusal(self._drain)
+            return probes.refusal(self._drain, head.path)
         route = head.path in probes.ROUTES
         if self._drain.draining and not route:
-            return probes.refusal(self._drain)
+            return probes.refusal(self._drain, head.path)
         token = self._options.token
         if token is not None and head.path not in probes.PROBES and not (
                 head.path == probes.METRICS_PATH and self._options.metrics_public):

@@ -16,8 +16,8 @@ worker reports.
   reported. With the warm tree on, the figures are measured again (a cheap question: it
   keeps them current from inotify events, outside changes included) by every
   workspace.status, every read of the metrics (`recount`) and by a change when the last
-  measure is older than REMEASURE seconds. Without it (--index-memory 0), changes made by others are
-  not seen until the server restarts.
+  measure is older than REMEASURE seconds. Without it (--index-memory 0), changes made by
+  others are not seen until the server restarts.
 """
 
 from __future__ import annotations

@@ -246,7 +246,7 @@ class HttpFront:
 
     async def _scrape(self, out: Response) -> None:
         assert self._metrics is not None
-        await self._metrics.settled()  # the count at start, if it is still being made
+        await self._metrics.settled()  # the workspace's usage counted for this read
         out.whole(probes.answer(probes.METRICS_PATH, self._drain, self._metrics))
 
     async def _listen(self, head: Head, session: Session, out: Response) -> None:

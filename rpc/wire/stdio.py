@@ -249,7 +249,7 @@ class Server:
         if self._warm is not None:
             self._metrics.warm_state = self._warm.state
         for name in ("workspace_bytes", "workspace_files", "quota_bytes", "quota_files"):
-            # the usage account's figures (0: not measured yet, or no quota)
+            # the usage account's figures (0: not counted yet, or never: no quota, no warm tree)
             providers["chorus_" + name] = lambda name=name: getattr(self.quota.figures(), name)
 
     async def _recount(self, priming: asyncio.Task) -> None:

@@ -60,6 +60,11 @@ LSP_CANCEL = "$/cancelRequest"
 MCP_CANCEL = "notifications/cancelled"
 DISCOVER = "rpc.discover"
 METRICS = "rpc.metrics"
+# the counter and the result's field of the methods that move bytes (a PUT is an upload)
+BYTES_MOVED = {"file.read_bytes": ("bytes_read", "length"),
+               "file.write_bytes": ("bytes_written", "bytes_written"),
+               "file.upload_commit": ("bytes_written", "bytes_written"),
+               "archive.import_commit": ("bytes_written", "bytes")}
 _NO_TARGET = object()
 
 
@@ -167,7 +172,8 @@ class Dispatcher:
 
     def _count_bytes(self, method: str, params: Any, result: Any) -> None:
         """Bytes of content through the plain JSON-RPC file methods: what a read returned,
-        what a write sent (MCP tools/call and other sets are not counted: docs/protocol.md)."""
+        what a write sent, what bytes in and out moved (MCP tools/call and other sets are
+        not counted: docs/protocol.md)."""
         assert self._metrics is not None
         if method == "file.read" and isinstance(result, dict):
             content = result.get("content")
@@ -177,6 +183,15 @@ class Dispatcher:
             content = params.get("content")
             if isinstance(content, str):
                 self._metrics.bytes_written += len(content.encode("utf-8", "surrogatepass"))
+        elif method in BYTES_MOVED and isinstance(result, dict):  # bytes in and out
+            kind, key = BYTES_MOVED[method]
+            if isinstance(moved := result.get(key), int):
+                setattr(self._metrics, kind, getattr(self._metrics, kind) + moved)
+
+    def streamed_out(self, nbytes: int) -> None:
+        """Bytes a GET /files sent whole (rpc/wire/http_files.py), read as the others."""
+        if self._metrics is not None:
+            self._metrics.bytes_read += nbytes
 
     async def _call(self, call: Call) -> dict[str, Any]:
         """Route one request by the registry; every outcome becomes its response here."""
@@ -189,6 +204,8 @@ class Dispatcher:
             if request.params:
                 return error_response(request.id, wire_error(ToolError(
                     "invalid_params", "rpc.metrics takes no parameters.", param="params")))
+            if self._metrics is not None:
+                await self._metrics.settled()
             figures = self._metrics.figures() if self._metrics is not None else {}
             return result_response(request.id, figures)
         if request.method == DISCOVER:

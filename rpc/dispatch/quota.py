@@ -11,12 +11,13 @@ worker reports.
   handed to another until the first has booked what it used, so two concurrent writes
   cannot both use the same room. Without a quota nothing is locked, measured or booked:
   the hot path is one attribute test.
-- The first change (or status) under a quota measures the workspace; later, the server's
-  own changes are booked as they are reported. With the warm tree on, the figures are
-  measured again (a cheap question: it keeps them current from inotify events, outside
-  changes included) by every workspace.status and by a change when the last measure is
-  older than REMEASURE seconds. Without it (--index-memory 0), changes made by others are
-  not seen until the server restarts.
+- The server counts the workspace as it starts (`prime`; or the first change or status
+  does, if it comes first); later, the server's own changes are booked as they are
+  reported. With the warm tree on, the figures are measured again (a cheap question: it
+  keeps them current from inotify events, outside changes included) by every
+  workspace.status, every read of the metrics (`recount`) and by a change when the last
+  measure is older than REMEASURE seconds. Without it (--index-memory 0), changes made by
+  others are not seen until the server restarts.
 """
 
 from __future__ import annotations
@@ -71,6 +72,31 @@ class UsageAccount:
                 await self._measure(measure)
             assert self.used is not None
             yield Room(self.used[0], self.limit_bytes, self.used[1], self.limit_files)
+
+    async def prime(self, measure: Measure) -> None:
+        """Under a quota, count the workspace once as the server starts (docs/protocol.md,
+        Quotas: a walk at start), so the figures the metrics read are the workspace's
+        before any change or status asks; a change that comes meanwhile waits for this
+        count instead of making its own."""
+        if not self.on:
+            return
+        async with self._turn:
+            if self.used is None:
+                await self._measure(measure)
+
+    async def recount(self, measure: Measure) -> None:
+        """Bring the figures up to date for a read of the metrics, from the warm tree (a
+        cheap question that sees outside changes too). While it cannot answer (being
+        built), a quota's booked figures stand, and without a quota, which books
+        nothing, the disk is walked. Without the warm tree, a quota's booked figures
+        stand, and without a quota they stay unknown (0) rather than cost a walk a
+        scrape. Never waits behind a change holding the quota's turn (the figures it
+        will book stand meanwhile); one that comes during the count waits for it, and
+        takes its figures as fresh."""
+        if not self.warm or self._turn.locked():
+            return
+        async with self._turn:
+            await self._measure(measure if self.on else lambda walk: measure(True))
 
     def book(self, ok: bool, audit: dict[str, Any] | None) -> None:
         """Add what a change's worker reported it grew (taken out of its audit record);

@@ -12,8 +12,9 @@ grow the series however many names it makes up.
 
 from __future__ import annotations
 
+import asyncio
 from bisect import bisect_left
-from typing import Any, Callable, Iterator
+from typing import Any, Awaitable, Callable, Iterator
 
 from chorus_tools.rpc.wire.errors import CODES as WIRE_CODES
 
@@ -42,6 +43,7 @@ HELP = {
     "chorus_warm_state": "The warm tree's state: 1 for the current one.",
 }
 WARM_STATES = ("off", "cold", "warm")
+SETTLE_SECONDS = 5.0  # the longest a read of the figures waits for the usage's count
 
 
 class _Timing:
@@ -73,6 +75,20 @@ class Metrics:
         self.bytes_written = 0
         self.providers: dict[str, Provider] = {}
         self.warm_state: Callable[[], str] = lambda: "off"
+        # counts the workspace's usage anew (rpc/dispatch/quota.py), set by the server
+        self.recount: Callable[[], Awaitable[None]] | None = None
+        self._recounting: asyncio.Future | None = None
+
+    async def settled(self) -> None:
+        """Wait (bounded) for a count of the workspace's usage, so a read gets its figures
+        now, not the 0 of figures not known yet nor those of the last change: one count at
+        a time, shared by the reads that come meanwhile; one slower than SETTLE_SECONDS
+        leaves the figures it finds (the count lands for the next read)."""
+        if self.recount is None:
+            return
+        if self._recounting is None or self._recounting.done():
+            self._recounting = asyncio.ensure_future(self.recount())
+        await asyncio.wait({self._recounting}, timeout=SETTLE_SECONDS)
 
     def begin(self) -> None:
         self.in_flight += 1

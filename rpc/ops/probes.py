@@ -19,20 +19,34 @@ import orjson
 
 from chorus_tools.rpc.ops.drain import READY, Drain
 from chorus_tools.rpc.ops.metrics import Metrics
+from chorus_tools.rpc.wire.envelope import error_response
+from chorus_tools.rpc.wire.errors import wire_error
 from chorus_tools.rpc.wire.http_message import Head, Reply, plain, status_line
 
 HEALTH, READY_PATH, METRICS_PATH = "/healthz", "/readyz", "/metrics"
 PROBES = (HEALTH, READY_PATH)
 ROUTES = (*PROBES, METRICS_PATH)
 JSON = [("content-type", "application/json"), ("cache-control", "no-store")]
+RPC_PATHS = ("/rpc", "/mcp")
+BYTES_PREFIXES = ("/files/", "/archive/")  # rpc/wire/http_files.py, http_archive.py
 
 
 def retry_after(drain: Drain) -> list[tuple[str, str]]:
     return [("retry-after", str(max(1, int(drain.retry_after))))]
 
 
-def refusal(drain: Drain) -> Reply:
-    """What any other request gets while the server drains: 503 with Retry-After."""
+def refusal(drain: Drain, path: str = "") -> Reply:
+    """What any other request gets while the server drains: 503 with Retry-After, and in
+    the body the shutting_down error as that endpoint's clients read its errors: a
+    JSON-RPC error response on /rpc and /mcp (id null: the refusal comes before the body
+    is read), the error's data on /files and /archive (as their other failures), a line
+    of text elsewhere."""
+    error = wire_error(drain.refusal())
+    if path in RPC_PATHS:
+        return Reply(503, orjson.dumps(error_response(None, error)),
+                     [*JSON, *retry_after(drain)])
+    if path.startswith(BYTES_PREFIXES):
+        return Reply(503, orjson.dumps(error["data"]), [*JSON, *retry_after(drain)])
     return plain(503, "Service unavailable: the server is shutting down; retry on another "
                       "one or after it restarts.", retry_after(drain))
 

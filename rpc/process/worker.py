@@ -91,7 +91,12 @@ def become_child(parent_pid: int, close_fds: tuple[int, ...],
         except OSError:
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # a SIGTERM sent to the whole process group (systemd's control group, `timeout`, a
+    # shell's `kill %job`) is the server's to drain on (docs/protocol.md, Shutdown): a
+    # child dying of it cut the job in flight. The server ends its children itself
+    # (end of their pipe, else SIGKILL) and the kernel kills them with it (PDEATHSIG);
+    # ripgrep and oxlint, started from here, inherit the ignoring.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.set_wakeup_fd(-1)  # the server loop's: a signal here must not wake it there
     enter(ruleset)
     return os.getppid() == parent_pid

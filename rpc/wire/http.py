@@ -153,10 +153,10 @@ class HttpFront:
     # the checks made on a request's head, before its body is read
     def refuse(self, head: Head) -> Reply | None:
         if self._closing:
-            return probes.refusal(self._drain)
+            return probes.refusal(self._drain, head.path)
         route = head.path in probes.ROUTES
         if self._drain.draining and not route:
-            return probes.refusal(self._drain)
+            return probes.refusal(self._drain, head.path)
         token = self._options.token
         if token is not None and head.path not in probes.PROBES and not (
                 head.path == probes.METRICS_PATH and self._options.metrics_public):
@@ -172,8 +172,8 @@ class HttpFront:
         if self._loopback_bind and not _loopback_host(host):
             return plain(403, f"Forbidden: Host {host!r} is not this machine's loopback.")
         if route:
-            return None if head.method == "GET" else plain(405, "Method not allowed.",
-                                                           [("allow", "GET")])
+            return None if head.method in ("GET", "HEAD") else plain(
+                405, "Method not allowed.", [("allow", "GET, HEAD")])
         if head.path.startswith((files.PREFIX, archive.PREFIX)):
             if head.method not in ("GET", "PUT"):
                 return plain(405, "Method not allowed.", [("allow", "GET, PUT")])
@@ -202,6 +202,8 @@ class HttpFront:
         return head.method == "PUT" and head.path.startswith((files.PREFIX, archive.PREFIX))
 
     def handle(self, head: Head, out: Response) -> Awaitable[None] | None:
+        if head.path == probes.METRICS_PATH and self._metrics is not None:
+            return self._scrape(out)
         if head.path in probes.ROUTES:
             out.whole(probes.answer(head.path, self._drain, self._metrics))
             return None
@@ -241,6 +243,11 @@ class HttpFront:
         else:
             self._post(head, session, out, message, modern)
         return None
+
+    async def _scrape(self, out: Response) -> None:
+        assert self._metrics is not None
+        await self._metrics.settled()  # the workspace's usage counted for this read
+        out.whole(probes.answer(probes.METRICS_PATH, self._drain, self._metrics))
 
     async def _listen(self, head: Head, session: Session, out: Response) -> None:
         if "text/event-stream" not in head.headers.get("accept", ""):

@@ -191,10 +191,14 @@ class Connection(asyncio.Protocol):
     def send(self, *events: h11.Event) -> None:
         if self.lost or self._transport is None:
             return
+        if self._head is not None and self._head.method == "HEAD":
+            # the answer to a HEAD is its head alone (RFC 9110 9.3.2): h11 refuses a body
+            # there, and the refusal used to end the connection with no answer at all
+            events = tuple(e for e in events if not isinstance(e, h11.Data))
         try:
             data = b"".join(self._h11.send(event) or b"" for event in events)
-        except h11.LocalProtocolError:
-            log.exception("cannot send %r", events)
+        except h11.LocalProtocolError:  # what was to go, never its body (file content)
+            log.exception("cannot send %s", ", ".join(_described(e) for e in events))
             self._close()
             return
         if data:
@@ -393,6 +397,15 @@ class _Span:
 
     def __len__(self) -> int:
         return self._length
+
+
+def _described(event: h11.Event) -> str:
+    """An event for a log line: its kind, a response's status, a body's length."""
+    if isinstance(event, (h11.Response, h11.InformationalResponse)):
+        return f"{type(event).__name__} {event.status_code}"
+    if isinstance(event, h11.Data):
+        return f"Data ({len(event.data)} bytes)"
+    return type(event).__name__
 
 
 def _head_size(event: h11.Request) -> int:

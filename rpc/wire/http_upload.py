@@ -72,6 +72,9 @@ async def upload_body(dispatcher: Dispatcher, head: Head, out: Response,
         upload = None
         return done
     except Failed as failed:
+        if upload is not None:  # gone before the client hears: nothing of it stays
+            await abort_upload(dispatcher, upload)  # (docs/protocol.md, Quotas)
+            upload = None
         out.whole(failed.reply())
         return None
     except ConnectionError:

@@ -27,7 +27,7 @@ from chorus_tools.rpc.process.channel import write_all
 from chorus_tools.rpc.dispatch.landed import Landed
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.dispatch.ordering import PathOrder
-from chorus_tools.rpc.dispatch.quota import UsageAccount
+from chorus_tools.rpc.dispatch.quota import MEASURE, UsageAccount
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
@@ -43,6 +43,7 @@ from chorus_tools.rpc.process.warm_process import WarmProcess
 from chorus_tools.rpc.process.watch_service import Watches
 from chorus_tools.tools import pipes
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.task import Task
 from chorus_tools.tools.warm.client import KEPT_SHARE
 
 if TYPE_CHECKING:
@@ -211,6 +212,10 @@ class Server:
         self._pool.background("chorus_tools.tools.bytes.spool:recover",  # killed imports
                               before=time.time())
         self._feed_metrics()
+        # the quota's walk at start: its usage figures are known from the first scrape
+        priming = asyncio.get_running_loop().create_task(self.quota.prime(self._measure))
+        if self._metrics is not None:  # a read of the metrics counts the usage anew
+            self._metrics.recount = functools.partial(self._recount, priming)
         await self._output.open()
         if self._listening is not None:
             await self._serve_http(self._listening)
@@ -226,6 +231,7 @@ class Server:
         self._drain.begin()
         log.info("draining: %d requests in flight", len(self._tasks()))
         await self._finish()
+        priming.cancel()  # a walk the drain came before has nothing left to feed
         if reader is not None:
             reader.close()
         return 0
@@ -243,8 +249,22 @@ class Server:
         if self._warm is not None:
             self._metrics.warm_state = self._warm.state
         for name in ("workspace_bytes", "workspace_files", "quota_bytes", "quota_files"):
-            # the usage account's figures (0: not measured yet, or no quota)
+            # the usage account's figures (0: not counted yet, or never: no quota, no warm tree)
             providers["chorus_" + name] = lambda name=name: getattr(self.quota.figures(), name)
+
+    async def _recount(self, priming: asyncio.Task) -> None:
+        """The usage's figures brought up to date for a read of the metrics: after the
+        count at start, from the warm tree (rpc/dispatch/quota.py `recount`)."""
+        await asyncio.wait({priming})
+        await self.quota.recount(self._measure)
+
+    async def _measure(self, walk: bool) -> dict[str, int] | None:
+        """The workspace's usage counted by a worker for no request (the count at start,
+        a read of the metrics): never refused as a request past --max-pending would be;
+        None if the pool could not (it is closing)."""
+        ok, payload, _ = await self._pool.submit(Task(MEASURE, {"walk": walk}),
+                                                 part=True).future
+        return payload if ok else None
 
     async def _serve_http(self, sock: socket.socket) -> None:
         from chorus_tools.rpc.wire.http import HttpFront  # h11 only when asked for

@@ -17,6 +17,7 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.mutate import keep, reserve
 from chorus_tools.tools.mutate.atomic import Current, locked_dir, mutate, split_parent
+from chorus_tools.tools.mutate.quota import charge
 
 
 @dataclass
@@ -46,7 +47,7 @@ def commit(ctx: ToolContext, files: list[PlannedFile]) -> dict[str, str | None]:
         keep.ahead(ctx, sum(len(f.before or b"") for f in files), [f.rel for f in files],
                    files[0].shown)
     try:
-        for f in files:
+        for f in sorted(files, key=_room_order) if ctx.room is not None else files:
             if f.removed and f.present:
                 versions[f.rel] = _remove(ctx, f)
             elif f.after == f.before:
@@ -68,6 +69,19 @@ def commit(ctx: ToolContext, files: list[PlannedFile]) -> dict[str, str | None]:
                            "were restored." if done else "no file had been written yet."),
                         quote=err.quote, **details) from None
     return versions
+
+
+def _room_order(f: PlannedFile) -> int:
+    """Under a quota, the order the files are changed in: what frees room before what
+    takes it (removals, files that shrink, files that grow, new files), so a patch that
+    leaves the workspace within its quota, or smaller, never crosses it on the way
+    (docs/protocol.md, Quotas). Each path is planned whole, so the order changes only
+    which file a failure stops at (without a quota, the patch's own order stays)."""
+    if f.removed:
+        return 0
+    if f.before is None or f.after is None:
+        return 3
+    return 1 if len(f.after) <= len(f.before) else 2
 
 
 def _version(ctx: ToolContext, f: PlannedFile) -> str | None:
@@ -105,6 +119,7 @@ def _remove(ctx: ToolContext, f: PlannedFile) -> None:
             os.fsync(dir_fd)
         except OSError as exc:
             raise from_os_error(exc, f.shown, "write_failed") from None
+        charge(ctx, -st.st_size if stat.S_ISREG(st.st_mode) else 0, -1, f.shown)
         keep.commit(ctx, snap, None)
 
 
@@ -133,6 +148,7 @@ def _restore_link(ctx: ToolContext, f: PlannedFile) -> None:
     parent, name = split_parent(f.rel)
     with locked_dir(ctx, parent, shown=f.shown) as dir_fd:
         os.symlink(f.link, name, dir_fd=dir_fd)  # type: ignore[arg-type]
+    charge(ctx, 0, 1, f.shown)  # the entry its removal freed, back (an undo: never refused)
 
 
 def _restore_mode(ctx: ToolContext, f: PlannedFile) -> None:

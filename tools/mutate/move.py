@@ -23,7 +23,7 @@ import stat
 from contextlib import ExitStack
 from typing import Any
 
-from chorus_tools.tools.mutate.atomic import open_parent, read_entry, split_parent
+from chorus_tools.tools.mutate.atomic import open_parent, read_entry, split_parent, unmake
 from chorus_tools.tools.mutate.temp_names import refuse_reserved
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
@@ -52,12 +52,22 @@ def move(ctx: ToolContext, source: str, destination: str, overwrite: bool = Fals
     if src == dst:
         raise ToolError("invalid_params", f"Source and destination are the same path: "
                         f"{source}. Give a different destination.", param="destination")
+    made: list[str] = []  # the destination's parents made for it: gone again if it fails
+    try:
+        return _move(ctx, src, dst, source, destination, overwrite, create_dirs, made)
+    except ToolError:  # refused (a quota reached half-way up the parents) or failed
+        unmake(ctx, made)
+        raise
+
+
+def _move(ctx: ToolContext, src: str, dst: str, source: str, destination: str,
+          overwrite: bool, create_dirs: bool, made: list[str]) -> dict[str, Any]:
     src_parent, src_name = split_parent(src)
     dst_parent, dst_name = split_parent(dst)
     with ExitStack() as stack:
         src_fd = _enter(stack, _source_parent(ctx, src_parent, source))
         _check_source(ctx, src_fd, src_name, src, source, dst, destination)
-        dst_fd = _enter(stack, open_parent(ctx, dst_parent, destination, create_dirs))
+        dst_fd = _enter(stack, open_parent(ctx, dst_parent, destination, create_dirs, made))
         _lock_both(src_fd, dst_fd)
         st = _source_stat(src_fd, src_name, source)
         _note_audit(ctx, src_fd, src_name, st, source)

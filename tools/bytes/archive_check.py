@@ -32,6 +32,10 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.temp_names import is_temp_name
 
 _CHUNK = 1 << 20
+# tar pads its end to a whole record (20 blocks, 10 KiB, by default; a larger blocking
+# factor makes more): that padding expands nothing, so it is allowed whatever
+# --max-archive-bytes says, and only what goes on past it counts against the limit
+_PADDING = 1 << 20
 FILE, DIR, LINK = "file", "dir", "symlink"
 
 
@@ -79,7 +83,7 @@ def read_plan(ctx: ToolContext, spool_fd: int, data: str) -> Plan:
 
 
 def _drain(reader: tar_read.Reader, limit: int) -> None:
-    left = limit
+    left = limit + _PADDING
     for chunk in reader.rest():
         left -= len(chunk)
         if left < 0:

@@ -61,6 +61,7 @@ def import_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
         try:
             base = ctx.ws.rel(shown)
             plan = read_plan(ctx, spool.dir_fd, DATA)
+            spool.release()  # every entry is copied out: the archive itself is done with
             landings, made = _check(ctx, base, list(plan.entries.values()))
             result = _land_all(ctx, spool.dir_fd, landings, made, shown)
         finally:

@@ -298,6 +298,21 @@ class Spool:
                expected_size=meta.size, actual_size=size)
         return Spooled(self.dir_fd, DATA, size, digest)
 
+    def release(self) -> None:
+        """Let go of the parts once they are read (an archive whose entries were copied
+        out): their bytes leave the disk and the quota's account now, so an import is
+        charged what it lands, not that plus the archive it came in."""
+        fd = self._open_data(os.O_WRONLY)
+        try:
+            size = os.fstat(fd).st_size
+            os.ftruncate(fd, 0)
+        except OSError as exc:
+            raise from_os_error(exc, self.meta.path, "write_failed") from None
+        finally:
+            os.close(fd)
+        if self.ctx.room is not None:
+            charge(self.ctx, -size, 0, self.meta.path, lasting=True)
+
     def discard(self) -> None:
         """Remove the spool; what is left of its bytes (all of them for an abort, none once
         committed: they moved to the file) leaves the quota's account. An archive import

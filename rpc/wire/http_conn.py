@@ -191,6 +191,9 @@ class Connection(asyncio.Protocol):
     def send(self, *events: h11.Event) -> None:
         if self.lost or self._transport is None:
             return
+        if self._head is not None and self._head.method == "HEAD":
+            # the answer to HEAD is its head alone (RFC 9110, 9.3.2): h11 refuses a body
+            events = tuple(e for e in events if not isinstance(e, h11.Data))
         try:
             data = b"".join(self._h11.send(event) or b"" for event in events)
         except h11.LocalProtocolError:

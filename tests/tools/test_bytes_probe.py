@@ -3,14 +3,21 @@ test is named after the bug it pins down, and failed before its fix."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import io
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from chorus_tools.tools.bytes.archive_in import import_begin, import_commit
-from chorus_tools.tools.bytes.spool import Spool
+from chorus_tools.tools.bytes.spool import SPOOL_PREFIX, Spool
+from chorus_tools.tools.bytes.uploads import upload_begin, upload_commit, upload_part
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.mutate import dirs, move
+from chorus_tools.tools.mutate.delete import delete
 from chorus_tools.tools.mutate.quota import Room
 
 
@@ -57,3 +64,25 @@ def test_archive_import_is_charged_what_it_lands_not_also_the_archive(
     assert got == {"created": 10, "replaced": 0, "bytes": 20_000}
     assert ctx.grown[0] == 20_000 - len(archive)  # the archive freed, its files added
     assert sorted(p.name for p in root.iterdir()) == ["dest"]
+
+
+def test_an_agent_could_delete_or_move_an_uploads_parts_beneath_the_reserved_prefix(
+        ctx: ToolContext, root: Path) -> None:
+    """file.delete, dir.delete and file.move checked only a path's last name for the
+    reserved prefix: `.chorus-tmp-upload-<id>/data` (an upload's parts) could be deleted,
+    its directory removed, its bytes moved out or another file moved in."""
+    (root / "other.bin").write_bytes(b"x")
+    upload = upload_begin(ctx, "big.bin")["upload_id"]
+    upload_part(ctx, upload, 0, base64.b64encode(b"parts").decode())
+    spool = f"{SPOOL_PREFIX}{upload}"
+    before = sorted(p.name for p in (root / spool).iterdir())
+    for call in (lambda: delete(ctx, f"{spool}/data"),
+                 lambda: dirs.delete(ctx, spool, recursive=True),
+                 lambda: move.move(ctx, f"{spool}/data", "stolen.bin"),
+                 lambda: move.move(ctx, "other.bin", f"{spool}/data")):
+        with pytest.raises(ToolError) as err:
+            call()
+        assert err.value.code == "invalid_params", err.value.message
+    assert sorted(p.name for p in (root / spool).iterdir()) == before
+    assert upload_commit(ctx, upload)["bytes_written"] == 5
+    assert (root / "big.bin").read_bytes() == b"parts"

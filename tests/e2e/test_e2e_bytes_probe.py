@@ -4,7 +4,11 @@ down, and failed before its fix."""
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 import socket
+import tarfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -85,3 +89,43 @@ def test_range_of_the_last_zero_bytes_was_a_206_with_a_backwards_content_range(
         assert backwards.status_code == 200 and backwards.content == BODY
         tail = httpx.get(url, headers={"range": "bytes=-3"})
         assert tail.status_code == 206 and tail.content == BODY[-3:]
+
+
+def _tar(*files: tuple[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("ln")
+        link.type, link.linkname = tarfile.SYMTYPE, "x.txt"
+        tar.addfile(link)
+    return buf.getvalue()
+
+
+def test_an_archive_import_recorded_one_line_with_one_files_hashes_and_bytes(
+        tmp_path: Path) -> None:
+    """`PUT /archive` wrote one record for the call, its `bytes` and hashes those of
+    whichever file landed last; each file extracted is recorded as a write is: its own
+    line, its path, the bytes written, its hashes before and after."""
+    ws, records = tmp_path / "ws", tmp_path / "records"
+    (ws / "dst").mkdir(parents=True)
+    records.mkdir()
+    (ws / "dst" / "old.txt").write_bytes(b"OLD")
+    with HttpServer(ws, "--records", str(records)) as server:
+        put = httpx.put(server.base + "/archive/dst", content=_tar(
+            ("x.txt", b"hello"), ("sub/y.bin", b"\0\1"), ("old.txt", b"NEW!")))
+        assert put.json() == {"created": 3, "replaced": 1, "bytes": 11}
+    lines = [json.loads(x) for x in (records / "records.jsonl").read_text().splitlines()]
+    got = {x["path"]: x for x in lines if x["method"] == "archive.import_commit"}
+    assert sorted(got) == ["dst/ln", "dst/old.txt", "dst/sub/y.bin", "dst/x.txt"]
+    assert {x["outcome"] for x in got.values()} == {"ok"}
+    assert len({x["id"] for x in got.values()}) == 1  # one call's lines
+    sha = lambda data: hashlib.sha256(data).hexdigest()  # noqa: E731
+    assert (got["dst/x.txt"]["bytes"], got["dst/x.txt"]["sha256_before"],
+            got["dst/x.txt"]["sha256_after"]) == (5, None, sha(b"hello"))
+    assert (got["dst/old.txt"]["bytes"], got["dst/old.txt"]["sha256_before"],
+            got["dst/old.txt"]["sha256_after"]) == (4, sha(b"OLD"), sha(b"NEW!"))
+    assert (got["dst/sub/y.bin"]["bytes"], got["dst/sub/y.bin"]["sha256_before"]) == (2, None)
+    assert got["dst/ln"]["sha256_after"] == sha(b"x.txt")  # a link: its text, as delete

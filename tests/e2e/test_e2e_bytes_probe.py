@@ -4,17 +4,20 @@ down, and failed before its fix."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import json
 import socket
 import tarfile
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 
 from http_server import HttpServer
+from rpc_client import RpcServer, error_code
 
 BODY = bytes(range(256)) * 4
 
@@ -129,3 +132,30 @@ def test_an_archive_import_recorded_one_line_with_one_files_hashes_and_bytes(
             got["dst/old.txt"]["sha256_after"]) == (4, sha(b"OLD"), sha(b"NEW!"))
     assert (got["dst/sub/y.bin"]["bytes"], got["dst/sub/y.bin"]["sha256_before"]) == (2, None)
     assert got["dst/ln"]["sha256_after"] == sha(b"x.txt")  # a link: its text, as delete
+
+
+def test_an_abandoned_upload_stayed_on_disk_and_in_the_quota_past_its_timeout(
+        tmp_path: Path) -> None:
+    """An upload untouched for --upload-timeout was removed only by the next upload call:
+    abandoned with none after it, its parts stayed on the workspace's disk and in its
+    quota for as long as the server ran. The server now sweeps on a timer (no record:
+    it is no client's change)."""
+    ws, records = tmp_path / "ws", tmp_path / "records"
+    ws.mkdir()
+    records.mkdir()
+    with RpcServer(ws, "--upload-timeout", "2", "--quota-bytes", "100000",
+                   "--index-memory", "0", "--records", str(records)) as server:
+        upload = server.result("file.upload_begin", {"path": "big.bin"})["upload_id"]
+        server.result("file.upload_part", {"upload_id": upload, "offset": 0,
+                                           "data": base64.b64encode(BODY).decode()})
+        assert server.result("workspace.status", {})["usage"]["bytes"] == len(BODY)
+        deadline = time.monotonic() + 30  # a hang guard, not a timing check
+        while any(p.name.startswith(".chorus-tmp-") for p in ws.iterdir()):
+            assert time.monotonic() < deadline, list(ws.iterdir())
+            time.sleep(0.1)
+        assert server.result("workspace.status", {})["usage"]["bytes"] == 0
+        gone = server.call("file.upload_commit", {"upload_id": upload})
+        assert error_code(gone) == "upload_not_found"
+    methods = [json.loads(x)["method"] for x in
+               (records / "records.jsonl").read_text().splitlines()]
+    assert methods == ["file.upload_begin", "file.upload_part", "file.upload_commit"]

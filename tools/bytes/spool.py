@@ -362,6 +362,13 @@ def expire(ctx: ToolContext, now: float | None = None) -> int:
     return _sweep(ctx, lambda root_fd, name: _idle_since(root_fd, name) < now - timeout)
 
 
+def expire_idle(ctx: ToolContext) -> dict[str, int]:
+    """The server's own sweep, run on a timer (rpc/dispatch/upload_expiry.py): an upload
+    untouched for --upload-timeout is removed on time, not only when the next upload call
+    comes. Its bytes leave the quota's account (this runs as a change, with its room)."""
+    return {"removed": expire(ctx)}
+
+
 def recover(ctx: ToolContext, before: float) -> dict[str, int]:
     """At start (the server runs it in the background): every spool an archive import's
     commit left with its landing journal, killed with the server midway, is rolled back

@@ -166,8 +166,9 @@ class Dispatcher:
             log_request(request.id, method, params.get("path"), outcome, seconds * 1000)
 
     def _count_bytes(self, method: str, params: Any, result: Any) -> None:
-        """Bytes of content through the plain JSON-RPC file methods: what a read returned,
-        what a write sent (MCP tools/call and other sets are not counted: docs/protocol.md)."""
+        """Bytes of content through the plain JSON-RPC file and bytes methods: what a read
+        returned, what a write sent (MCP tools/call and other sets are not counted:
+        docs/protocol.md)."""
         assert self._metrics is not None
         if method == "file.read" and isinstance(result, dict):
             content = result.get("content")
@@ -177,6 +178,18 @@ class Dispatcher:
             content = params.get("content")
             if isinstance(content, str):
                 self._metrics.bytes_written += len(content.encode("utf-8", "surrogatepass"))
+        elif isinstance(result, dict):  # the bytes methods say how many moved
+            if method == "file.read_bytes":
+                self._metrics.bytes_read += result.get("length", 0)
+            elif method in ("file.write_bytes", "file.upload_commit"):  # PUT /files too
+                self._metrics.bytes_written += result.get("bytes_written", 0)
+            elif method == "archive.import_commit":
+                self._metrics.bytes_written += result.get("bytes", 0)
+
+    def streamed(self, nbytes: int) -> None:
+        """Bytes of a file GET /files sent (no JSON-RPC answer carries them)."""
+        if self._metrics is not None:
+            self._metrics.bytes_read += nbytes
 
     async def _call(self, call: Call) -> dict[str, Any]:
         """Route one request by the registry; every outcome becomes its response here."""

@@ -76,23 +76,26 @@ async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
         if (start, end) != (0, size):
             headers.append(("content-range", f"bytes {start}-{end - 1}/{size}"))
         out.stream(206 if (start, end) != (0, size) else 200, headers)
-        await _send(out, opened.fds[0], version, start, end)
+        if await _send(out, opened.fds[0], version, start, end):
+            dispatcher.streamed(end - start)
 
 
-async def _send(out: Response, fd: int, version: str, start: int, end: int) -> None:
+async def _send(out: Response, fd: int, version: str, start: int, end: int) -> bool:
     """[start, end) of the open file: all but the last byte, then the file's version
-    checked, then the last byte only if it is still the version named."""
+    checked, then the last byte only if it is still the version named. Whether it all
+    went."""
     try:
         if end - start > 1 and not await _sent(out, fd, start, end - start - 1):
-            return
+            return False
         if end > start and (version_of(os.fstat(fd)) != version
                             or not await _sent(out, fd, end - 1, 1)):
             out.abort()  # changed in place: the short body tells the client
-            return
+            return False
     except OSError:
         out.abort()
-        return
+        return False
     out.end()
+    return True
 
 
 async def _sent(out: Response, fd: int, offset: int, count: int) -> bool:

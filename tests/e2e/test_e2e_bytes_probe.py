@@ -8,6 +8,7 @@ import base64
 import hashlib
 import io
 import json
+import re
 import socket
 import tarfile
 import time
@@ -162,3 +163,38 @@ def test_an_abandoned_upload_stayed_on_disk_and_in_the_quota_past_its_timeout(
     methods = [json.loads(x)["method"] for x in
                (records / "records.jsonl").read_text().splitlines()]
     assert methods == ["file.upload_begin", "file.upload_part", "file.upload_commit"]
+
+
+def _moved(base: str) -> tuple[float, float]:
+    text = httpx.get(base + "/metrics").text
+    found = dict(re.findall(r"^(chorus_bytes_(?:read|written)_total) (\S+)$", text, re.M))
+    return float(found["chorus_bytes_read_total"]), float(found["chorus_bytes_written_total"])
+
+
+def test_bytes_moved_by_files_and_the_bytes_methods_were_not_in_the_byte_metrics(
+        tmp_path: Path) -> None:
+    """chorus_bytes_read_total and chorus_bytes_written_total counted file.read and
+    file.write alone: GET and PUT /files, file.read_bytes, file.write_bytes, an upload's
+    commit and an archive import moved bytes the metrics never saw."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.bin").write_bytes(BODY)
+    with HttpServer(ws) as server:
+        def rpc(method: str, params: dict) -> dict:
+            reply = httpx.post(server.base + "/rpc", json={
+                "jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
+            assert "result" in reply, reply
+            return reply["result"]
+
+        assert _moved(server.base) == (0, 0)
+        assert httpx.get(server.base + "/files/a.bin").content == BODY
+        assert httpx.get(server.base + "/files/a.bin", headers={"range": "bytes=0-9"}
+                         ).status_code == 206
+        assert _moved(server.base) == (len(BODY) + 10, 0)
+        assert httpx.put(server.base + "/files/b.bin", content=b"b" * 2000).status_code == 201
+        rpc("file.read_bytes", {"path": "a.bin", "offset": 1000})
+        rpc("file.write_bytes", {"path": "c.bin", "data": base64.b64encode(b"c" * 300).decode()})
+        assert _moved(server.base) == (len(BODY) + 10 + len(BODY) - 1000, 2300)
+        assert httpx.put(server.base + "/archive/d", content=_tar(("x", b"x" * 40))
+                         ).json()["bytes"] == 40
+        assert _moved(server.base)[1] == 2340

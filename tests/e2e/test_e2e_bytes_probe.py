@@ -198,3 +198,23 @@ def test_bytes_moved_by_files_and_the_bytes_methods_were_not_in_the_byte_metrics
         assert httpx.put(server.base + "/archive/d", content=_tar(("x", b"x" * 40))
                          ).json()["bytes"] == 40
         assert _moved(server.base)[1] == 2340
+
+
+def test_a_pdf_over_max_image_bytes_was_called_a_binary_file_file_read_never_returns(
+        tmp_path: Path) -> None:
+    """Over MCP, file_read gives a PDF up to --max-image-bytes; past it the model was told
+    `binary_file` ("file.read returns text and images only"), though it was the limit that
+    refused it: file_too_large with its size and limit, as an image past it is."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "big.pdf").write_bytes(b"%PDF-1.4\n" + b"x" * 2000)
+    with RpcServer(ws, "--max-image-bytes", "1000") as server:
+        server.result("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                     "clientInfo": {"name": "t", "version": "1"}})
+        over = server.result("tools/call", {"name": "file_read",
+                                            "arguments": {"path": "big.pdf"}})
+        assert over["isError"] is True
+        assert over["structuredContent"]["error"] == "file_too_large"
+        assert (over["structuredContent"]["size"], over["structuredContent"]["limit"]) == \
+            (2009, 1000)
+        assert "--max-image-bytes" in over["content"][0]["text"]

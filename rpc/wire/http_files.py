@@ -9,8 +9,8 @@ a pipe in the way.
 
 - GET: the file, opened by `file.read_stream`, is sent by the kernel (sendfile), so
   memory is nothing whatever the file's size. `ETag` is the version, `Range: bytes=`
-  answers 206 (one range; 416 past the end), `If-None-Match` (a list, compared weakly)
-  304. The bytes sent are those
+  answers 206 (one range; 416 past the end; ignored under an `If-Range` naming another
+  version), `If-None-Match` (a list, compared weakly) 304. The bytes sent are those
   of the version named: a file replaced meanwhile (a rename) leaves the open one as it
   was, and one changed in place is caught before the last byte, which is then withheld
   (the client sees its length unmet).
@@ -66,7 +66,10 @@ async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
         if _none_match(head.headers.get("if-none-match"), tag):
             out.whole(Reply(304, b"", common))
             return
-        span = _range(head.headers.get("range"), size)
+        # a Range under an If-Range that no longer names this version is ignored: the
+        # client's earlier bytes are of another version (RFC 9110, 13.1.5)
+        if_range = head.headers.get("if-range")
+        span = _range(head.headers.get("range") if if_range in (None, tag) else None, size)
         if span is None:
             out.whole(Reply(416, b"", [("content-range", f"bytes */{size}")]))
             return

@@ -98,6 +98,28 @@ def test_range_of_the_last_zero_bytes_was_a_206_with_a_backwards_content_range(
         assert tail.status_code == 206 and tail.content == BODY[-3:]
 
 
+def test_a_range_under_an_if_range_naming_an_older_version_was_served_partial(
+        tmp_path: Path) -> None:
+    """A client resuming a download sends `If-Range` with the ETag of what it has: once
+    the file changed, the range is of another version and must be ignored (RFC 9110,
+    13.1.5: the whole file, 200); the server sent the range of the new file, which the
+    client spliced onto the old bytes."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.bin").write_bytes(BODY)
+    with HttpServer(ws) as server:
+        url = server.base + "/files/a.bin"
+        tag = httpx.get(url).headers["etag"]
+        same = httpx.get(url, headers={"range": "bytes=10-19", "if-range": tag})
+        assert same.status_code == 206 and same.content == BODY[10:20]
+        assert httpx.put(url, content=BODY[::-1]).status_code == 200
+        stale = httpx.get(url, headers={"range": "bytes=10-19", "if-range": tag})
+        assert stale.status_code == 200 and stale.content == BODY[::-1]
+        dated = httpx.get(url, headers={"range": "bytes=10-19",
+                                        "if-range": "Sun, 29 Nov 2026 13:00:00 GMT"})
+        assert dated.status_code == 200 and dated.content == BODY[::-1]
+
+
 def _tar(*files: tuple[str, bytes]) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:

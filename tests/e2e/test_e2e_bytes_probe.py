@@ -240,3 +240,29 @@ def test_a_pdf_over_max_image_bytes_was_called_a_binary_file_file_read_never_ret
         assert (over["structuredContent"]["size"], over["structuredContent"]["limit"]) == \
             (2009, 1000)
         assert "--max-image-bytes" in over["content"][0]["text"]
+
+
+def test_a_refused_commit_was_recorded_without_its_path_or_the_files_hashes(
+        tmp_path: Path) -> None:
+    """A commit's params name no path (only its upload's id): a refused one was recorded
+    with `path` null and no hashes, though the upload was for a known path and a failed
+    mutation of an existing file records its hash as both before and after."""
+    ws, records = tmp_path / "ws", tmp_path / "records"
+    ws.mkdir()
+    records.mkdir()
+    (ws / "g.bin").write_bytes(b"old")
+    with RpcServer(ws, "--records", str(records)) as server:
+        upload = server.result("file.upload_begin", {"path": "g.bin", "sha256": "0" * 64})
+        server.result("file.upload_part", {"upload_id": upload["upload_id"], "offset": 0,
+                                           "data": base64.b64encode(b"abc").decode()})
+        assert error_code(server.call("file.upload_commit", upload)) == "verification_failed"
+        begun = server.result("archive.import_begin", {"path": "dest"})
+        server.result("file.upload_part", {"upload_id": begun["upload_id"], "offset": 0,
+                                           "data": base64.b64encode(b"x" * 700).decode()})
+        assert error_code(server.call("archive.import_commit", begun)) == "invalid_params"
+    lines = [json.loads(x) for x in (records / "records.jsonl").read_text().splitlines()]
+    commit, extract = [x for x in lines if x["method"].endswith("_commit")]
+    old = hashlib.sha256(b"old").hexdigest()
+    assert (commit["path"], commit["outcome"], commit["bytes"], commit["sha256_before"],
+            commit["sha256_after"]) == ("g.bin", "verification_failed", 0, old, old)
+    assert (extract["path"], extract["outcome"]) == ("dest", "invalid_params")

@@ -58,6 +58,8 @@ def import_begin(ctx: ToolContext, path: str) -> dict[str, Any]:
 def import_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
     with Spool.open(ctx, upload_id) as spool:
         shown = spool.meta.path
+        if ctx.record is not None:  # the commit's params name no path: its record does,
+            ctx.record["path"] = shown  # a refusal's too (rpc/dispatch/invoker.py)
         try:
             base = ctx.ws.rel(shown)
             plan = read_plan(ctx, spool.dir_fd, DATA)
@@ -67,7 +69,6 @@ def import_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
         finally:
             spool.discard()
     if ctx.record is not None:
-        ctx.record["path"] = shown  # the commit's params name no path: its record does
         ctx.record["bytes"] = result["bytes"]
     return result
 

@@ -73,12 +73,12 @@ async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
         if span is None:
             out.whole(Reply(416, b"", [("content-range", f"bytes */{size}")]))
             return
-        start, end = span
+        start, end, partial = span
         headers = [*common, ("content-type", "application/octet-stream"),
                    ("content-length", str(end - start))]
-        if (start, end) != (0, size):
+        if partial:
             headers.append(("content-range", f"bytes {start}-{end - 1}/{size}"))
-        out.stream(206 if (start, end) != (0, size) else 200, headers)
+        out.stream(206 if partial else 200, headers)
         if await _send(out, opened.fds[0], version, start, end):
             dispatcher.streamed(end - start)
 
@@ -118,22 +118,23 @@ def _none_match(given: str | None, tag: str) -> bool:
     return "*" in tags or any(t == tag or f'"{t}"' == tag for t in tags)
 
 
-def _range(given: str | None, size: int) -> tuple[int, int] | None:
-    """[start, end) of a single `bytes=` range (the whole file without one, or for a form
-    this server does not serve: several ranges); None when it lies past the end."""
+def _range(given: str | None, size: int) -> tuple[int, int, bool] | None:
+    """[start, end) of a single `bytes=` range and True, a 206 even when it spans the
+    whole file (the whole file and False without one, or for a form this server does not
+    serve: several ranges); None when it lies past the end."""
     found = _RANGE.fullmatch(given.strip()) if given else None
-    if found is None or found.group(0) == "bytes=-":
-        return 0, size
+    if found is None or found.group(0) == "bytes=-" or not size and found.group(1) == "":
+        return 0, size, False  # an empty file's suffix: no bytes to range over
     first, last = found.groups()
     if not first:  # the last N bytes; the last 0 are none (RFC 9110, 14.1.1)
-        return (max(size - int(last), 0), size) if int(last) else None
+        return (max(size - int(last), 0), size, True) if int(last) else None
     start = int(first)
     if last and int(last) < start:  # not a valid range: ignored (RFC 9110, 14.2)
-        return 0, size
+        return 0, size, False
     end = size if not last else min(int(last) + 1, size)
     if start >= size or end <= start:
         return None
-    return start, end
+    return start, end, True
 
 
 async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:

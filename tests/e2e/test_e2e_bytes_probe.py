@@ -98,6 +98,27 @@ def test_range_of_the_last_zero_bytes_was_a_206_with_a_backwards_content_range(
         assert tail.status_code == 206 and tail.content == BODY[-3:]
 
 
+def test_a_range_spanning_the_whole_file_was_a_200_without_content_range(
+        tmp_path: Path) -> None:
+    """`Range: bytes=0-` (how downloaders probe for range support) or any range that
+    covers the whole file was answered 200 without `Content-Range`, as if Range were not
+    served; every satisfiable range is a 206."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.bin").write_bytes(BODY)
+    (ws / "empty").write_bytes(b"")
+    with HttpServer(ws) as server:
+        url = server.base + "/files/a.bin"
+        for given in ("bytes=0-", f"bytes=0-{len(BODY) - 1}", f"bytes=-{len(BODY) + 5}"):
+            whole = httpx.get(url, headers={"range": given})
+            assert whole.status_code == 206 and whole.content == BODY, given
+            assert whole.headers["content-range"] == f"bytes 0-{len(BODY) - 1}/{len(BODY)}"
+        empty = httpx.get(server.base + "/files/empty", headers={"range": "bytes=-5"})
+        assert empty.status_code == 200 and empty.content == b""
+        assert httpx.get(server.base + "/files/empty", headers={"range": "bytes=0-"}
+                         ).status_code == 416
+
+
 def test_a_range_under_an_if_range_naming_an_older_version_was_served_partial(
         tmp_path: Path) -> None:
     """A client resuming a download sends `If-Range` with the ETag of what it has: once

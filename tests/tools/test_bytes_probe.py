@@ -86,3 +86,19 @@ def test_an_agent_could_delete_or_move_an_uploads_parts_beneath_the_reserved_pre
     assert sorted(p.name for p in (root / spool).iterdir()) == before
     assert upload_commit(ctx, upload)["bytes_written"] == 5
     assert (root / "big.bin").read_bytes() == b"parts"
+
+
+def test_an_archive_past_its_limits_was_file_too_large_without_the_size_in_its_data(
+        ctx: ToolContext, root: Path) -> None:
+    """file_too_large carries `size` and `limit` (docs/protocol.md, Errors); an archive
+    past --max-archive-entries or --max-archive-bytes said only its limit."""
+    small = dataclasses.replace(ctx.limits, max_archive_entries=3, max_archive_bytes=1000)
+    limited = dataclasses.replace(ctx, limits=small)
+    for archive, size, limit in (
+            (_tar(*((f"e{i}", b"") for i in range(5))), 4, 3),
+            (_tar(("a", b"x" * 600), ("b", b"y" * 600)), 1200, 1000)):
+        with pytest.raises(ToolError) as err:
+            import_commit(limited, _sent(limited, "dest", archive))
+        assert err.value.code == "file_too_large"
+        assert (err.value.details["size"], err.value.details["limit"]) == (size, limit)
+    assert sorted(p.name for p in root.iterdir()) == []

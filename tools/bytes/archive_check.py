@@ -89,7 +89,8 @@ def _drain(reader: tar_read.Reader, limit: int) -> None:
         if left < 0:
             raise ToolError("file_too_large", "The archive goes on past its end marker for "
                             f"more than {limit} bytes (--max-archive-bytes); it was refused "
-                            "whole, nothing was written.", param="archive", limit=limit)
+                            "whole, nothing was written.", param="archive",
+                            size=limit + _PADDING - left, limit=limit)
 
 
 def _walk(ctx: ToolContext, reader: tar_read.Reader, spool_fd: int) -> Plan:
@@ -101,7 +102,7 @@ def _walk(ctx: ToolContext, reader: tar_read.Reader, spool_fd: int) -> Plan:
             raise ToolError("file_too_large", f"The archive holds more than "
                             f"{limits.max_archive_entries} entries (--max-archive-entries); "
                             "it was refused whole, nothing was written.", param="archive",
-                            limit=limits.max_archive_entries)
+                            size=count, limit=limits.max_archive_entries)
         name = _name(member.name)
         if name is None:
             continue  # the directory itself ("." or "./")
@@ -113,7 +114,7 @@ def _walk(ctx: ToolContext, reader: tar_read.Reader, spool_fd: int) -> Plan:
                 raise ToolError("file_too_large", f"The archive expands to more than "
                                 f"{limits.max_archive_bytes} bytes (--max-archive-bytes); it "
                                 "was refused whole, nothing was written.", param="archive",
-                                limit=limits.max_archive_bytes)
+                                size=plan.expanded, limit=limits.max_archive_bytes)
             entry.spooled, entry.size, entry.sha256 = _copy(reader, member, entry.mode,
                                                             spool_fd, count)
         earlier = plan.entries.get(name)

@@ -87,6 +87,11 @@ class ToolContext:
     index_cache: RecordCache | None = None
 
 
+# the audit key of a change of many files recorded one line per file (an archive import):
+# [path, bytes, sha256_before, sha256_after] each (rpc/dispatch/records.py)
+EACH_FILE = "each_file"
+
+
 def sha256_hex(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 

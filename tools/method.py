@@ -101,6 +101,9 @@ class Method:
     # of this method was killed (the request timeout, a worker's death): it rolls back
     # what the killed job left half done and says where things stand (rpc/dispatch/recover.py)
     recover: str = ""
+    # False: the runtime's own upkeep, no client's change (an expired upload removed): it
+    # takes its quota turn as a change does, and is neither ordered, recorded nor kept
+    audited: bool = True
 
     def paths_of(self, params: dict[str, Any]) -> dict[str, Any]:
         """The path params given, by name, in the order the method names them (paths
@@ -123,7 +126,8 @@ class Method:
 
     def mutates(self, params: dict[str, Any]) -> bool:
         """Whether this call changes files (and so is audited): a dry run does not."""
-        return (self.mutating and params.get("dry_run") is not True  # "yes" is refused: audited
+        return (self.mutating and self.audited
+                and params.get("dry_run") is not True  # "yes" is refused: audited
                 and not self.only_reads(params))
 
     def only_reads(self, params: dict[str, Any]) -> bool:

@@ -251,7 +251,10 @@ class Invoker:
             "internal_error" if isinstance(payload, BaseException) else "ok")
         path, *others = method.paths_of(params).items() or [(None, None)]
         if outcome != "ok" and "sha256_before" not in (audit or {}):
-            audit = await self._unchanged(call, path[1])
+            named = (audit or {}).get("path")  # a commit's tool names its path
+            audit = await self._unchanged(call, path[1] if named is None else named)
+            if named is not None:
+                audit = {**(audit or {}), "path": named}
         try:
             self._records.append(rid=call.request.id if not call.request.is_notification
                                  else None, method=method.name, path=path[1],

@@ -9,9 +9,11 @@ from typing import Any
 
 import orjson
 
+from chorus_tools.tools.context import EACH_FILE
 from chorus_tools.tools.timefmt import iso_utc
 
 RECORDS_FILE = "records.jsonl"
+_LINES_A_WRITE = 4096  # an archive's lines go in writes of this many, each whole
 
 
 def inside(path: str, root: str) -> bool:
@@ -43,7 +45,16 @@ class Records:
             "sha256_after": audit.get("sha256_after"),
             **({"files": audit["files"]} if "files" in audit else {}),  # apply_patch's
         }
-        os.write(self._fd, orjson.dumps(line) + b"\n")
+        each = audit.get(EACH_FILE) if outcome == "ok" else None
+        if not each:
+            os.write(self._fd, orjson.dumps(line) + b"\n")
+            return
+        # a change of many files (an archive import): one line per file, as a write's
+        for start in range(0, len(each), _LINES_A_WRITE):
+            os.write(self._fd, b"".join(orjson.dumps(
+                {**line, "path": path, "bytes": nbytes, "sha256_before": before,
+                 "sha256_after": after}) + b"\n"
+                for path, nbytes, before, after in each[start:start + _LINES_A_WRITE]))
 
     def close(self) -> None:
         os.close(self._fd)

@@ -144,7 +144,10 @@ class McpFace:
         try:
             ok, payload = await self._invoke(call, method, arguments or {})
             if not ok and (document := self._document(method, payload)) is not None:
-                ok, payload = await self._read_document(call, arguments or {}, *document)
+                if isinstance(document, ToolError):
+                    payload = document
+                else:
+                    ok, payload = await self._read_document(call, arguments or {}, *document)
         finally:
             if call.progress is not None:
                 call.progress.stop()
@@ -164,16 +167,21 @@ class McpFace:
 
 
 
-    def _document(self, method: Method, error: Any) -> tuple[str, int] | None:
+    def _document(self, method: Method, error: Any) -> tuple[str, int] | ToolError | None:
         """(MIME type, size) of a document `file_read` refused as binary that a model is
         given as an embedded resource instead (docs/protocol.md, Bytes in and out: a
-        PDF within --max-image-bytes)."""
+        PDF within --max-image-bytes); past that limit, file_too_large, as an image's."""
         if method.name != READ or not isinstance(error, ToolError) or \
                 error.code != "binary_file":
             return None
         mime, size = error.details.get("mime_type"), error.details.get("size")
-        if mime not in DOCUMENTS or not isinstance(size, int) or size > self._document_bytes:
+        if mime not in DOCUMENTS or not isinstance(size, int):
             return None
+        if size > self._document_bytes:
+            path = error.details.get("path")
+            return ToolError("file_too_large", f"Document is {size} bytes, over the "
+                             f"{self._document_bytes}-byte limit (--max-image-bytes): "
+                             f"{path}.", path=path, size=size, limit=self._document_bytes)
         return mime, size
 
     async def _read_document(self, call: Call, arguments: dict[str, Any], mime: str,

@@ -9,7 +9,8 @@ a pipe in the way.
 
 - GET: the file, opened by `file.read_stream`, is sent by the kernel (sendfile), so
   memory is nothing whatever the file's size. `ETag` is the version, `Range: bytes=`
-  answers 206 (one range; 416 past the end), `If-None-Match` 304. The bytes sent are those
+  answers 206 (one range; 416 past the end; ignored under an `If-Range` naming another
+  version), `If-None-Match` (a list, compared weakly) 304. The bytes sent are those
   of the version named: a file replaced meanwhile (a rename) leaves the open one as it
   was, and one changed in place is caught before the last byte, which is then withheld
   (the client sees its length unmet).
@@ -62,19 +63,22 @@ async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
         size, version = opened.result["size"], opened.result["version"]
         tag = f'"{version}"'
         common = [("etag", tag), ("accept-ranges", "bytes")]
-        if head.headers.get("if-none-match") in (tag, version, "*"):
+        if _none_match(head.headers.get("if-none-match"), tag):
             out.whole(Reply(304, b"", common))
             return
-        span = _range(head.headers.get("range"), size)
+        # a Range under an If-Range that no longer names this version is ignored: the
+        # client's earlier bytes are of another version (RFC 9110, 13.1.5)
+        if_range = head.headers.get("if-range")
+        span = _range(head.headers.get("range") if if_range in (None, tag) else None, size)
         if span is None:
             out.whole(Reply(416, b"", [("content-range", f"bytes */{size}")]))
             return
-        start, end = span
+        start, end, partial = span
         headers = [*common, ("content-type", "application/octet-stream"),
                    ("content-length", str(end - start))]
-        if (start, end) != (0, size):
+        if partial:
             headers.append(("content-range", f"bytes {start}-{end - 1}/{size}"))
-        out.stream(206 if (start, end) != (0, size) else 200, headers)
+        out.stream(206 if partial else 200, headers)
         if await _send(out, opened.fds[0], version, start, end):
             dispatcher.streamed_out(end - start)
 
@@ -104,20 +108,32 @@ async def _sent(out: Response, fd: int, offset: int, count: int) -> bool:
     return False
 
 
-def _range(given: str | None, size: int) -> tuple[int, int] | None:
-    """[start, end) of a single `bytes=` range (the whole file without one, or for a form
-    this server does not serve: several ranges); None when it lies past the end."""
+def _none_match(given: str | None, tag: str) -> bool:
+    """Whether `If-None-Match` names the file's ETag: `*`, or a list of tags compared
+    weakly (RFC 9110, 13.1.2: `W/` ignored), a bare version accepted as its tag."""
+    if given is None:
+        return False
+    tags = [t.strip().removeprefix("W/") for t in given.split(",")]
+    return "*" in tags or any(t == tag or f'"{t}"' == tag for t in tags)
+
+
+def _range(given: str | None, size: int) -> tuple[int, int, bool] | None:
+    """[start, end) of a single `bytes=` range and True, a 206 even when it spans the
+    whole file (the whole file and False without one, or for a form this server does not
+    serve: several ranges); None when it lies past the end."""
     found = _RANGE.fullmatch(given.strip()) if given else None
-    if found is None or found.group(0) == "bytes=-":
-        return 0, size
+    if found is None or found.group(0) == "bytes=-" or not size and found.group(1) == "":
+        return 0, size, False  # an empty file's suffix: no bytes to range over
     first, last = found.groups()
-    if not first:  # the last N bytes
-        return max(size - int(last), 0), size
+    if not first:  # the last N bytes; the last 0 are none (RFC 9110, 14.1.1)
+        return (max(size - int(last), 0), size, True) if int(last) else None
     start = int(first)
+    if last and int(last) < start:  # not a valid range: ignored (RFC 9110, 14.2)
+        return 0, size, False
     end = size if not last else min(int(last) + 1, size)
     if start >= size or end <= start:
         return None
-    return start, end
+    return start, end, True
 
 
 async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:

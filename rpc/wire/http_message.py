@@ -173,8 +173,9 @@ class Response:
         """The reply in one write (head, body and end: one send on the socket)."""
         assert not self.started
         self.started = self.ended = True
-        self._conn.send(status_line(reply.status, [*reply.headers,
-                                             ("content-length", str(len(reply.body)))]),
+        # a 304 names no length: it would have to be the full body's (RFC 9110, 8.6)
+        length = [] if reply.status == 304 else [("content-length", str(len(reply.body)))]
+        self._conn.send(status_line(reply.status, [*reply.headers, *length]),
                         h11.Data(data=reply.body), h11.EndOfMessage())
         self._conn.finished()
 

@@ -28,6 +28,7 @@ from chorus_tools.rpc.dispatch.landed import Landed
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.dispatch.ordering import PathOrder
 from chorus_tools.rpc.dispatch.quota import MEASURE, UsageAccount
+from chorus_tools.rpc.dispatch.upload_expiry import sweep_on_time
 from chorus_tools.rpc.wire.envelope import dumps, error_response
 from chorus_tools.rpc.wire.errors import INVALID_REQUEST, PARSE_ERROR, protocol_error
 from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge, encode
@@ -158,6 +159,7 @@ class Server:
     def __init__(self, ctx: ToolContext, options: ServerOptions, wire_in: int,
                  wire_out: int, listening: socket.socket | None = None) -> None:
         self._options = options
+        self._upload_timeout = ctx.limits.upload_timeout
         self._wire_in = wire_in
         self._decoder = Decoder(options.max_message_bytes)
         self._output = Output(wire_out, self._output_lost)
@@ -216,6 +218,8 @@ class Server:
         priming = asyncio.get_running_loop().create_task(self.quota.prime(self._measure))
         if self._metrics is not None:  # a read of the metrics counts the usage anew
             self._metrics.recount = functools.partial(self._recount, priming)
+        expiry = None if self._options.read_only else asyncio.ensure_future(
+            sweep_on_time(self._dispatcher, self._upload_timeout))
         await self._output.open()
         if self._listening is not None:
             await self._serve_http(self._listening)
@@ -226,6 +230,8 @@ class Server:
         # p99 under load, docs/benchmarks.md), and a respawned worker shares those pages
         gc.freeze()
         await self._stop.wait()
+        if expiry is not None:
+            expiry.cancel()
         # the drain (docs/protocol.md, Running many): stdin is still read, and every new
         # request, there or over HTTP, is answered shutting_down while in-flight ones finish
         self._drain.begin()

@@ -134,8 +134,10 @@ def test_import_recorded_and_undone_by_rewind(tmp_path: Path) -> None:
         assert "dest/oldln" in rewound["restored"]
         assert os.readlink(ws / "dest" / "oldln") == "old.txt"
     lines = [json.loads(x) for x in (records / "records.jsonl").read_text().splitlines()]
-    commit = next(x for x in lines if x["method"] == "archive.import_commit")
-    assert commit["path"] == "dest" and commit["outcome"] == "ok"
+    commits = [x for x in lines if x["method"] == "archive.import_commit"]
+    assert sorted(x["path"] for x in commits) == ["dest/new/a.txt", "dest/new/ln",
+                                                  "dest/old.txt", "dest/oldln"]
+    assert {x["outcome"] for x in commits} == {"ok"}
 
 
 @pytest.mark.parametrize("option", ["--read-only"])

@@ -182,6 +182,8 @@ def test_mcp_file_read_of_a_pdf_is_an_embedded_resource(tmp_path: Path) -> None:
         jsonschema.validate(out["structuredContent"], tools["file_read"]["outputSchema"])
         over = server.result("tools/call", {"name": "file_read",
                                             "arguments": {"path": "big.pdf"}})
-        assert over["isError"] and over["structuredContent"]["error"] == "binary_file"
+        assert over["isError"] and over["structuredContent"]["error"] == "file_too_large"
+        assert (over["structuredContent"]["size"], over["structuredContent"]["limit"]) == \
+            (len(pdf) * 10, 5000)
         plain = server.error("file.read", {"path": "report.pdf"})
         assert plain["data"]["error"] == "binary_file"

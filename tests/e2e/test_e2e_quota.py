@@ -210,8 +210,9 @@ def _archive(*files: tuple[str, bytes]) -> str:
 
 
 def test_archive_import_past_the_quota_is_refused_whole(tmp_path: Path) -> None:
-    """The archive's own bytes count while it waits in its spool (an upload's parts);
-    what it extracts counts as it lands, and a file past the quota puts back all."""
+    """The archive's own bytes count while it waits in its spool (an upload's parts),
+    and leave the account once its entries are read; what it extracts counts as it
+    lands, and a file past the quota puts back all."""
     root = _workspace(tmp_path)
     with RpcServer(root, "--workers", "2", "--index-memory", "0", "--quota-bytes", "1400",
                    "--quota-files", "6") as srv:
@@ -221,8 +222,8 @@ def test_archive_import_past_the_quota_is_refused_whole(tmp_path: Path) -> None:
             return srv.call("archive.import_commit", {"upload_id": upload})
 
         before = snapshot(root)
-        _refused(imported(_archive(("a.txt", b"a" * 150), ("b/c.txt", b"c" * 150),
-                                   ("d.txt", b"d" * 150))))
+        _refused(imported(_archive(("a.txt", b"a" * 200), ("b/c.txt", b"c" * 200),
+                                   ("d.txt", b"d" * 200))))  # 900 + 600 > 1400
         _refused(imported(_archive(*((f"n{i}", b"") for i in range(8)))), "files")
         assert snapshot(root) == before
         got = imported(_archive(("a.txt", b"a" * 150), ("b/c.txt", b"c" * 150)))

@@ -32,6 +32,10 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.temp_names import is_temp_name
 
 _CHUNK = 1 << 20
+# tar pads its end to a whole record (20 blocks, 10 KiB, by default; a larger blocking
+# factor makes more): that padding expands nothing, so it is allowed whatever
+# --max-archive-bytes says, and only what goes on past it counts against the limit
+_PADDING = 1 << 20
 FILE, DIR, LINK = "file", "dir", "symlink"
 
 
@@ -79,13 +83,14 @@ def read_plan(ctx: ToolContext, spool_fd: int, data: str) -> Plan:
 
 
 def _drain(reader: tar_read.Reader, limit: int) -> None:
-    left = limit
+    left = limit + _PADDING
     for chunk in reader.rest():
         left -= len(chunk)
         if left < 0:
             raise ToolError("file_too_large", "The archive goes on past its end marker for "
                             f"more than {limit} bytes (--max-archive-bytes); it was refused "
-                            "whole, nothing was written.", param="archive", limit=limit)
+                            "whole, nothing was written.", param="archive",
+                            size=limit + _PADDING - left, limit=limit)
 
 
 def _walk(ctx: ToolContext, reader: tar_read.Reader, spool_fd: int) -> Plan:
@@ -97,7 +102,7 @@ def _walk(ctx: ToolContext, reader: tar_read.Reader, spool_fd: int) -> Plan:
             raise ToolError("file_too_large", f"The archive holds more than "
                             f"{limits.max_archive_entries} entries (--max-archive-entries); "
                             "it was refused whole, nothing was written.", param="archive",
-                            limit=limits.max_archive_entries)
+                            size=count, limit=limits.max_archive_entries)
         name = _name(member.name)
         if name is None:
             continue  # the directory itself ("." or "./")
@@ -109,7 +114,7 @@ def _walk(ctx: ToolContext, reader: tar_read.Reader, spool_fd: int) -> Plan:
                 raise ToolError("file_too_large", f"The archive expands to more than "
                                 f"{limits.max_archive_bytes} bytes (--max-archive-bytes); it "
                                 "was refused whole, nothing was written.", param="archive",
-                                limit=limits.max_archive_bytes)
+                                size=plan.expanded, limit=limits.max_archive_bytes)
             entry.spooled, entry.size, entry.sha256 = _copy(reader, member, entry.mode,
                                                             spool_fd, count)
         earlier = plan.entries.get(name)

@@ -25,7 +25,7 @@ from chorus_tools.tools.bytes.archive_check import DIR, FILE, Entry, read_plan, 
 from chorus_tools.tools.bytes import landing
 from chorus_tools.tools.bytes.spool import DATA, Meta, Spool
 from chorus_tools.tools.confine.sandbox import ROOT, version_of
-from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.context import EACH_FILE, ToolContext, sha256_hex
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
@@ -58,15 +58,18 @@ def import_begin(ctx: ToolContext, path: str) -> dict[str, Any]:
 def import_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
     with Spool.open(ctx, upload_id) as spool:
         shown = spool.meta.path
+        if ctx.record is not None:  # the commit's params name no path: its record does,
+            ctx.record["path"] = shown  # a refusal's too (rpc/dispatch/invoker.py)
         try:
             base = ctx.ws.rel(shown)
             plan = read_plan(ctx, spool.dir_fd, DATA)
+            spool.release()  # every entry is copied out: the archive itself is done with
             landings, made = _check(ctx, base, list(plan.entries.values()))
             result = _land_all(ctx, spool.dir_fd, landings, made, shown)
         finally:
             spool.discard()
     if ctx.record is not None:
-        ctx.record["path"] = shown  # the commit's params name no path: its record does
+        ctx.record["bytes"] = result["bytes"]
     return result
 
 
@@ -140,6 +143,7 @@ def _land_all(ctx: ToolContext, spool_fd: int, landings: list[Landing], made: li
     except OSError as exc:
         raise from_os_error(exc, shown, "write_failed") from None
     written = 0
+    each: list[list[Any]] = []  # every entry's record line (docs/protocol.md, Audit records)
     try:
         _make_dirs(ctx, made)
         for parent, run in groupby(enumerate(landings), lambda ix: _parent(ix[1])):
@@ -150,6 +154,7 @@ def _land_all(ctx: ToolContext, spool_fd: int, landings: list[Landing], made: li
                         written += x.entry.size
                     else:
                         _land_link(ctx, dir_fd, x)
+                    _note(ctx, x, each)
         sync_all(ctx, shown)
         landing.landed(spool_fd)
     except (ToolError, OSError) as exc:
@@ -159,8 +164,26 @@ def _land_all(ctx: ToolContext, spool_fd: int, landings: list[Landing], made: li
                         f"{restored} entries written before were put back.", quote=err.quote,
                         **{**err.details, "restored": restored, "not_restored": failed}
                         ) from None
+    if ctx.record is not None and ctx.auditing and each:
+        ctx.record[EACH_FILE] = each
     created = sum(1 for x in landings if x.before is None)
     return {"created": created, "replaced": len(landings) - created, "bytes": written}
+
+
+def _note(ctx: ToolContext, x: Landing, each: list[list[Any]]) -> None:
+    """The entry just landed, as its own record line will say it: a file with the hashes
+    its write noted (taken, so the next file's start from none), a symlink with its
+    text's (as file.delete hashes a link)."""
+    rec = ctx.record
+    if rec is None or not ctx.auditing:
+        return
+    if x.entry.kind == FILE:
+        each.append([x.rel, x.entry.size, rec.pop("sha256_before", None),
+                     rec.pop("sha256_after", None)])
+    else:
+        each.append([x.rel, 0, sha256_hex(None if x.old_link is None else
+                                          os.fsencode(x.old_link)),
+                     sha256_hex(os.fsencode(x.entry.target))])
 
 
 def _make_dirs(ctx: ToolContext, made: list[str]) -> None:

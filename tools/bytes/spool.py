@@ -298,6 +298,21 @@ class Spool:
                expected_size=meta.size, actual_size=size)
         return Spooled(self.dir_fd, DATA, size, digest)
 
+    def release(self) -> None:
+        """Let go of the parts once they are read (an archive whose entries were copied
+        out): their bytes leave the disk and the quota's account now, so an import is
+        charged what it lands, not that plus the archive it came in."""
+        fd = self._open_data(os.O_WRONLY)
+        try:
+            size = os.fstat(fd).st_size
+            os.ftruncate(fd, 0)
+        except OSError as exc:
+            raise from_os_error(exc, self.meta.path, "write_failed") from None
+        finally:
+            os.close(fd)
+        if self.ctx.room is not None:
+            charge(self.ctx, -size, 0, self.meta.path, lasting=True)
+
     def discard(self) -> None:
         """Remove the spool; what is left of its bytes (all of them for an abort, none once
         committed: they moved to the file) leaves the quota's account. An archive import
@@ -345,6 +360,13 @@ def expire(ctx: ToolContext, now: float | None = None) -> int:
     timeout = ctx.limits.upload_timeout
     now = time.time() if now is None else now
     return _sweep(ctx, lambda root_fd, name: _idle_since(root_fd, name) < now - timeout)
+
+
+def expire_idle(ctx: ToolContext) -> dict[str, int]:
+    """The server's own sweep, run on a timer (rpc/dispatch/upload_expiry.py): an upload
+    untouched for --upload-timeout is removed on time, not only when the next upload call
+    comes. Its bytes leave the quota's account (this runs as a change, with its room)."""
+    return {"removed": expire(ctx)}
 
 
 def recover(ctx: ToolContext, before: float) -> dict[str, int]:

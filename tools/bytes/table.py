@@ -82,3 +82,10 @@ METHODS += [
         mutating=True, destructive=True, path_params=(), mcp_tool=False,
         title="Extract archive", recover=_TARGET + "archive_in:recover"),
 ]
+
+# no client's method: the server's own timer calls it (rpc/dispatch/upload_expiry.py)
+EXPIRE_IDLE = Method(
+    "file.upload_expire", _TARGET + "spool:expire_idle",
+    "Remove every upload untouched for --upload-timeout (the server's own timer).",
+    obj([]), obj(["removed"], removed=NON_NEGATIVE), mutating=True, path_params=(),
+    mcp_tool=False, audited=False)

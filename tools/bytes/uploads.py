@@ -55,6 +55,8 @@ def upload_part(ctx: ToolContext, upload_id: str, offset: int, data: str) -> dic
 def upload_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
     with Spool.open(ctx, upload_id) as spool:
         meta = spool.meta
+        if ctx.record is not None:  # the commit's params name no path: its record does,
+            ctx.record["path"] = meta.path  # a refusal's too (rpc/dispatch/invoker.py)
         whole = spool.whole()
 
         def compute(current: Current) -> Spooled:
@@ -68,7 +70,6 @@ def upload_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
         spool.discard()
     assert out.stat is not None
     if ctx.record is not None:
-        ctx.record["path"] = meta.path  # the commit's params name no path: its record does
         ctx.record[LANDED] = [ctx.ws.rel(meta.path), version_of(out.stat), whole.sha256]
     return {"success": True, "bytes_written": whole.size, "created": out.created,
             "version": version_of(out.stat)}

@@ -22,7 +22,7 @@ import stat
 from typing import Any, Iterator
 
 from chorus_tools.tools.mutate.atomic import locked_dir, open_parent, split_parent, unmake
-from chorus_tools.tools.mutate.temp_names import refuse_reserved
+from chorus_tools.tools.mutate.temp_names import refuse_reserved, refuse_reserved_path
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
@@ -94,6 +94,7 @@ def delete(ctx: ToolContext, path: str, recursive: bool = False) -> dict[str, An
     if rel == ROOT:
         raise ToolError("invalid_params", f"'{path}' is the workspace root, which is never "
                         "deleted. Name a directory inside it.", param="path", path=path)
+    refuse_reserved_path(rel, path)
     parent, name = split_parent(rel)
     with locked_dir(ctx, parent, shown=path) as parent_fd:
         top = _open_top(parent_fd, name, path)

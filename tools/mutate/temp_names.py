@@ -32,6 +32,13 @@ def refuse_reserved(name: str, shown: str, param: str = "path") -> None:
                         path=shown, param=param)
 
 
+def refuse_reserved_path(rel: str, shown: str, param: str = "path") -> None:
+    """invalid_params for a path with a reserved name anywhere in it: a change never
+    reaches into the runtime's own entries (an upload's spool is a directory of them)."""
+    for name in rel.split("/"):
+        refuse_reserved(name, shown, param)
+
+
 def remove_stale(dir_fd: int) -> int:
     """Remove temp files in a directory whose lock we hold: no live writer owns them."""
     try:

@@ -161,12 +161,16 @@ def _blanks(lines: list[str], start: int, stop: int) -> int:
 def _with_blanks(lines: list[str], found: list[Symbol], s: Symbol, first: int,
                  last: int) -> tuple[int, int]:
     """A deleted symbol's lines with the blank lines that separated it: those after it,
-    or, for the last of its block, those before it."""
-    _, after = _siblings(found, s)
-    if after is not None:
-        while last < len(lines) and not lines[last].strip():
-            last += 1
-        return first, last
-    while first > 0 and not lines[first - 1].strip():
-        first -= 1
-    return first, last
+    or, for the last of its block, those before it. Between two siblings only the
+    smaller run goes, so the neighbours stay as far apart as either was from it (`A`
+    glued to the deleted `B`, then two blank lines, then `C`: `A`, two blank lines, `C`)."""
+    before, after = _siblings(found, s)
+    above = first
+    while above > 0 and not lines[above - 1].strip():
+        above -= 1
+    below = last
+    while below < len(lines) and not lines[below].strip():
+        below += 1
+    if after is None or (before is not None and first - above < below - last):
+        return above, last
+    return first, below

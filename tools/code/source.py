@@ -1,6 +1,8 @@
 """A code file's bytes, read whole for parsing, with the file methods' confinement and
 errors: a FIFO or device is never opened, a binary file is `binary_file`, one over the
-largest content the server handles at once (`--max-write-bytes`) is `file_too_large`."""
+largest content the server handles at once (`--max-write-bytes`) is `file_too_large`.
+A UTF-16 file (behind its BOM) is handed on as the UTF-8 of its text, which the parsers
+read: its lines and columns are those file.read shows."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ import os
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime
+from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, bom_encoding, decoded
 
 CHUNK = 1 << 20
+_UTF16 = ("utf-16-le", "utf-16-be")
 
 
 def read_code(ctx: ToolContext, rel: str, shown: str | None = None) -> bytes:
@@ -33,6 +36,8 @@ def read_code(ctx: ToolContext, rel: str, shown: str | None = None) -> bytes:
     if mime is not None:
         raise ToolError("binary_file", f"{shown} is a binary file ({mime}): it holds no "
                         "code to outline.", path=shown, mime_type=mime, size=len(data))
+    if bom_encoding(data) in _UTF16:  # parsed as the text it holds, as file.read shows it
+        return decoded(data).text.encode("utf-8", "surrogatepass")
     return data
 
 

@@ -35,6 +35,7 @@ def test_short_names_are_mapped_in_the_files_order() -> None:
         (pytest.approx(1e-6 / 3), 1, 1), (pytest.approx(1e-6 / 3), 2, 0)]
     focused = rank(["a.py", "b.py", "c.js"], summaries, focus=["c.js"])
     assert [(f, p) for _, f, p in focused] == [(2, 0), (0, 0), (1, 0), (1, 1)]
+    assert rank([], []) == [] and rank([], [], focus=["a.py"]) == []  # no code at all
 
 
 def test_warm_and_cold_map_short_names(pair: Pair) -> None:

@@ -202,7 +202,7 @@ class _Guard:
         diff = self.diff(after)
         shown = self.judge.diagnosis(self.original, after) if self.judge.gate == "all" \
             else None  # --syntax-gate all: every refusal says data.diagnostics
-        details = {} if shown is None else {"diagnostics": shown.reply()}
+        details: dict[str, Any] = {} if shown is None else {"diagnostics": shown.reply()}
         if what is not None:
             raise ToolError("edit_breaks_syntax",
                             f"{what} would leave a syntax error at line {first.line} of "

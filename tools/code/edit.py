@@ -14,6 +14,7 @@ chose the place.
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 from chorus_tools.tools.code.query import NameQuery
@@ -27,6 +28,8 @@ from chorus_tools.tools.read.text import lines_with_endings
 
 ACTIONS = ("replace", "insert_before", "insert_after", "delete")
 _CLOSEST = 5
+# what may follow a symbol on its last line: separators, then a comment
+_AFTER = re.compile(rb"[\s,;]*(?:(?:#|//|/\*).*)?", re.DOTALL)
 
 
 def edit(ctx: ToolContext, path: str, symbol: str, action: str, text: str | None = None,
@@ -46,6 +49,7 @@ def edit(ctx: ToolContext, path: str, symbol: str, action: str, text: str | None
             raise unsupported(path)
         found = symbols(rel, data)
         chosen = _choose(found, query, symbol, line, path)
+        _owns_its_lines(data, found, chosen, path)
         return [_patch(before, found, chosen, action, text, rel)]
 
     return planned(ctx, path, plan, dry_run, expected_version)
@@ -86,6 +90,37 @@ def _choose(found: list[Symbol], query: NameQuery, symbol: str, line: int | None
     hint = f" Closest: {', '.join(closest)}." if closest else " code.outline lists them."
     raise ToolError("symbol_not_found", f"No symbol of {path} matches {symbol!r}.{hint}",
                     path=path, symbol=symbol, closest=closest)
+
+
+def _owns_its_lines(data: bytes, found: list[Symbol], s: Symbol, path: str) -> None:
+    """invalid_params unless `s` is alone on its lines: every action works on whole lines,
+    so one of a symbol that shares a line with other code (`struct P { x: i32, y: i32 }`'s
+    `x`, each of `A, B = 1, 2`) would change that code too (delete `x`: the whole struct).
+    After it, its line may hold only separators and a comment."""
+    start = data.rfind(b"\n", 0, s.start_byte) + 1
+    stop = s.end_byte if data[s.end_byte - 1:s.end_byte] == b"\n" else (
+        len(data) if (at := data.find(b"\n", s.end_byte)) < 0 else at)
+    others = [o for o in found if o is not s and (
+        (o.start_byte, o.end_byte) == (s.start_byte, s.end_byte)
+        or not _nested(o, s) and o.start_byte < stop and o.end_byte > start)]
+    if others:
+        shared = others[0].name_path
+    elif data[start:s.start_byte].strip() or not _AFTER.fullmatch(data[s.end_byte:stop]):
+        shared = "other code"
+    else:
+        return
+    lines = f"line {s.line}" if s.line == s.end_line else f"lines {s.line}-{s.end_line}"
+    raise ToolError("invalid_params",
+                    f"{s.name_path} shares {lines} of {path} with {shared}, and code.edit "
+                    "works on whole lines: it would change that code too. Edit the "
+                    "definition that holds it, or use file.patch for those lines.",
+                    param="symbol", path=path, line=s.line)
+
+
+def _nested(one: Symbol, other: Symbol) -> bool:
+    """Whether either symbol's range holds the other's."""
+    return (one.start_byte <= other.start_byte and other.end_byte <= one.end_byte) or \
+        (other.start_byte <= one.start_byte and one.end_byte <= other.end_byte)
 
 
 def _patch(before: str, found: list[Symbol], s: Symbol, action: str, text: str | None,
@@ -161,12 +196,16 @@ def _blanks(lines: list[str], start: int, stop: int) -> int:
 def _with_blanks(lines: list[str], found: list[Symbol], s: Symbol, first: int,
                  last: int) -> tuple[int, int]:
     """A deleted symbol's lines with the blank lines that separated it: those after it,
-    or, for the last of its block, those before it."""
-    _, after = _siblings(found, s)
-    if after is not None:
-        while last < len(lines) and not lines[last].strip():
-            last += 1
-        return first, last
-    while first > 0 and not lines[first - 1].strip():
-        first -= 1
-    return first, last
+    or, for the last of its block, those before it. Between two siblings only the
+    smaller run goes, so the neighbours stay as far apart as either was from it (`A`
+    glued to the deleted `B`, then two blank lines, then `C`: `A`, two blank lines, `C`)."""
+    before, after = _siblings(found, s)
+    above = first
+    while above > 0 and not lines[above - 1].strip():
+        above -= 1
+    below = last
+    while below < len(lines) and not lines[below].strip():
+        below += 1
+    if after is None or (before is not None and first - above < below - last):
+        return above, last
+    return first, below

@@ -71,8 +71,10 @@ def rank(files: list[str], summaries: list[Summary] | Corpus,
             if len(name) >= SHORTEST:
                 def_file.append(f)
                 def_name.append(ids.setdefault(name, len(ids)))
-    if not def_file:
-        return []
+    if not def_file:  # every name too short to rank: the files' order, the focused first
+        seed = _seed(files, found.names, focus, n) if n else np.zeros(0)
+        return sorted(((float(seed[f]) * 1e-6, f, p) for f, names in enumerate(found.names)
+                       for p in range(len(names))), key=lambda t: (-t[0], t[1], t[2]))
     m = len(ids)
     name_of_word = np.fromiter((ids.get(w, -1) for w in found.vocabulary), dtype=np.int64,
                                count=len(found.vocabulary))

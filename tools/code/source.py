@@ -1,6 +1,9 @@
 """A code file's bytes, read whole for parsing, with the file methods' confinement and
 errors: a FIFO or device is never opened, a binary file is `binary_file`, one over the
-largest content the server handles at once (`--max-write-bytes`) is `file_too_large`."""
+largest content the server handles at once (`--max-write-bytes`) is `file_too_large`.
+A file that is not UTF-8 (UTF-16 behind its BOM, a legacy encoding such as GBK or
+latin-1) is handed on as the UTF-8 of its text, which the parsers read: its lines,
+columns and reference texts are those file.read shows."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import os
 
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime
+from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decoded
 
 CHUNK = 1 << 20
 
@@ -33,6 +36,10 @@ def read_code(ctx: ToolContext, rel: str, shown: str | None = None) -> bytes:
     if mime is not None:
         raise ToolError("binary_file", f"{shown} is a binary file ({mime}): it holds no "
                         "code to outline.", path=shown, mime_type=mime, size=len(data))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:  # parsed as the text it holds, as file.read shows it
+        return decoded(data).text.encode("utf-8", "surrogatepass")
     return data
 
 

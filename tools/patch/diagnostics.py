@@ -31,6 +31,7 @@ from chorus_tools.tools.patch.pyproblems import Modules, findings, workspace_mod
 from chorus_tools.tools.patch.syntax import Problem, language_of, problems
 
 SHOWN = 20  # errors a reply lists
+BOM = "\ufeff"
 
 Point = tuple[int, int]
 DEFAULTS = Limits()
@@ -133,14 +134,16 @@ class Judge:
 
     def replaced(self, current: Current, after: str) -> Diagnosis | None:
         """What replacing the file's content (`current`, read as `wants` said) with `after`
-        left; a file too big to have been read is Skipped by its size."""
+        left; a file too big to have been read is Skipped by its size. A leading U+FEFF in
+        `after` is written as the UTF-8 BOM, which belongs to the encoding: judged as the
+        text reads back (file.read, file.check), without it."""
         if self.language is None:
             return None
         if current.stat is not None and current.data is None:
             reason = Skipped.of_size(self.budget.max_bytes, current.stat.st_size).reason
             return self.skipped(reason)
         return self.diagnosis(None if current.data is None else decode(current.data)[0],
-                              after)
+                              after.removeprefix(BOM))
 
     def guard(self, before: str, after: str, what: str, **details: Any) -> Problem | None:
         """The syntax guard (docs/protocol.md, `file.patch`): the first error a looser-tier

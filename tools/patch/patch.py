@@ -200,6 +200,9 @@ class _Guard:
         if first is None:
             return
         diff = self.diff(after)
+        shown = self.judge.diagnosis(self.original, after) if self.judge.gate == "all" \
+            else None  # --syntax-gate all: every refusal says data.diagnostics
+        details: dict[str, Any] = {} if shown is None else {"diagnostics": shown.reply()}
         if what is not None:
             raise ToolError("edit_breaks_syntax",
                             f"{what} would leave a syntax error at line {first.line} of "
@@ -208,7 +211,7 @@ class _Guard:
                             "brackets, its indentation) and send it again. The change it "
                             "would have made:", quote=diff, path=self.path,
                             patch_index=i, tier=tier, line=first.line, reason=first.message,
-                            diff=diff)
+                            diff=diff, **details)
         raise ToolError("edit_breaks_syntax",
                         f"patches[{i}] matched by the {tier} tier would leave a syntax error "
                         f"at line {first.line} of {self.path} ({self.judge.language}: "
@@ -218,7 +221,7 @@ class _Guard:
                         f"patches[{i}].replace's indentation. The change it would have "
                         "made:", quote=diff,
                         path=self.path, patch_index=i, tier=tier, line=first.line,
-                        reason=first.message, diff=diff)
+                        reason=first.message, diff=diff, **details)
 
 
 def _apply_all(text: str, patches: list[dict[str, Any]], path: str, guard: _Guard, *,

@@ -82,10 +82,23 @@ def compare(path: str, before: str | None, after: str, budget: Budget,
         new = checked.found
         if not new:
             return Problems()
-        old = [] if before is None else _before(path, before, budget, modules, check).found
+        old = [] if before is None else _found_before(path, before, budget, modules, check)
     except Skipped as skipped:
         return Problems(skipped=skipped.reason)
     return Problems(new, introduced(before or "", after, old, new))
+
+
+def _found_before(path: str, before: str, budget: Budget, modules: Modules | None,
+                  check: Check) -> list[Finding]:
+    """The problems of the text before a change. One the checker cannot judge (it did not
+    parse: the change fixed its syntax) had none that could be found, so every problem of
+    the text after is new; never a reason to leave the text after unchecked."""
+    try:
+        return _before(path, before, budget, modules, check).found
+    except Skipped as skipped:
+        if skipped.kind != "checker":
+            raise
+        return []
 
 
 def top_level(path: str, text: str) -> set[str] | None:

@@ -1,7 +1,8 @@
 """Python's definitions: classes and functions at any nesting (tags.scm), a function in a
 class body a method (`__init__` the constructor, one decorated as a property a property),
-module-level assignments (tags.scm: constants when ALL_CAPS, else variables) and a class
-body's assignments (fields)."""
+module-level assignments (tags.scm: constants when ALL_CAPS, else variables; every name of
+an unpacking `A, B = 1, 2` and of a chain `x = y = 1`, as Python binds them all) and a
+class body's assignments (fields)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ def classify(node: Node, name: Node | None, hint: str) -> list[Found]:
         return [Found(kind, word, node, outer, name)]
     if node.type == "assignment" and node.parent is not None:
         kind = "field" if hint == "field" else module_kind(word)
-        return [Found(kind, word, node, node.parent, name)]
+        statement = node  # `x = y = 1`: y's definition is the whole statement, as x's
+        while statement.parent is not None and statement.parent.type == "assignment":
+            statement = statement.parent
+        return [Found(kind, word, statement, statement.parent or node, name)]
     return []
 
 

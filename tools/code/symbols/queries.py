@@ -29,6 +29,15 @@ _TAGS = {  # grammar -> the packages whose queries/tags.scm it takes, in order
 _PY = """
 (class_definition body: (block (expression_statement
   (assignment left: (identifier) @name) @definition.field)))
+(module (expression_statement (assignment left: [
+  (pattern_list [(identifier) @name (list_splat_pattern (identifier) @name)])
+  (tuple_pattern [(identifier) @name (list_splat_pattern (identifier) @name)])
+  (list_pattern [(identifier) @name (list_splat_pattern (identifier) @name)])])
+  @definition.constant))
+(module (expression_statement (assignment right: (assignment left: (identifier) @name)
+  @definition.constant)))
+(module (expression_statement (assignment right: (assignment right: (assignment
+  left: (identifier) @name) @definition.constant))))
 """
 
 _JS = """

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import re
 import socket
-import tarfile
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -19,6 +17,7 @@ import httpx
 
 from http_server import HttpServer
 from rpc_client import RpcServer, error_code
+from tar_support import tar_of
 
 BODY = bytes(range(256)) * 4
 
@@ -143,16 +142,7 @@ def test_a_range_under_an_if_range_naming_an_older_version_was_served_partial(
 
 
 def _tar(*files: tuple[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in files:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-        link = tarfile.TarInfo("ln")
-        link.type, link.linkname = tarfile.SYMTYPE, "x.txt"
-        tar.addfile(link)
-    return buf.getvalue()
+    return tar_of(files, [("ln", "x.txt")], gz=True)
 
 
 def test_an_archive_import_recorded_one_line_with_one_files_hashes_and_bytes(

@@ -8,22 +8,11 @@ import: tests/e2e/test_e2e_archive.py)."""
 from __future__ import annotations
 
 import base64
-import io
 import os
-import tarfile
 from pathlib import Path
 
 from rpc_client import RpcServer
-
-
-def _tar(*links: tuple[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, target in links:
-            info = tarfile.TarInfo(name)
-            info.type, info.linkname = tarfile.SYMTYPE, target
-            tar.addfile(info)
-    return buf.getvalue()
+from tar_support import tar_of
 
 
 def _import(server: RpcServer, path: str, body: bytes) -> dict[str, int]:
@@ -41,7 +30,7 @@ def test_a_link_an_import_put_over_a_link_is_put_back_by_a_rewind(tmp_path: Path
     (ws / "d" / "other").symlink_to("old.txt")
     with RpcServer(ws) as server:
         mark = server.result("workspace.checkpoint", {})["checkpoint"]
-        done = _import(server, "d", _tar(("ln", "new.txt"), ("other", "new.txt")))
+        done = _import(server, "d", tar_of(links=[("ln", "new.txt"), ("other", "new.txt")]))
         assert done == {"created": 0, "replaced": 2, "bytes": 0}
         assert os.readlink(ws / "d" / "ln") == "new.txt"
         (ws / "d" / "other").unlink()  # someone else's link since: theirs to keep

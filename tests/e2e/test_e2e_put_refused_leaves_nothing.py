@@ -6,26 +6,15 @@ gone before the answer is sent."""
 
 from __future__ import annotations
 
-import io
 import os
-import tarfile
 from pathlib import Path
 
 import httpx
 
 from http_server import HttpServer
+from tar_support import tar_of
 
 TOKEN = "tok-put-refused"
-
-
-def _tar() -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name in ("p/q.txt", "p/r.txt"):
-            info = tarfile.TarInfo(name)
-            info.size = 10
-            tar.addfile(info, io.BytesIO(b"z" * 10))
-    return buf.getvalue()
 
 
 def test_a_refused_put_leaves_no_spool_when_its_answer_comes(tmp_path: Path) -> None:
@@ -39,7 +28,8 @@ def test_a_refused_put_leaves_no_spool_when_its_answer_comes(tmp_path: Path) -> 
             ("/files/b.txt", b"b" * 200, {}, "quota_exceeded"),  # bytes
             ("/files/x/y/z.txt", b"b", {}, "quota_exceeded"),  # files
             ("/files/c.txt", b"c", {"x-content-sha256": "0" * 64}, "verification_failed"),
-            ("/archive/imp", _tar(), {}, "quota_exceeded"),
+            ("/archive/imp", tar_of([("p/q.txt", b"z" * 10), ("p/r.txt", b"z" * 10)]), {},
+             "quota_exceeded"),
         ]
         for target, body, headers, code in refusals * 3:
             reply = httpx.put(srv.base + target, content=body, headers={**auth, **headers},

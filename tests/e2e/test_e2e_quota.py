@@ -5,6 +5,7 @@ would cross the quota half-way refused whole; concurrent writes never jointly pa
 
 from __future__ import annotations
 
+import base64
 import os
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 from benchmarks.quota_rows import outside_changes, walked_usage
 from rpc_client import RpcServer, error_code, snapshot
+from tar_support import tar_of
 
 BASE = "head\n" + "x" * 895  # big.txt: 900 of the workspace's 1000 bytes
 
@@ -196,17 +198,7 @@ def test_upload_parts_count_as_they_arrive(tmp_path: Path) -> None:
 
 
 def _archive(*files: tuple[str, bytes]) -> str:
-    import base64
-    import io
-    import tarfile
-
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in files:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return base64.b64encode(buf.getvalue()).decode()
+    return base64.b64encode(tar_of(files, gz=True)).decode()
 
 
 def test_archive_import_past_the_quota_is_refused_whole(tmp_path: Path) -> None:

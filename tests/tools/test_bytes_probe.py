@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import io
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -20,16 +18,12 @@ from chorus_tools.tools.mutate import dirs, move
 from chorus_tools.tools.mutate.delete import delete
 from chorus_tools.tools.mutate.quota import Room
 
+from tar_support import tar_of
+
 
 def _tar(*files: tuple[str, bytes]) -> bytes:
     """A plain tar as tarfile (and GNU tar) write it: padded to a whole 10 KiB record."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, data in files:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+    return tar_of(files)
 
 
 def _sent(ctx: ToolContext, into: str, archive: bytes) -> str:

@@ -22,7 +22,7 @@ import pytest
 
 from fuzzing import first_then_long
 from rpc_client import RpcServer, error_code, wait_gone
-from chorus_tools.tools.mutate.temp_names import TEMP_PREFIX
+from chorus_tools.tools.confine.reserved import TEMP_PREFIX
 
 SIZE = 8 << 20
 CONTENTS = ["A" * (SIZE - 2) + "A\n", "".join(f"{i:07d}\n" for i in range(SIZE // 8))]

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from rpc_client import RpcServer, error_code
-from chorus_tools.tools.mutate.temp_names import TEMP_PREFIX
+from chorus_tools.tools.confine.reserved import TEMP_PREFIX
 
 LINES = 100
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from chorus_tools.tools.mutate.atomic import Current, mutate
-from chorus_tools.tools.mutate.temp_names import TEMP_PREFIX, is_temp_name, sweep_temp_files
+from chorus_tools.tools.confine.reserved import TEMP_PREFIX, is_temp_name
+from chorus_tools.tools.mutate.temp_names import sweep_temp_files
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.confine.sandbox import Workspace

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chorus_tools.tools.mutate.temp_names import TEMP_PREFIX
+from chorus_tools.tools.confine.reserved import TEMP_PREFIX
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.mutate.delete import delete
 from chorus_tools.tools.errors import ToolError

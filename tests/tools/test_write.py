@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import chorus_tools.tools.mutate.atomic
-from chorus_tools.tools.mutate.temp_names import TEMP_PREFIX
+from chorus_tools.tools.confine.reserved import TEMP_PREFIX
 from chorus_tools.tools.context import Limits, ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.confine.sandbox import version_of

@@ -29,7 +29,7 @@ from typing import Any
 from chorus_tools.tools.bytes import tar_read
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.mutate.temp_names import is_temp_name
+from chorus_tools.tools.confine.reserved import is_temp_name
 
 _CHUNK = 1 << 20
 # tar pads its end to a whole record (20 blocks, 10 KiB, by default; a larger blocking

@@ -45,7 +45,7 @@ from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.mutate.atomic import Spooled
-from chorus_tools.tools.mutate.temp_names import TEMP_PREFIX
+from chorus_tools.tools.confine.reserved import TEMP_PREFIX
 from chorus_tools.tools.mutate.quota import charge
 
 SPOOL_PREFIX = TEMP_PREFIX + "upload-"

@@ -19,7 +19,7 @@ from chorus_tools.tools.confine.sandbox import names_directory, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import Current, Spooled, conflict_error, mutate, split_parent
-from chorus_tools.tools.mutate.temp_names import refuse_reserved
+from chorus_tools.tools.confine.reserved import refuse_reserved
 
 
 def upload_begin(ctx: ToolContext, path: str, size: int | None = None,

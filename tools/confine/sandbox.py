@@ -17,6 +17,7 @@ import stat
 from typing import Callable
 
 from chorus_tools.tools.confine.deny import DenyRules, denied
+from chorus_tools.tools.confine.reserved import refuse_reserved_path
 from chorus_tools.tools.errors import ToolError, from_os_error
 
 _SYS_OPENAT2 = 437  # the same number in the generic and the x86_64 syscall tables
@@ -190,10 +191,14 @@ class Workspace:
         self.normalised: dict[str, str] = {}
 
     def rel(self, path: object, *, param: str = "path", allow_empty: bool = False) -> str:
-        """The client's path as a normalised workspace-relative path, or a ToolError."""
+        """The client's path as a normalised workspace-relative path, or a ToolError: a
+        path naming one of the runtime's reserved entries is refused whatever the call."""
         if path and isinstance(path, str) and (known := self.normalised.get(path)):
-            return known
-        return normalize(path, param=param, allow_empty=allow_empty, roots=self.roots)
+            rel = known
+        else:
+            rel = normalize(path, param=param, allow_empty=allow_empty, roots=self.roots)
+        refuse_reserved_path(rel, str(path), param)
+        return rel
 
     def open(self, rel: str, flags: int, mode: int = 0o666, *, shown: str | None = None,
              fallback: str = "internal_error") -> int:

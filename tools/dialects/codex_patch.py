@@ -24,7 +24,7 @@ from chorus_tools.tools.dialects.codex_edit import edit
 from chorus_tools.tools.dialects.v4a import FileOp, parse
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.diagnostics import Judge, refuse_introduced
-from chorus_tools.tools.mutate.temp_names import refuse_reserved
+from chorus_tools.tools.confine.reserved import refuse_reserved
 from chorus_tools.tools.mutate.restore import link_target
 from chorus_tools.tools.read.reencode import encode_edit
 from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode

@@ -29,8 +29,8 @@ from typing import Callable, Iterator
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
-from chorus_tools.tools.mutate.temp_names import (TEMP_PREFIX, is_temp_name, refuse_reserved,
-                                                  remove_stale)
+from chorus_tools.tools.confine.reserved import TEMP_PREFIX, is_temp_name, refuse_reserved
+from chorus_tools.tools.mutate.temp_names import remove_stale
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.sandbox import (ROOT, check_regular, names_directory, open_same,
                                                 version_of)

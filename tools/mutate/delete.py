@@ -10,7 +10,7 @@ from chorus_tools.tools.mutate.atomic import locked_dir, read_entry, split_paren
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
-from chorus_tools.tools.mutate.temp_names import refuse_reserved_path
+from chorus_tools.tools.confine.reserved import refuse_reserved_path
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.sandbox import ROOT, check_regular, names_directory
 

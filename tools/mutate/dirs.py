@@ -22,7 +22,7 @@ import stat
 from typing import Any, Iterator
 
 from chorus_tools.tools.mutate.atomic import locked_dir, open_parent, split_parent, unmake
-from chorus_tools.tools.mutate.temp_names import refuse_reserved, refuse_reserved_path
+from chorus_tools.tools.confine.reserved import refuse_reserved, refuse_reserved_path
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge

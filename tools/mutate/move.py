@@ -24,7 +24,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from chorus_tools.tools.mutate.atomic import open_parent, read_entry, split_parent, unmake
-from chorus_tools.tools.mutate.temp_names import refuse_reserved_path
+from chorus_tools.tools.confine.reserved import refuse_reserved_path
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge

@@ -134,7 +134,7 @@ def _spooled_bytes(root_fd: int) -> int:
 
 
 def _scan(fd: int, stack: list[int], total: int, count: int) -> tuple[int, int]:
-    from chorus_tools.tools.mutate.temp_names import is_temp_name
+    from chorus_tools.tools.confine.reserved import is_temp_name
 
     try:
         entries = list(os.scandir(fd))

@@ -11,32 +11,11 @@ import re
 import stat
 from typing import Iterator
 
+from chorus_tools.tools.confine.reserved import TEMP_PREFIX
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.errors import ToolError
 
-TEMP_PREFIX = ".chorus-tmp-"
 _TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[0-9a-f]{16}")
-
-
-def is_temp_name(name: str) -> bool:
-    """True for a name our atomic writes use (and that listings and searches hide)."""
-    return name.startswith(TEMP_PREFIX)
-
-
-def refuse_reserved(name: str, shown: str, param: str = "path") -> None:
-    """invalid_params for a name our atomic writes reserve (docs/protocol.md, Paths)."""
-    if is_temp_name(name):
-        raise ToolError("invalid_params", f"File names starting with {TEMP_PREFIX!r} are "
-                        f"reserved for atomic writes: {shown}. Choose another name.",
-                        path=shown, param=param)
-
-
-def refuse_reserved_path(rel: str, shown: str, param: str = "path") -> None:
-    """invalid_params for a path with a reserved name anywhere in it: a change never
-    reaches into the runtime's own entries (an upload's spool is a directory of them)."""
-    for name in rel.split("/"):
-        refuse_reserved(name, shown, param)
 
 
 def remove_stale(dir_fd: int) -> int:

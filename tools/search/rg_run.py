@@ -21,7 +21,7 @@ from chorus_tools.tools.confine import launcher
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.mutate.temp_names import TEMP_PREFIX
+from chorus_tools.tools.confine.reserved import TEMP_PREFIX
 from chorus_tools.tools.search.rg_errors import (SHOWN_FALLBACKS, PathError, path_errors,
                                                  raise_failure, unread_directory,
                                                  whole_failure)

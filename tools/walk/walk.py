@@ -31,7 +31,7 @@ import os
 from operator import itemgetter
 from typing import Any, Callable, Collection, Iterator, NamedTuple
 
-from chorus_tools.tools.mutate.temp_names import is_temp_name
+from chorus_tools.tools.confine.reserved import is_temp_name
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.globs import (IGNORE, NONE, WHITELIST, GlobError, SearchGlobs,

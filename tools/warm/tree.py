@@ -20,7 +20,7 @@ import stat
 from typing import Callable, Iterator
 
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.mutate.temp_names import is_temp_name
+from chorus_tools.tools.confine.reserved import is_temp_name
 from chorus_tools.tools.walk.globs import RuleSet
 from chorus_tools.tools.walk.ignore import IGNORE_FILES, load_dir_rules
 from chorus_tools.tools.walk.source import CHILD_FLAGS, DIR, FILE, OTHER, SYMLINK, kind_of

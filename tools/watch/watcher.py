@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator
 import watchfiles
 
 from chorus_tools.tools.mutate.atomic import split_parent
-from chorus_tools.tools.mutate.temp_names import is_temp_name
+from chorus_tools.tools.confine.reserved import is_temp_name
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.globs import IGNORE, ListPattern

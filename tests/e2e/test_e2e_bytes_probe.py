@@ -278,3 +278,17 @@ def test_a_refused_commit_was_recorded_without_its_path_or_the_files_hashes(
     assert (commit["path"], commit["outcome"], commit["bytes"], commit["sha256_before"],
             commit["sha256_after"]) == ("g.bin", "verification_failed", 0, old, old)
     assert (extract["path"], extract["outcome"]) == ("dest", "invalid_params")
+
+
+def test_read_bytes_without_a_length_under_a_small_chunk_limit_was_refused_for_one(
+        tmp_path: Path) -> None:
+    """`length` left out is 1 MiB; under a --max-chunk-bytes below that, a call naming no
+    length was refused as invalid_params for its `length`. It reads the limit's worth."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.bin").write_bytes(BODY)
+    with RpcServer(ws, "--max-chunk-bytes", "1000") as server:
+        got = server.result("file.read_bytes", {"path": "a.bin"})
+        assert base64.b64decode(got["data"]) == BODY[:1000] and got["length"] == 1000
+        assert server.error("file.read_bytes", {"path": "a.bin", "length": 1001})[
+            "data"]["param"] == "length"

@@ -31,8 +31,12 @@ def read_range(fd: int, offset: int, length: int) -> bytes:
 
 
 def read_bytes(ctx: ToolContext, path: str, offset: int = 0,
-               length: int = DEFAULT_LENGTH) -> dict[str, Any]:
+               length: int | None = None) -> dict[str, Any]:
+    """`length` left out is 1 MiB, or the chunk limit when that is lower: a client that
+    named no length is never refused for one."""
     limit = ctx.limits.max_chunk_bytes
+    if length is None:
+        length = min(DEFAULT_LENGTH, limit)
     if length > limit:
         raise ToolError("invalid_params", f"'length' is {length}, over the {limit}-byte "
                         "chunk limit (--max-chunk-bytes): read the file in several ranges.",

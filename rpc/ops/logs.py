@@ -17,6 +17,7 @@ import orjson
 
 REQUEST_FIELDS = ("id", "method", "path", "outcome", "ms")
 requests_log = logging.getLogger("chorus.requests")
+address_log = logging.getLogger("chorus.address")  # said whatever --log-level is
 
 
 class JsonFormatter(logging.Formatter):
@@ -61,6 +62,15 @@ def configure(level: str, log_format: str, log_requests: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     requests_log.setLevel(logging.INFO if log_requests else logging.WARNING)
+    address_log.setLevel(logging.INFO)
+
+
+def serving(address: str) -> None:
+    """The one line a launcher reads to learn the port (--http 127.0.0.1:0), in the log's
+    own format: under --log-format json an object like every other line, its event the
+    same words, so a pattern for the address finds it in either."""
+    address_log.info("serving HTTP on http://%s/mcp (MCP) and http://%s/rpc (JSON-RPC)",
+                     address, address)
 
 
 def log_request(rid: Any, method: str, path: Any, outcome: str, ms: float) -> None:

@@ -17,7 +17,6 @@ import os
 import signal
 import socket
 import stat
-import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
@@ -35,6 +34,7 @@ from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, T
 from chorus_tools.rpc.wire.http_options import HttpOptions
 from chorus_tools.rpc.ops.drain import Drain
 from chorus_tools.rpc.ops.metrics import Metrics
+from chorus_tools.rpc.ops.logs import serving
 from chorus_tools.rpc.process.pool import Pool
 from chorus_tools.rpc.dispatch.history import History
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
@@ -280,9 +280,7 @@ class Server:
                                self._drain, self._metrics)
         address = self._http.start(sock)
         self._pool.more_fds = self._http.connection_fds
-        # the one line a launcher reads to learn the port (with --http 127.0.0.1:0)
-        print(f"chorus-tools: serving HTTP on http://{address}/mcp (MCP) and "
-              f"http://{address}/rpc (JSON-RPC)", file=sys.stderr, flush=True)
+        serving(address)
 
     def _serves_stdio(self) -> bool:
         """Without --http, always; with it, when stdin is a pipe or socket."""

@@ -315,3 +315,17 @@ def _at_cap(server: HttpServer, probe: bytes) -> bytes:
         if not answer.startswith(b"HTTP/1.1 503 "):
             return answer
     raise AssertionError(f"50 probes refused: {answer!r}")
+
+
+def test_json_logs_are_json_on_every_line_the_address_too(tmp_path: Path) -> None:
+    """Under --log-format json the line naming the HTTP address was plain text, the one
+    line a JSON log reader could not parse; it is an object like the others, and the
+    launcher's pattern (tests/http_server.py) still finds the address in its event."""
+    (tmp_path / "ws").mkdir()
+    with HttpServer(tmp_path / "ws", "--log-format", "json") as server:
+        assert httpx.get(server.base + "/healthz").status_code == 200
+    lines = [json.loads(line) for line in server.stderr.splitlines() if line.strip()]
+    said = [e for e in lines if e["logger"] == "chorus.address"]
+    assert len(said) == 1 and said[0]["level"] == "info"
+    assert said[0]["event"] == (f"serving HTTP on {server.base}/mcp (MCP) and "
+                                f"{server.base}/rpc (JSON-RPC)")

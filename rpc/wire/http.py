@@ -175,8 +175,10 @@ class HttpFront:
             return None if head.method in ("GET", "HEAD") else plain(
                 405, "Method not allowed.", [("allow", "GET, HEAD")])
         if head.path.startswith((files.PREFIX, archive.PREFIX)):
-            if head.method not in ("GET", "PUT"):
-                return plain(405, "Method not allowed.", [("allow", "GET, PUT")])
+            allowed = ("GET", "HEAD", "PUT") if head.path.startswith(files.PREFIX) else (
+                "GET", "PUT")  # an archive's length is known only once it is made
+            if head.method not in allowed:
+                return plain(405, "Method not allowed.", [("allow", ", ".join(allowed))])
             return None
         if head.path not in ("/mcp", "/rpc"):
             return plain(404, "Not found: the endpoints are /mcp (MCP), /rpc (JSON-RPC) "

@@ -79,7 +79,9 @@ async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
         if partial:
             headers.append(("content-range", f"bytes {start}-{end - 1}/{size}"))
         out.stream(206 if partial else 200, headers)
-        if await _send(out, opened.fds[0], version, start, end):
+        if head.method == "HEAD":  # GET's head alone: the length, version and range
+            out.end()
+        elif await _send(out, opened.fds[0], version, start, end):
             dispatcher.streamed_out(end - start)
 
 

@@ -41,21 +41,28 @@ def _raw(base: str, request: bytes) -> bytes:
 def test_head_on_files_and_probes_was_a_dropped_connection_and_an_error_log(
         tmp_path: Path) -> None:
     """HEAD /files/{path} was answered 405 with a body, which h11 refuses for HEAD: the
-    connection was dropped without any answer and a traceback logged. /files and
-    /archive serve no HEAD (405, head alone); a probe answers it as GET, without body."""
+    connection was dropped without any answer and a traceback logged. HEAD of a file is
+    its GET's head (length, ETag) without the body, and the connection serves on; a
+    probe answers it as GET; /archive, whose length is known only once made, 405."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.bin").write_bytes(BODY)
     with HttpServer(ws, token="t0ken", tmp=tmp_path) as server:
         auth = {"authorization": "Bearer t0ken"}
-        for path, status in (("/files/a.bin", 405), ("/healthz", 200), ("/archive/", 405)):
+        for path, status in (("/files/a.bin", 200), ("/healthz", 200), ("/archive/", 405)):
             head = httpx.head(server.base + path, headers=auth)
             assert head.status_code == status and head.content == b"", path
-        host = urlsplit(server.base).netloc
-        got = _raw(server.base, f"HEAD /files/a.bin HTTP/1.1\r\nHost: {host}\r\n"
-                   "Authorization: Bearer t0ken\r\n\r\n".encode())
-        assert got.startswith(b"HTTP/1.1 405 ") and got.endswith(b"\r\n\r\n"), got
-        assert httpx.get(server.base + "/files/a.bin", headers=auth).content == BODY
+        whole = httpx.get(server.base + "/files/a.bin", headers=auth)
+        assert whole.content == BODY
+        with httpx.Client(headers=auth) as client:  # one connection: it serves on
+            head = client.head(server.base + "/files/a.bin", headers={"range": "bytes=2-5"})
+            assert head.status_code == 206 and head.content == b""
+            assert head.headers["content-length"] == "4"
+            assert head.headers["content-range"] == f"bytes 2-5/{len(BODY)}"
+            head = client.head(server.base + "/files/a.bin")
+            assert head.headers["content-length"] == str(len(BODY))
+            assert head.headers["etag"] == whole.headers["etag"]
+            assert client.get(server.base + "/files/a.bin").content == BODY
     assert b"Traceback" not in server.stderr and b"ERROR" not in server.stderr, \
         server.stderr.decode(errors="replace")
 

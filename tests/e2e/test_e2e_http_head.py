@@ -60,7 +60,8 @@ def test_head_of_metrics_needs_the_token_like_its_get(server: HttpServer) -> Non
 def test_head_elsewhere_is_answered_its_status_with_no_body(server: HttpServer) -> None:
     auth = f"Authorization: Bearer {TOKEN}\r\n".encode()
     host = server.base.removeprefix("http://").encode()
-    for target, status in ((b"/files/a.txt", b"405"), (b"/rpc", b"405")):
+    for target, status in ((b"/files/a.txt", b"200"), (b"/archive/", b"405"),
+                           (b"/rpc", b"405")):
         reply = _raw(server, b"HEAD " + target + b" HTTP/1.1\r\nHost: " + host + b"\r\n"
                      + auth + b"\r\n")
         assert reply.startswith(b"HTTP/1.1 " + status), reply

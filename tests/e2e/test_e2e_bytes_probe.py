@@ -11,9 +11,11 @@ import re
 import socket
 import time
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from http_server import HttpServer
 from rpc_client import RpcServer, error_code
@@ -36,6 +38,16 @@ def _raw(base: str, request: bytes) -> bytes:
         except TimeoutError:
             pass
     return got
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[HttpServer]:
+    """A server over a workspace holding a.bin (BODY)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.bin").write_bytes(BODY)
+    with HttpServer(ws) as server:
+        yield server
 
 
 def test_head_on_files_and_probes_was_a_dropped_connection_and_an_error_log(
@@ -67,42 +79,34 @@ def test_head_on_files_and_probes_was_a_dropped_connection_and_an_error_log(
         server.stderr.decode(errors="replace")
 
 
-def test_if_none_match_with_a_list_or_a_weak_tag_was_a_full_200(tmp_path: Path) -> None:
+def test_if_none_match_with_a_list_or_a_weak_tag_was_a_full_200(served: HttpServer) -> None:
     """If-None-Match is a list of ETags compared weakly (RFC 9110, 13.1.2): a client
     sending the tag it holds among others, or as W/"...", got the whole file again; and
     a 304 said `Content-Length: 0`, which it may only say of the full body's length."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.bin").write_bytes(BODY)
-    with HttpServer(ws) as server:
-        url = server.base + "/files/a.bin"
-        tag = httpx.get(url).headers["etag"]
-        for given in (f'"other", {tag}', f"W/{tag}", f'W/"x", W/{tag}', tag, "*"):
-            got = httpx.get(url, headers={"if-none-match": given})
-            assert got.status_code == 304 and got.content == b"", given
-            assert got.headers["etag"] == tag
-            # no Content-Length: 0 for a 1 KiB file (RFC 9110, 8.6: the full body's or none)
-            assert got.headers.get("content-length", str(len(BODY))) == str(len(BODY))
-        assert httpx.get(url, headers={"if-none-match": '"other"'}).content == BODY
+    url = served.base + "/files/a.bin"
+    tag = httpx.get(url).headers["etag"]
+    for given in (f'"other", {tag}', f"W/{tag}", f'W/"x", W/{tag}', tag, "*"):
+        got = httpx.get(url, headers={"if-none-match": given})
+        assert got.status_code == 304 and got.content == b"", given
+        assert got.headers["etag"] == tag
+        # no Content-Length: 0 for a 1 KiB file (RFC 9110, 8.6: the full body's or none)
+        assert got.headers.get("content-length", str(len(BODY))) == str(len(BODY))
+    assert httpx.get(url, headers={"if-none-match": '"other"'}).content == BODY
 
 
 def test_range_of_the_last_zero_bytes_was_a_206_with_a_backwards_content_range(
-        tmp_path: Path) -> None:
+        served: HttpServer) -> None:
     """`Range: bytes=-0` asks for no bytes (unsatisfiable: 416), and `bytes=9-3` is no
     valid range (ignored: the whole file); they were a 206 whose Content-Range ended
     before it began, and a 416."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.bin").write_bytes(BODY)
-    with HttpServer(ws) as server:
-        url = server.base + "/files/a.bin"
-        none = httpx.get(url, headers={"range": "bytes=-0"})
-        assert none.status_code == 416 and none.headers["content-range"] == \
-            f"bytes */{len(BODY)}"
-        backwards = httpx.get(url, headers={"range": "bytes=9-3"})
-        assert backwards.status_code == 200 and backwards.content == BODY
-        tail = httpx.get(url, headers={"range": "bytes=-3"})
-        assert tail.status_code == 206 and tail.content == BODY[-3:]
+    url = served.base + "/files/a.bin"
+    none = httpx.get(url, headers={"range": "bytes=-0"})
+    assert none.status_code == 416 and none.headers["content-range"] == \
+        f"bytes */{len(BODY)}"
+    backwards = httpx.get(url, headers={"range": "bytes=9-3"})
+    assert backwards.status_code == 200 and backwards.content == BODY
+    tail = httpx.get(url, headers={"range": "bytes=-3"})
+    assert tail.status_code == 206 and tail.content == BODY[-3:]
 
 
 def test_a_range_spanning_the_whole_file_was_a_200_without_content_range(
@@ -127,25 +131,21 @@ def test_a_range_spanning_the_whole_file_was_a_200_without_content_range(
 
 
 def test_a_range_under_an_if_range_naming_an_older_version_was_served_partial(
-        tmp_path: Path) -> None:
+        served: HttpServer) -> None:
     """A client resuming a download sends `If-Range` with the ETag of what it has: once
     the file changed, the range is of another version and must be ignored (RFC 9110,
     13.1.5: the whole file, 200); the server sent the range of the new file, which the
     client spliced onto the old bytes."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.bin").write_bytes(BODY)
-    with HttpServer(ws) as server:
-        url = server.base + "/files/a.bin"
-        tag = httpx.get(url).headers["etag"]
-        same = httpx.get(url, headers={"range": "bytes=10-19", "if-range": tag})
-        assert same.status_code == 206 and same.content == BODY[10:20]
-        assert httpx.put(url, content=BODY[::-1]).status_code == 200
-        stale = httpx.get(url, headers={"range": "bytes=10-19", "if-range": tag})
-        assert stale.status_code == 200 and stale.content == BODY[::-1]
-        dated = httpx.get(url, headers={"range": "bytes=10-19",
-                                        "if-range": "Sun, 29 Nov 2026 13:00:00 GMT"})
-        assert dated.status_code == 200 and dated.content == BODY[::-1]
+    url = served.base + "/files/a.bin"
+    tag = httpx.get(url).headers["etag"]
+    same = httpx.get(url, headers={"range": "bytes=10-19", "if-range": tag})
+    assert same.status_code == 206 and same.content == BODY[10:20]
+    assert httpx.put(url, content=BODY[::-1]).status_code == 200
+    stale = httpx.get(url, headers={"range": "bytes=10-19", "if-range": tag})
+    assert stale.status_code == 200 and stale.content == BODY[::-1]
+    dated = httpx.get(url, headers={"range": "bytes=10-19",
+                                    "if-range": "Sun, 29 Nov 2026 13:00:00 GMT"})
+    assert dated.status_code == 200 and dated.content == BODY[::-1]
 
 
 def _tar(*files: tuple[str, bytes]) -> bytes:

@@ -179,6 +179,7 @@ def test_an_archive_import_recorded_one_line_with_one_files_hashes_and_bytes(
     assert got["dst/ln"]["sha256_after"] == sha(b"x.txt")  # a link: its text, as delete
 
 
+@pytest.mark.long  # waits out an upload timeout: ~3 s
 def test_an_abandoned_upload_stayed_on_disk_and_in_the_quota_past_its_timeout(
         tmp_path: Path) -> None:
     """An upload untouched for --upload-timeout was removed only by the next upload call:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from e2e_support import _children, _open_files, slow_workspace, wait_for
 from http_server import HttpServer
@@ -21,6 +22,7 @@ from http_server import HttpServer
 TOKEN = "tok-drain-bodies"
 
 
+@pytest.mark.long  # waits out a drain: ~4 s
 def test_requests_during_the_drain_get_shutting_down_in_their_endpoints_form(
         tmp_path: Path) -> None:
     root = tmp_path / "ws"

@@ -75,6 +75,7 @@ def _records(cache: Path) -> dict[str, os.stat_result]:
     return {str(p.relative_to(cache)): p.stat() for p in cache.glob("*/*")}
 
 
+@pytest.mark.long  # six servers, four at once: ~12 s
 def test_a_copy_is_answered_from_the_records_as_a_parse_answers(tmp_path: Path) -> None:
     first, copy, changed = _tree(tmp_path / "first"), tmp_path / "copy", tmp_path / "changed"
     twin = tmp_path / "twin"

@@ -7,6 +7,8 @@ import random
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.soak import SoakClient, prepare
 from rpc_client import REPO
 
@@ -14,6 +16,7 @@ REQUESTS = 3_000
 KILL_EVERY = 500
 
 
+@pytest.mark.long  # thousands of requests and kills: ~3 s
 def test_short_soak_answers_every_id_once_and_leaks_nothing(tmp_path: Path) -> None:
     prepare(tmp_path)
     argv = [sys.executable, "-m", "chorus_tools", "--workspace", str(tmp_path),

@@ -151,6 +151,7 @@ def _walk(modules: list[tuple[str, str]], edits: int, seed: int) -> Iterator[boo
             text, prior = after, step or whole
 
 
+@pytest.mark.long  # random edits over the standard library: ~5 s
 def test_incremental_agrees_with_the_whole_check_on_random_stdlib_edits() -> None:
     answered = list(_walk(_modules(12, 14_000, 44), 30, 44))
     assert len(answered) >= 250

@@ -18,8 +18,7 @@ from chorus_tools.tools.bytes.write import refuse_existing
 from chorus_tools.tools.confine.sandbox import names_directory, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.mutate.atomic import Current, Spooled, conflict_error, mutate, split_parent
-from chorus_tools.tools.confine.reserved import refuse_reserved
+from chorus_tools.tools.mutate.atomic import Current, Spooled, conflict_error, mutate
 
 
 def upload_begin(ctx: ToolContext, path: str, size: int | None = None,
@@ -29,7 +28,6 @@ def upload_begin(ctx: ToolContext, path: str, size: int | None = None,
     """`replaced_*`: the version and digest of the file this server landed at the path,
     added by the invoker (rpc/dispatch/landed.py), never by a client."""
     rel = ctx.ws.rel(path)
-    refuse_reserved(split_parent(rel)[1], path)
     if names_directory(path):
         raise ToolError("is_directory", f"The path ends with '/', so it names a directory: "
                         f"{path}. Give a file path.", path=path)

@@ -24,7 +24,6 @@ from chorus_tools.tools.dialects.codex_edit import edit
 from chorus_tools.tools.dialects.v4a import FileOp, parse
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.patch.diagnostics import Judge, refuse_introduced
-from chorus_tools.tools.confine.reserved import refuse_reserved
 from chorus_tools.tools.mutate.restore import link_target
 from chorus_tools.tools.read.reencode import encode_edit
 from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode
@@ -47,7 +46,6 @@ class Plan:
         if rel == ROOT or names_directory(path):
             raise ToolError("is_directory", f"Patch line {line} names a directory: {path}. "
                             "Give a file path.", path=path, line=line)
-        refuse_reserved(rel.rpartition("/")[2], path, param="input")
         if rel not in self.files:
             self.files[rel] = _load(self.ctx, rel, path)
         return self.files[rel]

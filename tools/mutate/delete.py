@@ -10,7 +10,6 @@ from chorus_tools.tools.mutate.atomic import locked_dir, read_entry, split_paren
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
-from chorus_tools.tools.confine.reserved import refuse_reserved_path
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.sandbox import ROOT, check_regular, names_directory
 
@@ -22,7 +21,6 @@ def delete(ctx: ToolContext, path: str) -> dict[str, Any]:
     if rel == ROOT or names_directory(path):
         raise ToolError("is_directory", f"Path names a directory: {path}. file.delete "
                         "removes files and symlinks only; give a file's path.", path=path)
-    refuse_reserved_path(rel, path)
     parent, name = split_parent(rel)
     with locked_dir(ctx, parent, shown=path) as dir_fd:
         try:

@@ -22,7 +22,6 @@ import stat
 from typing import Any, Iterator
 
 from chorus_tools.tools.mutate.atomic import locked_dir, open_parent, split_parent, unmake
-from chorus_tools.tools.confine.reserved import refuse_reserved, refuse_reserved_path
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
@@ -40,7 +39,6 @@ def create(ctx: ToolContext, path: str, parents: bool = True) -> dict[str, Any]:
     if rel == ROOT or _exists_as_dir(ctx, rel, path):
         return {"success": True, "created": False}
     parent, name = split_parent(rel)
-    refuse_reserved(name, path)
     made: list[str] = []  # parents made for it: gone again if it is refused
     try:
         dir_fd = open_parent(ctx, parent, path, parents, made)
@@ -94,7 +92,6 @@ def delete(ctx: ToolContext, path: str, recursive: bool = False) -> dict[str, An
     if rel == ROOT:
         raise ToolError("invalid_params", f"'{path}' is the workspace root, which is never "
                         "deleted. Name a directory inside it.", param="path", path=path)
-    refuse_reserved_path(rel, path)
     parent, name = split_parent(rel)
     with locked_dir(ctx, parent, shown=path) as parent_fd:
         top = _open_top(parent_fd, name, path)

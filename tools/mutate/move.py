@@ -24,7 +24,6 @@ from contextlib import ExitStack
 from typing import Any
 
 from chorus_tools.tools.mutate.atomic import open_parent, read_entry, split_parent, unmake
-from chorus_tools.tools.confine.reserved import refuse_reserved_path
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
@@ -135,7 +134,6 @@ def _endpoint(ctx: ToolContext, path: str, param: str) -> str:
         raise ToolError("invalid_params", f"'{param}' is the workspace root: {path}. The "
                         "root can be neither moved nor replaced; name an entry inside it.",
                         param=param, path=path)
-    refuse_reserved_path(rel, path, param)
     return rel
 
 

@@ -108,16 +108,25 @@ def _get(server: HttpServer, name: str) -> int:
         if status != 200:
             raise ProtocolError(f"GET /files answered {status}")
         left = int(headers["content-length"]) - len(rest)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, min(WAKE, max(left, 1)))
         buffer = memoryview(bytearray(RECEIVE))
+        mark = 0
         while left > 0:
-            if left < WAKE:  # a wake-up mark past the body's end would wait for ever
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, left)
+            if mark != (wanted := _mark(left)):
+                mark = wanted
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, mark)
             got = sock.recv_into(buffer, min(left, RECEIVE))
             if not got:
                 raise ProtocolError("GET /files ended early")
             left -= got
     return int(headers["content-length"])
+
+
+def _mark(left: int) -> int:
+    """The wake-up mark for a body with `left` bytes to come. Linux wakes a reader asleep
+    in recv only when `mark` bytes it has not yet copied wait (or at FIN): a reader that
+    copied some and sleeps for the rest would wait for ever if fewer than `mark` remain,
+    so the last 2 × WAKE bytes are read as they come."""
+    return WAKE if left >= 2 * WAKE else 1
 
 
 def _timed(env: Env, once: Callable[[], object],

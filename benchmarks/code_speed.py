@@ -7,6 +7,8 @@ code.references against `rg -n -w NAME`, warm and walking) are in benchmarks/cod
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import shutil
 import statistics
 import subprocess
@@ -19,6 +21,9 @@ from benchmarks.generate import MIB
 from benchmarks.loadclient import McpSession, ProtocolError, StdioServer
 from benchmarks.mcp_reference import Unavailable
 from benchmarks.report import Measure
+from chorus_tools.tools.code.languages import parser
+from chorus_tools.tools.code.symbols import supported
+from chorus_tools.tools.warm.symbol_index import MAX_FILE_BYTES
 
 CODE_BUDGET = 1024 * MIB  # --index-memory for the code rows: the symbol index fits at 200k
 POLL = 0.1
@@ -119,6 +124,39 @@ def index_build(env: Env) -> Measure:
     return Measure("rate", state["symbol_files"] / max(seconds, 1e-9), {
         "symbol_files": state["symbol_files"], "symbols_indexed": state["symbols_indexed"],
         "seconds": round(seconds, 2), "memory_bytes": state["memory_bytes"]})
+
+
+def parse_floor(env: Env) -> Measure:
+    """What any build of the index pays on this machine before it makes anything of a
+    tree: the same code files (those the index parses) read and parsed by tree-sitter, a
+    process a CPU, the trees thrown away; the best rate of the rounds."""
+    files = [path for path in map(str, sorted(env.stdlib.rglob("*"))) if _parsed(path)]
+    cpus = os.cpu_count() or 1
+    with multiprocessing.get_context("spawn").Pool(cpus) as pool:
+        pool.map(_parse, files[:cpus * 16])  # the workers' imports and grammars loaded
+        best = float("inf")
+        for _ in range(max(env.scale.rounds, 1)):
+            start = time.perf_counter()
+            pool.map(_parse, files, chunksize=16)
+            best = min(best, time.perf_counter() - start)
+    return Measure("rate", len(files) / best, {"symbol_files": len(files),
+                                                "seconds": round(best, 2), "processes": cpus})
+
+
+def _parsed(path: str) -> bool:
+    """Whether the symbol index parses `path` (tools/warm/symbol_index.read_local)."""
+    if not os.path.isfile(path) or os.path.getsize(path) > MAX_FILE_BYTES:
+        return False
+    with open(path, "rb") as f:
+        return supported(path, f.read()) is not None
+
+
+def _parse(path: str) -> None:
+    with open(path, "rb") as f:
+        data = f.read()
+    grammar = supported(path, data)
+    assert grammar is not None  # chosen by _parsed
+    parser(grammar).parse(data)
 
 
 # one real question: where is HTTPConnection.request defined, and who calls it? ---------

@@ -57,9 +57,12 @@ class Watches:
         self._process: Any = None
         self._to = self._from = -1
         self._reader = FrameReader()
+        self._closed = False  # the server is ending: no watcher starts again
 
     async def add(self, spec: dict[str, Any], send: Send) -> str:
         """Register a watch whose changes go to `send`; returns its id once it is live."""
+        if self._closed:
+            raise _ending()
         if self._process is None:
             self._start()
         watch_id = f"w{next(self._ids)}"
@@ -88,10 +91,17 @@ class Watches:
         return True
 
     def close(self) -> None:
-        """Watches end with the server."""
+        """Watches end with the server: a watch still starting is refused, and none starts
+        after (a watcher forked past this point outlived the server: its exit waited on it
+        for ever)."""
+        self._closed = True
         if self._restart is not None:
             self._restart.cancel()
         self._stop_process()
+        for ready in self._ready.values():
+            if not ready.done():
+                ready.set_exception(_ending())
+        self._ready.clear()
         self._senders.clear()
         self._specs.clear()
 
@@ -189,6 +199,11 @@ class Watches:
                 self._resync.add(watch_id)
             if not self._hand_over(watch_id):
                 return  # this one died already: its end of file brings us back here
+
+
+def _ending() -> ToolError:
+    return ToolError("shutting_down", "The server is shutting down, and watches end with it: "
+                     "watch on the server that replaces it.")
 
 
 class OwnWatches:

@@ -133,3 +133,22 @@ def test_sigterm_during_a_2000_file_rewind_lets_it_complete(tmp_path: Path) -> N
     with E2EServer(root, *options) as server:  # the next start: the history is whole
         versions = server.result("file.history", {"path": "d0/f0000.txt"})["versions"]
         assert [v["method"] for v in versions[:2]] == ["workspace.rewind", "file.write"]
+
+
+def test_a_watch_asked_for_as_stdin_ends_leaves_no_watcher_keeping_the_server(
+        tmp_path: Path) -> None:
+    """The watch was still being made when the drain closed the watches: its watcher was
+    forked after, and the server's exit waited on it for ever."""
+    (tmp_path / "a.txt").write_text("a\n")
+    with E2EServer(tmp_path) as server:
+        server.request("workspace.watch", {}, rid="watch")
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        reply = server.recv(timeout=30)
+        assert reply["id"] == "watch"
+        assert "watch_id" in reply.get("result", {}) or \
+            error_of(reply) == (-32027, "shutting_down")
+        children = server.child_pids()
+        assert server.proc.wait(15) == 0
+    wait_gone(children)
+    assert not [pid for pid in children if alive(pid)]

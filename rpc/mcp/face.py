@@ -76,7 +76,10 @@ class McpFace:
         self._read_only = read_only
         self._instructions = instructions(toolsets, read_only)
         self._invoke = invoke
-        self._by_tool_name = {m.tool_name: m for m in callable_methods(toolsets).values()}
+        served = callable_methods(toolsets).values()
+        self._by_tool_name = {m.tool_name: m for m in served if m.mcp_tool}
+        # orchestrators' methods (bytes, uploads, watches, metrics): no MCP tool, named so
+        self._not_tools = {m.tool_name: m.name for m in served if not m.mcp_tool}
         self._version: str | None = None  # None until initialize: the newest is spoken
 
     async def answer(self, call: Call) -> dict[str, Any]:
@@ -132,6 +135,10 @@ class McpFace:
         rid = call.request.id
         name, arguments = params.get("name"), params.get("arguments")
         method = self._by_tool_name.get(name) if isinstance(name, str) else None
+        if method is None and name in self._not_tools:
+            return _invalid_params(rid, f"Unknown tool: {name!r}. {self._not_tools[name]} is "
+                                   "an orchestrator's method, not an MCP tool: call it over "
+                                   "plain JSON-RPC. Call tools/list for the tools.", "name")
         if method is None:
             said, suggestions = advice(str(name), self._by_tool_name, self._toolsets,
                                        "tools/list")

@@ -103,6 +103,24 @@ def test_tools_of_a_set_not_selected_are_unknown() -> None:
     asyncio.run(go())
 
 
+def test_an_orchestrators_method_is_no_tool_to_call_either() -> None:
+    """They were served though never listed: rpc_metrics was an internal_error, and a
+    workspace_watch forked a watcher the drain had already closed."""
+    async def go() -> None:
+        pool = FakePool()
+        mcp = client(pool)
+        names = ["file_read_bytes", "file_upload_begin", "rpc_metrics", "workspace_watch",
+                 "workspace_unwatch"]
+        mcp.send([tool_call(i, name, {}) for i, name in enumerate(names)])
+        (batch,) = await mcp.answers()
+        for name, reply in zip(names, sorted(batch, key=lambda r: r["id"])):
+            assert reply["error"]["code"] == -32602, reply
+            assert name.replace("_", ".", 1) in reply["error"]["message"]
+            assert "plain JSON-RPC" in reply["error"]["message"]
+        assert pool.jobs == []
+    asyncio.run(go())
+
+
 def test_notifications_cancelled_stops_the_job_and_silences_the_call() -> None:
     async def go() -> None:
         pool = FakePool()

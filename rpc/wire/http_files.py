@@ -18,7 +18,9 @@ a pipe in the way.
   `file.upload_stream` hands its data file, sized and charged to the quota, and the body
   is read, hashed and written into it at once (rpc/wire/http_upload.py);
   `file.upload_commit` checks the size and SHA-256 and lands the file whole and at once.
-  `If-Match` is the upload's `expected_version` (412 when it no longer matches),
+  `If-Match` is the upload's `expected_version` (412 when it no longer matches; `*`: 412
+  when there is no file to replace), `If-None-Match: *` makes it create-only (412 when
+  the file exists),
   `X-Content-SHA256` its `sha256`. A body cut off midway aborts the upload: the file
   stays as it was, the spool is removed. 201 created, 200 replaced; a failure is the
   JSON-RPC error's `data` as JSON, with its status (rpc/wire/http_calls.py). A PUT over
@@ -36,7 +38,7 @@ from urllib.parse import unquote
 import orjson
 
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
-from chorus_tools.rpc.wire.http_calls import JSON, Failed, internal
+from chorus_tools.rpc.wire.http_calls import JSON, Failed, call, internal
 from chorus_tools.rpc.wire.http_message import Head, Reply, Response
 from chorus_tools.rpc.wire.http_upload import body_length, upload_body
 from chorus_tools.tools.bytes.handoff import READ_STREAM
@@ -141,8 +143,15 @@ def _range(given: str | None, size: int) -> tuple[int, int, bool] | None:
 async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
     path = file_path(head)
     begin: dict[str, Any] = {"path": path}
-    if "if-match" in head.headers:
-        begin["expected_version"] = head.headers["if-match"].strip().strip('"')
+    match = head.headers.get("if-match", "").strip()
+    if match and match != "*":
+        begin["expected_version"] = match.strip('"')
+    if head.headers.get("if-none-match", "").strip() == "*":
+        begin["overwrite"] = False  # the commit refuses one created since the check
+    if (refused := await _unmet(dispatcher, path, match == "*",
+                                begin.get("overwrite") is False)) is not None:
+        out.whole(refused)
+        return
     if "x-content-sha256" in head.headers:
         begin["sha256"] = head.headers["x-content-sha256"].strip()
     if (length := body_length(head)) is not None:
@@ -152,3 +161,25 @@ async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
     if done is not None:
         out.whole(Reply(201 if done["created"] else 200, orjson.dumps(done),
                         [*JSON, ("etag", f'"{done["version"]}"')]))
+
+
+async def _unmet(dispatcher: Dispatcher, path: str, must_exist: bool,
+                 must_not: bool) -> Reply | None:
+    """412 when `If-Match: *` names a file that is not there, or `If-None-Match: *` one
+    that is (RFC 9110, 13.1.1 and 13.1.2); None when neither applies or both hold."""
+    if not must_exist and not must_not:
+        return None
+    try:
+        await call(dispatcher, "file.info", {"path": path})
+        exists = True
+    except Failed as failed:
+        if failed.data.get("error") != "file_not_found":
+            return failed.reply()
+        exists = False
+    if exists == must_exist:
+        return None
+    said = ("is not there, and If-Match: * asked for a file to replace" if must_exist else
+            "exists, and If-None-Match: * asked to create it only")
+    return Reply(412, orjson.dumps({
+        "error": "already_exists" if must_not else "file_not_found", "path": path,
+        "message": f"{path} {said}: nothing was written."}), list(JSON))

@@ -63,6 +63,29 @@ def test_put_then_get_streams_the_bytes_both_ways(tmp_path: Path) -> None:
     assert _spools(ws) == []
 
 
+def test_put_if_match_star_replaces_only_and_if_none_match_star_creates_only(
+        tmp_path: Path) -> None:
+    """`*` was read as a version: `If-Match: *` refused every file (412) and
+    `If-None-Match: *` replaced one (RFC 9110, 13.1.1-2: exists / does not exist)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "there.bin").write_bytes(b"old")
+    with HttpServer(ws) as server:
+        def put(name: str, header: str) -> httpx.Response:
+            return httpx.put(f"{server.base}/files/{name}", content=b"new",
+                             headers={header: "*"})
+        assert put("there.bin", "if-match").status_code == 200
+        absent = put("absent.bin", "if-match")
+        assert absent.status_code == 412 and absent.json()["error"] == "file_not_found"
+        taken = put("there.bin", "if-none-match")
+        assert taken.status_code == 412 and taken.json()["error"] == "already_exists"
+        assert put("fresh.bin", "if-none-match").status_code == 201
+    assert (ws / "there.bin").read_bytes() == b"new"  # replaced once, by If-Match: *
+    assert not (ws / "absent.bin").exists()
+    assert (ws / "fresh.bin").read_bytes() == b"new"
+    assert _spools(ws) == []
+
+
 def test_refusals_carry_the_error_data_and_change_nothing(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -86,6 +86,7 @@ class Dispatcher:
                  quota: UsageAccount | None = None, landed: Landed | None = None) -> None:
         self._toolsets = toolsets
         self._methods = callable_methods(toolsets)
+        self._by_tool_name = {m.tool_name: m for m in self._methods.values()}
         self._metrics = metrics  # docs/protocol.md, Running many: shared by the server
         self._drain = drain
         self._invoker = Invoker(pool, self._methods, request_timeout=request_timeout,
@@ -167,8 +168,18 @@ class Dispatcher:
             if outcome == "ok" and isinstance(response, dict):
                 self._count_bytes(method, request.params, response.get("result"))
         if requests_log.isEnabledFor(logging.INFO) and not request.is_notification:
-            params = request.params if isinstance(request.params, dict) else {}
-            log_request(request.id, method, params.get("path"), outcome, seconds * 1000)
+            log_request(request.id, method, self._path_of(request), outcome, seconds * 1000)
+
+    def _path_of(self, request: Request) -> Any:
+        """The path a request names, for its log line: its method's first path param
+        given (file.move's `source`, Read's `file_path`), a tool call's through its tool."""
+        params = request.params if isinstance(request.params, dict) else {}
+        method = self._methods.get(request.method)
+        if request.method == "tools/call" and isinstance(params.get("arguments"), dict):
+            method = self._by_tool_name.get(params.get("name"))
+            params = params["arguments"]
+        names = method.path_params if method is not None else ("path",)
+        return next((params[n] for n in names if isinstance(params.get(n), str)), None)
 
     def _count_bytes(self, method: str, params: Any, result: Any) -> None:
         """Bytes of content through the plain JSON-RPC file methods: what a read returned,

@@ -221,6 +221,23 @@ def test_json_request_logs_carry_codes_never_content(ws: Path) -> None:
 
 
 
+def test_a_request_line_names_the_path_of_a_move_a_dialect_tool_and_a_tool_call(
+        ws: Path) -> None:
+    """Only a `path` param was logged: file.move (`source`), Read (`file_path`) and every
+    MCP tools/call went without the path they name."""
+    with E2EServer(ws, "--workers", "1", "--tools", "native,claude", "--log-format", "json",
+                   "--log-requests") as server:
+        assert "result" in server.call("file.move", {"source": "a.txt",
+                                                     "destination": "moved.txt"})
+        assert "result" in server.call("Read", {"file_path": "moved.txt"})
+        assert "result" in server.call("tools/call", {"name": "file_info",
+                                                      "arguments": {"path": "moved.txt"}})
+        assert server.close() == 0
+    time.sleep(0.1)
+    lines = [json.loads(line) for line in server.stderr.splitlines() if line.strip()]
+    assert [(e["method"], e.get("path")) for e in lines if e["event"] == "request"] == [
+        ("file.move", "a.txt"), ("Read", "moved.txt"), ("tools/call", "moved.txt")]
+
 @pytest.mark.parametrize("log_format", ["json", "text"])
 def test_no_log_line_carries_content_over_mcp_at_debug(ws: Path, log_format: str) -> None:
     """A find that misses over MCP (its hint quotes the file in the tool's error text) and

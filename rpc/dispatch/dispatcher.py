@@ -176,7 +176,7 @@ class Dispatcher:
         params = request.params if isinstance(request.params, dict) else {}
         method = self._methods.get(request.method)
         if request.method == "tools/call" and isinstance(params.get("arguments"), dict):
-            method = self._by_tool_name.get(params.get("name"))
+            method = self._by_tool_name.get(str(params.get("name")))
             params = params["arguments"]
         names = method.path_params if method is not None else ("path",)
         return next((params[n] for n in names if isinstance(params.get(n), str)), None)

@@ -197,6 +197,19 @@ def test_upload_parts_count_as_they_arrive(tmp_path: Path) -> None:
     assert sorted(os.listdir(root)) == ["big.txt", "up.bin"]
 
 
+def test_an_upload_whose_size_is_past_the_quota_is_refused_at_begin(tmp_path: Path) -> None:
+    """A declared size the quota cannot hold was accepted, and refused only once the
+    parts that filled the room had been sent (a GiB later, for a large upload)."""
+    root = _workspace(tmp_path)
+    with _server(root) as srv:
+        data = _refused(srv.call("file.upload_begin", {"path": "up.bin", "size": 101}))
+        assert (data["used"], data["needed"]) == (900, 101)
+        fits = srv.result("file.upload_begin", {"path": "up.bin", "size": 100})["upload_id"]
+        srv.result("file.upload_abort", {"upload_id": fits})
+        assert srv.result("workspace.status", {})["usage"] == {"bytes": 900, "files": 1}
+    assert sorted(os.listdir(root)) == ["big.txt"]
+
+
 def _archive(*files: tuple[str, bytes]) -> str:
     return base64.b64encode(tar_of(files, gz=True)).decode()
 

@@ -19,6 +19,7 @@ from chorus_tools.tools.confine.sandbox import names_directory, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import Current, Spooled, conflict_error, mutate
+from chorus_tools.tools.mutate.quota import ahead
 
 
 def upload_begin(ctx: ToolContext, path: str, size: int | None = None,
@@ -31,7 +32,9 @@ def upload_begin(ctx: ToolContext, path: str, size: int | None = None,
     if names_directory(path):
         raise ToolError("is_directory", f"The path ends with '/', so it names a directory: "
                         f"{path}. Give a file path.", path=path)
-    _check_target(ctx, rel, path, overwrite, expected_version)
+    exists = _check_target(ctx, rel, path, overwrite, expected_version)
+    if size is not None:  # its parts will be charged: refused now, not a GiB later
+        ahead(ctx, size, 0 if exists else 1, path)
     meta = Meta(path=path, size=size, sha256=checked_digest(sha256), overwrite=overwrite,
                 expected_version=expected_version,
                 replaces=[replaced_version, replaced_sha256]
@@ -80,9 +83,9 @@ def upload_abort(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
 
 
 def _check_target(ctx: ToolContext, rel: str, shown: str, overwrite: bool,
-                  expected_version: str | None) -> None:
+                  expected_version: str | None) -> bool:
     """What the commit would refuse, said now: a directory or special file, an existing
-    file without `overwrite`, a version that no longer matches."""
+    file without `overwrite`, a version that no longer matches. Whether the file exists."""
     try:
         fd, st = ctx.ws.open_regular(rel, os.O_PATH, shown=shown)
     except ToolError as err:
@@ -95,3 +98,4 @@ def _check_target(ctx: ToolContext, rel: str, shown: str, overwrite: bool,
     current = None if st is None else version_of(st)
     if expected_version is not None and expected_version != current:
         raise conflict_error(shown, expected_version, current)
+    return st is not None

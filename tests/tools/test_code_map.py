@@ -10,6 +10,7 @@ import pytest
 from chorus_tools.tools.code.codemap import code_map
 from chorus_tools.tools.code.rank import Summary, rank
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
 
 ENGINE = '''\
 class Engine:
@@ -77,6 +78,19 @@ def test_focus_and_path_choose_what_ranks(ctx: ToolContext, tree: Path) -> None:
     assert inside["files"] == 1 and inside["map"].startswith("core/engine.py:")
     globbed = code_map(ctx, glob="user*.py")
     assert globbed["files"] == 5 and "core/" not in globbed["map"]
+
+
+def test_a_path_naming_one_file_maps_that_file(ctx: ToolContext, tree: Path) -> None:
+    """code.symbols and code.references take one file as their path; code.map answered
+    not_a_directory ("a component of the path is not a directory")."""
+    found = code_map(ctx, path="core/engine.py")
+    assert found["map"] == ("core/engine.py:\n  class Engine:\n    def start(self):\n"
+                            "    def _quiet(self):\n  def unused_helper():")
+    assert (found["files"], found["symbols"]) == (1, 4)
+    assert code_map(ctx, path="README.md")["files"] == 0  # prose: never in the map
+    with pytest.raises(ToolError) as named_as_directory:
+        code_map(ctx, path="core/engine.py/")
+    assert named_as_directory.value.code == "not_a_directory"
 
 
 def test_the_map_is_deterministic(ctx: ToolContext, tree: Path) -> None:

@@ -6,20 +6,25 @@ definitions they need, `⋮` where a file's other definitions are left out.
 
 The warm process maps from its symbol index's summaries when it holds them (parsing the
 few files it does not know yet), else every file is parsed here; both rank and render the
-same way (tools/warm/code_answers.py).
+same way (tools/warm/code_answers.py). A path naming one file maps that file alone, read
+here.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import zlib
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from chorus_tools.tools.code.identifiers import Table
 from chorus_tools.tools.code.occurrences import file_definitions
 from chorus_tools.tools.code.rank import Summary, rank, summarize
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.code.symbols import Symbol, maybe_code, supported, symbols
+from chorus_tools.tools.confine.sandbox import names_directory
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm.client import ask
 
@@ -31,19 +36,36 @@ def code_map(ctx: ToolContext, path: str = ".", glob: str | list[str] | None = N
              focus: list[str] | None = None, max_bytes: int = 4096) -> dict[str, Any]:
     rel = ctx.ws.rel(path, allow_empty=True)
     globs = [glob] if isinstance(glob, str) else list(glob or [])
-    known = ask(ctx, "code_map", rel=rel, globs=globs, focus=focus or [],
-                max_bytes=max_bytes)
-    if known is not None:
-        return known
-    files, summaries = _summaries(ctx, rel, globs)
+    if _names_file(ctx, rel, path):  # one file, as code.symbols takes one: its own map
+        files, summaries = _summaries(ctx, [rel])
+    else:
+        known = ask(ctx, "code_map", rel=rel, globs=globs, focus=focus or [],
+                    max_bytes=max_bytes)
+        if known is not None:
+            return known
+        files, summaries = _summaries(ctx, (file for file, _ in walk_files(
+            ctx, rel, include_hidden=False, include_ignored=False, globs=globs)))
     return render(ctx, files, rank(files, summaries, focus), max_bytes)
 
 
-def _summaries(ctx: ToolContext, rel: str,
-               globs: list[str]) -> tuple[list[str], list[Summary]]:
+def _names_file(ctx: ToolContext, rel: str, shown: str) -> bool:
+    """Whether `rel` is a regular file (anything else goes to the walk, which says what
+    is wrong with it)."""
+    if names_directory(shown):
+        return False
+    try:
+        fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
+    except ToolError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    finally:
+        os.close(fd)
+
+
+def _summaries(ctx: ToolContext, paths: Iterable[str]) -> tuple[list[str], list[Summary]]:
     files, summaries = [], []
-    for file, _ in walk_files(ctx, rel, include_hidden=False, include_ignored=False,
-                              globs=globs):
+    for file in paths:
         found = read_summary(ctx, file) if maybe_code(file) else None
         if found is not None and found.grammar != "markdown":  # prose: never in the map
             files.append(file)

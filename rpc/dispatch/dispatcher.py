@@ -134,7 +134,13 @@ class Dispatcher:
             reply(answer)
 
     async def _item(self, item: Call | Invalid) -> dict[str, Any] | None:
-        if isinstance(item, Invalid):
+        if isinstance(item, Invalid):  # counted as `unknown`: a client sending garbage shows
+            if self._metrics is not None:
+                self._metrics.begin()
+                self._metrics.end("unknown", _outcome(item.response), 0.0)
+            if requests_log.isEnabledFor(logging.INFO):
+                log_request(item.response.get("id"), "unknown", None,
+                            _outcome(item.response), 0.0)
             return item.response
         request = item.request
         metrics, started = self._metrics, time.perf_counter()
@@ -155,13 +161,7 @@ class Dispatcher:
                seconds: float) -> None:
         """Count and log one answered request: its method as a bounded label, its outcome
         `ok` or the error's code (never its message: it may quote file text)."""
-        if response is None:
-            outcome = "internal_error"
-        elif "error" in response:
-            data = response["error"].get("data")
-            outcome = data.get("error", "") if isinstance(data, dict) else ""
-        else:
-            outcome = "ok"
+        outcome = _outcome(response)
         method = request.method if request.method in self._labels else "unknown"
         if self._metrics is not None:
             self._metrics.end(method, outcome, seconds)
@@ -289,3 +289,13 @@ def _undo_memory(toolsets: tuple[str, ...], history: HistoryCalls | None) -> Und
     with it on, undo_edit comes from the history (rpc/dispatch/history_undo.py)."""
     on = history is not None and history.on
     return UndoEdits() if "anthropic" in toolsets and not on else None
+
+
+def _outcome(response: dict[str, Any] | None) -> str:
+    """A response's outcome label: `ok`, or its error's code (never its message)."""
+    if response is None:
+        return "internal_error"
+    if "error" in response:
+        data = response["error"].get("data")
+        return data.get("error", "") if isinstance(data, dict) else ""
+    return "ok"

@@ -108,6 +108,24 @@ def test_a_flood_of_unknown_methods_and_bad_params_cannot_grow_the_series(ws: Pa
 
 
 
+def test_garbage_and_invalid_requests_are_counted_and_logged_as_unknown(ws: Path) -> None:
+    """A line that is no JSON, or JSON that is no request, was answered and never counted:
+    a client sending garbage left chorus_requests_total and the request log silent."""
+    with E2EServer(ws, "--workers", "1", "--log-format", "json", "--log-requests") as server:
+        server.send_raw(b"not json\n")
+        server.send_raw(b'{"jsonrpc":"2.0","id":7}\n')
+        assert {server.recv()["id"], server.recv()["id"]} == {None, 7}
+        counted = {(s["method"], s["outcome"]): s["value"]
+                   for s in server.result("rpc.metrics", {})["chorus_requests_total"]}
+        assert counted[("unknown", "parse_error")] == 1
+        assert counted[("unknown", "invalid_request")] == 1
+        assert server.close() == 0
+    time.sleep(0.1)
+    lines = [json.loads(line) for line in server.stderr.splitlines() if line.strip()]
+    assert [(e["method"], e["outcome"]) for e in lines if e["event"] == "request"][:2] == [
+        ("unknown", "parse_error"), ("unknown", "invalid_request")]
+
+
 def test_a_flood_of_made_up_mcp_tools_and_methods_cannot_grow_the_series(ws: Path) -> None:
     """The same over /mcp: made-up tool names in tools/call (the name is an argument, never
     a label), made-up MCP methods and notifications, and bad arguments to a real tool."""

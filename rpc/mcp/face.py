@@ -72,7 +72,8 @@ class McpFace:
     def __init__(self, toolsets: tuple[str, ...], invoke: InvokeFn,
                  read_only: bool = False, document_bytes: int = 0) -> None:
         self._toolsets = toolsets
-        self._document_bytes = document_bytes  # a PDF file_read returns: --max-image-bytes
+        # a PDF file_read returns: --max-image-bytes, within --max-chunk-bytes (one read)
+        self._document_bytes = document_bytes
         self._read_only = read_only
         self._instructions = instructions(toolsets, read_only)
         self._invoke = invoke
@@ -187,7 +188,8 @@ class McpFace:
         if size > self._document_bytes:
             path = error.details.get("path")
             return ToolError("file_too_large", f"Document is {size} bytes, over the "
-                             f"{self._document_bytes}-byte limit (--max-image-bytes): "
+                             f"{self._document_bytes}-byte limit (--max-image-bytes, "
+                             "and --max-chunk-bytes: a document is read in one piece): "
                              f"{path}.", path=path, size=size, limit=self._document_bytes)
         return mime, size
 

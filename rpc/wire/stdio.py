@@ -191,7 +191,8 @@ class Server:
         self._new_dispatcher = functools.partial(
             Dispatcher, self._pool, request_timeout=options.request_timeout,
             records=self._records, toolsets=options.toolsets, read_only=options.read_only,
-            roots=ctx.ws.roots, order=PathOrder(), document_bytes=ctx.limits.max_image_bytes,
+            roots=ctx.ws.roots, order=PathOrder(),
+            document_bytes=min(ctx.limits.max_image_bytes, ctx.limits.max_chunk_bytes),
             history=HistoryCalls(self._history, ctx.ws.roots, options.read_only,
                                  options.history_full),
             reads=options.reads if options.reads is not None else {},

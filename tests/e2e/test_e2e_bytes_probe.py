@@ -262,6 +262,24 @@ def test_a_pdf_over_max_image_bytes_was_called_a_binary_file_file_read_never_ret
         assert "--max-image-bytes" in over["content"][0]["text"]
 
 
+def test_a_pdf_within_max_image_bytes_but_over_max_chunk_bytes_is_file_too_large(
+        tmp_path: Path) -> None:
+    """Read in one piece by file.read_bytes, such a PDF got that method's invalid_params
+    about a `length` the model never gave; the limit it meets is said instead."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "mid.pdf").write_bytes(b"%PDF-1.4\n" + b"x" * 2000)
+    with RpcServer(ws, "--max-image-bytes", "1M", "--max-chunk-bytes", "1000") as server:
+        server.result("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                     "clientInfo": {"name": "t", "version": "1"}})
+        over = server.result("tools/call", {"name": "file_read",
+                                            "arguments": {"path": "mid.pdf"}})
+        assert over["isError"] is True
+        assert over["structuredContent"]["error"] == "file_too_large"
+        assert over["structuredContent"]["limit"] == 1000
+        assert "--max-chunk-bytes" in over["content"][0]["text"]
+
+
 def test_a_refused_commit_was_recorded_without_its_path_or_the_files_hashes(
         tmp_path: Path) -> None:
     """A commit's params name no path (only its upload's id): a refused one was recorded

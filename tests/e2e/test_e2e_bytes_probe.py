@@ -242,15 +242,21 @@ def test_bytes_moved_by_files_and_the_bytes_methods_were_not_in_the_byte_metrics
         assert _moved(server.base)[1] == 2340
 
 
-def test_a_pdf_over_max_image_bytes_was_called_a_binary_file_file_read_never_returns(
-        tmp_path: Path) -> None:
-    """Over MCP, file_read gives a PDF up to --max-image-bytes; past it the model was told
+@pytest.mark.parametrize(("options", "named"), [
+    (("--max-image-bytes", "1000"), "--max-image-bytes"),
+    (("--max-image-bytes", "1M", "--max-chunk-bytes", "1000"), "--max-chunk-bytes")],
+    ids=["over_max_image_bytes", "within_it_over_max_chunk_bytes"])
+def test_a_pdf_past_its_limit_is_file_too_large_naming_the_limit(
+        tmp_path: Path, options: tuple[str, ...], named: str) -> None:
+    """Over MCP, file_read gives a PDF up to --max-image-bytes. Past it the model was told
     `binary_file` ("file.read returns text and images only"), though it was the limit that
-    refused it: file_too_large with its size and limit, as an image past it is."""
+    refused it; and one within it but over --max-chunk-bytes (it is read in one
+    file.read_bytes piece) got read_bytes' invalid_params about a `length` the model never
+    gave. Both are file_too_large with the size and the limit met, as an image past it."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "big.pdf").write_bytes(b"%PDF-1.4\n" + b"x" * 2000)
-    with RpcServer(ws, "--max-image-bytes", "1000") as server:
+    with RpcServer(ws, *options) as server:
         server.result("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                      "clientInfo": {"name": "t", "version": "1"}})
         over = server.result("tools/call", {"name": "file_read",
@@ -259,25 +265,7 @@ def test_a_pdf_over_max_image_bytes_was_called_a_binary_file_file_read_never_ret
         assert over["structuredContent"]["error"] == "file_too_large"
         assert (over["structuredContent"]["size"], over["structuredContent"]["limit"]) == \
             (2009, 1000)
-        assert "--max-image-bytes" in over["content"][0]["text"]
-
-
-def test_a_pdf_within_max_image_bytes_but_over_max_chunk_bytes_is_file_too_large(
-        tmp_path: Path) -> None:
-    """Read in one piece by file.read_bytes, such a PDF got that method's invalid_params
-    about a `length` the model never gave; the limit it meets is said instead."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "mid.pdf").write_bytes(b"%PDF-1.4\n" + b"x" * 2000)
-    with RpcServer(ws, "--max-image-bytes", "1M", "--max-chunk-bytes", "1000") as server:
-        server.result("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                     "clientInfo": {"name": "t", "version": "1"}})
-        over = server.result("tools/call", {"name": "file_read",
-                                            "arguments": {"path": "mid.pdf"}})
-        assert over["isError"] is True
-        assert over["structuredContent"]["error"] == "file_too_large"
-        assert over["structuredContent"]["limit"] == 1000
-        assert "--max-chunk-bytes" in over["content"][0]["text"]
+        assert named in over["content"][0]["text"]
 
 
 def test_a_refused_commit_was_recorded_without_its_path_or_the_files_hashes(

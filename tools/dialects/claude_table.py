@@ -100,7 +100,8 @@ METHODS = (
         obj(["success"], success={"type": "boolean"}), mutating=True, toolset="claude",
         title="Delete file", description="Deletes a file or a symlink (never a directory, "
         "never a symlink's target). Needs no prior Read.",
-        destructive=True, path_params=("file_path",), read_state="removed", words=_FILE_WORDS),
+        destructive=True, path_params=("file_path",), read_state="removed",
+        words={**_FILE_WORDS, "file.delete": "Delete"}),
     Method(
         "LS", _ADAPTERS + "ls_tool", "List a directory.",
         obj(["path"], path={**PATH, "description": "The directory (absolute inside the "

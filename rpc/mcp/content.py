@@ -27,9 +27,15 @@ def _with_note(text: str, note: str | None) -> list[Block]:
     return [_text(text)] if note is None else [_text(text), _text(note)]
 
 
+def _image(found: dict[str, Any]) -> Block:
+    return {"type": "image", "data": found["image"], "mimeType": found["mime_type"]}
+
+
 def _read(result: dict[str, Any]) -> list[Block]:
+    """The numbered text; a notebook's image outputs in the window follow it as images, in
+    the order its text numbers them (docs/protocol.md, Tool set `claude`)."""
     if "image" in result:
-        return [{"type": "image", "data": result["image"], "mimeType": result["mime_type"]}]
+        return [_image(result)]
     note = None
     if result["truncated"]:
         note = (f"[Lines {result['start_line']}-{result['end_line']} of "
@@ -38,7 +44,7 @@ def _read(result: dict[str, Any]) -> list[Block]:
     elif not result["content"]:
         note = (f"[No lines to show from line {result['start_line']}: the file has "
                 f"{result['total_lines']} lines.]")
-    return _with_note(result["content"], note)
+    return _with_note(result["content"], note) + [_image(i) for i in result.get("images", ())]
 
 
 def _search(result: dict[str, Any]) -> list[Block]:
@@ -78,8 +84,7 @@ def _output(result: dict[str, Any]) -> list[Block]:
     text, then the image a read found, if any."""
     blocks = [_text(result["output"])]
     if "image" in result:
-        blocks.append({"type": "image", "data": result["image"],
-                       "mimeType": result["mime_type"]})
+        blocks.append(_image(result))
     if "history" in result:  # the change was made, its old content lost (--history-full)
         blocks.append(_text(result["history"]["message"]))
     return blocks

@@ -116,6 +116,12 @@ def in_words(err: ToolError, words: Mapping[str, str]) -> ToolError:
     return ToolError(err.code, message, quote=err.quote, own_words=err.own_words, **details)
 
 
+def reworded(text: str, words: Mapping[str, str]) -> str:
+    """`text` the server wrote (an MCP result's note) in a tool set's own words, as
+    in_words says an error."""
+    return _swap(text, words)
+
+
 def _swap(text: str, words: Mapping[str, str]) -> str:
     for core, own in words.items():
         text = _word(core).sub(lambda m, own=own: own.replace("{i}", m.group(1))

@@ -9,11 +9,12 @@ one cut short.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import orjson
 
 from chorus_tools.rpc.mcp import code_content
+from chorus_tools.tools.errors import reworded
 from chorus_tools.tools.patch.note import note
 
 Block = dict[str, Any]
@@ -102,6 +103,17 @@ SHOWN_AS: dict[str, Callable[[Any], list[Block]]] = {
     **code_content.SHOWN_AS}
 
 
-def content(shown_as: str, result: Any) -> list[Block]:
-    """The content blocks of a successful result, by the method's `shown_as`."""
-    return SHOWN_AS[shown_as](result)
+# the results whose notes are only the server's sentences (what to narrow or raise), said
+# in the tool's own parameter names; a diagnostics note quotes the file, never reworded
+_WORDED = frozenset({"search", "list"})
+
+
+def content(shown_as: str, result: Any, words: Mapping[str, str] | None = None
+            ) -> list[Block]:
+    """The content blocks of a successful result, by the method's `shown_as`; a search's
+    or listing's note in the tool's `words` (docs/protocol.md, MCP), its matches as
+    they are."""
+    blocks = SHOWN_AS[shown_as](result)
+    if words and shown_as in _WORDED:
+        blocks[1:] = [{**b, "text": reworded(b["text"], words)} for b in blocks[1:]]
+    return blocks

@@ -126,7 +126,8 @@ METHODS = (
         description="Fast file pattern matching (`**/*.py`, `src/**/*.{ts,tsx}`). Returns "
         "the matching file paths, most recently modified first, at most 100 (truncated "
         "says when there were more). Ignored and hidden files are left out.",
-        idempotent=True, words=_TOOLS),
+        idempotent=True, words={**_TOOLS, "narrow path or pattern, or raise max_results.":
+                                "narrow path or pattern."}),
     Method(
         "Grep", _ADAPTERS + "grep_tool", "Search file contents (ripgrep).",
         obj(["pattern"], pattern={"type": "string", "description": "A regex in ripgrep's "

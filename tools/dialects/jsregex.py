@@ -3,9 +3,11 @@
 The common syntax means the same in both and passes as is. Translated: `[^]` (any
 character) → `[\\s\\S]`, `[]` (nothing) → `[^\\s\\S]`, `\\/` → `/`, `\\uXXXX` and
 `\\u{X…}` → `\\x{X…}`, `\\cX` → its control character, `\\0` → `\\x00`, `\\k<name>` →
-`(?P=name)`; inside a class, the characters ripgrep's classes give a meaning that JS's do
-not (`[`, and doubled `&`, `-`, `~`: nesting and set operations) are escaped. With no
-equivalent (invalid_pattern naming it): the `v` flag's string literals `\\q{…}`.
+`(?P=name)`, `[\\b]` → a backspace, an escaped letter JavaScript gives no meaning
+(`\\A`, `\\Z`, `\\e`) → the letter itself; inside a class, the characters ripgrep's
+classes give a meaning that JS's do not (`[`, and doubled `&`, `-`, `~`: nesting and set
+operations) are escaped. With no equivalent (invalid_pattern naming it): the `v` flag's
+string literals `\\q{…}`.
 Syntax errors are left for the engines to report as for any pattern.
 """
 
@@ -17,6 +19,9 @@ from chorus_tools.tools.errors import ToolError
 
 _UNICODE = re.compile(r"u(?:\{([0-9A-Fa-f]{1,6})\}|([0-9A-Fa-f]{4}))")
 _NAMED_REF = re.compile(r"k<([A-Za-z_][A-Za-z0-9_]*)>")
+# the letters a JavaScript RegExp escape gives a meaning; any other escaped letter is
+# the letter itself there (an identity escape), whatever ripgrep or PCRE2 make of it
+_JS_LETTERS = frozenset("dDwWsSbBnrtvfcxukpPq")
 
 
 def translate(source: str, param: str = "query") -> str:
@@ -82,4 +87,8 @@ def _escape(source: str, i: int, in_class: bool, param: str) -> tuple[str, int]:
                         "the v flag) has no equivalent in ripgrep's syntax. Write the "
                         "alternatives as (?:abc|def) instead.", param=param,
                         reason=f"untranslatable construct {construct}", construct=construct)
+    if c == "b" and in_class:
+        return r"\x08", i + 1  # backspace, as in JavaScript
+    if c.isascii() and c.isalpha() and c not in _JS_LETTERS:
+        return c, i + 1  # the letter itself (ripgrep reads anchors, classes into some)
     return "\\" + c, i + 1

@@ -48,6 +48,12 @@ def _read(result: dict[str, Any]) -> list[Block]:
     return _with_note(result["content"], note) + [_image(i) for i in result.get("images", ())]
 
 
+def _file(result: dict[str, Any]) -> list[Block]:
+    """A dialect's read whose result holds the shown text as `content` (the shadow set's
+    Read): that text, or the image it found."""
+    return [_image(result)] if "image" in result else [_text(result["content"])]
+
+
 def _search(result: dict[str, Any]) -> list[Block]:
     if "counts" in result:
         lines = [f"{c['path']}:{c['count']}" for c in result["counts"]]
@@ -99,8 +105,8 @@ def _json(result: Any) -> list[Block]:
 
 
 SHOWN_AS: dict[str, Callable[[Any], list[Block]]] = {
-    "read": _read, "search": _search, "list": _list, "json": _json, "output": _output,
-    **code_content.SHOWN_AS}
+    "read": _read, "file": _file, "search": _search, "list": _list, "json": _json,
+    "output": _output, **code_content.SHOWN_AS}
 
 
 # the results whose notes are only the server's sentences (what to narrow or raise), said

@@ -48,7 +48,8 @@ METHODS = (
                     image=_TEXT, mime_type=_TEXT, file_size=NON_NEGATIVE)]},
             "Reads a file from the workspace: text as numbered lines (offset/limit for a "
             "window), PNG/JPEG/GIF/WebP images as base64.",
-            stoppable=True, idempotent=True, path_params=_FILE, words=_FILE_WORDS),
+            stoppable=True, idempotent=True, path_params=_FILE, words=_FILE_WORDS,
+            shown_as="file"),
     _method("Write", "Write a file",
             obj(["content"], file_path=_PATH, filePath=_ALIAS, content=_TEXT,
                 overwrite={"type": "boolean",

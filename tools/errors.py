@@ -88,6 +88,14 @@ def _rebuild(code: str, message: str, quote: str | None, own_words: bool,
     return ToolError(code, message, quote=quote, own_words=own_words, **details)
 
 
+# file.search's advice on a line break in a pattern; a tool set whose search has no
+# `multiline` parameter says it in these words instead (a Method's `words`)
+MULTILINE_ADVICE = ("but multiline is off. Set multiline: true to match across lines, or "
+                    "remove the \\n.")
+SINGLE_LINE_WORDS = {MULTILINE_ADVICE: "but this tool matches within one line: remove the "
+                     "\\n and search for one of the lines."}
+
+
 def in_words(err: ToolError, words: Mapping[str, str]) -> ToolError:
     """`err` in a tool set's own words (a Method's `words`: docs/protocol.md, Tool sets).
     Each key is a name the core uses (a parameter, `'path'` as messages quote it,
@@ -106,6 +114,12 @@ def in_words(err: ToolError, words: Mapping[str, str]) -> ToolError:
     if isinstance(param, str) and f"'{param}'" in words:
         details["param"] = words[f"'{param}'"].strip("'")
     return ToolError(err.code, message, quote=err.quote, own_words=err.own_words, **details)
+
+
+def reworded(text: str, words: Mapping[str, str]) -> str:
+    """`text` the server wrote (an MCP result's note) in a tool set's own words, as
+    in_words says an error."""
+    return _swap(text, words)
 
 
 def _swap(text: str, words: Mapping[str, str]) -> str:

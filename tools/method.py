@@ -84,8 +84,9 @@ class Method:
     # the core's names in this tool's own (`'path'` -> `'file_path'`, `patches[{i}].find`
     # -> `old_string`): every error its run raises is said in them (tools/errors.in_words)
     words: dict[str, str] = field(default_factory=dict)
-    # MCP content for a model: "read", "search", "list", "json", "output" (its set's text),
-    # or the code tools' lines: "outline", "symbols", "references", "map"
+    # MCP content for a model: "read", "file" (a dialect's {content} or image), "search",
+    # "list", "json", "output" (its set's text), or the code tools' lines: "outline",
+    # "symbols", "references", "map"
     shown_as: str = "json"
     mcp_tool: bool = True  # listed by tools/list (a watch's notifications reach no model)
     # listed too when one of these is selected beside `toolset` (the code.* methods under

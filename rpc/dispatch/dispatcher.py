@@ -58,6 +58,7 @@ from chorus_tools.tools.registry import callable_methods
 
 LSP_CANCEL = "$/cancelRequest"
 MCP_CANCEL = "notifications/cancelled"
+TOOLS_CALL = "tools/call"  # refused while draining as a result (_invoke_tool)
 DISCOVER = "rpc.discover"
 METRICS = "rpc.metrics"
 # the counter and the result's field of the methods that move bytes (a PUT is an upload)
@@ -96,7 +97,7 @@ class Dispatcher:
                                 undo=_undo_memory(toolsets, history),
                                 order=order, quota=quota, landed=landed)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
-        self._mcp = McpFace(toolsets, self._invoke, read_only, document_bytes)
+        self._mcp = McpFace(toolsets, self._invoke_tool, read_only, document_bytes)
         self._labels = frozenset((*self._methods, DISCOVER, *McpFace.METHODS,
                                   LSP_CANCEL, MCP_CANCEL))
         self.tasks: set[asyncio.Task] = set()
@@ -209,7 +210,7 @@ class Dispatcher:
         request = call.request
         if request.method in (LSP_CANCEL, MCP_CANCEL):
             return result_response(request.id, None)
-        if self._drain is not None and self._drain.draining:
+        if self._drain is not None and self._drain.draining and request.method != TOOLS_CALL:
             return error_response(request.id, wire_error(self._drain.refusal()))
         if request.method == METRICS and request.method in self._methods:
             if request.params:
@@ -247,6 +248,14 @@ class Dispatcher:
             return await self._invoker.invoke(call, method, params)
         finally:
             drain.changes -= 1
+
+    async def _invoke_tool(self, call: Call, method: Method,
+                           params: Any) -> tuple[bool, Any]:
+        """MCP tools/call's invoke: refused while the server drains as a tool failure,
+        which the face answers as an isError result (docs/protocol.md, MCP)."""
+        if self._drain is not None and self._drain.draining:
+            return False, self._drain.refusal()
+        return await self._invoke(call, method, params)
 
     async def internal(self, method: Method, params: dict[str, Any],
                        rid: str) -> tuple[bool, Any]:

@@ -9,11 +9,12 @@ one cut short.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import orjson
 
 from chorus_tools.rpc.mcp import code_content
+from chorus_tools.tools.errors import reworded
 from chorus_tools.tools.patch.note import note
 
 Block = dict[str, Any]
@@ -27,9 +28,15 @@ def _with_note(text: str, note: str | None) -> list[Block]:
     return [_text(text)] if note is None else [_text(text), _text(note)]
 
 
+def _image(found: dict[str, Any]) -> Block:
+    return {"type": "image", "data": found["image"], "mimeType": found["mime_type"]}
+
+
 def _read(result: dict[str, Any]) -> list[Block]:
+    """The numbered text; a notebook's image outputs in the window follow it as images, in
+    the order its text numbers them (docs/protocol.md, Tool set `claude`)."""
     if "image" in result:
-        return [{"type": "image", "data": result["image"], "mimeType": result["mime_type"]}]
+        return [_image(result)]
     note = None
     if result["truncated"]:
         note = (f"[Lines {result['start_line']}-{result['end_line']} of "
@@ -38,7 +45,13 @@ def _read(result: dict[str, Any]) -> list[Block]:
     elif not result["content"]:
         note = (f"[No lines to show from line {result['start_line']}: the file has "
                 f"{result['total_lines']} lines.]")
-    return _with_note(result["content"], note)
+    return _with_note(result["content"], note) + [_image(i) for i in result.get("images", ())]
+
+
+def _file(result: dict[str, Any]) -> list[Block]:
+    """A dialect's read whose result holds the shown text as `content` (the shadow set's
+    Read): that text, or the image it found."""
+    return [_image(result)] if "image" in result else [_text(result["content"])]
 
 
 def _search(result: dict[str, Any]) -> list[Block]:
@@ -78,8 +91,7 @@ def _output(result: dict[str, Any]) -> list[Block]:
     text, then the image a read found, if any."""
     blocks = [_text(result["output"])]
     if "image" in result:
-        blocks.append({"type": "image", "data": result["image"],
-                       "mimeType": result["mime_type"]})
+        blocks.append(_image(result))
     if "history" in result:  # the change was made, its old content lost (--history-full)
         blocks.append(_text(result["history"]["message"]))
     return blocks
@@ -93,10 +105,21 @@ def _json(result: Any) -> list[Block]:
 
 
 SHOWN_AS: dict[str, Callable[[Any], list[Block]]] = {
-    "read": _read, "search": _search, "list": _list, "json": _json, "output": _output,
-    **code_content.SHOWN_AS}
+    "read": _read, "file": _file, "search": _search, "list": _list, "json": _json,
+    "output": _output, **code_content.SHOWN_AS}
 
 
-def content(shown_as: str, result: Any) -> list[Block]:
-    """The content blocks of a successful result, by the method's `shown_as`."""
-    return SHOWN_AS[shown_as](result)
+# the results whose notes are only the server's sentences (what to narrow or raise), said
+# in the tool's own parameter names; a diagnostics note quotes the file, never reworded
+_WORDED = frozenset({"search", "list"})
+
+
+def content(shown_as: str, result: Any, words: Mapping[str, str] | None = None
+            ) -> list[Block]:
+    """The content blocks of a successful result, by the method's `shown_as`; a search's
+    or listing's note in the tool's `words` (docs/protocol.md, MCP), its matches as
+    they are."""
+    blocks = SHOWN_AS[shown_as](result)
+    if words and shown_as in _WORDED:
+        blocks[1:] = [{**b, "text": reworded(b["text"], words)} for b in blocks[1:]]
+    return blocks

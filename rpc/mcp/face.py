@@ -164,7 +164,8 @@ class McpFace:
                                          "structuredContent": payload.result(),
                                          "isError": False})
         if ok:  # an Encoded result is read for the blocks, spliced as structuredContent
-            return result_response(rid, {"content": content(method.shown_as, decoded(payload)),
+            return result_response(rid, {"content": content(method.shown_as, decoded(payload),
+                                                            method.words),
                                          "structuredContent": payload, "isError": False})
         error = wire_error(payload)
         # after $/cancelRequest: -32800 (docs/protocol.md, Cancellation)

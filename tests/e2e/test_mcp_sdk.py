@@ -294,7 +294,7 @@ def test_progress_reaches_the_sdk_callback(tmp_path: Path) -> None:
                               "src/app.py:1:def main():"),
                              ("Glob", {"pattern": "**/*.py"}, "src/app.py"),
                              ("read_file", {"path": "src/app.py"}, '{"content":"def main')]),
-    ("shadow", [("Read", {"file_path": "src/app.py"}, '{"file_path":"src/app.py"')]),
+    ("shadow", [("Read", {"file_path": "src/app.py"}, "     1\tdef main():")]),
 ])
 def test_tool_sets_are_mcp_tools_too(ws: Path, sets: str,
                                      calls: list[tuple[str, dict[str, Any], str]]) -> None:

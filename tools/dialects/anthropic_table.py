@@ -34,7 +34,8 @@ _COMMON: dict[str, Any] = {
 _RESULT = obj(["output", "path"], output=_TEXT, path=_TEXT,
               version=NULLABLE_STR, diagnostics=DIAGNOSTICS)
 # the core's names in this tool's words (tools/errors.in_words)
-WORDS = {"patches[0].find": "old_str", "patches[0].replace": "new_str",
+WORDS = {"use file.info for its metadata": "it cannot be shown as text",
+         "patches[0].find": "old_str", "patches[0].replace": "new_str",
          "patches[0]": "the edit", "file.info or file.read": "view",
          "file.patch": "str_replace", "file.write": "create", "file.read": "view",
          "file.list": "view"}

@@ -100,7 +100,8 @@ METHODS = (
         obj(["success"], success={"type": "boolean"}), mutating=True, toolset="claude",
         title="Delete file", description="Deletes a file or a symlink (never a directory, "
         "never a symlink's target). Needs no prior Read.",
-        destructive=True, path_params=("file_path",), read_state="removed", words=_FILE_WORDS),
+        destructive=True, path_params=("file_path",), read_state="removed",
+        words={**_FILE_WORDS, "file.delete": "Delete"}),
     Method(
         "LS", _ADAPTERS + "ls_tool", "List a directory.",
         obj(["path"], path={**PATH, "description": "The directory (absolute inside the "
@@ -125,7 +126,8 @@ METHODS = (
         description="Fast file pattern matching (`**/*.py`, `src/**/*.{ts,tsx}`). Returns "
         "the matching file paths, most recently modified first, at most 100 (truncated "
         "says when there were more). Ignored and hidden files are left out.",
-        idempotent=True, words=_TOOLS),
+        idempotent=True, words={**_TOOLS, "narrow path or pattern, or raise max_results.":
+                                "narrow path or pattern."}),
     Method(
         "Grep", _ADAPTERS + "grep_tool", "Search file contents (ripgrep).",
         obj(["pattern"], pattern={"type": "string", "description": "A regex in ripgrep's "

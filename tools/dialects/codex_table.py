@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chorus_tools.tools.errors import SINGLE_LINE_WORDS
 from chorus_tools.tools.method import DIAGNOSTICS, NON_NEGATIVE, VERSION, Method, nullable, obj
 
 _ADAPTERS = "chorus_tools.tools.dialects.codex:"
@@ -14,6 +15,12 @@ _TEXT = {"type": "string"}
 _INT = {"type": "integer"}
 _OUTPUT = {"type": "string", "description": "The text Codex's harness shows the model"}
 _STRINGS = {"type": "array", "items": _TEXT}
+# the core's names in these tools' words (tools/errors.in_words): Codex's read_file reads
+# text only, list_dir lists
+_TOOLS = {"file.read returns text and PNG/JPEG/GIF/WebP images only; use file.info for its "
+          "metadata.": "read_file reads text files only.",
+          "file.info or file.read": "read_file", "file.list": "list_dir",
+          "file.read": "read_file", "file.info": "list_dir"}
 
 APPLY_PATCH_DESCRIPTION = (
     "Edit files with a patch in this format (paths relative to the workspace):\n"
@@ -48,7 +55,7 @@ METHODS = (
                 action={"enum": ["add", "update", "delete"]},
                 version=nullable(VERSION), diagnostics=DIAGNOSTICS, **{"from": _TEXT})}),
             APPLY_PATCH_DESCRIPTION, mutating=True, destructive=True, path_params=(),
-            paths_in="chorus_tools.tools.dialects.v4a:paths"),
+            words=_TOOLS, paths_in="chorus_tools.tools.dialects.v4a:paths"),
     _method("read_file", "Read a file",
             obj(["file_path"],
                 file_path={**_TEXT, "description": "Path to the file"},
@@ -72,7 +79,7 @@ METHODS = (
             "Reads a local file with 1-indexed line numbers (`L<n>: <line>`), supporting "
             "slice and indentation-aware block modes.",
             stoppable=True, idempotent=True, path_params=("file_path",),
-            words={"'path'": "'file_path'"}),
+            words={"'path'": "'file_path'", **_TOOLS}),
     _method("list_dir", "List a directory",
             obj(["dir_path"],
                 dir_path={**_TEXT, "description": "Path to the directory to list."},
@@ -89,7 +96,7 @@ METHODS = (
             "Lists entries in a local directory with 1-indexed entry numbers and simple "
             "type labels (/ directory, @ symlink).",
             stoppable=True, idempotent=True, path_params=("dir_path",),
-            words={"'path'": "'dir_path'"}),
+            words={"'path'": "'dir_path'", **_TOOLS}),
     _method("grep_files", "Find files by content",
             obj(["pattern"],
                 pattern={**_TEXT, "description": "Regular expression pattern to search "
@@ -105,5 +112,6 @@ METHODS = (
             "Finds files whose contents match the pattern and lists them by modification "
             "time.", stoppable=True, idempotent=True,
             words={"'glob'": "'include'",
-                   "pass literal: true": "escape its special characters with '\\'"}),
+                   "pass literal: true": "escape its special characters with '\\'",
+                   **_TOOLS, **SINGLE_LINE_WORDS}),
 )

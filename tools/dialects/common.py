@@ -63,11 +63,12 @@ def alias(params: dict[str, Any], name: str, *aliases: str, required: bool = Tru
     if len(values) > 1:
         raise ToolError("invalid_params", f"{' and '.join(map(repr, given))} are aliases of "
                         "one parameter but were given different values; give one of them.",
-                        param=next(iter(given)))
+                        own_words=True, param=next(iter(given)))
     if not given and required:
         raise ToolError("invalid_params", f"Missing required parameter '{name}' (or "
                         f"its alias{'es' if len(aliases) > 1 else ''} "
-                        f"{', '.join(repr(n) for n in aliases)}).", param=name)
+                        f"{', '.join(repr(n) for n in aliases)}).", own_words=True,
+                        param=name)
     return next(iter(given.values()), None)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chorus_tools.tools.errors import SINGLE_LINE_WORDS
 from chorus_tools.tools.method import (DIAGNOSTICS, NON_NEGATIVE, NULLABLE_STR, POSITIVE, Method,
                                       obj)
 
@@ -97,7 +98,7 @@ METHODS = (
             "case_sensitive; at most 100 matches unless total_max_matches.",
             stoppable=True, idempotent=True, path_params=("dir_path",),
             words={"'glob'": "'include_pattern'", "pass literal: true": "pass fixed_strings: true",
-                   **_DIR_WORDS}),
+                   **_DIR_WORDS, **SINGLE_LINE_WORDS}),
     _method("list_directory", _ADAPTERS + "list_directory_tool", "List directory",
             obj(["dir_path"], dir_path={**_TEXT, "description": "The directory"},
                 ignore={**_STRINGS, "description": "Globs of entries to leave out"},

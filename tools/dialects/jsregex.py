@@ -3,9 +3,12 @@
 The common syntax means the same in both and passes as is. Translated: `[^]` (any
 character) → `[\\s\\S]`, `[]` (nothing) → `[^\\s\\S]`, `\\/` → `/`, `\\uXXXX` and
 `\\u{X…}` → `\\x{X…}`, `\\cX` → its control character, `\\0` → `\\x00`, `\\k<name>` →
-`(?P=name)`; inside a class, the characters ripgrep's classes give a meaning that JS's do
-not (`[`, and doubled `&`, `-`, `~`: nesting and set operations) are escaped. With no
-equivalent (invalid_pattern naming it): the `v` flag's string literals `\\q{…}`.
+`(?P=name)`, `[\\b]` → a backspace, an escaped letter JavaScript gives no meaning
+(`\\A`, `\\Z`, `\\e`) → the letter itself, a `{` that starts no quantifier (`{,3}`)
+→ `\\{`; inside a class, the characters ripgrep's
+classes give a meaning that JS's do not (`[`, and doubled `&`, `-`, `~`: nesting and set
+operations) are escaped. With no equivalent (invalid_pattern naming it): the `v` flag's
+string literals `\\q{…}`.
 Syntax errors are left for the engines to report as for any pattern.
 """
 
@@ -17,6 +20,12 @@ from chorus_tools.tools.errors import ToolError
 
 _UNICODE = re.compile(r"u(?:\{([0-9A-Fa-f]{1,6})\}|([0-9A-Fa-f]{4}))")
 _NAMED_REF = re.compile(r"k<([A-Za-z_][A-Za-z0-9_]*)>")
+# the letters a JavaScript RegExp escape gives a meaning; any other escaped letter is
+# the letter itself there (an identity escape), whatever ripgrep or PCRE2 make of it
+_JS_LETTERS = frozenset("dDwWsSbBnrtvfcxukpPq")
+# a brace that starts no JavaScript quantifier ({n}, {n,}, {n,m}) is a literal brace there;
+# ripgrep reads `{,3}` as one
+_QUANTIFIER = re.compile(r"\{[0-9]+(?:,[0-9]*)?\}")
 
 
 def translate(source: str, param: str = "query") -> str:
@@ -56,7 +65,7 @@ def translate(source: str, param: str = "query") -> str:
                 out.append("[")
                 i += 1
             continue
-        out.append(c)
+        out.append("\\{" if c == "{" and not _QUANTIFIER.match(source, i) else c)
         i += 1
     return "".join(out)
 
@@ -82,4 +91,10 @@ def _escape(source: str, i: int, in_class: bool, param: str) -> tuple[str, int]:
                         "the v flag) has no equivalent in ripgrep's syntax. Write the "
                         "alternatives as (?:abc|def) instead.", param=param,
                         reason=f"untranslatable construct {construct}", construct=construct)
+    if c in "pP" and source[i + 1:i + 2] == "{" and (end := source.find("}", i)) >= 0:
+        return source[i - 1:end + 1], end + 1  # a Unicode property, braces and all
+    if c == "b" and in_class:
+        return r"\x08", i + 1  # backspace, as in JavaScript
+    if c.isascii() and c.isalpha() and c not in _JS_LETTERS:
+        return c, i + 1  # the letter itself (ripgrep reads anchors, classes into some)
     return "\\" + c, i + 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Unpack
 
-from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.errors import SINGLE_LINE_WORDS, ToolError
 from chorus_tools.tools.method import DIAGNOSTICS
 from chorus_tools.tools.method import (ENCODINGS, ENTRY_TYPE, NON_NEGATIVE, NULLABLE_STR, PATH,
                                       POSITIVE, READ_ENCODINGS, TIME, Method, Options, nullable,
@@ -32,6 +32,12 @@ def scope_error(err: ToolError) -> ToolError:
     return styled
 
 
+# the core's names in these tools' words (tools/errors.in_words)
+_TOOLS = {"file.read returns text and PNG/JPEG/GIF/WebP images only; use file.info for its "
+          "metadata.": "read_file reads text files only; get_file_info gives its metadata.",
+          "file.list": "list_directory", "file.read": "read_file", "file.info": "get_file_info"}
+
+
 def _method(name: str, summary: str, params: dict, result: dict, description: str,
             **kw: Unpack[Options]) -> Method:
     return Method(name, _ADAPTERS + name, summary, params, result, toolset="scope",
@@ -49,7 +55,7 @@ METHODS = (
             "Read a text file, optionally lines startLine..endLine. content is their exact "
             "text; lines is the file's line count; truncated is true when the size limit cut "
             "the range short (continue from the next line). Binary files are "
-            "FILESYSTEM_ERROR.", stoppable=True, idempotent=True),
+            "FILESYSTEM_ERROR.", stoppable=True, idempotent=True, words=_TOOLS),
     _method("write_file", "Write a file atomically",
             obj(["path", "content"], path=_PATH, content={"type": "string"},
                 encoding={"enum": ENCODINGS},
@@ -60,7 +66,8 @@ METHODS = (
             "Write a file atomically (temp file + rename), replacing it if it exists. "
             "UTF-16 encodings write a BOM. Parent directories must exist unless createDirs.",
             mutating=True, idempotent=True, destructive=True,
-            words={"file.write with create_dirs: true": "write_file with createDirs: true"}),
+            words={"file.write with create_dirs: true": "write_file with createDirs: true",
+                   **_TOOLS}),
     _method("list_directory", "List a directory",
             obj(["path"], path=_PATH, recursive={"type": "boolean"},
                 depth={**POSITIVE, "description": "Levels below path (1: its entries)"},
@@ -75,8 +82,7 @@ METHODS = (
             "depth, filtered by a glob. Capped at 5,000 entries; total counts them all. "
             "Hidden entries only with includeHidden; git-ignored ones are left out.",
             stoppable=True, idempotent=True,
-            words={"'pattern'": "'glob'", "file.list": "list_directory",
-                   "file.read": "read_file", "file.info": "get_file_info"}),
+            words={"'pattern'": "'glob'", **_TOOLS}),
     _method("search_files", "Search file contents",
             obj(["pattern"], pattern={"type": "string", "description": "Search pattern "
                                       "(literal unless regex)"},
@@ -98,7 +104,8 @@ METHODS = (
             "true. Each match has its file, line, content and context lines before and "
             "after. At most 5,000 matches (truncated says when there were more).",
             stoppable=True, idempotent=True,
-            words={"context_lines": "contextLines", "literal: true": "regex: false"}),
+            words={"context_lines": "contextLines", "literal: true": "regex: false",
+                   **SINGLE_LINE_WORDS}),
     _method("get_file_info", "Return file metadata",
             obj(["path"], path=_PATH),
             obj(["name", "path", "type", "size", "modified", "mime", "lines", "isSymlink",

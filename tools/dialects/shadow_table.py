@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Unpack
 
+from chorus_tools.tools.errors import SINGLE_LINE_WORDS
 from chorus_tools.tools.method import DIAGNOSTICS, NON_NEGATIVE, PATH, Method, Options, obj
 
 _ADAPTERS = "chorus_tools.tools.dialects.shadow:"
@@ -20,8 +21,9 @@ INT_STR = {"anyOf": [{"type": "integer", "minimum": 0},
 _TEXT = {"type": "string"}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 # the core's names in these tools' words (tools/errors.in_words)
-_FILE_WORDS = {"'path'": "'file_path'", "file.read": "Read", "file.patch": "Edit",
-               "file.write": "Write"}
+_FILE_WORDS = {"use file.info for its metadata": "it cannot be shown as text",
+               "'path'": "'file_path'", "file.read": "Read", "file.patch": "Edit",
+               "file.write": "Write", "file.list": "ListDir"}
 _EDIT_WORDS = {"patches[{i}].find": "old", "patches[{i}].replace_all": "replace_all",
                "patches[{i}].replace": "new", "patches[{i}].count": "count",
                "patches[{i}]": "the edit", **_FILE_WORDS}
@@ -46,7 +48,8 @@ METHODS = (
                     image=_TEXT, mime_type=_TEXT, file_size=NON_NEGATIVE)]},
             "Reads a file from the workspace: text as numbered lines (offset/limit for a "
             "window), PNG/JPEG/GIF/WebP images as base64.",
-            stoppable=True, idempotent=True, path_params=_FILE, words=_FILE_WORDS),
+            stoppable=True, idempotent=True, path_params=_FILE, words=_FILE_WORDS,
+            shown_as="file"),
     _method("Write", "Write a file",
             obj(["content"], file_path=_PATH, filePath=_ALIAS, content=_TEXT,
                 overwrite={"type": "boolean",
@@ -112,5 +115,6 @@ METHODS = (
             "Searches file contents with a JavaScript regex (ignored, hidden and binary "
             "files skipped): matching lines with context, or the files that match.",
             stoppable=True, idempotent=True, path_params=("root", "path"),
-            words={"pattern": "query", "glob": "file_glob", **_ROOT_WORDS, **NO_LITERAL}),
+            words={"pattern": "query", "glob": "file_glob", **_ROOT_WORDS, **NO_LITERAL,
+                   **SINGLE_LINE_WORDS}),
 )

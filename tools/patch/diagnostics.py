@@ -25,6 +25,7 @@ from chorus_tools.tools.mutate.atomic import Current
 from chorus_tools.tools.read.text import decode
 from chorus_tools.tools.code.parse import common_prefix, common_suffix
 from chorus_tools.tools.patch.broken import broken_imports
+from chorus_tools.tools.patch.note import NAMED
 from chorus_tools.tools.patch.problems import (Check, Problems, compare as compare_problems,
                                                top_level)
 from chorus_tools.tools.patch.pyproblems import Modules, findings, workspace_modules
@@ -214,15 +215,23 @@ def refuse_introduced(judge: Judge, diagnosis: Diagnosis | None, path: str,
     _refuse_problems(judge, diagnosis, path, diff)
     if judge.gate != "all" or not diagnosis.introduced:
         return
-    first = diagnosis.introduced[0]
+    intro = diagnosis.introduced
+    first = intro[0]
     details: dict[str, Any] = {"diff": diff()} if diff is not None else {}
     raise ToolError("edit_breaks_syntax",
                     f"This change would leave a syntax error at line {first.line} of {path} "
                     f"({judge.language}: {first.message}), which the file did not have; "
-                    "nothing was written (the server runs with --syntax-gate all). "
-                    "data.diagnostics lists the errors. Fix the text and send it again.",
+                    "nothing was written (the server runs with --syntax-gate all). It would "
+                    f"bring: {_named([f'line {e.line}: {e.message}' for e in intro])}. Fix "
+                    "the text and send it again.",
                     path=path, line=first.line, reason=first.message,
                     diagnostics=diagnosis.reply(), **details)
+
+
+def _named(found: list[str]) -> str:
+    """The first NAMED of a refusal's errors in its message, as the diagnostics note names
+    them (a model behind a host that shows only the text sees them: docs/protocol.md, MCP)."""
+    return "; ".join(found[:NAMED]) + ("; ..." if len(found) > NAMED else "")
 
 
 def _refuse_problems(judge: Judge, diagnosis: Diagnosis, path: str,
@@ -237,7 +246,9 @@ def _refuse_problems(judge: Judge, diagnosis: Diagnosis, path: str,
                     f"This change would bring {count} problem{'s' if count > 1 else ''} to "
                     f"{path}, the first at line {first.line}: {first.message} ({first.code}); "
                     "nothing was written (the server runs with --problems-gate introduced). "
-                    "data.diagnostics lists them. Fix the text and send it again.",
+                    "They are: " + _named([f"line {p.line}: {p.message} ({p.code})"
+                                           for p in checked.introduced])
+                    + ". Fix the text and send it again.",
                     path=path, line=first.line, reason="problems",
                     diagnostics=diagnosis.reply(), **details)
 

@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.errors import MULTILINE_ADVICE, ToolError
 from chorus_tools.tools.walk.fanout import FanOut, shared
 from chorus_tools.tools.walk.globs import GlobError, SearchGlobs, invalid_pattern as invalid_glob
 from chorus_tools.tools.search import pyengine, ripgrep
@@ -56,8 +56,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
     pat = analyse(pattern, literal=literal)
     if pat.literal_newline and not multiline:
         raise ToolError("invalid_pattern",
-                        "The pattern contains a line break (\\n) but multiline is off. Set "
-                        "multiline: true to match across lines, or remove the \\n.",
+                        "The pattern contains a line break (\\n) " + MULTILINE_ADVICE,
                         param="pattern", reason="the literal \"\\n\" is not allowed in a "
                         "regex without multiline")
     shape = Shape(output_mode, context_lines if before_context is None else before_context,

@@ -65,7 +65,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                   multiline and pat.may_match_newline, max_results, ctx.limits.max_line_chars)
     use_rg = ctx.search_engine != "python" and ctx.rg_path is not None and _argv_safe(
         pattern, *globs) and not (pat.needs_pcre2 and not ctx.rg_has_pcre2)
-    query = Query(pattern, literal, pat.needs_pcre2, case_sensitive, multiline, globs, types,
+    query = Query(pat.ripgrep, literal, pat.needs_pcre2, case_sensitive, multiline, globs, types,
                   include_hidden, include_ignored)
     target = open_target(ctx, rel, path)
     try:

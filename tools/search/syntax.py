@@ -35,6 +35,10 @@ _BOUNDARIES = {"start": r"\m", "end": r"\M", "start-half": r"(?<!\w)", "end-half
 _NEWLINE_CLASSES = set("sWDPpAz")
 _NEWLINE_ESCAPE = regex.compile(r"\\(?:n|x0[aA]|[xuU]\{0*[aA]\}|u000[aA]|U0000000[aA])")
 _PCRE_GROUPS = ("(?=", "(?!", "(?<=", "(?<!", "(?>")
+# `$` matches before `\r\n` as before `\n` (docs/protocol.md, file.search): the `\r` is
+# matched too, never shown. ripgrep's own `--crlf` would also make a literal `\r` an
+# error without multiline and stop `$\n` from matching a CRLF break.
+_CRLF_DOLLAR = r"(?:\r?$)"
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class Pattern:
     may_match_newline: bool  # multiline mode is really active for it (ripgrep's rule)
     needs_pcre2: bool  # look-around or back-references
     python_error: str | None = None  # why the python engine cannot run it, if it cannot
+    ripgrep: str = ""  # what ripgrep runs: the pattern with its `$` anchors CRLF-aware
 
 
 def analyse(pattern: str, *, literal: bool) -> Pattern:
@@ -51,15 +56,15 @@ def analyse(pattern: str, *, literal: bool) -> Pattern:
     cannot run with ripgrep's meaning is noted, not raised: ripgrep may still run it."""
     if literal:
         newline = "\n" in pattern
-        return Pattern(regex.escape(pattern), newline, newline, False)
+        return Pattern(regex.escape(pattern), newline, newline, False, ripgrep=pattern)
     reader = _Reader(pattern)
     try:
         return reader.read()
     except _Untranslatable as exc:
-        return Pattern(pattern, reader.literal_newline, True, reader.pcre, str(exc))
+        return Pattern(pattern, reader.literal_newline, True, reader.pcre, str(exc), pattern)
     except RecursionError:  # thousands of nested classes or groups: found by fuzzing
         return Pattern(pattern, reader.literal_newline, True, reader.pcre,
-                       "the pattern nests classes or groups too deeply")
+                       "the pattern nests classes or groups too deeply", pattern)
 
 
 _SIMPLE_FOLDING = "(?-f)"  # ripgrep folds case simply; V1 would fold fully
@@ -74,8 +79,11 @@ def compile_python(pat: Pattern, *, case_sensitive: bool) -> regex.Pattern:
         return regex.compile(_SIMPLE_FOLDING + pat.python, flags)
     except regex.error as exc:  # positions in the reason count from the client's pattern
         pos, msg = getattr(exc, "pos", None), getattr(exc, "msg", str(exc))  # not in the stubs
-        raise invalid_pattern(str(exc) if pos is None else
-                              f"{msg} at position {pos - len(_SIMPLE_FOLDING)}") from None
+        if pos is None:
+            raise invalid_pattern(str(exc)) from None
+        pos -= len(_SIMPLE_FOLDING)
+        pos -= pat.python.count(_CRLF_DOLLAR, 0, pos) * (len(_CRLF_DOLLAR) - 1)
+        raise invalid_pattern(f"{msg} at position {pos}") from None
     except (OverflowError, ValueError) as exc:
         raise invalid_pattern(str(exc)) from None
     except RecursionError:  # the regex module's parser recurses per group
@@ -103,6 +111,7 @@ class _Reader:
         self.literal_newline = False
         self.may_newline = False
         self.pcre = False
+        self.dollars: list[int] = []  # where the pattern's `$` anchors are
 
     def read(self) -> Pattern:
         src = self.src
@@ -119,10 +128,17 @@ class _Reader:
                     self.literal_newline = self.may_newline = True
                 elif c in "^$":
                     self.may_newline = True
-                self.out.append(c)
+                if c == "$":
+                    self.dollars.append(self.i)
+                self.out.append(_CRLF_DOLLAR if c == "$" else c)
                 self.i += 1
+        pieces, last = [], 0
+        for at in self.dollars:
+            pieces += [src[last:at], _CRLF_DOLLAR]
+            last = at + 1
         return Pattern("".join(self.out), self.literal_newline,
-                       self.may_newline or self.pcre, self.pcre)
+                       self.may_newline or self.pcre, self.pcre,
+                       ripgrep="".join(pieces) + src[last:])
 
     def _fail(self, reason: str) -> _Untranslatable:
         return _Untranslatable(reason)

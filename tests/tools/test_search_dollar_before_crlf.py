@@ -1,6 +1,7 @@
 """Bug: `$` did not match at the end of a CRLF line on either engine (`beta$` missed every
-`beta\\r\\n`, `^$` every empty CRLF line), where docs/protocol.md has `$` match before
-`\\r\\n` as before `\\n`, as ripgrep's `--crlf` does: the agent never sees the `\\r`."""
+`beta\\r\\n`, `^$` every empty CRLF line), and `\\s+$` took every CRLF line for one with
+trailing whitespace, where docs/protocol.md has `$` match before `\\r\\n` as before `\\n`,
+as ripgrep's `--crlf` does: the agent never sees the `\\r`."""
 
 from __future__ import annotations
 
@@ -60,12 +61,33 @@ def test_an_escaped_or_classed_dollar_stays_a_character(tmp_path: Path, engine: 
     assert [m["line"] for m in reply["matches"]] == [1, 2]
 
 
-def test_only_anchors_are_rewritten() -> None:
-    assert analyse(r"a$|\$[$]", literal=False).ripgrep == r"a(?:\r?$)|\$[$]"
-    assert analyse("a$", literal=True).ripgrep == "a$"
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_cr_is_no_trailing_whitespace(tmp_path: Path, engine: str) -> None:
+    (tmp_path / "ws.txt").write_bytes(b"clean\r\ndirty \r\nx\r\ntab\t\r\n")
+    reply = _search(tmp_path, engine, pattern=r"\s+$")
+    assert [m["line"] for m in reply["matches"]] == [2, 4]
+    reply = _search(tmp_path, engine, pattern=r"x[^y]|x\s|x.")
+    assert reply["matches"] == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_literal_cr_is_refused_without_multiline(tree: Path, engine: str) -> None:
+    for pattern in (r"beta\r", r"beta[\r]", "beta\r", r"\x0D", r"\x{d}"):
+        with pytest.raises(ToolError) as caught:
+            _search(tree, engine, pattern=pattern)
+        assert caught.value.code == "invalid_pattern", pattern
+        assert caught.value.details["param"] == "pattern"
+    reply = _search(tree, engine, pattern=r"beta\r\n", multiline=True, output_mode="count")
+    assert reply["counts"] == [{"path": "crlf.txt", "count": 2}]
+
+
+def test_only_anchors_are_rewritten_and_only_for_multiline() -> None:
+    assert analyse(r"a$|\$[$]", literal=False, multiline=True).ripgrep == r"a(?:\r?$)|\$[$]"
+    assert analyse(r"a$|\$[$]", literal=False).ripgrep == r"a$|\$[$]"
+    assert analyse("a$", literal=True, multiline=True).ripgrep == "a$"
 
 
 def test_an_error_position_counts_in_the_clients_pattern(tmp_path: Path) -> None:
     with pytest.raises(ToolError) as caught:
-        _search(tmp_path, "python", pattern="x$$(")
+        _search(tmp_path, "python", pattern="x$$(", multiline=True)
     assert caught.value.details["reason"] == "missing ) at position 4"

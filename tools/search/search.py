@@ -53,12 +53,19 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
         SearchGlobs(globs)
     except GlobError as exc:
         raise invalid_glob(exc, "glob") from None
-    pat = analyse(pattern, literal=literal)
+    pat = analyse(pattern, literal=literal, multiline=multiline)
     if pat.literal_newline and not multiline:
         raise ToolError("invalid_pattern",
                         "The pattern contains a line break (\\n) but multiline is off. Set "
                         "multiline: true to match across lines, or remove the \\n.",
                         param="pattern", reason="the literal \"\\n\" is not allowed in a "
+                        "regex without multiline")
+    if pat.literal_cr and not multiline:  # ripgrep's `--crlf` rule (docs/protocol.md)
+        raise ToolError("invalid_pattern",
+                        "The pattern contains a carriage return (\\r) but multiline is off: "
+                        "lines are searched without their line ending, as you see them. "
+                        "Remove the \\r (`$` matches before \\r\\n), or set multiline: true.",
+                        param="pattern", reason="the literal \"\\r\" is not allowed in a "
                         "regex without multiline")
     shape = Shape(output_mode, context_lines if before_context is None else before_context,
                   context_lines if after_context is None else after_context,

@@ -18,10 +18,18 @@ class Target(NamedTuple):
 
 
 def open_target(ctx: ToolContext, rel: str, shown: str) -> Target:
-    """Open `rel` for a search: a directory or a regular file; other kinds are refused."""
+    """Open `rel` for a search: a directory or a regular file; other kinds are refused.
+    One the server may not read is `permission_denied` here: neither engine could search
+    it, and an empty answer would say it holds no match."""
     fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
     mode = os.fstat(fd).st_mode
     if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        try:
+            os.close(ctx.ws.open(rel, os.O_RDONLY | os.O_NONBLOCK, shown=shown))
+        except ToolError as err:
+            if err.code == "permission_denied":
+                os.close(fd)
+                raise
         return Target(fd, stat.S_ISDIR(mode))
     os.close(fd)
     raise ToolError("not_a_regular_file",

@@ -8,6 +8,7 @@ import os
 import stat
 from typing import NamedTuple
 
+from chorus_tools.tools.confine.sandbox import names_directory, not_a_directory
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 
@@ -23,6 +24,9 @@ def open_target(ctx: ToolContext, rel: str, shown: str) -> Target:
     it, and an empty answer would say it holds no match."""
     fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
     mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode) and names_directory(shown):  # 'f/': never the file f
+        os.close(fd)
+        raise not_a_directory(shown)
     if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
         try:
             os.close(ctx.ws.open(rel, os.O_RDONLY | os.O_NONBLOCK, shown=shown))

@@ -24,7 +24,7 @@ def open_target(ctx: ToolContext, rel: str, shown: str) -> Target:
     it, and an empty answer would say it holds no match."""
     fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
     mode = os.fstat(fd).st_mode
-    if stat.S_ISREG(mode) and names_directory(shown):  # 'f/': never the file f
+    if names_directory(shown) and not stat.S_ISDIR(mode):  # 'f/': never the file f
         os.close(fd)
         raise not_a_directory(shown)
     if stat.S_ISDIR(mode) or stat.S_ISREG(mode):

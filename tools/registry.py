@@ -95,7 +95,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "any depth (as `**/*.py`). Hidden and .gitignored paths are skipped unless "
             "include_hidden / include_ignored.")),
     Method(
-        "file.search", "chorus_tools.tools.search.search:search",
+        "file.search", "chorus_tools.tools.search.search:file_search",
         "Search file contents with a regex (ripgrep syntax) or a fixed string.",
         _obj(["pattern"], pattern={"type": "string"}, path=PATH, glob=GLOBS,
              case_sensitive={"type": "boolean"}, literal={"type": "boolean"},

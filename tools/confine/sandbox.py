@@ -242,9 +242,9 @@ class Workspace:
         path_fd = self.open(rel, os.O_PATH, shown=shown)
         try:
             st = os.fstat(path_fd)
+            if names_directory(shown) and not stat.S_ISDIR(st.st_mode):
+                raise not_a_directory(shown)  # 'fifo/' too: the path's shape decides first
             check_regular(st, shown)
-            if names_directory(shown):
-                raise not_a_directory(shown)
             fd = os.open(f"/proc/self/fd/{path_fd}", flags | os.O_CLOEXEC)
         except OSError as exc:
             raise from_os_error(exc, shown) from None

@@ -41,7 +41,7 @@ def search_part(ctx: ToolContext, files: list[str], pattern: Pattern,
     at: list[int] = []
     left = shape.max_results + 1
     for i, rel in enumerate(files):
-        found = _search_file(ctx, rel, rx, line_mode, shape, left)
+        found = _search_file(ctx, rel, rx, line_mode, shape, left, crlf=not multiline)
         if found is not None:
             results.append(found)
             at.append(positions[i] if positions is not None else first + i)
@@ -52,11 +52,15 @@ def search_part(ctx: ToolContext, files: list[str], pattern: Pattern,
 
 
 def _search_file(ctx: ToolContext, rel: str, rx: regex.Pattern, line_mode: bool,
-                 shape: Shape, limit: int) -> dict[str, Any] | None:
+                 shape: Shape, limit: int, *, crlf: bool) -> dict[str, Any] | None:
+    """`crlf`: searched as ripgrep's `--crlf` does, lines without the `\r` of a `\r\n`
+    (the line numbers and the lines shown are the same)."""
     try:
         text = _read_text(ctx, rel)
     except ToolError:
         return None  # gone or unreadable since the walk: skipped, as ripgrep does
+    if crlf and text and "\r\n" in text:
+        text = text.replace("\r\n", "\n")
     if not text:
         return None
     budget = ctx.limits.search_file_timeout

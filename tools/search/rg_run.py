@@ -89,8 +89,8 @@ def search_args(rg: str, query: Query, *, pcre2: bool, kind: str,
         argv.append("--fixed-strings")
     elif pcre2:
         argv.append("--engine=auto")
-    if query.multiline:
-        argv.append("--multiline")
+    # line by line, CRLF is the line terminator: `$` matches before `\r\n` (docs/protocol.md)
+    argv.append("--multiline" if query.multiline else "--crlf")
     before, after = (min(lines, RG_MAX_CONTEXT) for lines in context)
     if before:
         argv.append(f"--before-context={before}")

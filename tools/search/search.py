@@ -14,6 +14,7 @@ so both engines, warm or walking, say the same.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from typing import Any
@@ -21,7 +22,8 @@ from typing import Any
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import MULTILINE_ADVICE, ToolError
 from chorus_tools.tools.walk.fanout import FanOut, shared
-from chorus_tools.tools.walk.globs import GlobError, SearchGlobs, invalid_pattern as invalid_glob
+from chorus_tools.tools.walk.globs import (GlobError, SearchGlobs, beneath,
+                                           invalid_pattern as invalid_glob)
 from chorus_tools.tools.search import pyengine, ripgrep
 from chorus_tools.tools.search.rg_errors import NeedsPcre2
 from chorus_tools.tools.search.filetypes import FileTypes
@@ -42,9 +44,12 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
            before_context: int | None = None, after_context: int | None = None,
            type: str | list[str] | None = None, max_results: int = 100,
            output_mode: str = "content", multiline: bool = False,
-           include_hidden: bool = False, include_ignored: bool = False) -> dict[str, Any] | FanOut:
+           include_hidden: bool = False, include_ignored: bool = False, *,
+           globs_in_path: bool = False) -> dict[str, Any] | FanOut:
     """Search file contents beneath `path` (a directory or one file) in path order.
-    `before_context`/`after_context` override `context_lines` on their side."""
+    `before_context`/`after_context` override `context_lines` on their side.
+    `globs_in_path`: a glob holding a `/` is relative to `path` (file.search's rule, see
+    `file_search`); otherwise to the workspace, as the tool sets' search tools read it."""
     rel = ctx.ws.rel(path, allow_empty=True)  # optional, as in file.list: "" is the root
     globs = [glob] if isinstance(glob, str) else list(glob or [])
     types = tuple([type] if isinstance(type, str) else type or ())
@@ -53,18 +58,26 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
         SearchGlobs(globs)
     except GlobError as exc:
         raise invalid_glob(exc, "glob") from None
-    pat = analyse(pattern, literal=literal)
+    globs = beneath(rel, globs) if globs_in_path else globs
+    pat = analyse(pattern, literal=literal, multiline=multiline)
     if pat.literal_newline and not multiline:
         raise ToolError("invalid_pattern",
                         "The pattern contains a line break (\\n) " + MULTILINE_ADVICE,
                         param="pattern", reason="the literal \"\\n\" is not allowed in a "
+                        "regex without multiline")
+    if pat.literal_cr and not multiline:  # ripgrep's `--crlf` rule (docs/protocol.md)
+        raise ToolError("invalid_pattern",
+                        "The pattern contains a carriage return (\\r) but multiline is off: "
+                        "lines are searched without their line ending, as you see them. "
+                        "Remove the \\r (`$` matches before \\r\\n), or set multiline: true.",
+                        param="pattern", reason="the literal \"\\r\" is not allowed in a "
                         "regex without multiline")
     shape = Shape(output_mode, context_lines if before_context is None else before_context,
                   context_lines if after_context is None else after_context,
                   multiline and pat.may_match_newline, max_results, ctx.limits.max_line_chars)
     use_rg = ctx.search_engine != "python" and ctx.rg_path is not None and _argv_safe(
         pattern, *globs) and not (pat.needs_pcre2 and not ctx.rg_has_pcre2)
-    query = Query(pattern, literal, pat.needs_pcre2, case_sensitive, multiline, globs, types,
+    query = Query(pat.ripgrep, literal, pat.needs_pcre2, case_sensitive, multiline, globs, types,
                   include_hidden, include_ignored)
     target = open_target(ctx, rel, path)
     try:
@@ -94,6 +107,16 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                                       include_ignored=include_ignored, globs=globs,
                                       types=file_types)] if target.is_dir else [rel]
     return _python(files, len(files), None, pat, case_sensitive, multiline, shape, ctx)
+
+
+def file_search(ctx: ToolContext, *args: Any, **params: Any) -> dict[str, Any] | FanOut:
+    """file.search: a glob holding a `/` is matched relative to `path`, as if ripgrep ran
+    inside it (docs/protocol.md, file.search); `search` does the rest."""
+    return search(ctx, *args, globs_in_path=True, **params)
+
+
+# rpc.discover reads the defaults from the signature, which this makes search's
+functools.update_wrapper(file_search, search, assigned=(), updated=())
 
 
 def _argv_safe(*texts: str) -> bool:

@@ -35,6 +35,12 @@ _BOUNDARIES = {"start": r"\m", "end": r"\M", "start-half": r"(?<!\w)", "end-half
 _NEWLINE_CLASSES = set("sWDPpAz")
 _NEWLINE_ESCAPE = regex.compile(r"\\(?:n|x0[aA]|[xuU]\{0*[aA]\}|u000[aA]|U0000000[aA])")
 _PCRE_GROUPS = ("(?=", "(?!", "(?<=", "(?<!", "(?>")
+# `$` matches before `\r\n` as before `\n` (docs/protocol.md, file.search). Line by line
+# that is ripgrep's `--crlf` (the python engine: the text without the `\r` of its `\r\n`),
+# where nothing matches the `\r`; with multiline `--crlf` would stop `$\n` from matching a
+# CRLF break, so there a `$` takes the `\r` before it along (never shown).
+_CRLF_DOLLAR = r"(?:\r?$)"
+_CR_ESCAPE = regex.compile(r"\\(?:r|x0[dD]|[xuU]\{0*[dD]\}|u000[dD]|U0000000[dD])")
 
 
 @dataclass(frozen=True)
@@ -44,22 +50,28 @@ class Pattern:
     may_match_newline: bool  # multiline mode is really active for it (ripgrep's rule)
     needs_pcre2: bool  # look-around or back-references
     python_error: str | None = None  # why the python engine cannot run it, if it cannot
+    ripgrep: str = ""  # what ripgrep runs: with multiline, its `$` anchors CRLF-aware
+    literal_cr: bool = False  # a literal \r: ripgrep's `--crlf` refuses it without multiline
 
 
-def analyse(pattern: str, *, literal: bool) -> Pattern:
-    """Read `pattern` (ripgrep syntax, or a fixed string) once. What the python engine
-    cannot run with ripgrep's meaning is noted, not raised: ripgrep may still run it."""
+def analyse(pattern: str, *, literal: bool, multiline: bool = False) -> Pattern:
+    """Read `pattern` (ripgrep syntax, or a fixed string) once, for a search with or
+    without `multiline`. What the python engine cannot run with ripgrep's meaning is
+    noted, not raised: ripgrep may still run it."""
     if literal:
         newline = "\n" in pattern
-        return Pattern(regex.escape(pattern), newline, newline, False)
-    reader = _Reader(pattern)
+        return Pattern(regex.escape(pattern), newline, newline, False, ripgrep=pattern,
+                       literal_cr="\r" in pattern)
+    reader = _Reader(pattern, crlf_dollar=multiline)
     try:
         return reader.read()
     except _Untranslatable as exc:
-        return Pattern(pattern, reader.literal_newline, True, reader.pcre, str(exc))
+        return Pattern(pattern, reader.literal_newline, True, reader.pcre, str(exc), pattern,
+                       reader.literal_cr)
     except RecursionError:  # thousands of nested classes or groups: found by fuzzing
         return Pattern(pattern, reader.literal_newline, True, reader.pcre,
-                       "the pattern nests classes or groups too deeply")
+                       "the pattern nests classes or groups too deeply", pattern,
+                       reader.literal_cr)
 
 
 _SIMPLE_FOLDING = "(?-f)"  # ripgrep folds case simply; V1 would fold fully
@@ -74,8 +86,11 @@ def compile_python(pat: Pattern, *, case_sensitive: bool) -> regex.Pattern:
         return regex.compile(_SIMPLE_FOLDING + pat.python, flags)
     except regex.error as exc:  # positions in the reason count from the client's pattern
         pos, msg = getattr(exc, "pos", None), getattr(exc, "msg", str(exc))  # not in the stubs
-        raise invalid_pattern(str(exc) if pos is None else
-                              f"{msg} at position {pos - len(_SIMPLE_FOLDING)}") from None
+        if pos is None:
+            raise invalid_pattern(str(exc)) from None
+        pos -= len(_SIMPLE_FOLDING)
+        pos -= pat.python.count(_CRLF_DOLLAR, 0, pos) * (len(_CRLF_DOLLAR) - 1)
+        raise invalid_pattern(f"{msg} at position {pos}") from None
     except (OverflowError, ValueError) as exc:
         raise invalid_pattern(str(exc)) from None
     except RecursionError:  # the regex module's parser recurses per group
@@ -96,13 +111,16 @@ class _Untranslatable(ValueError):
 
 
 class _Reader:
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, *, crlf_dollar: bool) -> None:
         self.src = pattern
         self.i = 0
         self.out: list[str] = []
         self.literal_newline = False
+        self.literal_cr = False
         self.may_newline = False
         self.pcre = False
+        self.dollar = _CRLF_DOLLAR if crlf_dollar else "$"
+        self.dollars: list[int] = []  # where the pattern's `$` anchors are
 
     def read(self) -> Pattern:
         src = self.src
@@ -117,12 +135,21 @@ class _Reader:
             else:
                 if c == "\n":
                     self.literal_newline = self.may_newline = True
+                elif c == "\r":
+                    self.literal_cr = True
                 elif c in "^$":
                     self.may_newline = True
-                self.out.append(c)
+                if c == "$":
+                    self.dollars.append(self.i)
+                self.out.append(self.dollar if c == "$" else c)
                 self.i += 1
+        pieces, last = [], 0
+        for at in self.dollars:
+            pieces += [src[last:at], self.dollar]
+            last = at + 1
         return Pattern("".join(self.out), self.literal_newline,
-                       self.may_newline or self.pcre, self.pcre)
+                       self.may_newline or self.pcre, self.pcre,
+                       ripgrep="".join(pieces) + src[last:], literal_cr=self.literal_cr)
 
     def _fail(self, reason: str) -> _Untranslatable:
         return _Untranslatable(reason)
@@ -165,6 +192,8 @@ class _Reader:
                 self.literal_newline = True
             self.may_newline = True
             return r"\n"
+        if c == "r" and not in_class:
+            self.literal_cr = True
         if c.isdigit() and c != "0" or c in "kg":
             self.pcre = self.may_newline = True
             return "\\" + c
@@ -204,6 +233,7 @@ class _Reader:
         if value == 10:
             self.literal_newline = self.literal_newline or not in_class
             self.may_newline = True
+        self.literal_cr = self.literal_cr or value == 13 and not in_class
         return f"\\U{value:08X}"
 
     def _klass(self) -> str:
@@ -227,6 +257,9 @@ class _Reader:
                 parts.append("]")
                 if _single_newline(src[start:self.i - 1]):
                     self.literal_newline = True
+                body = src[start:self.i - 1]
+                self.literal_cr = self.literal_cr or body == "\r" or bool(
+                    _CR_ESCAPE.fullmatch(body))
                 return "".join(parts)
             item_start = len(parts)
             if c == "\\":

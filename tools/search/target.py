@@ -8,6 +8,7 @@ import os
 import stat
 from typing import NamedTuple
 
+from chorus_tools.tools.confine.sandbox import names_directory, not_a_directory
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 
@@ -18,10 +19,21 @@ class Target(NamedTuple):
 
 
 def open_target(ctx: ToolContext, rel: str, shown: str) -> Target:
-    """Open `rel` for a search: a directory or a regular file; other kinds are refused."""
+    """Open `rel` for a search: a directory or a regular file; other kinds are refused.
+    One the server may not read is `permission_denied` here: neither engine could search
+    it, and an empty answer would say it holds no match."""
     fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
     mode = os.fstat(fd).st_mode
+    if names_directory(shown) and not stat.S_ISDIR(mode):  # 'f/': never the file f
+        os.close(fd)
+        raise not_a_directory(shown)
     if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        try:
+            os.close(ctx.ws.open(rel, os.O_RDONLY | os.O_NONBLOCK, shown=shown))
+        except ToolError as err:
+            if err.code == "permission_denied":
+                os.close(fd)
+                raise
         return Target(fd, stat.S_ISDIR(mode))
     os.close(fd)
     raise ToolError("not_a_regular_file",

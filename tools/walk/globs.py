@@ -284,3 +284,24 @@ def _prefix_allows(prefix: list[re.Pattern[str] | None], names: list[str]) -> bo
         if i == len(prefix) - 1 or not comp.fullmatch(name):
             return False  # the last component names an entry, never a parent of one
     return True
+
+
+_GLOB_SPECIAL = frozenset("*?[]{}\\!")
+
+
+def beneath(rel: str, globs: list[str]) -> list[str]:
+    """file.search's globs for a search of directory `rel`: one holding a `/` (other than a
+    trailing one) is matched relative to `rel`, as if ripgrep ran inside it
+    (docs/protocol.md, file.search), so it is anchored beneath `rel` (escaped) for the
+    engines, which match workspace-relative paths; a glob without `/` matches names."""
+    if rel in ("", ".", "./"):
+        return globs
+    prefix = "".join("\\" + c if c in _GLOB_SPECIAL else c for c in rel.rstrip("/")) + "/"
+    out = []
+    for glob in globs:
+        negated = glob.startswith("!")
+        body = glob[1:] if negated else glob
+        if "/" in body.rstrip("/"):
+            body = prefix + body.lstrip("/")
+        out.append("!" + body if negated else body)
+    return out

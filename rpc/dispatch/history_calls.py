@@ -57,6 +57,9 @@ class HistoryCalls:
         self._store = history
         self.on = history is not None  # mutations hand back what they replace
         self._journaled = False  # the running rewind wrote a journal (rewinds run alone)
+        # what completing a killed server's rewind changed, for the audit record of the
+        # rewind that completed it (its `files`, before its own)
+        self._completed: list[dict[str, Any]] = []
         self._roots = roots
         self._read_only = read_only
         self._full = full  # --history-full: refuse | write
@@ -97,6 +100,11 @@ class HistoryCalls:
             lost = await self.history.keep(logged_as(method, params), kept, reserved)
         elif kept or reserved:
             self.history.discard(kept or [], reserved)
+        if method.name == REWIND and self._completed:
+            done, self._completed = self._completed, []
+            if audit is not None:
+                audit["files"] = done + audit.get("files", [])
+                audit["bytes"] = sum(f["bytes"] for f in audit["files"])
         if method.name == REWIND and self._journaled:
             self._journaled = False
             if ok or getattr(payload, "code", None) not in _UNFINISHED:
@@ -192,12 +200,13 @@ class HistoryCalls:
         items = rewind.with_content(self.history, journal["items"], journal["checkpoint"])
         ok, payload, audit = await run(Task(REWIND_TARGET, {
             "checkpoint": journal["checkpoint"], "items": items, "force": journal["force"]},
-            mutating=True, keep=True))
+            mutating=True, record=True, keep=True))
         kept = (audit or {}).pop("kept", None)
         reserved = (audit or {}).pop("reserved", None)
         if not ok:
             self.history.discard(kept or [], reserved)
             raise payload
+        self._completed = (audit or {}).get("files", [])
         if kept and (lost := await self.history.keep(REWIND, kept, reserved)):
             log.warning("the rewind a killed server left is complete, but the history could "
                         "not keep what it replaced in %s (%s)",

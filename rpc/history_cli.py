@@ -218,7 +218,8 @@ async def _restore(args: argparse.Namespace, call: Call) -> int:
     if "error" in reply or args.json:
         return _show(reply, args.json)
     undo = (await call("file.history", {"path": args.path, "limit": 1}))["result"]
-    given = ["--history", args.history] if args.history else []  # else the default place
+    given = [*(["--history", args.history] if args.history else []),  # else the default
+             *(["--records", args.records] if args.records else [])]  # recorded as this one
     print(f"restored {args.path} to {version}; undo with: " + shlex.join([
         "chorus-tools", "restore", "--workspace", args.workspace, *given, args.path,
         undo["versions"][0]["version"]]))

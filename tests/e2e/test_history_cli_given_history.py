@@ -29,8 +29,9 @@ def test_the_undo_command_restore_prints_works_as_printed(tmp_path: Path) -> Non
     (root / "my notes.txt").write_text("mine\n")
     with RpcServer(root, "--workers", "1", "--history", str(hist)) as agent:
         agent.result("file.write", {"path": "my notes.txt", "content": "the agent's\n"})
+    records = tmp_path / "records"
     done = person("restore", "--workspace", str(root), "--history", str(hist),
-                  "--history-bytes", "256M", "my notes.txt")
+                  "--history-bytes", "256M", "--records", str(records), "my notes.txt")
     assert done.returncode == 0, done.stderr
     assert (root / "my notes.txt").read_text() == "mine\n"
     undo = shlex.split(done.stdout.split("undo with: ")[1])
@@ -38,6 +39,7 @@ def test_the_undo_command_restore_prints_works_as_printed(tmp_path: Path) -> Non
     again = person(*undo[1:])
     assert again.returncode == 0, again.stderr
     assert (root / "my notes.txt").read_text() == "the agent's\n"
+    assert len((records / "records.jsonl").read_text().splitlines()) == 2  # both recorded
 
 
 def test_history_bytes_takes_a_unit_as_the_servers_does(tmp_path: Path) -> None:

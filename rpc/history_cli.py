@@ -27,6 +27,7 @@ import asyncio
 import json
 import logging
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +40,7 @@ from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
 from chorus_tools.rpc.dispatch.history_home import open_history
 from chorus_tools.rpc.dispatch.records import Records, inside
 from chorus_tools.rpc.dispatch.state_places import StartError
+from chorus_tools.rpc.options import size
 from chorus_tools.rpc.process.pool import Pool
 from chorus_tools.tools.confine.deny import DenyRules
 from chorus_tools.tools.confine.sandbox import Workspace
@@ -85,7 +87,7 @@ def parser() -> argparse.ArgumentParser:
     common.add_argument("--history", metavar="DIR",
                         help="the server's --history, if it was given one (default: where "
                              "the server keeps this workspace's history)")
-    common.add_argument("--history-bytes", type=int, default=_BUDGET, metavar="N",
+    common.add_argument("--history-bytes", type=size(1), default=_BUDGET, metavar="N",
                         help=f"the server's --history-bytes (default: {_BUDGET})")
     common.add_argument("--records", metavar="DIR",
                         help="append an audit record of a restore or rewind to "
@@ -216,8 +218,11 @@ async def _restore(args: argparse.Namespace, call: Call) -> int:
     if "error" in reply or args.json:
         return _show(reply, args.json)
     undo = (await call("file.history", {"path": args.path, "limit": 1}))["result"]
-    print(f"restored {args.path} to {version}; undo with: chorus-tools restore "
-          f"--workspace {args.workspace} {args.path} {undo['versions'][0]['version']}")
+    given = [*(["--history", args.history] if args.history else []),  # else the default
+             *(["--records", args.records] if args.records else [])]  # recorded as this one
+    print(f"restored {args.path} to {version}; undo with: " + shlex.join([
+        "chorus-tools", "restore", "--workspace", args.workspace, *given, args.path,
+        undo["versions"][0]["version"]]))
     return 0
 
 

@@ -166,7 +166,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
             "Delete an empty directory, or with `recursive: true` the whole tree (symlinks "
             "inside are removed, never followed; never the root).")),
     Method(
-        "file.history", "chorus_tools.tools.mutate.restore:locate",
+        "file.history", "chorus_tools.tools.mutate.restore:listed",
         "List a file's earlier contents kept by the history, newest first.",
         _obj(["path"], path=PATH, limit=POSITIVE),
         _obj(["versions", "total", "truncated", "evicted"],

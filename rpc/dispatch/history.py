@@ -280,9 +280,12 @@ def checkpoint_id(offset: int) -> str:
 
 
 def parse_id(text: str, prefix: str) -> int | None:
+    """The offset an id names, for the very string the server gave out only: int()
+    alone would take `h-0 `, `h-00` or `h-+0` for `h-0` (an id is opaque)."""
     if not text.startswith(prefix):
         return None
     try:
-        return int(text[len(prefix):], 16)
+        offset = int(text[len(prefix):], 16)
     except ValueError:
         return None
+    return offset if text == f"{prefix}{offset:x}" else None

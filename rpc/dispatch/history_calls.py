@@ -57,6 +57,9 @@ class HistoryCalls:
         self._store = history
         self.on = history is not None  # mutations hand back what they replace
         self._journaled = False  # the running rewind wrote a journal (rewinds run alone)
+        # what completing a stopped rewind's journal changed: the result and the audit
+        # record of the rewind that completed it say so too
+        self._completed: dict[str, Any] | None = None
         self._roots = roots
         self._read_only = read_only
         self._full = full  # --history-full: refuse | write
@@ -97,10 +100,20 @@ class HistoryCalls:
             lost = await self.history.keep(logged_as(method, params), kept, reserved)
         elif kept or reserved:
             self.history.discard(kept or [], reserved)
+        if method.name == REWIND and self._completed is not None:
+            done, self._completed = self._completed, None
+            if audit is not None:
+                audit["files"] = done["files"] + audit.get("files", [])
+                audit["bytes"] = sum(f["bytes"] for f in audit["files"])
+            if ok:
+                payload = {**payload, **{key: sorted({*done[key], *payload[key]})
+                                         for key in ("restored", "deleted")}}
         if method.name == REWIND and self._journaled:
             self._journaled = False
             if ok or getattr(payload, "code", None) not in _UNFINISHED:
                 rewind.clear_journal(self.history)  # done, or undone by the worker
+            else:
+                payload = _unfinished(payload)
         if not ok:
             return payload
         if method.name == HISTORY:
@@ -192,18 +205,30 @@ class HistoryCalls:
         items = rewind.with_content(self.history, journal["items"], journal["checkpoint"])
         ok, payload, audit = await run(Task(REWIND_TARGET, {
             "checkpoint": journal["checkpoint"], "items": items, "force": journal["force"]},
-            mutating=True, keep=True))
+            mutating=True, record=True, keep=True))
         kept = (audit or {}).pop("kept", None)
         reserved = (audit or {}).pop("reserved", None)
         if not ok:
             self.history.discard(kept or [], reserved)
             raise payload
+        self._completed = {"files": (audit or {}).get("files", []),
+                           "restored": payload["restored"], "deleted": payload["deleted"]}
         if kept and (lost := await self.history.keep(REWIND, kept, reserved)):
             log.warning("the rewind a killed server left is complete, but the history could "
                         "not keep what it replaced in %s (%s)",
                         ", ".join(x.path for x in lost), lost[0].errno)
         rewind.clear_journal(self.history)
 
+
+
+def _unfinished(error: ToolError) -> ToolError:
+    """A rewind stopped part way (its request timeout, its worker's death): the error
+    says so, since some files are back and others not, until the next rewind completes
+    its journal first (docs/protocol.md, History)."""
+    return ToolError(error.code, f"{error.message} The rewind was stopped part way: some "
+                     "files are back as they were at the checkpoint, others not yet. Call "
+                     "workspace.rewind again: it completes this one first.",
+                     quote=error.quote, **error.details)
 
 
 def history_error(exc: OSError, outcome: str) -> ToolError:

@@ -120,7 +120,10 @@ class Invoker:
         paths, keys = self._normalised(method.paths_of(params).values())
         if not keys and method.path_params:  # an optional path left out: the root
             keys = [ROOT]
-        entered = [(key, *self._order.enter(key, mutates)) for key in keys]
+        # a dry run is ordered as the change it previews (a rewind's sees every earlier write)
+        change = mutates or (method.mutating and method.audited
+                             and params.get("dry_run") is True)
+        entered = [(key, *self._order.enter(key, change)) for key in keys]
         try:
             own = {fut for _, _, fut in entered}  # a move never waits on its other path
             before = [f for _, waits, _ in entered for f in waits if f not in own]

@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from chorus_tools.tools.confine.sandbox import ROOT
+
 
 @dataclass
 class _Tail:
@@ -45,8 +47,12 @@ class PathOrder:
         return before, mine
 
     def _changes_above(self, key: str) -> list[asyncio.Future]:
-        """The pending changes of the directories above `key`."""
+        """The pending changes of the directories above `key`, the root's included (a
+        checkpoint or a rewind is a change of the root: every later call waits for it)."""
         found = []
+        root = self._tails.get(ROOT) if key != ROOT else None
+        if root is not None and root.write is not None and not root.write.done():
+            found.append(root.write)
         at = key.find("/")
         while at > 0:
             tail = self._tails.get(key[:at])
@@ -57,7 +63,7 @@ class PathOrder:
 
     def _calls_beneath(self, key: str) -> list[asyncio.Future]:
         """Every pending call on a path beneath `key` (the in-flight paths are few)."""
-        prefix = "" if key == "." else key + "/"
+        prefix = "" if key == ROOT else key + "/"
         return [f for k, tail in self._tails.items() if k.startswith(prefix) and k != key
                 for f in [tail.write, *tail.reads] if f is not None and not f.done()]
 

@@ -7,8 +7,7 @@ import os
 import time
 from typing import Any
 
-import orjson
-
+from chorus_tools.rpc.wire.envelope import dumps
 from chorus_tools.tools.context import EACH_FILE
 from chorus_tools.tools.timefmt import iso_utc
 
@@ -46,12 +45,12 @@ class Records:
             **({"files": audit["files"]} if "files" in audit else {}),  # apply_patch's
         }
         each = audit.get(EACH_FILE) if outcome == "ok" else None
-        if not each:
-            os.write(self._fd, orjson.dumps(line) + b"\n")
+        if not each:  # the response's encoder: an id beyond 64 bits or a lone surrogate
+            os.write(self._fd, dumps(line) + b"\n")  # the client sent is kept as given
             return
         # a change of many files (an archive import): one line per file, as a write's
         for start in range(0, len(each), _LINES_A_WRITE):
-            os.write(self._fd, b"".join(orjson.dumps(
+            os.write(self._fd, b"".join(dumps(
                 {**line, "path": path, "bytes": nbytes, "sha256_before": before,
                  "sha256_after": after}) + b"\n"
                 for path, nbytes, before, after in each[start:start + _LINES_A_WRITE]))

@@ -22,7 +22,7 @@ OLD = b"old\n"
 
 def kept_write(task: Task) -> Outcome:
     """A worker's answer: a write hands back what it replaced, inline."""
-    if task.target.endswith("restore:locate"):
+    if task.target.endswith(("restore:locate", "restore:listed")):
         return True, {"path": "a.txt"}, None
     kept = [{"path": "a.txt", "sha256": hashlib.sha256(OLD).hexdigest(), "bytes": len(OLD),
              "mode": 0o644, "data": OLD, "spool": None, "after": "v2"}]

@@ -40,6 +40,24 @@ def test_a_change_of_a_directory_orders_the_calls_beneath_it():
     asyncio.run(go())
 
 
+def test_a_change_of_the_root_orders_every_later_call():
+    """Regression: a change of the root (a checkpoint, a rewind) waited for every earlier
+    call, but later calls never waited for it: only the directories above a path with a
+    '/' were looked at, never the root."""
+    async def go():
+        order = PathOrder()
+        _, earlier = order.enter("d/x", mutating=True)
+        before_rewind, rewind = order.enter(".", mutating=True)
+        before_read, read = order.enter("a.txt", mutating=False)
+        before_deep, deep = order.enter("d/x", mutating=True)
+        assert before_rewind == [earlier]
+        assert before_read == [rewind] and set(before_deep) == {earlier, rewind}
+        for key, fut in [("d/x", earlier), (".", rewind), ("a.txt", read), ("d/x", deep)]:
+            order.leave(key, fut)
+        assert order._tails == {}
+    asyncio.run(go())
+
+
 def test_a_read_that_left_is_forgotten_at_once_and_a_later_write_waits_only_for_the_rest():
     """Regression: every entry and exit scanned all the reads in flight on the path (64
     pipelined reads of one file: a scan of 64 at each step of each)."""

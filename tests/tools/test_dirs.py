@@ -33,6 +33,18 @@ def test_create_without_parents_needs_the_parent(ctx: ToolContext, root: Path) -
     assert create(ctx, "x", parents=False)["created"] is True
 
 
+def test_a_dangling_link_on_the_way_never_says_pass_parents_true(ctx: ToolContext,
+                                                                  root: Path) -> None:
+    """Regression: with parents already true, a parent that is a dangling symlink was
+    answered 'Pass parents: true to create it too', an advice that changes nothing."""
+    os.symlink("nowhere", root / "dang")
+    with pytest.raises(ToolError) as err:
+        create(ctx, "dang/x")
+    assert err.value.code == "file_not_found"
+    assert "Pass parents: true" not in err.value.message
+    assert "symlink" in err.value.message and not (root / "nowhere").exists()
+
+
 def test_create_through_an_inside_symlink_like_mkdir_p(ctx: ToolContext, root: Path) -> None:
     (root / "real").mkdir()
     os.symlink("real", root / "link")

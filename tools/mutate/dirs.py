@@ -50,8 +50,10 @@ def create(ctx: ToolContext, path: str, parents: bool = True) -> dict[str, Any]:
     except ToolError as err:
         unmake(ctx, made)
         if err.code == "file_not_found":
-            raise ToolError("file_not_found", f"Parent directory does not exist: {path}. "
-                            "Pass parents: true to create it too.", path=path) from None
+            raise ToolError("file_not_found", f"Parent directory does not exist: {path}. " + (
+                "A parent on the way is missing even with parents: true (a symlink whose "
+                "target does not exist, or one removed meanwhile); check it with file.info."
+                if parents else "Pass parents: true to create it too."), path=path) from None
         raise
     try:
         os.mkdir(name, 0o777, dir_fd=dir_fd)

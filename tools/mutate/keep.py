@@ -74,16 +74,28 @@ def absent(path: str) -> Snapshot:
     return Snapshot(path)
 
 
+def real_path(ctx: ToolContext, dir_fd: int, name: str, path: str) -> str:
+    """The workspace path of entry `name` of directory `dir_fd`, named `path` by the call:
+    `path` itself unless a symlinked directory is on its way (`dl/x` with `dl` -> `real`
+    is `real/x`, the only name file.history, file.restore and a rewind know it by). /proc
+    says where an open descriptor really is; where it cannot, the path as named."""
+    parent = path.rpartition("/")[0]
+    where = ctx.ws.where(dir_fd, parent)
+    return path if where == parent else f"{where}/{name}" if where else name
+
+
 def snapshot(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result | None,
              path: str, shown: str, data: bytes | None = None,
              sha256: str | None = None) -> Snapshot | None:
     """The content of regular file `name` (stat'ed as `st`) in `dir_fd`, hashed and kept
-    inline or spooled; `data` is its content when the caller read it already, `sha256`
+    inline or spooled, under its real path (`path` is the one the call named);
+    `data` is its content when the caller read it already, `sha256`
     its digest when the caller knows it (a large file is then not hashed again, nor read
     at all when it is only hashed). None when history is off. A symlink is kept as its
     target's text (LINK_MODE); a special file is not kept (workers cannot recreate it)."""
     if not keeping(ctx):
         return None
+    path = real_path(ctx, dir_fd, name, path)
     if st is None:
         snap = absent(path)
         reserve.claim(ctx, snap, 0, _claim(ctx))

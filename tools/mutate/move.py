@@ -68,6 +68,9 @@ def _move(ctx: ToolContext, src: str, dst: str, source: str, destination: str,
         _check_source(ctx, src_fd, src_name, src, source, dst, destination)
         dst_fd = _enter(stack, open_parent(ctx, dst_parent, destination, create_dirs, made))
         _lock_both(src_fd, dst_fd)
+        # the history's names for both ends: their real paths (tools/mutate/keep.py)
+        real_src = keep.real_path(ctx, src_fd, src_name, src)
+        real_dst = keep.real_path(ctx, dst_fd, dst_name, dst)
         st = _source_stat(src_fd, src_name, source)
         _note_audit(ctx, src_fd, src_name, st, source)
         moved, replaced = _keep(ctx, src_fd, src_name, st, src, source, dst_fd, dst_name,
@@ -84,7 +87,7 @@ def _move(ctx: ToolContext, src: str, dst: str, source: str, destination: str,
             raise _move_error(exc, source, destination, overwrite) from None
     version = version_of(after)
     for snap, was in moved:  # every file left its old path for a new one
-        new = dst + snap.path[len(src):]
+        new = real_dst + snap.path[len(real_src):]
         keep.commit(ctx, snap, None, moved_to=new)
         if was is not None:
             keep.commit(ctx, keep.absent(new), was)

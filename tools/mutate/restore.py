@@ -14,7 +14,8 @@ import os
 import stat
 from typing import Any
 
-from chorus_tools.tools.confine.sandbox import ROOT, version_of
+from chorus_tools.tools.confine.sandbox import (ROOT, names_directory, not_a_directory,
+                                                version_of)
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.mutate import keep
@@ -29,8 +30,20 @@ from chorus_tools.tools.read.text import SNIFF_BYTES, binary_mime, decode
 
 
 def locate(ctx: ToolContext, path: str, limit: int = 20) -> dict[str, Any]:
-    """file.history: the path the history keys, checked like any other path."""
+    """The path the history keys, checked like any other path (a restore's, judged
+    before anything else)."""
     return {"path": real_path(ctx, path)}
+
+
+def listed(ctx: ToolContext, path: str, limit: int = 20) -> dict[str, Any]:
+    """file.history: `locate`, and a path ending in '/' names a directory: a file there
+    is not_a_directory, as file.read says (docs/protocol.md, Paths)."""
+    found = locate(ctx, path)
+    if names_directory(path):
+        st = current(ctx, found["path"], path)
+        if st is not None and not stat.S_ISDIR(st.st_mode):
+            raise not_a_directory(path)
+    return found
 
 
 def mark(ctx: ToolContext, label: str = "") -> dict[str, Any]:

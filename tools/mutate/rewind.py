@@ -17,7 +17,7 @@ import stat
 from typing import Any
 
 from chorus_tools.tools.confine.sandbox import version_of
-from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.context import ToolContext, sha256_hex
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate import keep, quota, reserve
 from chorus_tools.tools.mutate.atomic import locked_dir, mutate, put_symlink, split_parent
@@ -86,6 +86,7 @@ def _link_now(ctx: ToolContext, item: dict[str, Any]) -> str:
 
 def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
     done: list[tuple[str, bytes | str | None, int]] = []  # a link's text, to put back
+    changes: list[tuple[str, bytes | str | None, bytes | None]] = []  # for the record
     now = [current(ctx, i["path"], i["path"]) for i in todo]
     planned = sorted(zip(todo, now), key=_growth)
     if todo:  # a full history or the quota refuse it before its first file, not half way
@@ -111,6 +112,7 @@ def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
                 mutate(ctx, path, shown=path, compute=lambda _, c=content: c,
                        create_dirs=True, read_current=False, mode=item["mode"])
             done.append((path, before, 0 if st is None else stat.S_IMODE(st.st_mode)))
+            changes.append((path, before, content))
     except ToolError:
         with reserve.paused(ctx):  # all or nothing, even on a full history disk
             for path, before, mode in reversed(done):
@@ -124,6 +126,25 @@ def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
                     mutate(ctx, path, shown=path, compute=lambda _, c=before: c,
                            create_dirs=True, read_current=False, mode=mode)
         raise
+    _audit(ctx, changes)
+
+
+def _audit(ctx: ToolContext, changes: list[tuple[str, bytes | str | None, bytes | None]]
+           ) -> None:
+    """One record for the call, as apply_patch's (docs/protocol.md, Audit records): every
+    path put back in `files` with its hashes and the bytes written (or removed), the total
+    in `bytes`; the line's own hashes are null, since a rewind names no file. A symlink
+    is hashed by its text, as file.delete does."""
+    if ctx.record is None or not ctx.auditing:
+        return
+    files = []
+    for path, before, after in changes:
+        was = os.fsencode(before) if isinstance(before, str) else before
+        files.append({"path": path, "sha256_before": sha256_hex(was),
+                      "sha256_after": sha256_hex(after),
+                      "bytes": len(after) if after is not None else len(was or b"")})
+    ctx.record.update(sha256_before=None, sha256_after=None,
+                      bytes=sum(f["bytes"] for f in files), files=files)
 
 
 def _growth(planned: tuple[dict[str, Any], os.stat_result | None]) -> tuple[int, int]:

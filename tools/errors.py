@@ -88,12 +88,16 @@ def _rebuild(code: str, message: str, quote: str | None, own_words: bool,
     return ToolError(code, message, quote=quote, own_words=own_words, **details)
 
 
-# file.search's advice on a line break in a pattern; a tool set whose search has no
+# file.search's advice on a line break or a \r in a pattern; a tool set whose search has no
 # `multiline` parameter says it in these words instead (a Method's `words`)
 MULTILINE_ADVICE = ("but multiline is off. Set multiline: true to match across lines, or "
                     "remove the \\n.")
+CR_ADVICE = ("but multiline is off: lines are searched without their line ending, as you "
+             "see them. Remove the \\r (`$` matches before \\r\\n), or set multiline: true.")
 SINGLE_LINE_WORDS = {MULTILINE_ADVICE: "but this tool matches within one line: remove the "
-                     "\\n and search for one of the lines."}
+                     "\\n and search for one of the lines.",
+                     CR_ADVICE: "but this tool searches lines without their line ending, as "
+                     "you see them: remove the \\r (`$` matches before \\r\\n)."}
 
 
 def in_words(err: ToolError, words: Mapping[str, str]) -> ToolError:

@@ -76,18 +76,18 @@ def test_core_method_names_never_leak_into_a_tool_sets_errors(
     assert not CORE_NAME.findall(error["text"]), error["text"]
 
 
-@pytest.mark.parametrize("toolset, name, arguments", [
-    ("shadow", "Grep", {"query": "foo\nbar"}),
-    ("scope", "search_files", {"pattern": "foo\nbar"}),
-    ("codex", "grep_files", {"pattern": "foo\nbar"}),
-    ("gemini", "grep_search", {"pattern": "foo\nbar"}),
+@pytest.mark.parametrize("ending", ["\n", "\r"], ids=["line_break", "carriage_return"])
+@pytest.mark.parametrize("toolset, name, param", [
+    ("shadow", "Grep", "query"), ("scope", "search_files", "pattern"),
+    ("codex", "grep_files", "pattern"), ("gemini", "grep_search", "pattern"),
 ])
 def test_a_line_break_in_a_query_is_not_answered_with_a_multiline_parameter_the_tool_lacks(
-        sets: dict[str, RpcServer], toolset: str, name: str, arguments: dict[str, Any]
+        sets: dict[str, RpcServer], toolset: str, name: str, param: str, ending: str
         ) -> None:
-    error = _tool_error(sets[toolset], name, arguments)
+    error = _tool_error(sets[toolset], name, {param: f"foo{ending}bar"})
     assert error["error"] == "invalid_pattern", error
-    assert "multiline" not in error["text"] and "\\n" in error["text"], error["text"]
+    assert "multiline" not in error["text"], error["text"]
+    assert ("\\n" if ending == "\n" else "\\r") in error["text"], error["text"]
 
 
 def test_claude_grep_still_offers_multiline(sets: dict[str, RpcServer]) -> None:

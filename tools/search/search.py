@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.errors import MULTILINE_ADVICE, ToolError
+from chorus_tools.tools.errors import CR_ADVICE, MULTILINE_ADVICE, ToolError
 from chorus_tools.tools.walk.fanout import FanOut, shared
 from chorus_tools.tools.walk.globs import (GlobError, SearchGlobs, beneath,
                                            invalid_pattern as invalid_glob)
@@ -67,9 +67,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                         "regex without multiline")
     if pat.literal_cr and not multiline:  # ripgrep's `--crlf` rule (docs/protocol.md)
         raise ToolError("invalid_pattern",
-                        "The pattern contains a carriage return (\\r) but multiline is off: "
-                        "lines are searched without their line ending, as you see them. "
-                        "Remove the \\r (`$` matches before \\r\\n), or set multiline: true.",
+                        "The pattern contains a carriage return (\\r) " + CR_ADVICE,
                         param="pattern", reason="the literal \"\\r\" is not allowed in a "
                         "regex without multiline")
     shape = Shape(output_mode, context_lines if before_context is None else before_context,

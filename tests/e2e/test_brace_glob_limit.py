@@ -32,6 +32,7 @@ def ws(tmp_path: Path) -> Path:
     ("file.search", {"pattern": "needle", "glob": OVER}, "glob"),
     ("file.search", {"pattern": "needle", "glob": ["*.txt", f"!{OVER}"]}, "glob"),
 ])
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 def test_regression_brace_glob_over_1000_expansions_is_invalid_pattern(
         ws: Path, engine: str, method: str, params: dict, param: str) -> None:
     with RpcServer(ws, "--search-engine", engine) as server:

@@ -10,6 +10,8 @@ import random
 import signal
 from pathlib import Path
 
+import pytest
+
 from e2e_support import E2EServer, error_of, request, wait_for
 from rpc_client import alive
 
@@ -23,6 +25,7 @@ def _kill_one_worker(server: E2EServer, rng: random.Random) -> int:
     return victim
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 def test_random_kills_fail_nothing_sent_after_them(tmp_path: Path) -> None:
     """50 times: 400 pipelined reads on 2 workers, one worker SIGKILLed after a random
     one of them was sent (often right after its batch went out). Every id is answered

@@ -86,6 +86,7 @@ def _watch_until_closed(socks: dict[socket.socket, str], trickle: list[socket.so
     return closed, got
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 def test_slowloris_and_silent_sockets_were_still_open_after_60_s(ws: Path) -> None:
     """20 sockets sending a head one byte a second and one silent socket are closed once
     --http-head-timeout has passed (the slow ones answered 408), and a kept-alive socket
@@ -161,6 +162,7 @@ def _limit_descriptors() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 def test_300_idle_sockets_under_256_descriptors_lock_out_new_requests_and_stdio_writes(
         ws: Path) -> None:
     """The server runs under a real RLIMIT_NOFILE of 256 with stdio and HTTP; 300 idle

@@ -96,6 +96,7 @@ LONG_LINE = "a " * (MIB // 2) + "\n"  # 1 MB, half a million matches of `a`
     {"pattern": "a", "output_mode": "files_with_matches"},
     {"pattern": "a", "context_lines": 2}, {"pattern": "a", "multiline": True},
 ])
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 def test_regression_long_line_search_memory_follows_what_is_returned(
         tmp_path: Path, engine: str, params: dict) -> None:
     (tmp_path / "long.txt").write_text("before\n" + LONG_LINE + "after a\n")

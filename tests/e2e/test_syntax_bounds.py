@@ -20,6 +20,8 @@ import random
 import time
 from pathlib import Path
 
+import pytest
+
 from rpc_client import RpcServer
 
 from benchmarks.rss import rss_bytes, tree_pids
@@ -84,6 +86,7 @@ def test_regression_guard_unbounded_on_a_huge_one_line_js_file(tmp_path: Path) -
     assert took < 60, took
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 def test_regression_guard_unbounded_on_binary_looking_rust(tmp_path: Path) -> None:
     rng = random.Random(7)
     junk = bytes(rng.randrange(1, 256) for _ in range(MIB))  # no NUL: text, in latin-1

@@ -50,6 +50,7 @@ def test_one_block_edits_agree_with_difflib(base: list[str], at: int, cut: int,
                                                                            max_size=3),
                       min_size=195, max_size=260),
        at=st.integers(0, 260), replaced=st.lists(NEW_LINE, max_size=3))
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 def test_long_texts_with_popular_lines_agree(lines: list[str], at: int,
                                              replaced: list[str]) -> None:
     old = [line if line.endswith("\n") else line + "\n" for line in lines]

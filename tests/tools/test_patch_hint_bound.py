@@ -56,6 +56,7 @@ def hint_within_deadline(shape: str) -> list | None:
     return json.loads(done.stdout)
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 @pytest.mark.parametrize("name", SHAPES)
 def test_hint_of_a_huge_find_is_bounded(name: str) -> None:
     hint = hint_within_deadline(SHAPES[name])

@@ -91,6 +91,7 @@ def random_tree(root: Path, outside: Path, seed: int) -> None:
     os.mkfifo(rnd.choice(dirs) / "fifo")
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("runs", [2, 5])
 def test_split_answers_as_one_walk(ctx: ToolContext, root: Path, outside: Path,

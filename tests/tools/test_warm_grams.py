@@ -327,6 +327,7 @@ def _identifiers(files: list[Path], count: int) -> list[str]:
     return words[::max(1, len(words) // count)][:count]
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 @needs_rg
 def test_required_grams_hold_in_real_files() -> None:
     """Identifier-shaped patterns, as agents write them, over real source: every file

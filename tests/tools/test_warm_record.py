@@ -51,6 +51,7 @@ def _all(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir())
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it under -m long
 def test_a_record_gives_back_what_the_parse_gave(files: ToolContext, root: Path) -> None:
     checked = 0
     every = {path: read_summary(files, path) for path in _all(root)}

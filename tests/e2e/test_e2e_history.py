@@ -9,15 +9,14 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rewind_support import changed_since_checkpoint, kill_mid_rewind
 from rpc_client import REPO, RpcServer, error_code
 
 ORIGINAL = b"\xef\xbb\xbfcaf\xc3\xa9 one\r\nline two\r\n"  # a BOM, CRLF, non-ASCII
@@ -291,22 +290,10 @@ def test_a_server_killed_mid_rewind_leaves_no_torn_file_and_the_next_rewind_comp
         root: Path, hist: Path) -> None:
     count, size = 200, 100_000
     before = {f"f{i:03}.bin": os.urandom(size) for i in range(count)}
-    for name, data in before.items():
-        seed(root, name, data, 0o644)
-    with serve(root, hist) as srv:
-        cp = srv.result("workspace.checkpoint", {})["checkpoint"]
-        for name in before:
-            srv.result("file.write", {"path": name, "content": f"after {name}\n" * 5000})
+    cp = changed_since_checkpoint(root, hist, before, lambda name: f"after {name}\n" * 5000,
+                                  "--workers", "2")
     after = {name: (root / name).read_bytes() for name in before}
-    srv = serve(root, hist)
-    srv.result("file.info", {"path": "f000.bin"})  # started, workers warm
-    srv.request("workspace.rewind", {"checkpoint": cp})
-    deadline = time.monotonic() + 30
-    while not any((root / n).read_bytes() == before[n] for n in before):
-        assert time.monotonic() < deadline, "the rewind never started"
-    srv.proc.send_signal(signal.SIGKILL)
-    srv.proc.wait()
-    time.sleep(0.2)  # the workers die with it (PDEATHSIG)
+    kill_mid_rewind(root, hist, cp, before, "--workers", "2")
     states = [(root / n).read_bytes() in (before[n], after[n]) for n in before]
     assert all(states), "a file is neither as before nor as restored"
     assert any((root / n).read_bytes() == after[n] for n in before), "killed too late"

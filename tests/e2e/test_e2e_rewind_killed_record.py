@@ -12,10 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
-import time
 from pathlib import Path
 
+from rewind_support import changed_since_checkpoint, kill_mid_rewind
 from rpc_client import RpcServer
 
 COUNT, SIZE = 120, 100_000
@@ -26,22 +25,10 @@ def test_the_files_a_completed_rewind_put_back_are_in_the_next_rewinds_record(
     root, hist, records = tmp_path / "ws", tmp_path / "hist", tmp_path / "records"
     root.mkdir()
     before = {f"f{i:03}.bin": os.urandom(SIZE) for i in range(COUNT)}
-    for name, data in before.items():
-        (root / name).write_bytes(data)
-    with RpcServer(root, "--workers", "1", "--history", str(hist)) as srv:
-        cp = srv.result("workspace.checkpoint", {})["checkpoint"]
-        for name in before:
-            srv.result("file.write", {"path": name, "content": f"after {name}\n" * 5000})
+    cp = changed_since_checkpoint(root, hist, before, lambda name: f"after {name}\n" * 5000,
+                                  "--workers", "1")
     after = {name: (root / name).read_bytes() for name in before}
-    srv = RpcServer(root, "--workers", "1", "--history", str(hist))
-    srv.result("file.info", {"path": "f000.bin"})  # started, workers warm
-    srv.request("workspace.rewind", {"checkpoint": cp})
-    deadline = time.monotonic() + 30
-    while not any((root / n).read_bytes() == before[n] for n in before):
-        assert time.monotonic() < deadline, "the rewind never started"
-    srv.proc.send_signal(signal.SIGKILL)
-    srv.proc.wait()
-    time.sleep(0.2)  # the workers die with it (PDEATHSIG)
+    kill_mid_rewind(root, hist, cp, before, "--workers", "1")
     left = sorted(n for n in before if (root / n).read_bytes() == after[n])
     assert left, "killed too late: nothing was left for the next rewind"
     with RpcServer(root, "--workers", "1", "--history", str(hist),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rewind_support import changed_since_checkpoint
 from rpc_client import RpcServer, error_code
 
 COUNT, SIZE = 150, 200_000
@@ -23,12 +24,8 @@ def test_a_timed_out_rewind_says_so_and_the_next_one_lists_what_it_completed(
     ws, hist = tmp_path / "ws", tmp_path / "hist"
     ws.mkdir()
     before = {f"f{i:03}": os.urandom(SIZE) for i in range(COUNT)}
-    for name, data in before.items():
-        (ws / name).write_bytes(data)
-    with RpcServer(ws, "--workers", "1", "--history", str(hist)) as server:
-        cp = server.result("workspace.checkpoint", {})["checkpoint"]
-        for name in before:
-            server.result("file.write", {"path": name, "content": "after\n" * 30_000})
+    cp = changed_since_checkpoint(ws, hist, before, lambda _: "after\n" * 30_000,
+                                  "--workers", "1")
     with RpcServer(ws, "--workers", "1", "--history", str(hist),
                    "--request-timeout", "0.2") as server:
         stopped = server.call("workspace.rewind", {"checkpoint": cp}, timeout=60)

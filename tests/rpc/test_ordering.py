@@ -8,6 +8,13 @@ from chorus_tools.rpc.dispatch.ordering import PathOrder
 from rpc_client import RpcServer
 
 
+def _leave_all(order: PathOrder, entered: list[tuple[str, asyncio.Future]]) -> None:
+    """Every call entered leaves, in order; nothing is left waiting."""
+    for key, fut in entered:
+        order.leave(key, fut)
+    assert order._tails == {}
+
+
 def test_a_write_waits_for_earlier_calls_and_later_reads_wait_for_it():
     async def go():
         order = PathOrder()
@@ -18,9 +25,7 @@ def test_a_write_waits_for_earlier_calls_and_later_reads_wait_for_it():
         before_other, other = order.enter("b", mutating=True)
         assert before_r1 == [] and before_r2 == [] and before_other == []
         assert set(before_w) == {r1, r2} and before_r3 == [w]
-        for key, fut in [("a", r1), ("a", r2), ("a", w), ("a", r3), ("b", other)]:
-            order.leave(key, fut)
-        assert order._tails == {}
+        _leave_all(order, [("a", r1), ("a", r2), ("a", w), ("a", r3), ("b", other)])
     asyncio.run(go())
 
 
@@ -33,10 +38,8 @@ def test_a_change_of_a_directory_orders_the_calls_beneath_it():
         before_aside, aside = order.enter("dx/y", mutating=True)
         assert before_move == [read_inside] and before_after == [move]
         assert before_aside == []  # 'dx' is no path beneath 'd'
-        for key, fut in [("d/x", read_inside), ("d", move), ("d/sub/y", after),
-                         ("dx/y", aside)]:
-            order.leave(key, fut)
-        assert order._tails == {}
+        _leave_all(order, [("d/x", read_inside), ("d", move), ("d/sub/y", after),
+                         ("dx/y", aside)])
     asyncio.run(go())
 
 
@@ -52,9 +55,7 @@ def test_a_change_of_the_root_orders_every_later_call():
         before_deep, deep = order.enter("d/x", mutating=True)
         assert before_rewind == [earlier]
         assert before_read == [rewind] and set(before_deep) == {earlier, rewind}
-        for key, fut in [("d/x", earlier), (".", rewind), ("a.txt", read), ("d/x", deep)]:
-            order.leave(key, fut)
-        assert order._tails == {}
+        _leave_all(order, [("d/x", earlier), (".", rewind), ("a.txt", read), ("d/x", deep)])
     asyncio.run(go())
 
 

@@ -38,6 +38,29 @@ def ws(root: Path) -> Path:
     return root
 
 
+@pytest.mark.parametrize("engine", ["ripgrep", "python"])
+def test_a_denied_search_target_is_permission_denied(ws: Path, engine: str) -> None:
+    """file.search of a path the server may not read answered as if it had searched it:
+    on ripgrep a root-only directory given as `path` was `file_not_found` ("kept being
+    moved or replaced"), and a root-only file an empty success on both engines (the
+    agent was told the text is not there). Each is `permission_denied`, as file.read and
+    file.list say."""
+    with RpcServer(ws, "--user", "nobody", "--workers", "1",
+                   "--search-engine", engine) as server:
+        replies = server.call_many([
+            ("file.search", {"pattern": "ROOT", "path": "secret.txt"}),
+            ("file.search", {"pattern": "ROOT", "path": "private"}),
+            ("file.search", {"pattern": "ROOT", "path": "secret.txt",
+                             "output_mode": "count"}),
+            ("file.search", {"pattern": "shared", "path": "mine.txt"}),
+        ])
+    assert [error_code(r) for r in replies[:3]] == ["permission_denied"] * 3, replies
+    assert [r["error"]["data"]["path"] for r in replies[:3]] == [
+        "secret.txt", "private", "secret.txt"]
+    assert replies[3]["result"]["matches"] == [
+        {"path": "mine.txt", "line": 1, "content": "shared"}]
+
+
 def test_a_dropped_server_cannot_reach_root_only_files(ws: Path, tmp_path: Path) -> None:
     records = tmp_path / "records"  # beneath the 0700 tmp_path: only root can open it
     with RpcServer(ws, "--user", "nobody", "--workers", "2", "--search-engine", "python",

@@ -88,6 +88,10 @@ def _rebuild(code: str, message: str, quote: str | None, own_words: bool,
     return ToolError(code, message, quote=quote, own_words=own_words, **details)
 
 
+# file.read's advice on a binary file; a tool set whose read is another says it in its
+# own words (a Method's `words`: tools/dialects/*_table.py)
+BINARY_ADVICE = ("file.read returns text and PNG/JPEG/GIF/WebP images only; use file.info for "
+                 "its metadata.")
 # file.search's advice on a line break or a \r in a pattern; a tool set whose search has no
 # `multiline` parameter says it in these words instead (a Method's `words`)
 MULTILINE_ADVICE = ("but multiline is off. Set multiline: true to match across lines, or "

@@ -136,12 +136,12 @@ class Dispatcher:
 
     async def _item(self, item: Call | Invalid) -> dict[str, Any] | None:
         if isinstance(item, Invalid):  # counted as `unknown`: a client sending garbage shows
+            outcome = _outcome(item.response)
             if self._metrics is not None:
                 self._metrics.begin()
-                self._metrics.end("unknown", _outcome(item.response), 0.0)
+                self._metrics.end("unknown", outcome, 0.0)
             if requests_log.isEnabledFor(logging.INFO):
-                log_request(item.response.get("id"), "unknown", None,
-                            _outcome(item.response), 0.0)
+                log_request(item.response.get("id"), "unknown", None, outcome, 0.0)
             return item.response
         request = item.request
         metrics, started = self._metrics, time.perf_counter()
@@ -176,7 +176,7 @@ class Dispatcher:
         given (file.move's `source`, Read's `file_path`), a tool call's through its tool."""
         params = request.params if isinstance(request.params, dict) else {}
         method = self._methods.get(request.method)
-        if request.method == "tools/call" and isinstance(params.get("arguments"), dict):
+        if request.method == TOOLS_CALL and isinstance(params.get("arguments"), dict):
             method = self._by_tool_name.get(str(params.get("name")))
             params = params["arguments"]
         names = method.path_params if method is not None else ("path",)

@@ -146,10 +146,10 @@ async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
     match = head.headers.get("if-match", "").strip()
     if match and match != "*":
         begin["expected_version"] = match.strip('"')
-    if head.headers.get("if-none-match", "").strip() == "*":
+    create_only = head.headers.get("if-none-match", "").strip() == "*"
+    if create_only:
         begin["overwrite"] = False  # the commit refuses one created since the check
-    if (refused := await _unmet(dispatcher, path, match == "*",
-                                begin.get("overwrite") is False)) is not None:
+    if (refused := await _unmet(dispatcher, path, match == "*", create_only)) is not None:
         out.whole(refused)
         return
     if "x-content-sha256" in head.headers:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chorus_tools.tools.errors import SINGLE_LINE_WORDS
+from chorus_tools.tools.errors import BINARY_ADVICE, SINGLE_LINE_WORDS
 from chorus_tools.tools.method import DIAGNOSTICS, NON_NEGATIVE, VERSION, Method, nullable, obj
 
 _ADAPTERS = "chorus_tools.tools.dialects.codex:"
@@ -17,8 +17,7 @@ _OUTPUT = {"type": "string", "description": "The text Codex's harness shows the 
 _STRINGS = {"type": "array", "items": _TEXT}
 # the core's names in these tools' words (tools/errors.in_words): Codex's read_file reads
 # text only, list_dir lists
-_TOOLS = {"file.read returns text and PNG/JPEG/GIF/WebP images only; use file.info for its "
-          "metadata.": "read_file reads text files only.",
+_TOOLS = {BINARY_ADVICE: "read_file reads text files only.",
           "file.info or file.read": "read_file", "file.list": "list_dir",
           "file.read": "read_file", "file.info": "list_dir"}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Unpack
 
-from chorus_tools.tools.errors import SINGLE_LINE_WORDS, ToolError
+from chorus_tools.tools.errors import BINARY_ADVICE, SINGLE_LINE_WORDS, ToolError
 from chorus_tools.tools.method import DIAGNOSTICS
 from chorus_tools.tools.method import (ENCODINGS, ENTRY_TYPE, NON_NEGATIVE, NULLABLE_STR, PATH,
                                       POSITIVE, READ_ENCODINGS, TIME, Method, Options, nullable,
@@ -33,8 +33,7 @@ def scope_error(err: ToolError) -> ToolError:
 
 
 # the core's names in these tools' words (tools/errors.in_words)
-_TOOLS = {"file.read returns text and PNG/JPEG/GIF/WebP images only; use file.info for its "
-          "metadata.": "read_file reads text files only; get_file_info gives its metadata.",
+_TOOLS = {BINARY_ADVICE: "read_file reads text files only; get_file_info gives its metadata.",
           "file.list": "list_directory", "file.read": "read_file", "file.info": "get_file_info"}
 
 

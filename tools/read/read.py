@@ -30,7 +30,7 @@ from typing import Any
 
 from chorus_tools.tools.read import linecount, text
 from chorus_tools.tools.context import Limits, ToolContext
-from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.errors import BINARY_ADVICE, ToolError
 from chorus_tools.tools.confine.sandbox import version_of
 
 SMALL_FILE = 1 << 16  # read whole and windowed in memory up to this size
@@ -89,8 +89,7 @@ def _binary(limits: Limits, fd: int, path: str, mime: str, size: int,
     """Images come back as base64 (within the image cap); other binaries are refused."""
     if mime not in text.IMAGE_MIMES:
         raise ToolError("binary_file",
-                        f"Binary file ({mime}, {size} bytes): {path}. file.read returns text "
-                        "and PNG/JPEG/GIF/WebP images only; use file.info for its metadata.",
+                        f"Binary file ({mime}, {size} bytes): {path}. {BINARY_ADVICE}",
                         path=path, mime_type=mime, size=size)
     if size > limits.max_image_bytes:
         raise ToolError("file_too_large",

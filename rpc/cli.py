@@ -278,11 +278,21 @@ def _check_workspace(path: str) -> None:
               "holds it (e.g. its parent)")
 
 
-def _tool_context(args: argparse.Namespace) -> ToolContext:
-    rg_path, pcre2 = (None, False) if args.search_engine == "python" else find_ripgrep(args.rg)
-    if rg_path is None and (args.rg or args.search_engine == "ripgrep"):
+def _ripgrep(args: argparse.Namespace) -> tuple[str | None, bool]:
+    """(path, has_pcre2) of the ripgrep to search with: none for the python engine, which
+    never runs one (a --rg beside it is no contradiction), and a refusal when one was asked
+    for but none is usable."""
+    if args.search_engine == "python":
+        return None, False
+    found = find_ripgrep(args.rg)
+    if found[0] is None and (args.rg or args.search_engine == "ripgrep"):
         _fail(f"no usable ripgrep binary ({args.rg or 'rg not on PATH'}); "
               "use --search-engine python or --rg PATH")
+    return found
+
+
+def _tool_context(args: argparse.Namespace) -> ToolContext:
+    rg_path, pcre2 = _ripgrep(args)
     limits = Limits(max_read_bytes=args.max_read_bytes, max_image_bytes=args.max_image_bytes,
                     max_write_bytes=args.max_write_bytes, max_line_chars=args.max_line_chars,
                     max_diff_bytes=args.max_diff_bytes,

@@ -15,6 +15,7 @@ import pytest
 
 from chorus_tools.rpc.cli import parser
 from chorus_tools.tools.context import KIB, MIB
+from chorus_tools.tools.search.locate import find_ripgrep
 from rpc_client import REPO, RpcServer
 
 PYTHON_M = [sys.executable, "-m", "chorus_tools"]
@@ -204,6 +205,16 @@ def test_stdout_carries_protocol_messages_only_even_at_debug(ws: Path, engine: s
     assert by_id[4]["result"]["engine"] == engine
     assert b"DEBUG" in result.stderr
     assert (ws / "b.txt").read_text() == "bravo\n"
+
+
+def test_rg_beside_the_python_engine_is_no_refusal(ws: Path) -> None:
+    """`--rg PATH --search-engine python` exited 2 saying "no usable ripgrep binary (PATH)"
+    of a ripgrep that works: the engine asked for does not run it, so the server serves."""
+    rg = find_ripgrep(None)[0]
+    assert rg is not None, "ripgrep is a dependency of the package"
+    by_id = check_session(run([*PYTHON_M, "--workspace", str(ws), "--workers", "2",
+                               "--rg", rg, "--search-engine", "python"], SESSION))
+    assert by_id[4]["result"]["engine"] == "python"
 
 
 def test_console_script_runs_the_server(ws: Path) -> None:

@@ -11,7 +11,9 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,14 +40,31 @@ def ws(root: Path) -> Path:
     return root
 
 
+@pytest.fixture
+def user_ripgrep() -> Iterator[Path]:
+    """A copy of ripgrep the user can run: the one found may lie beneath a 0700 home (CI's
+    is /root/.pyenv/.../bin/rg), and the server refuses to start with an engine it was
+    asked for but cannot run."""
+    rg = find_ripgrep(None)[0]
+    if rg is None:
+        pytest.skip("no ripgrep binary found")
+    where = Path(tempfile.mkdtemp(prefix="chorus-rg-"))
+    try:
+        where.chmod(0o755)
+        yield Path(shutil.copy(rg, where / "rg"))
+    finally:
+        shutil.rmtree(where)
+
+
 @pytest.mark.parametrize("engine", ["ripgrep", "python"])
-def test_a_denied_search_target_is_permission_denied(ws: Path, engine: str) -> None:
+def test_a_denied_search_target_is_permission_denied(
+        ws: Path, engine: str, user_ripgrep: Path) -> None:
     """file.search of a path the server may not read answered as if it had searched it:
     on ripgrep a root-only directory given as `path` was `file_not_found` ("kept being
     moved or replaced"), and a root-only file an empty success on both engines (the
     agent was told the text is not there). Each is `permission_denied`, as file.read and
     file.list say."""
-    with RpcServer(ws, "--user", "nobody", "--workers", "1",
+    with RpcServer(ws, "--user", "nobody", "--workers", "1", "--rg", str(user_ripgrep),
                    "--search-engine", engine) as server:
         replies = server.call_many([
             ("file.search", {"pattern": "ROOT", "path": "secret.txt"}),

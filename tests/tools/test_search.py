@@ -326,6 +326,20 @@ def test_python_engine_reason_counts_positions_in_the_clients_pattern(ctx, root)
     assert err.value.details["reason"] == "missing ) at position 1"
 
 
+@pytest.mark.parametrize("glob", ["!", "/", "!/", "! ", ["*.txt", "!"]])
+def test_a_glob_that_names_no_path_is_invalid_pattern_on_both_engines(
+        ctx: ToolContext, root: Path, engine: str, glob: str | list[str]) -> None:
+    """`glob: "!"` excluded every file on ripgrep and none on the python engine (`"/"` the
+    other way round): a glob with nothing after its `!` or `/` is refused on both."""
+    write(root, "a.txt", "alpha\n")
+    with pytest.raises(ToolError) as err:
+        run_search(ctx, engine, pattern="alpha", glob=glob)
+    assert err.value.code == "invalid_pattern" and err.value.details["param"] == "glob"
+    assert "names no path" in err.value.message
+    assert run_search(ctx, engine, pattern="alpha", glob=["#note", " "])["matches"] == [
+        {"path": "a.txt", "line": 1, "content": "alpha"}]
+
+
 @pytest.mark.parametrize("odd", ["\x00", "\ud800", "\udcff"])
 def test_a_nul_or_surrogate_in_the_pattern_or_a_glob_is_searched_not_a_crash(
         ctx: ToolContext, root: Path, engine: str, odd: str) -> None:

@@ -219,6 +219,9 @@ class SearchGlobs:
             rule = gitignore_rule(glob)
             if rule is not None:
                 rules.append(replace(rule, whitelist=not rule.whitelist))
+            elif glob.strip() and not glob.startswith("#"):  # '!', '/', '!/': no name left
+                raise GlobError(f"glob {glob!r} names no path: put a glob after its '!' or "
+                                "'/' (e.g. '!*.log')")
         self._rules = RuleSet(rules)
         self._has_include = any(r.whitelist for r in rules)
 

@@ -67,18 +67,30 @@ def parse(body: bytes) -> Envelope:
 
 
 def _loads(body: bytes) -> Any:
-    """orjson for speed; the standard parser where orjson would change an id (it turns
-    integers beyond 64 bits into floats) or refuse valid JSON."""
+    """orjson for speed; the standard parser where orjson would change a number (it turns
+    integers beyond 64 bits into floats: an id, or an `offset` answered as a rounded
+    `start_line`) or refuse valid JSON."""
     try:
         doc = _lifted(body) if len(body) >= _LIFT_MIN else None
         if doc is None:
             doc = orjson.loads(body)
     except orjson.JSONDecodeError:
         return json.loads(body, parse_constant=_reject_constant)
-    items = doc if isinstance(doc, list) else [doc]
-    if any(isinstance(i, dict) and isinstance(i.get("id"), float) for i in items):
+    if _rounded(doc):
         return json.loads(body, parse_constant=_reject_constant)
     return doc
+
+
+def _rounded(value: Any) -> bool:
+    """Whether a number in `value` may be an integer orjson rounded: a whole float past
+    64 bits (a float the client wrote so parses the same either way)."""
+    if isinstance(value, float):
+        return value.is_integer() and abs(value) >= 2.0 ** 63
+    if isinstance(value, dict):
+        return any(_rounded(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_rounded(v) for v in value)
+    return False
 
 
 def _lifted(body: bytes) -> Any:

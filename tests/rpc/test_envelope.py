@@ -86,6 +86,19 @@ def test_a_big_integer_id_is_echoed_exactly():
         b'{"jsonrpc":"2.0","result":null,"id":123456789012345678901234567890}')
 
 
+@pytest.mark.parametrize("big", [2**64, -2**64, 123456789012345678901234567890])
+def test_a_param_integer_past_64_bits_is_kept_exactly(big: int) -> None:
+    """orjson reads an integer past 64 bits as a float: a file.read `offset` of
+    123456789012345678901234567890 was answered with `start_line`
+    123456789012345677877719597056. Ids were kept; params, nested ones too, now are."""
+    body = json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "m",
+                        "params": {"offset": big, "list": [{"n": big}], "x": 1.5}}]).encode()
+    [req] = parse(body).items
+    assert isinstance(req, Request) and req.params["offset"] == big
+    assert type(req.params["offset"]) is int and req.params["list"] == [{"n": big}]
+    assert req.params["x"] == 1.5
+
+
 def test_an_encoded_result_goes_in_as_it_is_whichever_encoder_writes_it():
     from chorus_tools.rpc.wire.envelope import dumps, result_response
     from chorus_tools.tools.encoded import encoded

@@ -55,6 +55,17 @@ def test_read_bytes_ranges_of_a_binary_file(ctx: ToolContext, root: Path) -> Non
     assert past["data"] == "" and past["length"] == 0 and past["eof"] is True
 
 
+@pytest.mark.parametrize("offset", [2**63, 2**64, 2**70])
+def test_read_bytes_past_63_bits_is_the_end_not_internal_error(ctx: ToolContext, root: Path,
+                                                                offset: int) -> None:
+    """pread takes no offset past 63 bits: `offset` 2**63 was an OverflowError answered as
+    internal_error. It is past the end of any file, so it reads as past the end does."""
+    (root / "b.bin").write_bytes(BLOB)
+    past = read_bytes(ctx, "b.bin", offset=offset)
+    assert past["data"] == "" and past["length"] == 0 and past["eof"] is True
+    assert past["offset"] == offset
+
+
 def test_read_bytes_length_over_the_chunk_limit_is_invalid_params(ctx: ToolContext,
                                                                  root: Path) -> None:
     (root / "b.bin").write_bytes(BLOB)

@@ -412,12 +412,26 @@ def _take_the_wire() -> tuple[int, int]:
     return wire_in, wire_out
 
 
+_PATH_OPTIONS = ("records", "history", "state", "index_cache", "rg", "oxlint",
+                 "http_token_file")
+
+
+def _refuse_empty_paths(args: argparse.Namespace) -> None:
+    """A path option given as '' (a template's unset variable) was read as left out:
+    `--records ''` kept no audit records and said nothing."""
+    for name in _PATH_OPTIONS:
+        if getattr(args, name) == "":
+            _fail(f"--{name.replace('_', '-')} '': an empty path; give one, or leave the "
+                  "option out")
+
+
 def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # until the server takes over
     if history_cli.wants(argv):  # chorus-tools history|restore|checkpoints|rewind
         sys.exit(history_cli.main(argv))
     args = parser().parse_args(argv)
     logs.configure(args.log_level, args.log_format, args.log_requests)
+    _refuse_empty_paths(args)
     user = _user(args)
     _check_workspace(args.workspace)
     if args.records and inside(args.records, args.workspace):

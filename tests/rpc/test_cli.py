@@ -86,6 +86,14 @@ def test_bad_option_values_exit_2(ws: Path, option: list[str]) -> None:
     assert option[0] in result.stderr.decode()
 
 
+@pytest.mark.parametrize("option", ["--records", "--history", "--state", "--index-cache",
+                                    "--rg", "--oxlint", "--http-token-file"])
+def test_an_empty_path_option_exits_2_not_read_as_left_out(ws: Path, option: str) -> None:
+    """`--records ''` (a template's unset variable) served without audit records and said
+    nothing; `--history ''` kept the default history, `--rg ''` found one on PATH."""
+    refused(run([*PYTHON_M, "--workspace", str(ws), option, ""], b""), option, "empty path")
+
+
 def test_missing_workspace_and_a_file_are_told_apart(ws: Path, tmp_path: Path) -> None:
     """Issue 35: a missing workspace and a file shared one message."""
     missing = run([*PYTHON_M, "--workspace", str(tmp_path / "nope")])

@@ -98,6 +98,9 @@ class Method:
     # values of a `command` param that only read (the anthropic editor's `view`): such a
     # call of a mutating method is not ordered, recorded or refused as a change
     read_commands: frozenset[str] = frozenset()
+    # a mark (a checkpoint): it changes no file, so it is ordered against changes only
+    # (rpc/dispatch/ordering.py), never behind a slow read
+    marks: bool = False
     # "module:function" run with the same params, in a job of its own, when a running job
     # of this method was killed (the request timeout, a worker's death): it rolls back
     # what the killed job left half done and says where things stand (rpc/dispatch/recover.py)

@@ -196,7 +196,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
         "Mark this moment, to rewind every later change with workspace.rewind.",
         _obj([], label={"type": "string"}),
         _obj(["checkpoint"], checkpoint={"type": "string"}),
-        mutating=True, title="Checkpoint",
+        mutating=True, marks=True, title="Checkpoint",
         description=(
             "Mark this moment; workspace_rewind to the returned `checkpoint` undoes every "
             "change this server made since.")),

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Protocol
 from chorus_tools.rpc.dispatch.call import Call, cancelled
 from chorus_tools.rpc.dispatch.history_calls import HistoryCalls
 from chorus_tools.rpc.dispatch.landed import Landed
-from chorus_tools.rpc.dispatch.ordering import PathOrder
+from chorus_tools.rpc.dispatch.ordering import MARK, PathOrder
 from chorus_tools.rpc.dispatch.quota import MEASURE, UsageAccount
 from chorus_tools.rpc.dispatch import recover
 from chorus_tools.rpc.dispatch.records import Records
@@ -120,6 +120,8 @@ class Invoker:
         paths, keys = self._normalised(method.paths_of(params).values())
         if not keys and method.path_params:  # an optional path left out: the root
             keys = [ROOT]
+        if method.marks:
+            keys = [MARK]
         # a dry run is ordered as the change it previews (a rewind's sees every earlier write)
         change = mutates or (method.mutating and method.audited
                              and params.get("dry_run") is True)

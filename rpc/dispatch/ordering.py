@@ -8,7 +8,11 @@ lock every mutation takes.
 A change of a path is also a change of everything beneath it (a directory moved or
 deleted): it starts after every earlier call on a path beneath it, and a call on a path
 beneath it starts after it. So `file.move a b` then `file.read b/x`, pipelined, reads
-the moved file."""
+the moved file.
+
+A mark (a checkpoint: the key MARK) changes no file: it starts after every earlier change
+and every later change starts after it, while reads pass it by (as a root change it waited
+for a slow search in flight, and every later call waited for it)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from dataclasses import dataclass, field
 
 from chorus_tools.tools.confine.sandbox import ROOT
 
+MARK = "\0mark"  # no path holds a NUL
 
 @dataclass
 class _Tail:
@@ -31,16 +36,22 @@ class PathOrder:
 
     def __init__(self) -> None:
         self._tails: dict[str, _Tail] = {}
+        self._mark: asyncio.Future | None = None  # the latest mark, while it runs
 
     def enter(self, key: str, mutating: bool) -> tuple[list[asyncio.Future], asyncio.Future]:
         """Register a call; returns the futures it must wait for, and its own, which the
         caller resolves with `leave` when the call is over."""
-        tail = self._tails.setdefault(key, _Tail())
         mine = asyncio.get_running_loop().create_future()
+        mark = [self._mark] if self._mark is not None and not self._mark.done() else []
+        if key == MARK:
+            self._mark = mine
+            return mark + [t.write for t in self._tails.values()
+                           if t.write is not None and not t.write.done()], mine
+        tail = self._tails.setdefault(key, _Tail())
         before = [tail.write] if tail.write is not None and not tail.write.done() else []
         before += self._changes_above(key)
         if mutating:
-            before += [*tail.reads, *self._calls_beneath(key)]
+            before += [*tail.reads, *self._calls_beneath(key), *mark]
             tail.write, tail.reads = mine, set()
         else:
             tail.reads.add(mine)
@@ -69,6 +80,8 @@ class PathOrder:
 
     def leave(self, key: str, mine: asyncio.Future) -> None:
         mine.set_result(None)
+        if self._mark is mine:
+            self._mark = None
         tail = self._tails.get(key)
         if tail is None:
             return

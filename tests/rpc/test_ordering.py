@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from chorus_tools.rpc.dispatch.ordering import PathOrder
+from chorus_tools.rpc.dispatch.ordering import MARK, PathOrder
 from rpc_client import RpcServer
 
 
@@ -56,6 +56,31 @@ def test_a_change_of_the_root_orders_every_later_call():
         assert before_rewind == [earlier]
         assert before_read == [rewind] and set(before_deep) == {earlier, rewind}
         _leave_all(order, [("d/x", earlier), (".", rewind), ("a.txt", read), ("d/x", deep)])
+    asyncio.run(go())
+
+
+def test_a_checkpoint_waits_for_changes_only_and_only_changes_wait_for_it():
+    """Regression: a checkpoint was a change of the root, so it waited for a slow search
+    in flight and every later call, reads too, waited for it in turn. It changes no file:
+    it follows the earlier changes and precedes the later ones, and reads pass it by."""
+    async def go():
+        order = PathOrder()
+        _, search = order.enter(".", mutating=False)
+        _, write = order.enter("d/x", mutating=True)
+        _, other = order.enter("d/x", mutating=True)
+        before_mark, mark = order.enter(MARK, mutating=True)
+        before_read, read = order.enter("d/x", mutating=False)
+        before_change, change = order.enter("a.txt", mutating=True)
+        before_rewind, rewind = order.enter(".", mutating=True)
+        before_next, next_mark = order.enter(MARK, mutating=True)
+        assert before_mark == [other]  # the later write on d/x follows the earlier one
+        assert before_read == [other] and before_change == [mark]
+        assert set(before_rewind) == {search, other, read, change, mark}
+        assert set(before_next) == {mark, other, change, rewind}
+        _leave_all(order, [(".", search), ("d/x", write), ("d/x", other), (MARK, mark),
+                           ("d/x", read), ("a.txt", change), (".", rewind),
+                           (MARK, next_mark)])
+        assert order._mark is None
     asyncio.run(go())
 
 

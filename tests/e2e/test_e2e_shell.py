@@ -76,6 +76,25 @@ def test_a_move_keeps_arrival_order_on_both_its_paths(tmp_path: Path) -> None:
             assert (ws / f"a{i}.txt").read_text() == "second"
 
 
+def test_regression_a_move_to_a_name_too_long_is_invalid_params_not_internal_error(
+        tmp_path: Path) -> None:
+    """Found by fuzzing: with history on, a move's destination of 300 characters was
+    looked at for what it would replace, and that ENAMETOOLONG came back internal_error.
+    It is invalid_params, as file.write of the same name says, and nothing moves."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("kept\n")
+    long_name = "a" * 300
+    with RpcServer(ws) as server:
+        moved = server.call("file.move", {"source": "a.txt", "destination": long_name})
+        written = server.call("file.write", {"path": long_name, "content": "x"})
+        assert server.result("file.history", {"path": "a.txt"})["versions"] == []
+    assert error_code(moved) == error_code(written) == "invalid_params", moved
+    assert moved["error"]["data"]["path"] == long_name
+    assert sorted(p.name for p in ws.iterdir()) == ["a.txt"]
+    assert (ws / "a.txt").read_text() == "kept\n"
+
+
 def test_calls_beneath_a_moved_or_deleted_directory_keep_arrival_order(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -127,6 +127,8 @@ def _keep(ctx: ToolContext, src_fd: int, src_name: str, st: os.stat_result, src:
                                                 follow_symlinks=False)
     except FileNotFoundError:
         dst_st = None
+    except OSError as exc:  # a name too long: what the move itself would be refused for
+        raise from_os_error(exc, destination) from None
     return ([(snap, None)] if snap is not None else []), keep.snapshot(
         ctx, dst_fd, dst_name, dst_st, dst, destination)
 

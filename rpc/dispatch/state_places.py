@@ -37,6 +37,17 @@ def state_base() -> str:
     return os.path.join(base, "chorus-tools")
 
 
+def _user_state() -> str:
+    """state_base, refused (OSError) when it lies in a home directory that does not
+    exist: making it would make the home too (root may; a service user's is often
+    /nonexistent)."""
+    if not os.environ.get("XDG_STATE_HOME"):
+        home = os.path.expanduser("~")
+        if not os.path.isdir(home):
+            raise OSError(errno.ENOENT, "the home directory does not exist", home)
+    return state_base()
+
+
 def private_base() -> str:
     """This user's own directory beside the temporary files: made 0700, and refused
     (OSError) unless it is a real directory owned by this user that no one else can
@@ -57,7 +68,7 @@ def first_place(leaf: str, workspace: str, open_at: Callable[[str], T], what: st
     """`open_at(<base>/<leaf>)` at the first default base where it works, and that base;
     (None, None) for memory. `what` and `choose` word the warning of a fallback."""
     refused = None  # why the first place was passed over
-    for base in (state_base, private_base):
+    for base in (_user_state, private_base):
         try:
             directory = os.path.join(base(), leaf)
         except OSError as exc:

@@ -81,6 +81,24 @@ def test_a_service_user_without_a_home_starts_and_keeps_its_history(public: Path
     assert "--state DIR" in reads
 
 
+def test_a_home_that_does_not_exist_is_not_made_for_the_history(tmp_path: Path) -> None:
+    """The fault: as root (who may make any directory) with HOME naming no directory, the
+    default history made HOME and ~/.local/state beneath it. A missing home is passed
+    over, as for a service user who cannot make it: the private place, one warning."""
+    ws, tmp, home = tmp_path / "ws", tmp_path / "tmp", tmp_path / "no-such-home"
+    ws.mkdir()
+    tmp.mkdir()
+    env = {"HOME": str(home), "XDG_STATE_HOME": None, "TMPDIR": str(tmp)}
+    with RpcServer(ws, "--workers", "1", "--tools", "claude", env=env) as srv:
+        write_then_history(srv)
+        srv.result("Read", {"file_path": "a.txt"})
+    assert not home.exists()
+    assert list((tmp / f"chorus-tools-{os.geteuid()}" / "history").iterdir())
+    (history, reads) = [w for w in warnings(srv.stderr) if "running as root" not in w]
+    assert str(home) in history and "does not exist" in history and "--history 0" in history
+    assert "--state DIR" in reads
+
+
 @pytest.mark.parametrize("where", ["the home directory", "a directory holding the state"])
 def test_a_workspace_holding_the_default_place_falls_back_outside_it(
         tmp_path: Path, where: str) -> None:

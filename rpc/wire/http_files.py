@@ -38,6 +38,7 @@ from urllib.parse import unquote
 import orjson
 
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
+from chorus_tools.rpc.wire.envelope import dumps
 from chorus_tools.rpc.wire.http_calls import JSON, Failed, call, internal
 from chorus_tools.rpc.wire.http_message import Head, Reply, Response
 from chorus_tools.rpc.wire.http_upload import body_length, upload_body
@@ -48,10 +49,12 @@ PREFIX = "/files/"
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
 
-def file_path(head: Head) -> str:
-    """The workspace path a /files/ URL names: percent-decoding is HTTP's (a space is
-    %20), nothing more (the path itself is never normalised beyond the methods' rules)."""
-    return unquote(head.path[len(PREFIX):])
+def file_path(head: Head, prefix: str = PREFIX) -> str:
+    """The workspace path a /files/ (or /archive/) URL names: percent-decoding is HTTP's
+    (a space is %20), a byte that is no UTF-8 its `\\udcXX` escape, as the methods take
+    a name that is not UTF-8 (docs/protocol.md, Paths), never U+FFFD, which would name
+    another file; nothing more (the path is never normalised beyond the methods' rules)."""
+    return unquote(head.path[len(prefix):], errors="surrogateescape")
 
 
 async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
@@ -180,6 +183,6 @@ async def _unmet(dispatcher: Dispatcher, path: str, must_exist: bool,
         return None
     said = ("is not there, and If-Match: * asked for a file to replace" if must_exist else
             "exists, and If-None-Match: * asked to create it only")
-    return Reply(412, orjson.dumps({
+    return Reply(412, dumps({
         "error": "already_exists" if must_not else "file_not_found", "path": path,
         "message": f"{path} {said}: nothing was written."}), list(JSON))

@@ -43,12 +43,12 @@ def read_bytes(ctx: ToolContext, path: str, offset: int = 0,
                         param="length", limit=limit)
     rel = ctx.ws.rel(path)
     fd, st = ctx.ws.open_regular(rel, shown=path)
-    try:
-        data = read_range(fd, offset, length)
+    size = st.st_size
+    try:  # past the end is an empty range, however far: pread takes no offset past off_t
+        data = read_range(fd, offset, length) if offset < size else b""
     except OSError as exc:
         raise from_os_error(exc, path) from None
     finally:
         os.close(fd)
-    size = st.st_size
     return {"data": encoded(data), "offset": offset, "length": len(data), "size": size,
             "eof": offset + len(data) >= size, "version": version_of(st)}

@@ -111,6 +111,20 @@ class Meta:
                 yield max(lo, start), min(hi, end)
 
 
+# the furthest byte a file can have: off_t is signed 64 bits, and pwrite takes no offset
+# past it (Python's OverflowError, not an OSError)
+MAX_FILE_END = 2 ** 63 - 1
+
+
+def reachable(end: int, path: str) -> None:
+    """file_too_large for an end no file can reach, as the file system's own EFBIG is
+    (tools/errors.py), before a quota or a pwrite is asked about the number."""
+    if end > MAX_FILE_END:
+        raise ToolError("file_too_large", f"{path}: byte {end} lies past the end any file "
+                        f"can have ({MAX_FILE_END}): fix 'offset' or 'size'.", path=path,
+                        size=end, limit=MAX_FILE_END)
+
+
 def not_found(upload_id: str) -> ToolError:
     return ToolError("upload_not_found", f"No upload has the id {upload_id!r}: it is "
                      "unknown, already committed or aborted, or expired after "
@@ -271,6 +285,7 @@ class Spool:
 
     def _within(self, end: int) -> None:
         meta = self.meta
+        reachable(end, meta.path)
         if meta.size is not None and end > meta.size:
             raise ToolError("invalid_params", f"The part ends at byte {end}, past the "
                             f"{meta.size} bytes announced for {meta.path}: fix 'offset', or "

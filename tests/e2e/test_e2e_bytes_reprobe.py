@@ -1,0 +1,139 @@
+"""Regressions found probing docs/protocol.md's Bytes in and out a second time, over the
+real server as a client would (JSON-RPC over pipes and HTTP): each test is named after
+the bug it pins down, and failed before its fix."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import tarfile
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+
+from http_server import HttpServer
+from rpc_client import RpcServer, error_code
+
+BEYOND = 2 ** 100  # an offset no file can reach (past off_t), and a double holds it exactly
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def test_an_offset_past_any_files_end_was_an_internal_error(tmp_path: Path) -> None:
+    """read_bytes at an offset of 10**30 and an upload part there answered internal_error
+    (pread/pwrite could not take the number). A read past the end is an empty range at
+    eof, as any offset past the size is; a part no file system can hold is
+    file_too_large, as one past the file system's own limit already was; an upload
+    announcing such a size is refused at its beginning, before a byte is sent."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.bin").write_bytes(b"abc")
+    with RpcServer(ws) as server:
+        got = server.result("file.read_bytes", {"path": "a.bin", "offset": BEYOND})
+        assert (got["data"], got["offset"], got["length"], got["size"], got["eof"]) == \
+            ("", BEYOND, 0, 3, True)
+        upload = server.result("file.upload_begin", {"path": "b.bin"})["upload_id"]
+        for offset in (BEYOND, 2 ** 63 - 1):
+            part = server.call("file.upload_part", {"upload_id": upload, "offset": offset,
+                                                    "data": _b64(b"xy")})
+            assert error_code(part) == "file_too_large", part
+        assert server.result("file.upload_part", {"upload_id": upload, "offset": 0,
+                                                  "data": _b64(b"ok")}) == {"received": 2}
+        assert server.result("file.upload_commit", {"upload_id": upload})["bytes_written"] == 2
+        huge = server.call("file.upload_begin", {"path": "c.bin", "size": BEYOND})
+        assert error_code(huge) == "file_too_large", huge
+    assert (ws / "b.bin").read_bytes() == b"ok"
+    assert sorted(p.name for p in ws.iterdir()) == ["a.bin", "b.bin"]
+
+
+def test_a_percent_escape_of_a_non_utf8_byte_named_a_replacement_character(
+        tmp_path: Path) -> None:
+    """`/files/%FF.bin` was decoded with U+FFFD in place of the byte: the file named with
+    byte 0xFF could not be fetched, and a PUT landed a file named "\\ufffd.bin", one the
+    client never named. The byte is the name's byte, as the JSON-RPC methods take it
+    (the `\\udcXX` escape), for /files and /archive alike, and an error naming it holds
+    that escape (the JSON encoder refused it: a 500)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkdir(os.path.join(os.fsencode(ws), b"d\xfe"))
+    with open(os.path.join(os.fsencode(ws), b"\xff.bin"), "wb") as out:
+        out.write(b"ff bytes")
+    with HttpServer(ws) as server:
+        assert httpx.get(server.base + "/files/%FF.bin").content == b"ff bytes"
+        missing = httpx.get(server.base + "/files/%FF.nope")
+        assert missing.status_code == 404
+        assert missing.json() == {"error": "file_not_found", "path": "\udcff.nope",
+                                  "message": "File not found: \udcff.nope"}
+        put = httpx.put(server.base + "/files/%FE.bin", content=b"fe bytes")
+        assert put.status_code == 201, put.text
+        got = httpx.put(server.base + "/archive/d%FE", content=_tar(("x", b"x")))
+        assert got.status_code == 200, got.text
+    assert sorted(os.listdir(os.fsencode(ws))) == [b"d\xfe", b"\xfe.bin", b"\xff.bin"]
+    assert (ws / os.fsdecode(b"\xfe.bin")).read_bytes() == b"fe bytes"
+    assert (ws / os.fsdecode(b"d\xfe") / "x").read_bytes() == b"x"
+
+
+def test_an_archive_of_a_directory_named_beyond_ascii_was_a_dropped_connection(
+        tmp_path: Path) -> None:
+    """GET /archive/日本 dropped the connection without an answer (the directory's name
+    went into Content-Disposition, which HTTP headers cannot carry beyond ASCII), and
+    a name holding a quote broke the header's quoted string. The header names the
+    archive in ASCII, and exactly as RFC 6266's `filename*`."""
+    ws = tmp_path / "ws"
+    for name in ("日本", 'q"x'):
+        (ws / name).mkdir(parents=True)
+        (ws / name / "a.txt").write_text("a")
+    with HttpServer(ws) as server:
+        for name in ("日本", 'q"x'):
+            got = httpx.get(server.base + "/archive/" + quote(name) + "?format=tar")
+            assert got.status_code == 200
+            with tarfile.open(fileobj=io.BytesIO(got.content)) as tar:
+                assert tar.getnames() == ["a.txt"]
+            disposition = got.headers["content-disposition"]
+            assert disposition.isascii()
+            assert f"filename*=UTF-8''{quote(name, safe='')}.tar" in disposition
+            plain = disposition.split('filename="')[1].split('"')[0]
+            assert '"' not in plain and plain.endswith(".tar")
+
+
+def _tar(*files: tuple[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_an_archive_entry_named_in_latin1_was_an_internal_error(tmp_path: Path) -> None:
+    """A tar whose entry names are Latin-1 (as old tarballs are) answered internal_error:
+    the landing journal's encoder refused the names' \\udcXX escapes. The entries land
+    under their bytes, as any non-UTF-8 name, and a rewind takes them away again."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT,
+                      encoding="latin-1") as tar:
+        info = tarfile.TarInfo("caf\xe9.txt")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    with HttpServer(ws) as server:
+        def rpc(method: str, params: dict) -> dict:
+            reply = server.post("/rpc", {"jsonrpc": "2.0", "id": 1, "method": method,
+                                         "params": params}).json()
+            assert "result" in reply, reply
+            return reply["result"]
+
+        mark = rpc("workspace.checkpoint", {})["checkpoint"]
+        got = httpx.put(server.base + "/archive/dest", content=buf.getvalue())
+        assert got.status_code == 200, got.text
+        assert got.json() == {"created": 1, "replaced": 0, "bytes": 1}
+        assert os.listdir(os.fsencode(ws / "dest")) == [b"caf\xe9.txt"]
+        rewound = rpc("workspace.rewind", {"checkpoint": mark})
+        assert rewound["conflicts"] == [] and rewound["deleted"] == ["dest/caf\udce9.txt"]
+    assert os.listdir(os.fsencode(ws / "dest")) == []

@@ -137,3 +137,30 @@ def test_an_archive_entry_named_in_latin1_was_an_internal_error(tmp_path: Path) 
         rewound = rpc("workspace.rewind", {"checkpoint": mark})
         assert rewound["conflicts"] == [] and rewound["deleted"] == ["dest/caf\udce9.txt"]
     assert os.listdir(os.fsencode(ws / "dest")) == []
+
+
+def test_an_upload_committed_by_the_other_kinds_commit_landed_the_wrong_thing(
+        tmp_path: Path) -> None:
+    """An archive import's upload committed with file.upload_commit landed the tar's
+    bytes as a file at the directory's path; a file upload committed with
+    archive.import_commit was extracted into a directory named as the file. Each is
+    invalid_params naming the right commit, nothing changes, and that commit still lands
+    it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with RpcServer(ws) as server:
+        archive = server.result("archive.import_begin", {"path": "dest"})
+        upload = server.result("file.upload_begin", {"path": "f.tar"})
+        for begun in (archive, upload):
+            server.result("file.upload_part", {**begun, "offset": 0,
+                                               "data": _b64(_tar(("x", b"x")))})
+        for begun, wrong, right in ((archive, "file.upload_commit", "archive.import_commit"),
+                                    (upload, "archive.import_commit", "file.upload_commit")):
+            refused = server.error(wrong, begun)
+            assert refused["data"]["error"] == "invalid_params"
+            assert right in refused["message"]
+            assert sorted(p.name for p in ws.iterdir() if not p.name.startswith(".")) == []
+        assert server.result("archive.import_commit", archive)["created"] == 1
+        assert server.result("file.upload_commit", upload)["created"] is True
+    assert (ws / "dest" / "x").read_bytes() == b"x"
+    assert (ws / "f.tar").read_bytes() == _tar(("x", b"x"))

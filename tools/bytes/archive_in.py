@@ -52,7 +52,7 @@ def import_begin(ctx: ToolContext, path: str) -> dict[str, Any]:
     except ToolError as err:
         if err.code != "file_not_found":
             raise
-    return {"upload_id": Spool.begin(ctx, Meta(path=path))}
+    return {"upload_id": Spool.begin(ctx, Meta(path=path, archive=True))}
 
 
 def import_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
@@ -60,6 +60,7 @@ def import_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
         shown = spool.meta.path
         if ctx.record is not None:  # the commit's params name no path: its record does,
             ctx.record["path"] = shown  # a refusal's too (rpc/dispatch/invoker.py)
+        spool.committed_as(archive=True)
         try:
             base = ctx.ws.rel(shown)
             plan = read_plan(ctx, spool.dir_fd, DATA)

@@ -78,6 +78,9 @@ class Meta:
     # this saved state, as hex (None: nothing hashed yet)
     hashed: int = 0
     hash_state: str | None = None
+    # an archive to extract into `path` (archive.import_begin), not a file to land there:
+    # each commit takes only its own kind
+    archive: bool = False
 
     @property
     def received(self) -> int:
@@ -184,6 +187,18 @@ class Spool:
         except (OSError, ValueError, TypeError):  # removed while we waited for the lock
             os.close(dir_fd)
             raise not_found(upload_id) from None
+
+    def committed_as(self, archive: bool) -> None:
+        """invalid_params when the commit called is not the one of this upload's kind: a
+        file upload extracted as an archive, an archive landed as a file at its directory's
+        path; nothing changes, and the right commit still can."""
+        if self.meta.archive != archive:
+            began, commit = (("archive.import_begin", "archive.import_commit")
+                             if self.meta.archive else
+                             ("file.upload_begin", "file.upload_commit"))
+            raise ToolError("invalid_params", f"Upload {self.upload_id} was begun by {began} "
+                            f"for {self.meta.path}: commit it with {commit}.",
+                            param="upload_id", upload_id=self.upload_id)
 
     def __enter__(self) -> "Spool":
         return self

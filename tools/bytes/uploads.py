@@ -59,6 +59,7 @@ def upload_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
         meta = spool.meta
         if ctx.record is not None:  # the commit's params name no path: its record does,
             ctx.record["path"] = meta.path  # a refusal's too (rpc/dispatch/invoker.py)
+        spool.committed_as(archive=False)
         whole = spool.whole()
 
         def compute(current: Current) -> Spooled:

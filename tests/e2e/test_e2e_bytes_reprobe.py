@@ -164,3 +164,24 @@ def test_an_upload_committed_by_the_other_kinds_commit_landed_the_wrong_thing(
         assert server.result("file.upload_commit", upload)["created"] is True
     assert (ws / "dest" / "x").read_bytes() == b"x"
     assert (ws / "f.tar").read_bytes() == _tar(("x", b"x"))
+
+
+def test_an_if_match_list_naming_the_current_version_was_412(tmp_path: Path) -> None:
+    """`If-Match: "old", "current"` was read as one version (`old", "current`), so a PUT
+    the header allows (RFC 9110: any listed tag may match) was refused 412. A list that
+    names the file's version replaces it; one that does not, or only weakly, is 412
+    with the file unchanged."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.bin").write_bytes(b"one")
+    with HttpServer(ws) as server:
+        url = server.base + "/files/a.bin"
+        tag = httpx.get(url).headers["etag"]
+        stale = httpx.put(url, content=b"two", headers={"if-match": f'"nope", W/{tag}'})
+        assert stale.status_code == 412 and stale.json()["error"] == "conflict"
+        assert (ws / "a.bin").read_bytes() == b"one"
+        put = httpx.put(url, content=b"two", headers={"if-match": f'"nope", {tag}'})
+        assert put.status_code == 200, put.text
+        assert httpx.put(url, content=b"three", headers={"if-match": f'{tag}, "x"'}
+                         ).status_code == 412
+    assert (ws / "a.bin").read_bytes() == b"two"

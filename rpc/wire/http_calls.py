@@ -55,7 +55,7 @@ async def call(dispatcher: Dispatcher, method: str, params: dict[str, Any]) -> d
     body = dumps({"jsonrpc": "2.0", "id": f"http-files-{next(_ids)}", "method": method,
                   "params": params})  # a path may hold a name's \udcXX escape
     dispatcher.submit(body, lambda reply: None if answered.done() else
-                      answered.set_result(reply))
+                      answered.set_result(reply), step=True)  # its request is in flight
     reply = await answered
     if "error" in reply:
         raise Failed(reply["error"])

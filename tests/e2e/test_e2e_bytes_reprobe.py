@@ -7,12 +7,15 @@ from __future__ import annotations
 import base64
 import io
 import os
+import signal
+import socket
 import tarfile
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
+from e2e_support import wait_for
 from http_server import HttpServer
 from rpc_client import RpcServer, error_code
 
@@ -185,3 +188,36 @@ def test_an_if_match_list_naming_the_current_version_was_412(tmp_path: Path) -> 
         assert httpx.put(url, content=b"three", headers={"if-match": f'{tag}, "x"'}
                          ).status_code == 412
     assert (ws / "a.bin").read_bytes() == b"two"
+
+
+def test_a_put_in_flight_at_sigterm_was_refused_at_its_commit_and_left_its_spool(
+        tmp_path: Path) -> None:
+    """A PUT /files whose body was still arriving when SIGTERM came was answered 503
+    shutting_down once the body was in (its commit, a call the server makes of itself,
+    was refused like a new request), and its spool stayed in the workspace (the abort
+    was refused too). A request in flight is finished by the drain: the file lands."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    server = HttpServer(ws, "--shutdown-timeout", "20", "--log-level", "info")
+    try:
+        address = urlsplit(server.base)
+        with socket.create_connection((address.hostname, address.port), timeout=30) as sock:
+            sock.sendall(b"PUT /files/slow.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Content-Length: 10\r\n\r\n12345")
+            wait_for(lambda: any(p.name.startswith(".chorus-tmp-") for p in ws.iterdir()))
+            server.proc.send_signal(signal.SIGTERM)
+            wait_for(lambda: b"draining" in server.stderr)
+            sock.sendall(b"67890")
+            answer = b""
+            while b"\r\n\r\n" not in answer or not answer.endswith(b"}"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 201 "), answer
+        assert server.proc.wait(30) == 0
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+    assert sorted(p.name for p in ws.iterdir()) == ["slow.bin"]
+    assert (ws / "slow.bin").read_bytes() == b"1234567890"

@@ -221,3 +221,57 @@ def test_a_put_in_flight_at_sigterm_was_refused_at_its_commit_and_left_its_spool
             server.proc.kill()
     assert sorted(p.name for p in ws.iterdir()) == ["slow.bin"]
     assert (ws / "slow.bin").read_bytes() == b"1234567890"
+
+
+def _member(name: str, kind: bytes, data: bytes = b"", **pax: str) -> bytes:
+    """One tar entry as a hostile client writes it (tarfile would refuse some): a pax
+    header with `pax`'s records when given, then the entry's header and data."""
+    info = tarfile.TarInfo(name)
+    info.type, info.size = kind, len(data)
+    head = info.tobuf(tarfile.USTAR_FORMAT, "utf-8", "surrogateescape")
+    if pax:
+        body = b"".join(_pax_record(k.encode(), v.encode()) for k, v in pax.items())
+        extended = tarfile.TarInfo("pax")
+        extended.type, extended.size = tarfile.XHDTYPE, len(body)
+        head = extended.tobuf(tarfile.USTAR_FORMAT) + _padded(body) + head
+    return head + _padded(data)
+
+
+def _pax_record(key: bytes, value: bytes) -> bytes:
+    rest = b" " + key + b"=" + value + b"\n"
+    size = len(rest) + 1
+    while len(str(size)) + len(rest) != size:
+        size += 1
+    return str(size).encode() + rest
+
+
+def _padded(data: bytes) -> bytes:
+    return data + b"\0" * (-len(data) % 512)
+
+
+def test_hostile_tar_headers_answered_internal_error_or_a_misleading_404(
+        tmp_path: Path) -> None:
+    """Three archives a client can write by hand were not refused as archives: a pax
+    record whose length has thousands of digits and a symlink whose target (a pax
+    `linkpath`) holds a NUL byte answered internal_error; a symlink with an empty
+    target answered 404 file_not_found ("File not found: dest/l The archive was not
+    imported"), as if the client had named a missing file. Each is the archive refused
+    whole, 400 invalid_params, nothing written."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    end = b"\0" * 1024
+    huge_length = tarfile.TarInfo("pax")
+    record = b"9" * 5000 + b" path=x\n"
+    huge_length.type, huge_length.size = tarfile.XHDTYPE, len(record)
+    archives = {
+        "pax length": huge_length.tobuf(tarfile.USTAR_FORMAT) + _padded(record)
+        + _member("f", tarfile.REGTYPE, b"a") + end,
+        "NUL target": _member("l", tarfile.SYMTYPE, linkpath="a\0b") + end,
+        "empty target": _member("l", tarfile.SYMTYPE) + end,
+    }
+    with HttpServer(ws) as server:
+        for why, body in archives.items():
+            got = httpx.put(server.base + "/archive/dest", content=body)
+            assert got.status_code == 400, (why, got.text)
+            assert got.json()["error"] == "invalid_params", (why, got.text)
+            assert sorted(p.name for p in ws.iterdir()) == [], why

@@ -161,7 +161,7 @@ def _land_all(ctx: ToolContext, spool_fd: int, landings: list[Landing], made: li
     except (ToolError, OSError) as exc:
         err = exc if isinstance(exc, ToolError) else from_os_error(exc, shown, "write_failed")
         restored, failed = landing.undo(ctx, spool_fd) or (0, [])
-        raise ToolError(err.code, f"{err.message} The archive was not imported: the "
+        raise ToolError(err.code, f"{err.message.rstrip('.')}. The archive was not imported: the "
                         f"{restored} entries written before were put back.", quote=err.quote,
                         **{**err.details, "restored": restored, "not_restored": failed}
                         ) from None

@@ -275,3 +275,30 @@ def test_hostile_tar_headers_answered_internal_error_or_a_misleading_404(
             assert got.status_code == 400, (why, got.text)
             assert got.json()["error"] == "invalid_params", (why, got.text)
             assert sorted(p.name for p in ws.iterdir()) == [], why
+
+
+def test_a_watch_reported_the_files_inside_an_uploads_spool(tmp_path: Path) -> None:
+    """workspace.watch hid a reserved name only as a path's last component: an upload's
+    spool directory was hidden, the `data` and `meta.json` inside it were reported
+    `added`, half-uploaded bytes of another client the watcher has no business with.
+    Nothing beneath the reserved prefix is reported; a visible file still is."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with RpcServer(ws) as server:
+        watch = server.result("workspace.watch", {"include_ignored": True})["watch_id"]
+        upload = server.request("file.upload_begin", {"path": "up.bin"})
+        begun = archive = None
+        seen: list[str] = []
+        while "marker.txt" not in seen:
+            message = server.recv(15)
+            if message.get("id") == upload:
+                begun = message["result"]["upload_id"]
+                server.request("file.upload_part", {"upload_id": begun, "offset": 0,
+                                                    "data": _b64(b"part")})
+                archive = server.request("archive.import_begin", {"path": "dest"})
+            elif message.get("id") == archive:
+                server.request("file.write", {"path": "marker.txt", "content": "m"})
+            elif message.get("method") == "workspace/didChange":
+                assert message["params"]["watch_id"] == watch
+                seen += [c["path"] for c in message["params"]["changes"]]
+    assert not [p for p in seen if ".chorus-tmp-" in p], seen

@@ -44,7 +44,7 @@ def read_bytes(ctx: ToolContext, path: str, offset: int = 0,
     rel = ctx.ws.rel(path)
     fd, st = ctx.ws.open_regular(rel, shown=path)
     size = st.st_size
-    try:  # past the end is an empty range, however far: pread takes no offset past off_t
+    try:  # past the end is empty: pread takes no offset past 63 bits (an OverflowError)
         data = read_range(fd, offset, length) if offset < size else b""
     except OSError as exc:
         raise from_os_error(exc, path) from None

@@ -21,6 +21,9 @@ class Call:
     jobs: set[Job] = field(default_factory=set)
     cancelled: str | None = None  # "lsp" or "mcp"
     progress: Progress | None = None  # MCP: the call asked for progress notifications
+    # a step of an HTTP transfer already in flight (rpc/wire/http_calls.py): a drain
+    # finishes it, so the step is never refused `shutting_down` as a new request is
+    step: bool = False
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """A notification about this call (progress, a watch's changes), sent on its

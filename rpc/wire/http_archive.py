@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs, quote
 
 import orjson
 import pybase64
 
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.wire.http_calls import JSON, Failed, call
+from chorus_tools.rpc.wire.http_files import file_path
 from chorus_tools.rpc.wire.http_upload import upload_body
 from chorus_tools.rpc.wire.http_message import Head, Reply, Response
 
@@ -34,7 +35,7 @@ _TYPES = {"tar": "application/x-tar", "tar.gz": "application/gzip"}
 
 
 def _dir(head: Head) -> str:
-    return unquote(head.path[len(PREFIX):]) or "."
+    return file_path(head, PREFIX) or "."
 
 
 async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
@@ -52,8 +53,7 @@ async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
     if name == ".":
         name = "workspace"
     out.stream(200, [("content-type", _TYPES[params["format"]]),
-                     ("content-disposition",
-                      f'attachment; filename="{name}.{params["format"]}"')])
+                     ("content-disposition", _disposition(f'{name}.{params["format"]}'))])
     while out.open:
         after = None if part["cursor"] is None else asyncio.ensure_future(call(
             dispatcher, "archive.export", {**params, "cursor": part["cursor"]}))
@@ -67,6 +67,16 @@ async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
         except Failed:
             break
     out.abort()
+
+
+def _disposition(filename: str) -> str:
+    """Content-Disposition naming the archive (RFC 6266): `filename` in printable ASCII
+    but a quote or backslash (anything else `_`), since a header carries nothing more,
+    and the exact name as `filename*`, percent-encoded UTF-8 (a byte that is no UTF-8,
+    its own escape)."""
+    plain = "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in filename)
+    exact = quote(filename, safe="", errors="surrogateescape")
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{exact}"
 
 
 async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:

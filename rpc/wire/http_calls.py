@@ -8,10 +8,9 @@ import asyncio
 import itertools
 from typing import Any
 
-import orjson
-
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
 from chorus_tools.rpc.process.descriptors import Handed
+from chorus_tools.rpc.wire.envelope import dumps
 from chorus_tools.rpc.wire.errors import wire_error
 from chorus_tools.rpc.wire.http_message import Reply
 from chorus_tools.tools.method import Method
@@ -37,7 +36,7 @@ class Failed(Exception):
         status = STATUS.get(self.data.get("error", ""), 500)
         if self.data.get("errno") == "ENOSPC":
             status = 507
-        return Reply(status, orjson.dumps(self.data), list(JSON))
+        return Reply(status, dumps(self.data), list(JSON))
 
 
 async def internal(dispatcher: Dispatcher, method: Method, params: dict[str, Any]
@@ -53,10 +52,10 @@ async def internal(dispatcher: Dispatcher, method: Method, params: dict[str, Any
 async def call(dispatcher: Dispatcher, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """One call through the dispatcher, as `/rpc` would make it; Failed on an error."""
     answered: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-    body = orjson.dumps({"jsonrpc": "2.0", "id": f"http-files-{next(_ids)}",
-                         "method": method, "params": params})
+    body = dumps({"jsonrpc": "2.0", "id": f"http-files-{next(_ids)}", "method": method,
+                  "params": params})  # a path may hold a name's \udcXX escape
     dispatcher.submit(body, lambda reply: None if answered.done() else
-                      answered.set_result(reply))
+                      answered.set_result(reply), step=True)  # its request is in flight
     reply = await answered
     if "error" in reply:
         raise Failed(reply["error"])

@@ -18,7 +18,8 @@ a pipe in the way.
   `file.upload_stream` hands its data file, sized and charged to the quota, and the body
   is read, hashed and written into it at once (rpc/wire/http_upload.py);
   `file.upload_commit` checks the size and SHA-256 and lands the file whole and at once.
-  `If-Match` is the upload's `expected_version` (412 when it no longer matches; `*`: 412
+  `If-Match` is the upload's `expected_version` (412 when it no longer matches; of a
+  list, the file's version when listed; `*`: 412
   when there is no file to replace), `If-None-Match: *` makes it create-only (412 when
   the file exists),
   `X-Content-SHA256` its `sha256`. A body cut off midway aborts the upload: the file
@@ -38,6 +39,7 @@ from urllib.parse import unquote
 import orjson
 
 from chorus_tools.rpc.dispatch.dispatcher import Dispatcher
+from chorus_tools.rpc.wire.envelope import dumps
 from chorus_tools.rpc.wire.http_calls import JSON, Failed, call, internal
 from chorus_tools.rpc.wire.http_message import Head, Reply, Response
 from chorus_tools.rpc.wire.http_upload import body_length, upload_body
@@ -48,10 +50,12 @@ PREFIX = "/files/"
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
 
-def file_path(head: Head) -> str:
-    """The workspace path a /files/ URL names: percent-decoding is HTTP's (a space is
-    %20), nothing more (the path itself is never normalised beyond the methods' rules)."""
-    return unquote(head.path[len(PREFIX):])
+def file_path(head: Head, prefix: str = PREFIX) -> str:
+    """The workspace path a /files/ (or /archive/) URL names: percent-decoding is HTTP's
+    (a space is %20), a byte that is no UTF-8 its `\\udcXX` escape, as the methods take
+    a name that is not UTF-8 (docs/protocol.md, Paths), never U+FFFD, which would name
+    another file; nothing more (the path is never normalised beyond the methods' rules)."""
+    return unquote(head.path[len(prefix):], errors="surrogateescape")
 
 
 async def get(dispatcher: Dispatcher, head: Head, out: Response) -> None:
@@ -145,7 +149,7 @@ async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
     begin: dict[str, Any] = {"path": path}
     match = head.headers.get("if-match", "").strip()
     if match and match != "*":
-        begin["expected_version"] = match.strip('"')
+        begin["expected_version"] = await _if_match(dispatcher, path, match)
     create_only = head.headers.get("if-none-match", "").strip() == "*"
     if create_only:
         begin["overwrite"] = False  # the commit refuses one created since the check
@@ -161,6 +165,22 @@ async def put(dispatcher: Dispatcher, head: Head, out: Response) -> None:
     if done is not None:
         out.whole(Reply(201 if done["created"] else 200, orjson.dumps(done),
                         [*JSON, ("etag", f'"{done["version"]}"')]))
+
+
+async def _if_match(dispatcher: Dispatcher, path: str, given: str) -> str:
+    """The version an `If-Match` asks the commit to find: its one tag, or of a list (RFC
+    9110, 13.1.1: any tag may match, compared strongly, so `W/` never does) the file's
+    own when listed, else the first, which the upload's beginning refuses (412)."""
+    versions = [t.strip() for t in given.split(",") if t.strip()]
+    versions = [v[1:-1] if len(v) > 1 and v[0] == v[-1] == '"' else v for v in versions]
+    if len(versions) > 1:
+        try:
+            current = (await call(dispatcher, "file.info", {"path": path}))["version"]
+        except Failed:
+            current = None
+        if current in versions:
+            return current
+    return versions[0] if versions else given
 
 
 async def _unmet(dispatcher: Dispatcher, path: str, must_exist: bool,
@@ -180,6 +200,6 @@ async def _unmet(dispatcher: Dispatcher, path: str, must_exist: bool,
         return None
     said = ("is not there, and If-Match: * asked for a file to replace" if must_exist else
             "exists, and If-None-Match: * asked to create it only")
-    return Reply(412, orjson.dumps({
+    return Reply(412, dumps({
         "error": "already_exists" if must_not else "file_not_found", "path": path,
         "message": f"{path} {said}: nothing was written."}), list(JSON))

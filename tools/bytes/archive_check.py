@@ -155,6 +155,9 @@ def _entry(member: tar_read.Header, name: str, plan: Plan, spool_fd: int,
         return Entry(name, DIR, 0o755)
     if member.type == tar_read.SYMLINK:
         target = member.linkname
+        if not target or "\0" in target:  # no link can be made of it (ENOENT, ValueError)
+            raise refused("is a symlink with an empty target" if not target else
+                          "is a symlink whose target has a NUL byte", name, target=target)
         if target.startswith("/"):
             raise refused("is a symlink with an absolute target", name, target=target)
         where = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))

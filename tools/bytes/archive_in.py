@@ -52,7 +52,7 @@ def import_begin(ctx: ToolContext, path: str) -> dict[str, Any]:
     except ToolError as err:
         if err.code != "file_not_found":
             raise
-    return {"upload_id": Spool.begin(ctx, Meta(path=path))}
+    return {"upload_id": Spool.begin(ctx, Meta(path=path, archive=True))}
 
 
 def import_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
@@ -60,6 +60,7 @@ def import_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
         shown = spool.meta.path
         if ctx.record is not None:  # the commit's params name no path: its record does,
             ctx.record["path"] = shown  # a refusal's too (rpc/dispatch/invoker.py)
+        spool.committed_as(archive=True)
         try:
             base = ctx.ws.rel(shown)
             plan = read_plan(ctx, spool.dir_fd, DATA)
@@ -160,7 +161,7 @@ def _land_all(ctx: ToolContext, spool_fd: int, landings: list[Landing], made: li
     except (ToolError, OSError) as exc:
         err = exc if isinstance(exc, ToolError) else from_os_error(exc, shown, "write_failed")
         restored, failed = landing.undo(ctx, spool_fd) or (0, [])
-        raise ToolError(err.code, f"{err.message} The archive was not imported: the "
+        raise ToolError(err.code, f"{err.message.rstrip('.')}. The archive was not imported: the "
                         f"{restored} entries written before were put back.", quote=err.quote,
                         **{**err.details, "restored": restored, "not_restored": failed}
                         ) from None

@@ -24,6 +24,7 @@ Who rolls back a killed import: the invoker, in a follow-up job right after the 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from contextlib import contextmanager
@@ -65,7 +66,11 @@ class Item:
 
 def write(spool_fd: int, items: list[Item], made: list[str]) -> None:
     """The journal, durable before anything lands: a temp file, fsync, rename, fsync."""
-    body = orjson.dumps({"made": made, "items": [x.row() for x in items]})
+    journal = {"made": made, "items": [x.row() for x in items]}
+    try:
+        body = orjson.dumps(journal)
+    except TypeError:  # a name that is not UTF-8 (its \udcXX escapes): orjson refuses
+        body = json.dumps(journal).encode()  # them, the standard encoder escapes them
     fd = os.open(JOURNAL + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
                  | os.O_CLOEXEC, 0o600, dir_fd=spool_fd)
     try:
@@ -105,9 +110,13 @@ def undo(ctx: ToolContext, spool_fd: int) -> tuple[int, list[str]] | None:
     except FileNotFoundError:
         return None
     try:
-        journal = orjson.loads(os.pread(fd, os.fstat(fd).st_size, 0))
+        body = os.pread(fd, os.fstat(fd).st_size, 0)
     finally:
         os.close(fd)
+    try:
+        journal = orjson.loads(body)
+    except orjson.JSONDecodeError:  # written by the standard encoder (`write`)
+        journal = json.loads(body)
     with aside(ctx):
         done = roll_back(ctx, spool_fd, [Item(*x) for x in journal["items"]],
                          journal["made"])

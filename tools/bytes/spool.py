@@ -78,6 +78,9 @@ class Meta:
     # this saved state, as hex (None: nothing hashed yet)
     hashed: int = 0
     hash_state: str | None = None
+    # an archive to extract into `path` (archive.import_begin), not a file to land there:
+    # each commit takes only its own kind
+    archive: bool = False
 
     @property
     def received(self) -> int:
@@ -109,6 +112,20 @@ class Meta:
         for lo, hi in self.ranges:
             if lo < end and start < hi:
                 yield max(lo, start), min(hi, end)
+
+
+# the furthest byte a file can have: off_t is signed 64 bits, and pwrite takes no offset
+# past it (Python's OverflowError, not an OSError)
+MAX_FILE_END = 2 ** 63 - 1
+
+
+def reachable(end: int, path: str) -> None:
+    """file_too_large for an end no file can reach, as the file system's own EFBIG is
+    (tools/errors.py), before a quota or a pwrite is asked about the number."""
+    if end > MAX_FILE_END:
+        raise ToolError("file_too_large", f"{path}: byte {end} lies past the end any file "
+                        f"can have ({MAX_FILE_END}): fix 'offset' or 'size'.", path=path,
+                        size=end, limit=MAX_FILE_END)
 
 
 def not_found(upload_id: str) -> ToolError:
@@ -170,6 +187,18 @@ class Spool:
         except (OSError, ValueError, TypeError):  # removed while we waited for the lock
             os.close(dir_fd)
             raise not_found(upload_id) from None
+
+    def committed_as(self, archive: bool) -> None:
+        """invalid_params when the commit called is not the one of this upload's kind: a
+        file upload extracted as an archive, an archive landed as a file at its directory's
+        path; nothing changes, and the right commit still can."""
+        if self.meta.archive != archive:
+            began, commit = (("archive.import_begin", "archive.import_commit")
+                             if self.meta.archive else
+                             ("file.upload_begin", "file.upload_commit"))
+            raise ToolError("invalid_params", f"Upload {self.upload_id} was begun by {began} "
+                            f"for {self.meta.path}: commit it with {commit}.",
+                            param="upload_id", upload_id=self.upload_id)
 
     def __enter__(self) -> "Spool":
         return self
@@ -271,6 +300,7 @@ class Spool:
 
     def _within(self, end: int) -> None:
         meta = self.meta
+        reachable(end, meta.path)
         if meta.size is not None and end > meta.size:
             raise ToolError("invalid_params", f"The part ends at byte {end}, past the "
                             f"{meta.size} bytes announced for {meta.path}: fix 'offset', or "

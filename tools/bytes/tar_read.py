@@ -36,7 +36,9 @@ GZIP_MAGIC = b"\x1f\x8b"
 REGULAR = frozenset(b"07\0")  # tarfile's REGULAR_TYPES: a file, as its bytes follow
 DIR, SYMLINK, HARDLINK, SPARSE = b"5", b"2", b"1", b"S"
 _NAMES_MAX = 1 << 20
-_PAX_RECORD = re.compile(rb"(\d+) ([^=]+)=")
+# a record's length in at most 19 digits (its header is at most _NAMES_MAX): a longer run
+# is malformed, never an int() of thousands of digits, which Python refuses (ValueError)
+_PAX_RECORD = re.compile(rb"(\d{1,19}) ([^=]+)=")
 _SIGNED = struct.Struct("148b8x356b")
 
 

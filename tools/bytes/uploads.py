@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from chorus_tools.tools.bytes.payload import checked_digest, decoded
-from chorus_tools.tools.bytes.spool import Meta, Spool
+from chorus_tools.tools.bytes.spool import Meta, Spool, reachable
 from chorus_tools.tools.bytes.table import LANDED
 from chorus_tools.tools.bytes.write import refuse_existing
 from chorus_tools.tools.confine.sandbox import names_directory, version_of
@@ -34,6 +34,7 @@ def upload_begin(ctx: ToolContext, path: str, size: int | None = None,
                         f"{path}. Give a file path.", path=path)
     exists = _check_target(ctx, rel, path, overwrite, expected_version)
     if size is not None:  # its parts will be charged: refused now, not a GiB later
+        reachable(size, path)
         ahead(ctx, size, 0 if exists else 1, path)
     meta = Meta(path=path, size=size, sha256=checked_digest(sha256), overwrite=overwrite,
                 expected_version=expected_version,
@@ -58,6 +59,7 @@ def upload_commit(ctx: ToolContext, upload_id: str) -> dict[str, Any]:
         meta = spool.meta
         if ctx.record is not None:  # the commit's params name no path: its record does,
             ctx.record["path"] = meta.path  # a refusal's too (rpc/dispatch/invoker.py)
+        spool.committed_as(archive=False)
         whole = spool.whole()
 
         def compute(current: Current) -> Spooled:

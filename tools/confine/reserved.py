@@ -15,6 +15,12 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(TEMP_PREFIX)
 
 
+def beneath_temp(rel: str) -> bool:
+    """True for a path with a reserved name anywhere in it: the runtime's entry, or one
+    inside it (an upload spool's `data`)."""
+    return TEMP_PREFIX in rel and any(is_temp_name(name) for name in rel.split("/"))
+
+
 def refuse_reserved(name: str, shown: str, param: str = "path") -> None:
     """invalid_params for a reserved name."""
     if is_temp_name(name):

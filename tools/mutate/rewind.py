@@ -174,11 +174,13 @@ def _diff(ctx: ToolContext, todo: list[dict[str, Any]]) -> str:
         else:
             part = unified_diff(now.decode("utf-8", "replace"), then.decode("utf-8", "replace"),
                                 path, created=st is None, limit=limit)
-        if size + len(part.encode()) > limit:
+        # a name that is not UTF-8 counts its own bytes (its \udcXX escapes)
+        length = len(part.encode("utf-8", "surrogateescape"))
+        if size + length > limit:
             parts.append(f"... diff truncated: {len(todo) - n} more files not shown\n")
             break
         parts.append(part)
-        size += len(part.encode())
+        size += length
     return "".join(parts)
 
 

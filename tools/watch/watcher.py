@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator
 import watchfiles
 
 from chorus_tools.tools.mutate.atomic import split_parent
-from chorus_tools.tools.confine.reserved import is_temp_name
+from chorus_tools.tools.confine.reserved import beneath_temp, is_temp_name
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.walk.globs import IGNORE, ListPattern
@@ -129,7 +129,7 @@ class Watcher:
         return out
 
     def _hidden_from_all(self, rel: str) -> bool:
-        return is_temp_name(rel.rpartition("/")[2]) or self.ctx.ws.deny.denies(rel)
+        return beneath_temp(rel) or self.ctx.ws.deny.denies(rel)
 
     def _settle(self, rel: str, parents: dict[str, int | None]
                 ) -> Iterator[tuple[str, str]]:

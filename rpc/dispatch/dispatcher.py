@@ -102,22 +102,26 @@ class Dispatcher:
                                   LSP_CANCEL, MCP_CANCEL))
         self.tasks: set[asyncio.Task] = set()
 
-    def submit(self, body: bytes, reply: Callable[[Any], None]) -> asyncio.Task:
+    def submit(self, body: bytes, reply: Callable[[Any], None], *,
+               begun: bool = False) -> asyncio.Task:
         """Handle one framed message in the background; `reply` gets its response.
         Its requests are registered and its cancels applied now, in message order, so a
-        cancel finds every request read before it, even one whose task has not run yet."""
+        cancel finds every request read before it, even one whose task has not run yet.
+        `begun`: calls an HTTP transfer admitted earlier makes (Call.begun): the drain
+        lets them finish."""
         envelope = parse(body)
-        admitted = [self._admit(item, reply) for item in envelope.items]
+        admitted = [self._admit(item, reply, begun) for item in envelope.items]
         task = asyncio.get_running_loop().create_task(
             self._answer(envelope.batch, admitted, reply))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return task  # done once the message is answered (HTTP waits on it)
 
-    def _admit(self, item: Request | Invalid, reply: Callable[[Any], None]) -> Call | Invalid:
+    def _admit(self, item: Request | Invalid, reply: Callable[[Any], None],
+               begun: bool = False) -> Call | Invalid:
         if isinstance(item, Invalid):
             return item
-        call = Call(item, reply)
+        call = Call(item, reply, begun=begun)
         if item.method in (LSP_CANCEL, MCP_CANCEL):
             self._cancel(item)
         elif not item.is_notification:
@@ -210,7 +214,8 @@ class Dispatcher:
         request = call.request
         if request.method in (LSP_CANCEL, MCP_CANCEL):
             return result_response(request.id, None)
-        if self._drain is not None and self._drain.draining and request.method != TOOLS_CALL:
+        if self._drain is not None and self._drain.draining and request.method != TOOLS_CALL \
+                and not call.begun:
             return error_response(request.id, wire_error(self._drain.refusal()))
         if request.method == METRICS and request.method in self._methods:
             if request.params:

@@ -306,10 +306,16 @@ def _undo_memory(toolsets: tuple[str, ...], history: HistoryCalls | None) -> Und
 
 
 def _outcome(response: dict[str, Any] | None) -> str:
-    """A response's outcome label: `ok`, or its error's code (never its message)."""
+    """A response's outcome label: `ok`, or its error's code (never its message); an MCP
+    tool's failure, a result with `isError`, is its error's code too (its data is the
+    structuredContent: rpc/mcp/face.py)."""
     if response is None:
         return "internal_error"
     if "error" in response:
         data = response["error"].get("data")
+        return data.get("error", "") if isinstance(data, dict) else ""
+    result = response.get("result")
+    if isinstance(result, dict) and result.get("isError") is True:
+        data = result.get("structuredContent")
         return data.get("error", "") if isinstance(data, dict) else ""
     return "ok"

@@ -18,6 +18,7 @@ import orjson
 REQUEST_FIELDS = ("id", "method", "path", "outcome", "ms")
 requests_log = logging.getLogger("chorus.requests")
 address_log = logging.getLogger("chorus.address")  # said whatever --log-level is
+start_log = logging.getLogger("chorus.cli")
 
 
 class JsonFormatter(logging.Formatter):
@@ -63,6 +64,16 @@ def configure(level: str, log_format: str, log_requests: bool) -> None:
     root.setLevel(level.upper())
     requests_log.setLevel(logging.INFO if log_requests else logging.WARNING)
     address_log.setLevel(logging.INFO)
+
+
+def refusal(message: str) -> None:
+    """The one line a start-up refusal (exit 2) writes on stderr: `chorus-tools: ...`, or
+    under --log-format json an object like every other line, so a pipeline reading one
+    object per line keeps the reason the server did not start."""
+    if any(isinstance(h.formatter, JsonFormatter) for h in logging.getLogger().handlers):
+        start_log.critical(message)
+    else:
+        print(f"chorus-tools: {message}", file=sys.stderr)
 
 
 def serving(address: str) -> None:

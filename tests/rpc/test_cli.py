@@ -286,3 +286,18 @@ def test_tool_sets_are_served_and_documented_together(ws: Path, sets: str,
     for i, name in enumerate(present + absent, 2):
         code = replies[i].get("error", {}).get("code")
         assert (code == -32601) == (name in absent), (name, replies[i])
+
+
+@pytest.mark.parametrize("argv", [["--workspace", "/nonexistent/nope"],
+                                  ["--http", "0.0.0.0:0"]])
+def test_regression_a_refusal_under_json_logs_is_one_json_object(ws: Path,
+                                                                 argv: list[str]) -> None:
+    """Regression: under --log-format json, a start-up refusal was the text line alone on
+    stderr, so a log pipeline reading one object per line lost the one line that says why
+    the server did not start."""
+    result = run([*PYTHON_M, "--workspace", str(ws), *argv, "--log-format", "json"])
+    assert result.returncode == 2 and result.stdout == b""
+    [line] = result.stderr.decode().splitlines()
+    entry = json.loads(line)
+    assert entry["level"] == "critical" and entry["time"].endswith("Z")
+    assert argv[-1] in entry["event"] and argv[0] in entry["event"]

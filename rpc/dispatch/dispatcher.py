@@ -219,18 +219,14 @@ class Dispatcher:
             return error_response(request.id, wire_error(self._drain.refusal()))
         if request.method == METRICS and request.method in self._methods:
             if request.params:
-                return error_response(request.id, wire_error(ToolError(
-                    "invalid_params", "rpc.metrics takes no parameters.", param="params")))
+                return error_response(request.id, _takes_none(METRICS, request.params))
             if self._metrics is not None:
                 await self._metrics.settled()
             figures = self._metrics.figures() if self._metrics is not None else {}
             return result_response(request.id, figures)
         if request.method == DISCOVER:
             if request.params:
-                return error_response(request.id, wire_error(ToolError(
-                    "invalid_params", "rpc.discover takes no parameters.",
-                    param=next(iter(request.params)) if isinstance(request.params, dict)
-                    else "params")))
+                return error_response(request.id, _takes_none(DISCOVER, request.params))
             return result_response(request.id, openrpc_document(self._toolsets))
         if request.method in McpFace.METHODS:
             return await self._mcp.answer(call)
@@ -303,6 +299,14 @@ def _undo_memory(toolsets: tuple[str, ...], history: HistoryCalls | None) -> Und
     with it on, undo_edit comes from the history (rpc/dispatch/history_undo.py)."""
     on = history is not None and history.on
     return UndoEdits() if "anthropic" in toolsets and not on else None
+
+
+def _takes_none(name: str, params: Any) -> dict[str, Any]:
+    """invalid_params for a method that takes no parameters (rpc.metrics, rpc.discover),
+    naming the first one given, as every other refusal of a parameter does."""
+    return wire_error(ToolError("invalid_params", f"{name} takes no parameters.",
+                                param=next(iter(params)) if isinstance(params, dict)
+                                else "params"))
 
 
 def _outcome(response: dict[str, Any] | None) -> str:

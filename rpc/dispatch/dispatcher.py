@@ -139,14 +139,8 @@ class Dispatcher:
             reply(answer)
 
     async def _item(self, item: Call | Invalid) -> dict[str, Any] | None:
-        if isinstance(item, Invalid):  # counted as `unknown`: a client sending garbage shows
-            outcome = _outcome(item.response)
-            if self._metrics is not None:
-                self._metrics.begin()
-                self._metrics.end("unknown", outcome, 0.0)
-            if requests_log.isEnabledFor(logging.INFO):
-                log_request(item.response.get("id"), "unknown", None, outcome, 0.0)
-            return item.response
+        if isinstance(item, Invalid):
+            return self.refused(item.response)
         request = item.request
         metrics, started = self._metrics, time.perf_counter()
         if metrics is not None:
@@ -160,6 +154,18 @@ class Dispatcher:
                 self._count(request, response, time.perf_counter() - started)
         if request.is_notification or item.cancelled == "mcp":
             return None
+        return response
+
+    def refused(self, response: dict[str, Any]) -> dict[str, Any]:
+        """Count and log a message answered before it was a request (no JSON, no request
+        object, or refused by the transport: past --max-message-bytes, a broken frame)
+        as `unknown`, so a client sending garbage shows; returns `response`."""
+        outcome = _outcome(response)
+        if self._metrics is not None:
+            self._metrics.begin()
+            self._metrics.end("unknown", outcome, 0.0)
+        if requests_log.isEnabledFor(logging.INFO):
+            log_request(response.get("id"), "unknown", None, outcome, 0.0)
         return response
 
     def _count(self, request: Request, response: dict[str, Any] | None,

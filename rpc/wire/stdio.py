@@ -333,13 +333,13 @@ class Server:
         framing = event.framing
         if isinstance(event, Message):
             self._dispatcher.submit(event.body, lambda reply: self._send(reply, framing))
-        elif isinstance(event, TooLarge):
-            self._send(error_response(None, protocol_error(
+        elif isinstance(event, TooLarge):  # counted and logged as any refused message
+            self._send(self._dispatcher.refused(error_response(None, protocol_error(
                 INVALID_REQUEST, f"Invalid Request: the message is larger than "
-                f"{self._options.max_message_bytes} bytes and was skipped.")), framing)
+                f"{self._options.max_message_bytes} bytes and was skipped."))), framing)
         else:
-            self._send(error_response(None, protocol_error(
-                PARSE_ERROR, f"Parse error: {event.reason}.")), framing)
+            self._send(self._dispatcher.refused(error_response(None, protocol_error(
+                PARSE_ERROR, f"Parse error: {event.reason}."))), framing)
 
     def _send(self, reply: Any, framing: Framing) -> None:
         self._output.write(encode(dumps(reply), framing))

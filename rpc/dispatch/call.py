@@ -21,9 +21,6 @@ class Call:
     jobs: set[Job] = field(default_factory=set)
     cancelled: str | None = None  # "lsp" or "mcp"
     progress: Progress | None = None  # MCP: the call asked for progress notifications
-    # one of the calls an HTTP transfer makes of the server (its upload's commit, an
-    # archive's next chunk): part of a request admitted before any drain, never refused
-    begun: bool = False
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """A notification about this call (progress, a watch's changes), sent on its

@@ -102,26 +102,22 @@ class Dispatcher:
                                   LSP_CANCEL, MCP_CANCEL))
         self.tasks: set[asyncio.Task] = set()
 
-    def submit(self, body: bytes, reply: Callable[[Any], None], *,
-               begun: bool = False) -> asyncio.Task:
+    def submit(self, body: bytes, reply: Callable[[Any], None]) -> asyncio.Task:
         """Handle one framed message in the background; `reply` gets its response.
         Its requests are registered and its cancels applied now, in message order, so a
-        cancel finds every request read before it, even one whose task has not run yet.
-        `begun`: calls an HTTP transfer admitted earlier makes (Call.begun): the drain
-        lets them finish."""
+        cancel finds every request read before it, even one whose task has not run yet."""
         envelope = parse(body)
-        admitted = [self._admit(item, reply, begun) for item in envelope.items]
+        admitted = [self._admit(item, reply) for item in envelope.items]
         task = asyncio.get_running_loop().create_task(
             self._answer(envelope.batch, admitted, reply))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return task  # done once the message is answered (HTTP waits on it)
 
-    def _admit(self, item: Request | Invalid, reply: Callable[[Any], None],
-               begun: bool = False) -> Call | Invalid:
+    def _admit(self, item: Request | Invalid, reply: Callable[[Any], None]) -> Call | Invalid:
         if isinstance(item, Invalid):
             return item
-        call = Call(item, reply, begun=begun)
+        call = Call(item, reply)
         if item.method in (LSP_CANCEL, MCP_CANCEL):
             self._cancel(item)
         elif not item.is_notification:
@@ -220,8 +216,7 @@ class Dispatcher:
         request = call.request
         if request.method in (LSP_CANCEL, MCP_CANCEL):
             return result_response(request.id, None)
-        if self._drain is not None and self._drain.draining and request.method != TOOLS_CALL \
-                and not call.begun:
+        if self._drain is not None and self._drain.draining and request.method != TOOLS_CALL:
             return error_response(request.id, wire_error(self._drain.refusal()))
         if request.method == METRICS and request.method in self._methods:
             if request.params:

@@ -51,14 +51,12 @@ async def internal(dispatcher: Dispatcher, method: Method, params: dict[str, Any
 
 
 async def call(dispatcher: Dispatcher, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """One call through the dispatcher, as `/rpc` would make it; Failed on an error. It
-    belongs to a request admitted before any drain began (the HTTP transport refuses new
-    ones at their head): the drain lets it finish."""
+    """One call through the dispatcher, as `/rpc` would make it; Failed on an error."""
     answered: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
     body = orjson.dumps({"jsonrpc": "2.0", "id": f"http-files-{next(_ids)}",
                          "method": method, "params": params})
     dispatcher.submit(body, lambda reply: None if answered.done() else
-                      answered.set_result(reply), begun=True)
+                      answered.set_result(reply))
     reply = await answered
     if "error" in reply:
         raise Failed(reply["error"])

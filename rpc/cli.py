@@ -258,7 +258,7 @@ def _listen(http: HttpOptions) -> socket.socket:
 
 
 def _fail(message: str) -> NoReturn:
-    print(f"chorus-tools: {message}", file=sys.stderr)
+    logs.refusal(message)
     sys.exit(2)
 
 

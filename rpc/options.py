@@ -46,14 +46,21 @@ def count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+MAX_SECONDS = 1e9  # about 31 years: past it a clock's arithmetic overflows (an HTTP
+# Retry-After in whole seconds, the regex engine's timeout), so a bound past any need
+
+
 def seconds(text: str) -> float:
-    """A positive number of seconds."""
+    """A positive number of seconds, at most MAX_SECONDS (`inf` is none)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    if not value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_SECONDS:g} seconds, not {text!r}")
     return value
 
 

@@ -138,14 +138,8 @@ class Dispatcher:
             reply(answer)
 
     async def _item(self, item: Call | Invalid) -> dict[str, Any] | None:
-        if isinstance(item, Invalid):  # counted as `unknown`: a client sending garbage shows
-            outcome = _outcome(item.response)
-            if self._metrics is not None:
-                self._metrics.begin()
-                self._metrics.end("unknown", outcome, 0.0)
-            if requests_log.isEnabledFor(logging.INFO):
-                log_request(item.response.get("id"), "unknown", None, outcome, 0.0)
-            return item.response
+        if isinstance(item, Invalid):
+            return self.refused(item.response)
         request = item.request
         metrics, started = self._metrics, time.perf_counter()
         if metrics is not None:
@@ -159,6 +153,18 @@ class Dispatcher:
                 self._count(request, response, time.perf_counter() - started)
         if request.is_notification or item.cancelled == "mcp":
             return None
+        return response
+
+    def refused(self, response: dict[str, Any]) -> dict[str, Any]:
+        """Count and log a message answered before it was a request (no JSON, no request
+        object, or refused by the transport: past --max-message-bytes, a broken frame)
+        as `unknown`, so a client sending garbage shows; returns `response`."""
+        outcome = _outcome(response)
+        if self._metrics is not None:
+            self._metrics.begin()
+            self._metrics.end("unknown", outcome, 0.0)
+        if requests_log.isEnabledFor(logging.INFO):
+            log_request(response.get("id"), "unknown", None, outcome, 0.0)
         return response
 
     def _count(self, request: Request, response: dict[str, Any] | None,
@@ -218,18 +224,14 @@ class Dispatcher:
             return error_response(request.id, wire_error(self._drain.refusal()))
         if request.method == METRICS and request.method in self._methods:
             if request.params:
-                return error_response(request.id, wire_error(ToolError(
-                    "invalid_params", "rpc.metrics takes no parameters.", param="params")))
+                return error_response(request.id, _takes_none(METRICS, request.params))
             if self._metrics is not None:
                 await self._metrics.settled()
             figures = self._metrics.figures() if self._metrics is not None else {}
             return result_response(request.id, figures)
         if request.method == DISCOVER:
             if request.params:
-                return error_response(request.id, wire_error(ToolError(
-                    "invalid_params", "rpc.discover takes no parameters.",
-                    param=next(iter(request.params)) if isinstance(request.params, dict)
-                    else "params")))
+                return error_response(request.id, _takes_none(DISCOVER, request.params))
             return result_response(request.id, openrpc_document(self._toolsets))
         if request.method in McpFace.METHODS:
             return await self._mcp.answer(call)
@@ -304,11 +306,25 @@ def _undo_memory(toolsets: tuple[str, ...], history: HistoryCalls | None) -> Und
     return UndoEdits() if "anthropic" in toolsets and not on else None
 
 
+def _takes_none(name: str, params: Any) -> dict[str, Any]:
+    """invalid_params for a method that takes no parameters (rpc.metrics, rpc.discover),
+    naming the first one given, as every other refusal of a parameter does."""
+    return wire_error(ToolError("invalid_params", f"{name} takes no parameters.",
+                                param=next(iter(params)) if isinstance(params, dict)
+                                else "params"))
+
+
 def _outcome(response: dict[str, Any] | None) -> str:
-    """A response's outcome label: `ok`, or its error's code (never its message)."""
+    """A response's outcome label: `ok`, or its error's code (never its message); an MCP
+    tool's failure, a result with `isError`, is its error's code too (its data is the
+    structuredContent: rpc/mcp/face.py)."""
     if response is None:
         return "internal_error"
     if "error" in response:
         data = response["error"].get("data")
+        return data.get("error", "") if isinstance(data, dict) else ""
+    result = response.get("result")
+    if isinstance(result, dict) and result.get("isError") is True:
+        data = result.get("structuredContent")
         return data.get("error", "") if isinstance(data, dict) else ""
     return "ok"

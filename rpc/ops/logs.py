@@ -8,6 +8,7 @@ header (the token)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
@@ -18,6 +19,7 @@ import orjson
 REQUEST_FIELDS = ("id", "method", "path", "outcome", "ms")
 requests_log = logging.getLogger("chorus.requests")
 address_log = logging.getLogger("chorus.address")  # said whatever --log-level is
+start_log = logging.getLogger("chorus.cli")
 
 
 class JsonFormatter(logging.Formatter):
@@ -36,7 +38,7 @@ class JsonFormatter(logging.Formatter):
             line.update(fields)
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return orjson.dumps(line, default=str).decode()
+        return _json(line)
 
 
 class TextFormatter(logging.Formatter):
@@ -49,8 +51,18 @@ class TextFormatter(logging.Formatter):
         text = super().format(record)
         fields = getattr(record, "request", None)
         if isinstance(fields, dict):
-            text += "".join(f" {k}={orjson.dumps(v).decode()}" for k, v in fields.items())
+            text += "".join(f" {k}={_json(v)}" for k, v in fields.items())
         return text
+
+
+def _json(value: Any) -> str:
+    """`value` as JSON on one line. What orjson refuses, a request's id beyond 64 bits or a
+    lone surrogate a client sent (a `\\ud800` escape, in its id or path), the standard
+    encoder writes: the first exactly, the second escaped as it came."""
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except TypeError:
+        return json.dumps(value, separators=(",", ":"), default=str)
 
 
 def configure(level: str, log_format: str, log_requests: bool) -> None:
@@ -63,6 +75,16 @@ def configure(level: str, log_format: str, log_requests: bool) -> None:
     root.setLevel(level.upper())
     requests_log.setLevel(logging.INFO if log_requests else logging.WARNING)
     address_log.setLevel(logging.INFO)
+
+
+def refusal(message: str) -> None:
+    """The one line a start-up refusal (exit 2) writes on stderr: `chorus-tools: ...`, or
+    under --log-format json an object like every other line, so a pipeline reading one
+    object per line keeps the reason the server did not start."""
+    if any(isinstance(h.formatter, JsonFormatter) for h in logging.getLogger().handlers):
+        start_log.critical(message)
+    else:
+        print(f"chorus-tools: {message}", file=sys.stderr)
 
 
 def serving(address: str) -> None:

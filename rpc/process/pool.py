@@ -180,7 +180,9 @@ class Pool:
         return True
 
     async def close(self, timeout: float = 2.0) -> None:
-        """Let idle workers exit on end-of-pipe; kill whatever is still alive after it."""
+        """Let idle workers exit on end-of-pipe; kill whatever is still alive after it.
+        A worker still running a job is killed at once: the drain's bound has passed
+        (docs/protocol.md, Shutdown), and it cannot see its end of pipe until the job ends."""
         self._closed = True
         for process in list(self._background):
             process.kill()
@@ -188,6 +190,8 @@ class Pool:
         for worker in self._workers:
             worker.retired = True
             self._detach(worker)
+            if worker.jobs:
+                worker.process.kill()
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
         for worker in self._workers:

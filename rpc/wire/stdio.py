@@ -1,5 +1,5 @@
 """The stdio wiring: private copies of stdin/stdout, the framing codec, the dispatcher, and
-an orderly shutdown on end of input or SIGTERM. Nothing else here knows the protocol.
+an orderly shutdown on end of input, SIGTERM or SIGINT. Nothing else here knows the protocol.
 
 With --http the same server also listens for HTTP (rpc/wire/http.py, imported only then),
 its sessions on the same pool, watcher and path order. stdio is served beside it when stdin
@@ -205,8 +205,10 @@ class Server:
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
-        # before the first fork: from the moment a worker exists, SIGTERM means shut down
-        loop.add_signal_handler(signal.SIGTERM, self._stop.set)
+        # before the first fork: from the moment a worker exists, SIGTERM means shut down,
+        # and so does SIGINT (Ctrl-C), which would otherwise raise out of the loop
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self._stop.set)
         heap.keep_freed_memory()  # before the workers fork: they inherit it
         if self._warm is not None:  # after any --user drop, before the workers fork
             self._pool.close_in_children(self._warm.bind())
@@ -276,7 +278,6 @@ class Server:
     async def _serve_http(self, sock: socket.socket) -> None:
         from chorus_tools.rpc.wire.http import HttpFront  # h11 only when asked for
         assert self._options.http is not None
-        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._stop.set)
         self._http = HttpFront(self._options.http, self._new_dispatcher, self._watches,
                                self._drain, self._metrics)
         address = self._http.start(sock)
@@ -332,13 +333,13 @@ class Server:
         framing = event.framing
         if isinstance(event, Message):
             self._dispatcher.submit(event.body, lambda reply: self._send(reply, framing))
-        elif isinstance(event, TooLarge):
-            self._send(error_response(None, protocol_error(
+        elif isinstance(event, TooLarge):  # counted and logged as any refused message
+            self._send(self._dispatcher.refused(error_response(None, protocol_error(
                 INVALID_REQUEST, f"Invalid Request: the message is larger than "
-                f"{self._options.max_message_bytes} bytes and was skipped.")), framing)
+                f"{self._options.max_message_bytes} bytes and was skipped."))), framing)
         else:
-            self._send(error_response(None, protocol_error(
-                PARSE_ERROR, f"Parse error: {event.reason}.")), framing)
+            self._send(self._dispatcher.refused(error_response(None, protocol_error(
+                PARSE_ERROR, f"Parse error: {event.reason}."))), framing)
 
     def _send(self, reply: Any, framing: Framing) -> None:
         self._output.write(encode(dumps(reply), framing))

@@ -152,3 +152,24 @@ def test_a_watch_asked_for_as_stdin_ends_leaves_no_watcher_keeping_the_server(
         assert server.proc.wait(15) == 0
     wait_gone(children)
     assert not [pid for pid in children if alive(pid)]
+
+
+def test_regression_sigint_on_stdio_drains_like_sigterm(ws: Path) -> None:
+    """Regression: without --http, SIGINT (Ctrl-C in the terminal that started the
+    server) raised KeyboardInterrupt out of the event loop: a traceback, the request in
+    flight never answered, and a process that never exited, its workers left running."""
+    with E2EServer(ws, "--workers", "2", "--log-level", "info") as server:
+        server.workers(2)
+        server.request("file.read", {"path": "slow.txt", "limit": 1}, rid="slow")
+        server.running(ws / "slow.txt")
+        children = server.child_pids()
+        server.proc.send_signal(signal.SIGINT)
+        draining(server)
+        server.request("file.read", {"path": "a.txt"}, rid="late")
+        answers = {reply["id"]: reply for reply in (server.recv(timeout=60),
+                                                    server.recv(timeout=60))}
+        assert error_of(answers["late"]) == (-32027, "shutting_down")
+        assert answers["slow"]["result"]["total_lines"] == 501
+        assert server.proc.wait(15) == 0
+    wait_gone(children)
+    assert b"Traceback" not in server.stderr

@@ -126,6 +126,29 @@ def test_garbage_and_invalid_requests_are_counted_and_logged_as_unknown(ws: Path
         ("unknown", "parse_error"), ("unknown", "invalid_request")]
 
 
+def test_regression_a_message_the_transport_refuses_is_counted_and_logged_too(
+        ws: Path) -> None:
+    """A message past --max-message-bytes, or an LSP frame without a valid
+    Content-Length, was answered (-32600, -32700) but, refused before the dispatcher saw
+    it, never counted nor logged, unlike a line that is no JSON."""
+    with E2EServer(ws, "--workers", "1", "--max-message-bytes", "1K", "--log-format",
+                   "json", "--log-requests") as server:
+        server.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"file.read","params":{"path":"'
+                        + b"a" * 2048 + b'"}}\n')
+        assert server.recv()["error"]["data"]["error"] == "invalid_request"
+        server.send_raw(b"Content-Length: many\r\n\r\n")
+        assert server.recv_raw()
+        counted = {(s["method"], s["outcome"]): s["value"]
+                   for s in server.result("rpc.metrics", {})["chorus_requests_total"]}
+        assert counted[("unknown", "invalid_request")] == 1
+        assert counted[("unknown", "parse_error")] == 1
+        assert server.close() == 0
+    time.sleep(0.1)
+    lines = [json.loads(line) for line in server.stderr.splitlines() if line.strip()]
+    assert [(e["method"], e["outcome"]) for e in lines if e["event"] == "request"][:2] == [
+        ("unknown", "invalid_request"), ("unknown", "parse_error")]
+
+
 def test_a_flood_of_made_up_mcp_tools_and_methods_cannot_grow_the_series(ws: Path) -> None:
     """The same over /mcp: made-up tool names in tools/call (the name is an argument, never
     a label), made-up MCP methods and notifications, and bad arguments to a real tool."""

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from chorus_tools.rpc.cli import parser
+from chorus_tools.rpc.options import seconds
 from chorus_tools.tools.context import KIB, MIB
 from chorus_tools.tools.search.locate import find_ripgrep
 from rpc_client import REPO, RpcServer
@@ -294,3 +295,36 @@ def test_tool_sets_are_served_and_documented_together(ws: Path, sets: str,
     for i, name in enumerate(present + absent, 2):
         code = replies[i].get("error", {}).get("code")
         assert (code == -32601) == (name in absent), (name, replies[i])
+
+
+@pytest.mark.parametrize("argv", [["--workspace", "/nonexistent/nope"],
+                                  ["--http", "0.0.0.0:0"]])
+def test_regression_a_refusal_under_json_logs_is_one_json_object(ws: Path,
+                                                                 argv: list[str]) -> None:
+    """Regression: under --log-format json, a start-up refusal was the text line alone on
+    stderr, so a log pipeline reading one object per line lost the one line that says why
+    the server did not start."""
+    result = run([*PYTHON_M, "--workspace", str(ws), *argv, "--log-format", "json"])
+    assert result.returncode == 2 and result.stdout == b""
+    [line] = result.stderr.decode().splitlines()
+    entry = json.loads(line)
+    assert entry["level"] == "critical" and entry["time"].endswith("Z")
+    assert argv[-1] in entry["event"] and argv[0] in entry["event"]
+
+
+SECONDS_OPTIONS = [o for action in parser()._actions for o in action.option_strings
+                   if action.type is seconds]
+
+
+@pytest.mark.parametrize("value", ["inf", "1e300"])
+def test_regression_a_time_option_past_any_clock_exits_2(ws: Path, value: str) -> None:
+    """Regression: `inf` (or 1e300) passed for a number of seconds: --shutdown-timeout
+    inf made every refusal of the drain raise (Retry-After is whole seconds), so a request
+    sent during it never got its answer and HTTP connections were reset;
+    --search-file-timeout 1e300 made every python-engine search answer timeout."""
+    assert len(SECONDS_OPTIONS) >= 7
+    for option in SECONDS_OPTIONS:
+        result = run([*PYTHON_M, "--workspace", str(ws), option, value], stdin=b"")
+        assert result.returncode == 2 and result.stdout == b"", (option, result)
+        last = result.stderr.decode().splitlines()[-1]
+        assert f"argument {option}" in last and value in last, last

@@ -77,6 +77,7 @@ def test_the_dispatcher_counts_every_request_under_bounded_labels() -> None:
         assert figures["chorus_requests_in_flight"] == 1  # rpc.metrics itself
         bad = await client.call("rpc.metrics", {"x": 1}, rid=4)
         assert bad["error"]["data"]["error"] == "invalid_params"
+        assert bad["error"]["data"]["param"] == "x"  # regression: it said "params"
     asyncio.run(go())
 
 

@@ -134,6 +134,24 @@ def test_close_answers_what_is_left_and_leaves_no_process(tool_ctx):
     assert not os.path.exists(f"/proc/{pid}")
 
 
+def test_regression_close_kills_a_worker_still_running_without_its_grace(tool_ctx):
+    """Regression: a drain past --shutdown-timeout answered its requests `timeout` only
+    after close had waited its whole grace for the busy worker to leave on end of pipe
+    (which it cannot do while it runs), so the server overran the bound by 2 s. A worker
+    still running at close is past the drain's bound: it is killed at once; the grace is
+    for idle workers. (A grace of an hour makes the old wait a hang, not a timing.)"""
+    async def go():
+        pool = await started(tool_ctx, size=2)
+        running = pool.submit(Task("pool_targets:sleep", {"seconds": 3600}))
+        await asyncio.sleep(0.1)
+        pid = running.worker.process.pid
+        await asyncio.wait_for(pool.close(timeout=3600), 30)
+        return await running.future, pid
+    (ok, err, _), pid = run(go())
+    assert not ok and err.code == "timeout"
+    assert not os.path.exists(f"/proc/{pid}")
+
+
 def test_a_finished_background_process_is_reaped_not_left_a_zombie(tool_ctx):
     """Regression: the start-up sweep stayed a zombie until shutdown."""
     async def go():

@@ -155,6 +155,12 @@ def _open_files(pid: int) -> set[str]:
     return found
 
 
+def draining(server: RpcServer, guard: float = 15.0) -> None:
+    """Wait for the server's "draining" line (at --log-level info): the signal has been
+    handled, so a request sent now is refused, not queued behind the work in flight."""
+    wait_for(lambda: b"draining" in server.stderr, guard)
+
+
 def wait_for(condition: Callable[[], bool], guard: float = 15.0) -> None:
     """Poll until `condition()` holds (a hang guard, not a timing check)."""
     end = time.monotonic() + guard

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import E2EServer, error_of, slow_workspace
+from e2e_support import E2EServer, draining, error_of, slow_workspace
 from rpc_client import alive, wait_gone
 
 
@@ -43,14 +43,6 @@ def test_sigterm_finishes_in_flight_refuses_new_and_leaves_no_process(ws: Path) 
         assert server.proc.wait(15) == 0
     wait_gone(children)
     assert not [pid for pid in children if alive(pid)]
-
-
-def draining(server: E2EServer, guard: float = 15.0) -> None:
-    """Wait for the server's "draining" line: the signal has been handled."""
-    end = time.monotonic() + guard
-    while b"draining" not in server.stderr:
-        assert time.monotonic() < end, server.stderr
-        time.sleep(0.01)
 
 
 def test_a_request_still_running_at_the_shutdown_timeout_is_answered_timeout(

@@ -64,6 +64,13 @@ def _check(action: str, text: str | None) -> None:
         raise ToolError("invalid_params", f"{action} needs `text`: the lines to put in "
                         "(a whole definition, indented as you like: it is re-indented onto "
                         "the symbol).", param="text")
+    else:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # refused before the guard's parse calls it syntax
+            raise ToolError("invalid_params", f"text holds a lone surrogate, which is not "
+                            f"valid Unicode, at character {exc.start}; it cannot be "
+                            "written. Send valid Unicode text.", param="text") from None
 
 
 def _choose(found: list[Symbol], query: NameQuery, symbol: str, line: int | None,
@@ -149,7 +156,7 @@ def _patch(before: str, found: list[Symbol], s: Symbol, action: str, text: str |
         raise ToolError("invalid_params", f"text is already {s.name_path}'s text: nothing "
                         "would change.", param="text")
     return {"find": find, "replace": body, "at": offsets[first],
-            "guard": f"code.edit's {action} of {s.name_path}"}
+            "guard": f"code.edit's {action} of {s.name_path}", "param": "text"}
 
 
 def _placed(text: str, lines: list[str], s: Symbol) -> str:

@@ -1,5 +1,5 @@
 """Bug: code.edit's `text` holding a lone surrogate was refused as edit_breaks_syntax in a
-Python file (the guard's parse failed to encode it and called that a syntax error), and a
+Python file (the guard's compile failed to encode it and called that a syntax error), and a
 character the file's legacy encoding cannot hold was refused naming `patches[0].replace`,
 a parameter code.edit does not have. Both are invalid_params naming `text`, nothing
 written (docs/protocol.md: invalid_params names the parameter; text the encoding cannot
@@ -28,7 +28,7 @@ def test_a_lone_surrogate_is_invalid_text(ctx: ToolContext, root: Path, name: st
         edit(ctx, name, "f", action, text='x = "\ud800"\n')
     assert caught.value.code == "invalid_params"
     assert caught.value.details["param"] == "text"
-    assert "surrogate" in caught.value.message
+    assert caught.value.message.startswith("text holds '\\ud800'")
     assert (root / name).read_text() == source
 
 

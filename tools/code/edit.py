@@ -64,13 +64,6 @@ def _check(action: str, text: str | None) -> None:
         raise ToolError("invalid_params", f"{action} needs `text`: the lines to put in "
                         "(a whole definition, indented as you like: it is re-indented onto "
                         "the symbol).", param="text")
-    else:
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:  # refused before the guard's parse calls it syntax
-            raise ToolError("invalid_params", f"text holds a lone surrogate, which is not "
-                            f"valid Unicode, at character {exc.start}; it cannot be "
-                            "written. Send valid Unicode text.", param="text") from None
 
 
 def _choose(found: list[Symbol], query: NameQuery, symbol: str, line: int | None,

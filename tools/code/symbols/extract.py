@@ -194,6 +194,8 @@ def grow_up(root: Node, data: bytes, start: int, prefix: frozenset[str]) -> int:
         first = above + len(line) - len(line.lstrip())
         if first >= line_start - 1:
             return start  # a blank line ends the block
+        if above == 0 and line.startswith(b"#!"):
+            return start  # the interpreter line belongs to the file, as JavaScript's does
         node = root.descendant_for_byte_range(first, first + 1)
         for _ in range(_PREFIX_DEPTH):
             if node is None or node.type in prefix:

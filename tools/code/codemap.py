@@ -13,7 +13,6 @@ here.
 from __future__ import annotations
 
 import os
-import stat
 import zlib
 from typing import Any, Iterable, NamedTuple
 
@@ -22,9 +21,8 @@ from chorus_tools.tools.code.occurrences import file_definitions
 from chorus_tools.tools.code.rank import Summary, rank, summarize
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.code.symbols import Symbol, maybe_code, supported, symbols
-from chorus_tools.tools.confine.sandbox import names_directory
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.search.target import open_target
 from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm.client import ask
 
@@ -49,18 +47,11 @@ def code_map(ctx: ToolContext, path: str = ".", glob: str | list[str] | None = N
 
 
 def _names_file(ctx: ToolContext, rel: str, shown: str) -> bool:
-    """Whether `rel` is a regular file (anything else goes to the walk, which says what
-    is wrong with it)."""
-    if names_directory(shown):
-        return False
-    try:
-        fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
-    except ToolError:
-        return False
-    try:
-        return stat.S_ISREG(os.fstat(fd).st_mode)
-    finally:
-        os.close(fd)
+    """Whether `rel` is one regular file rather than a directory; anything else is refused
+    as code.symbols and file.search refuse it (tools/search/target.py)."""
+    target = open_target(ctx, rel, shown)
+    os.close(target.fd)
+    return not target.is_dir
 
 
 def _summaries(ctx: ToolContext, paths: Iterable[str]) -> tuple[list[str], list[Summary]]:

@@ -41,7 +41,7 @@ def findings(path: str, text: str, budget: Budget, modules: Modules | None) -> C
         raise Skipped("the checker (pyflakes) is not installed", "checker", 0) from None
     with guarded():
         tree = ast.parse(text)
-        done = run(tree, budget)
+        done = run(tree, budget, path=path)
         names = names_of(tree)
         statements = pyincremental.record(text, tree, done)
     found = [f for f, _ in done.found]

@@ -38,3 +38,15 @@ def test_a_package_reads_its_path(ctx: ToolContext, root: Path) -> None:
 def test_a_module_does_not(ctx: ToolContext, root: Path, name: str) -> None:
     (root / "pkg").mkdir()
     assert _f821(write(ctx, name, EXTEND)) == ["undefined name '__path__'"]
+
+
+def test_a_package_exports_its_submodules(ctx: ToolContext, root: Path) -> None:
+    """With the name known, pyflakes' (and ruff's) other rule for packages holds too: an
+    `__init__.py`'s `__all__` names its submodules, which it need not bind (F822 is for
+    modules)."""
+    (root / "pkg").mkdir()
+    (root / "pkg" / "sub.py").write_text("X = 1\n")
+    exports = '__all__ = ["sub"]\n'
+    assert write(ctx, "pkg/__init__.py", exports)["diagnostics"]["problems"] == []
+    assert [p["code"] for p in write(ctx, "mod.py", exports)["diagnostics"]["problems"]] \
+        == ["F822"]

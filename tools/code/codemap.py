@@ -16,6 +16,7 @@ import os
 import zlib
 from typing import Any, Iterable, NamedTuple
 
+from chorus_tools.tools.code.bounds import Budget
 from chorus_tools.tools.code.identifiers import Table
 from chorus_tools.tools.code.occurrences import file_definitions
 from chorus_tools.tools.code.rank import Summary, rank, summarize
@@ -84,9 +85,11 @@ def read_summary(ctx: ToolContext, path: str) -> Parsed | None:
     return parse_summary(grammar, path, data)
 
 
-def parse_summary(grammar: str, path: str, data: bytes) -> Parsed:
-    """The summary, grammar and identifier table of `data`, the content of `path`."""
-    found, identifiers = file_definitions(grammar, path, data)  # read once
+def parse_summary(grammar: str, path: str, data: bytes,
+                  budget: Budget | None = None) -> Parsed:
+    """The summary, grammar and identifier table of `data`, the content of `path` (its
+    parse within `budget` when one is given: Skipped past it)."""
+    found, identifiers = file_definitions(grammar, path, data, budget)  # read once
     return Parsed(summarize(tuple(s.name for s in found), identifiers.names), grammar,
                   identifiers, zlib.crc32(data))
 

@@ -32,8 +32,11 @@ from chorus_tools.tools.warm.symbol_helpers import BATCH, SLOW, Helpers
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # parsed here; a bigger file is parsed by the asker
 # a file whose parse takes longer is left to the askers too: tree-sitter's error recovery
-# on 700 KiB of junk C++ took 45 s, and every answer of the warm process waited for it
+# on 700 KiB of junk C++ took 45 s, and every answer of the warm process waited for it.
+# Only files from BOUNDED_FROM bytes are timed (a timed parse costs ~10% more; the
+# recovery's cost grows with the square of the junk: 60 KiB of it took 0.3 s)
 PARSE_SECONDS = 2.0
+BOUNDED_FROM = 32 * 1024
 SYMBOLS_SHARE = 16  # whole symbols kept may take 1/16 of the budget (replies: client.py)
 SYMBOL_BYTES = 500  # what a kept Symbol costs, its strings included (measured: ~440)
 # files parsed before the index estimates whether the rest fits the room it has: at 200k
@@ -327,7 +330,8 @@ class SymbolIndex:
 
 def read_local(ctx: ToolContext, path: str, seconds: float | None = None) -> Local | None:
     """A code file read and parsed now, as the index keeps it; None when it is no code;
-    Skipped when its parse runs past `seconds` (None: no bound). With --index-cache, a
+    Skipped when its parse runs past `seconds` (None: no bound; a small file is not
+    timed). With --index-cache, a
     record of the same bytes is read instead of parsing them, and what is parsed is kept
     for the next server (tools/warm/record_cache.py)."""
     data = read_candidate(ctx, path)
@@ -335,7 +339,8 @@ def read_local(ctx: ToolContext, path: str, seconds: float | None = None) -> Loc
     if data is None or grammar is None:
         return None
     cache = ctx.index_cache
-    budget = None if seconds is None else Budget(max(len(data), MAX_FILE_BYTES), seconds)
+    budget = None if seconds is None or len(data) < BOUNDED_FROM else \
+        Budget(max(len(data), MAX_FILE_BYTES), seconds)
     if cache is None:
         return local(parse_summary(grammar, path, data, budget))
     key = cache.key(data, grammar)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 from typing import Any
 
 from chorus_tools.tools.code.query import NameQuery
@@ -47,12 +48,23 @@ def edit(ctx: ToolContext, path: str, symbol: str, action: str, text: str | None
         data = before.encode("utf-8", "surrogatepass")
         if supported(rel, data) is None:
             raise unsupported(path)
-        found = symbols(rel, data)
+        found = [_section(s, before) if s.kind == "heading" else s
+                 for s in symbols(rel, data)]
         chosen = _choose(found, query, symbol, line, path)
         _owns_its_lines(data, found, chosen, path)
         return [_patch(before, found, chosen, action, text, rel)]
 
     return planned(ctx, path, plan, dry_run, expected_version)
+
+
+def _section(s: Symbol, text: str) -> Symbol:
+    """A heading as an edit takes it: its section without the blank lines that close it,
+    which separate it from the next heading as blank lines separate two functions."""
+    lines = text.split("\n")
+    last = s.end_line
+    while last > s.line and not lines[last - 1].strip():
+        last -= 1
+    return replace(s, end_line=last)
 
 
 def _check(action: str, text: str | None) -> None:

@@ -290,12 +290,21 @@ def _checked(path: str, after: str, prior: Checked, kept: Statements, budget: Bu
     that may import relatively (the workspace may have changed since), the same names."""
     found = [f for f, _ in kept.found]
     if modules is not None:
-        at = _offsets(kept.starts, len(after))
-        pieces = sorted({bisect_right(kept.starts, m.start()) - 1
-                         for m in MAY_IMPORT_RELATIVELY.finditer(after)})
-        for k in pieces:
-            line = after.count("\n", 0, at[k])
-            tree = ast.parse(after[at[k]:at[k + 1]])
-            ast.increment_lineno(tree, line)
-            found += relative_imports(path, tree, modules, budget)
+        found += relative_again(path, after, kept.starts, modules, budget)
     return Checked(by_place(found), prior.names, kept)
+
+
+def relative_again(path: str, text: str, starts: list[int], modules: Modules,
+                   budget: Budget) -> list[Finding]:
+    """I001 of `text` (its top-level statements at `starts`), found again: only the
+    statements that may import relatively are parsed."""
+    found: list[Finding] = []
+    at = _offsets(starts, len(text))
+    pieces = sorted({bisect_right(starts, m.start()) - 1
+                     for m in MAY_IMPORT_RELATIVELY.finditer(text)})
+    for k in pieces:
+        line = text.count("\n", 0, at[k])
+        tree = ast.parse(text[at[k]:at[k + 1]])
+        ast.increment_lineno(tree, line)
+        found += relative_imports(path, tree, modules, budget)
+    return found

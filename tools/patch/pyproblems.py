@@ -56,11 +56,14 @@ def imports_again(path: str, text: str, checked: Checked, budget: Budget,
     may have changed since it was made, and a verdict on them is never reused."""
     if not MAY_IMPORT_RELATIVELY.search(text):
         return checked
+    kept = checked.statements
     with guarded():
-        tree = ast.parse(text)
+        if isinstance(kept, pyincremental.Statements):  # its statements: parse only those
+            again = pyincremental.relative_again(path, text, kept.starts, modules, budget)
+        else:
+            again = relative_imports(path, ast.parse(text), modules, budget)
     found = [f for f in checked.found if f.code != "I001"]
-    return replace(checked, found=by_place(found + relative_imports(path, tree, modules,
-                                                                     budget)))
+    return replace(checked, found=by_place(found + again))
 
 
 def preload() -> None:

@@ -13,18 +13,17 @@ here.
 from __future__ import annotations
 
 import os
-import stat
 import zlib
 from typing import Any, Iterable, NamedTuple
 
+from chorus_tools.tools.code.bounds import Budget
 from chorus_tools.tools.code.identifiers import Table
 from chorus_tools.tools.code.occurrences import file_definitions
 from chorus_tools.tools.code.rank import Summary, rank, summarize
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.code.symbols import Symbol, maybe_code, supported, symbols
-from chorus_tools.tools.confine.sandbox import names_directory
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.search.target import open_target
 from chorus_tools.tools.walk.walk import walk_files
 from chorus_tools.tools.warm.client import ask
 
@@ -49,18 +48,11 @@ def code_map(ctx: ToolContext, path: str = ".", glob: str | list[str] | None = N
 
 
 def _names_file(ctx: ToolContext, rel: str, shown: str) -> bool:
-    """Whether `rel` is a regular file (anything else goes to the walk, which says what
-    is wrong with it)."""
-    if names_directory(shown):
-        return False
-    try:
-        fd = ctx.ws.open(rel, os.O_PATH, shown=shown)
-    except ToolError:
-        return False
-    try:
-        return stat.S_ISREG(os.fstat(fd).st_mode)
-    finally:
-        os.close(fd)
+    """Whether `rel` is one regular file rather than a directory; anything else is refused
+    as code.symbols and file.search refuse it (tools/search/target.py)."""
+    target = open_target(ctx, rel, shown)
+    os.close(target.fd)
+    return not target.is_dir
 
 
 def _summaries(ctx: ToolContext, paths: Iterable[str]) -> tuple[list[str], list[Summary]]:
@@ -93,9 +85,11 @@ def read_summary(ctx: ToolContext, path: str) -> Parsed | None:
     return parse_summary(grammar, path, data)
 
 
-def parse_summary(grammar: str, path: str, data: bytes) -> Parsed:
-    """The summary, grammar and identifier table of `data`, the content of `path`."""
-    found, identifiers = file_definitions(grammar, path, data)  # read once
+def parse_summary(grammar: str, path: str, data: bytes,
+                  budget: Budget | None = None) -> Parsed:
+    """The summary, grammar and identifier table of `data`, the content of `path` (its
+    parse within `budget` when one is given: Skipped past it)."""
+    found, identifiers = file_definitions(grammar, path, data, budget)  # read once
     return Parsed(summarize(tuple(s.name for s in found), identifiers.names), grammar,
                   identifiers, zlib.crc32(data))
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 from typing import Any
 
 from chorus_tools.tools.code.query import NameQuery
@@ -47,12 +48,23 @@ def edit(ctx: ToolContext, path: str, symbol: str, action: str, text: str | None
         data = before.encode("utf-8", "surrogatepass")
         if supported(rel, data) is None:
             raise unsupported(path)
-        found = symbols(rel, data)
+        found = [_section(s, before) if s.kind == "heading" else s
+                 for s in symbols(rel, data)]
         chosen = _choose(found, query, symbol, line, path)
         _owns_its_lines(data, found, chosen, path)
         return [_patch(before, found, chosen, action, text, rel)]
 
     return planned(ctx, path, plan, dry_run, expected_version)
+
+
+def _section(s: Symbol, text: str) -> Symbol:
+    """A heading as an edit takes it: its section without the blank lines that close it,
+    which separate it from the next heading as blank lines separate two functions."""
+    lines = text.split("\n")
+    last = s.end_line
+    while last > s.line and not lines[last - 1].strip():
+        last -= 1
+    return replace(s, end_line=last)
 
 
 def _check(action: str, text: str | None) -> None:
@@ -149,7 +161,7 @@ def _patch(before: str, found: list[Symbol], s: Symbol, action: str, text: str |
         raise ToolError("invalid_params", f"text is already {s.name_path}'s text: nothing "
                         "would change.", param="text")
     return {"find": find, "replace": body, "at": offsets[first],
-            "guard": f"code.edit's {action} of {s.name_path}"}
+            "guard": f"code.edit's {action} of {s.name_path}", "param": "text"}
 
 
 def _placed(text: str, lines: list[str], s: Symbol) -> str:

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from chorus_tools.tools.code.bounds import Budget
 from chorus_tools.tools.code.identifiers import KINDS, Table, table
 from chorus_tools.tools.code.symbols import Symbol
 from chorus_tools.tools.code.symbols.extract import extract, extract_definitions, tree_of
@@ -58,11 +59,12 @@ def file_table(grammar: str, path: str, data: bytes,
     return found, table(grammar, tree, data, found)
 
 
-def file_definitions(grammar: str, path: str,
-                     data: bytes) -> tuple[list[Symbol] | list[Definition], Table]:
+def file_definitions(grammar: str, path: str, data: bytes, budget: Budget | None = None
+                     ) -> tuple[list[Symbol] | list[Definition], Table]:
     """file_table's for the symbol index, which keeps no line or signature: the symbols
-    as Definitions (tools/code/symbols/extract.py), the tree not kept."""
-    tree = tree_of(grammar, path, data, keep=False)
+    as Definitions (tools/code/symbols/extract.py), the tree not kept; its parse within
+    `budget` when one is given (Skipped past it)."""
+    tree = tree_of(grammar, path, data, keep=False, budget=budget)
     caught = captures(grammar, tree)  # one walk for both (tools/code/symbols/together.py)
     found = extract_definitions(grammar, path, data, tree, caught)
     return found, table(grammar, tree, data, found, caught)

@@ -114,8 +114,11 @@ def _plan(plan: Plan, op: FileOp) -> None:
 def _diagnose(plan: Plan) -> None:
     """Each written file's diagnostics (docs/protocol.md, Diagnostics) on the report's
     entries for it, its change judged from the file as it was (a moved file's from its
-    source); under --syntax-gate all, edit_breaks_syntax for one that brought an error."""
+    source) and the other modules as the whole patch leaves them; under --syntax-gate
+    all, edit_breaks_syntax for one that brought an error."""
     found: dict[str, dict[str, Any] | None] = {}
+    pending = {f.rel: None if f.removed else f.after for f in plan.files.values()
+               if f.removed or f.after != f.before}
     for item in plan.report:
         f = plan.files[item["path"]]
         if f.after is None or f.removed:
@@ -125,6 +128,7 @@ def _diagnose(plan: Plan) -> None:
             before = None if source.before is None else decode(source.before)[0]
             after = decode(f.after)[0]
             judge = plan.judge(f, after)
+            judge.sees(pending)
             diagnosis = judge.diagnosis(before, after)
             refuse_introduced(judge, diagnosis, f.shown)
             found[f.rel] = None if diagnosis is None else diagnosis.reply()

@@ -15,25 +15,29 @@ import ast
 import posixpath
 import re
 import warnings
-from typing import Any
+from typing import Any, Mapping
 
 from chorus_tools.tools.code.bounds import Budget
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.context import ToolContext
 
+EMPTY: Mapping[str, bytes | None] = {}  # a change of one file: the others are on disk
+
 
 def broken_imports(ctx: ToolContext, path: str, was: set[str] | None, now: set[str] | None,
-                   budget: Budget) -> tuple[list[dict[str, Any]], int]:
+                   budget: Budget, pending: Mapping[str, bytes | None] = EMPTY,
+                   ) -> tuple[list[dict[str, Any]], int]:
     """([{path, line, name}] in path order, their count) for the top-level names of module
     `path` its text before defined (`was`) and after does not (`now`; None: a text that
-    may define any name), as far as `budget` allows."""
+    may define any name), as far as `budget` allows. `pending`: the other files the same
+    change writes (their bytes after it, None: removed), judged as it leaves them."""
     if was is None or now is None or not was - now:
         return [], 0
-    return _importers(ctx, path, sorted(was - now), budget)
+    return _importers(ctx, path, sorted(was - now), budget, pending)
 
 
-def _importers(ctx: ToolContext, path: str, removed: list[str],
-               budget: Budget) -> tuple[list[dict[str, Any]], int]:
+def _importers(ctx: ToolContext, path: str, removed: list[str], budget: Budget,
+               pending: Mapping[str, bytes | None]) -> tuple[list[dict[str, Any]], int]:
     from chorus_tools.tools.code.narrow import candidates
 
     dotted = _dotted(path)
@@ -42,12 +46,12 @@ def _importers(ctx: ToolContext, path: str, removed: list[str],
         files = candidates(ctx, "", name, case_sensitive=True, globs=[],
                            include_hidden=False, include_ignored=False,
                            warm=("code_mentions", {"name": name})).files
-        for file in files:
+        for file in sorted({*files, *pending}):
             if file == path or not file.endswith((".py", ".pyi")):
                 continue
             if budget.expired():
                 return found, len(found)
-            data = read_candidate(ctx, file)
+            data = pending[file] if file in pending else read_candidate(ctx, file)
             if data is not None:
                 found += ({"path": file, "line": line, "name": name}
                           for line in _imports(data, file, dotted, path, name))

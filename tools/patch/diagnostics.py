@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from chorus_tools.tools.code.bounds import Budget, Skipped
 from chorus_tools.tools.code.languages import LANGUAGES
@@ -24,10 +24,11 @@ from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate.atomic import Current
 from chorus_tools.tools.read.text import decode
 from chorus_tools.tools.code.parse import common_prefix, common_suffix
-from chorus_tools.tools.patch.broken import broken_imports
+from chorus_tools.tools.patch.broken import EMPTY, broken_imports
 from chorus_tools.tools.patch.note import NAMED
 from chorus_tools.tools.patch.problems import (Check, Problems, compare as compare_problems,
                                                top_level)
+from chorus_tools.tools.patch.pyimports import overlaid
 from chorus_tools.tools.patch.pyproblems import Modules, findings, workspace_modules
 from chorus_tools.tools.patch.syntax import Problem, language_of, problems
 
@@ -83,6 +84,15 @@ class Judge:
         self.check = _checker(self.language, ctx)
         self.budget = Budget(limits.syntax_max_bytes, limits.syntax_timeout)
         self._seen: dict[str, list[Problem]] = {}
+        self.pending: Mapping[str, bytes | None] = EMPTY
+
+    def sees(self, pending: Mapping[str, bytes | None]) -> None:
+        """Judge the change as one of several files written together (codex apply_patch):
+        `pending` maps each of them to its bytes after the change (None: removed), and
+        I001 and broken_imports look at the workspace as the whole change leaves it."""
+        self.pending = pending
+        if self.modules is not None:
+            self.modules = overlaid(self.modules, pending)
 
     @classmethod
     def of(cls, ctx: ToolContext, path: str, text: str, shown: str | None = None) -> Judge:
@@ -116,7 +126,8 @@ class Judge:
         if self.ctx is not None and before is not None and before != after \
                 and checked.skipped is None and self.check is findings:
             broken, total = broken_imports(self.ctx, self.path, top_level(self.path, before),
-                                           top_level(self.path, after), self.budget)
+                                           top_level(self.path, after), self.budget,
+                                           self.pending)
             checked = replace(checked, broken=broken, broken_total=total)
         return replace(found, problems=checked)
 

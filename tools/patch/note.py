@@ -49,9 +49,15 @@ def _problems_note(diagnostics: dict[str, Any], path: str | None) -> str | None:
         shown = diagnostics["broken_imports"]
         names = sorted({b["name"] for b in shown})
         quoted = ", ".join(f"'{n}'" for n in names)
-        places = ", ".join(f"{b['path']}:{b['line']}" for b in shown[:NAMED])
-        more = ", ..." if broken > NAMED else ""
-        files = "1 file imports" if broken == 1 else f"{broken} files import"
+        # an entry per imported name: one line importing two of them is one place, and
+        # a file is counted once
+        at = list(dict.fromkeys(f"{b['path']}:{b['line']}" for b in shown))
+        importers = len({b["path"] for b in shown})
+        cut = broken > len(shown)
+        places = ", ".join(at[:NAMED])
+        more = ", ..." if cut or len(at) > NAMED else ""
+        files = (f"{'at least ' if cut else ''}{importers} "
+                 + ("file imports" if importers == 1 else "files import"))
         lead = "and " if count else f"broke imports{where}: "
         parts.append(f"{lead}{files} the removed name{'s' if len(names) > 1 else ''} "
                      f"{quoted}: {places}{more}")

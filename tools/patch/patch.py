@@ -70,8 +70,9 @@ def planned(ctx: ToolContext, path: str, plan: Plan, dry_run: bool = False,
             expected_version: str | None = None, creating: bool = False) -> dict[str, Any]:
     """file.patch with the patches `plan` writes from the file's text, under the same lock
     as their write (code.edit's way to the one write path). A planned patch may pin its
-    exact occurrence (`at`: its offset) and ask for the guard whatever its tier (`guard`:
-    what the change is, for the message)."""
+    exact occurrence (`at`: its offset), ask for the guard whatever its tier (`guard`:
+    what the change is, for the message) and name the parameter its `replace` came from
+    (`param`, for an error about that text)."""
     return _planned(ctx, path, plan, dry_run, expected_version, creating).result
 
 
@@ -322,9 +323,11 @@ def _encode(text: str, encoding: str, patches: list[dict[str, Any]], path: str,
     except UnicodeEncodeError as exc:
         bad = text[exc.start:exc.end]
         index = next((i for i, p in enumerate(patches) if bad in p["replace"]), 0)
+        # a planned patch says which of its caller's parameters its replace came from
+        param = patches[index].get("param", f"patches[{index}].replace")
         raise ToolError("invalid_params",
-                        f"patches[{index}].replace holds {bad!r}, which the file's "
+                        f"{param} holds {bad!r}, which the file's "
                         f"encoding ({encoding}) cannot represent: {path}. Use characters "
                         "the encoding has, or rewrite the file with file.write (UTF-8).",
-                        path=path, param=f"patches[{index}].replace", patch_index=index,
+                        path=path, param=param, patch_index=index,
                         encoding=encoding) from None

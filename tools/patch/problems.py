@@ -23,7 +23,7 @@ from typing import Any
 from chorus_tools.tools.code.bounds import Budget, Skipped
 from chorus_tools.tools.patch.pyincremental import update
 from chorus_tools.tools.patch.pyproblems import (Checked, Finding, Modules, findings,
-                                                 top_level_names)
+                                                 imports_again, top_level_names)
 
 SHOWN = 20  # problems a reply lists
 _KEPT = 256  # checked texts whose problems are kept
@@ -141,6 +141,8 @@ def _before(path: str, text: str, budget: Budget, modules: Modules | None,
         _keep(path, text, found)
     else:
         _kept.move_to_end(key)
+        if check is findings and modules is not None:
+            found = imports_again(path, text, found, budget, modules)
     return found
 
 

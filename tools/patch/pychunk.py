@@ -90,6 +90,8 @@ def compile_error(text: str) -> Found | None:
         name = type(exc).__name__
         message = exc.msg if name == "SyntaxError" else f"{name}: {exc.msg}"
         return exc.lineno or 1, max(exc.offset or 1, 1), message
+    except UnicodeEncodeError:  # a lone surrogate: text no file can hold, which the
+        return None  # write refuses as invalid_params (it is no syntax error)
     except ValueError as exc:  # a NUL byte
         return 1, 1, str(exc)
     return None  # nested deeper than the compiler goes raises: tools/patch/syntax.py

@@ -73,15 +73,17 @@ def by_place(found: list[Finding]) -> list[Finding]:
     return sorted(found, key=lambda f: (f.line, f.column, f.code, f.message))
 
 
-def run(tree: ast.Module, budget: Budget, seed: Any = None) -> Run:
-    """pyflakes on `tree`; `seed(checker)`, when given, is called at each Seed statement
+def run(tree: ast.Module, budget: Budget, seed: Any = None, path: str = "<checked>") -> Run:
+    """pyflakes on `tree`, the module at workspace path `path` (a package's `__init__.py`
+    may read `__path__`); `seed(checker)`, when given, is called at each Seed statement
     of the tree, to give the module scope bindings. Skipped past the budget."""
     from pyflakes import messages
     bounded, seeded = _checkers()
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _DEPTH))
     try:
-        result = bounded(tree, budget) if seed is None else seeded(tree, budget, seed)
+        result = bounded(tree, budget, path) if seed is None else seeded(tree, budget, path,
+                                                                         seed)
     finally:
         sys.setrecursionlimit(limit)
     reported = result.messages
@@ -105,9 +107,9 @@ def _checkers() -> tuple[Any, Any]:
         on every node doubled its cost), noting where the module-level pass ended
         (`late_from`, a count of messages) and any `global` or `nonlocal` statement."""
 
-        def __init__(self, tree: ast.Module, budget: Budget) -> None:
+        def __init__(self, tree: ast.Module, budget: Budget, path: str) -> None:
             self.budget, self.late_from, self.saw_global = budget, None, False
-            super().__init__(tree, filename="<checked>", withDoctest=False)
+            super().__init__(tree, filename=path, withDoctest=False)
 
         def deferFunction(self, callable: Any) -> None:  # noqa: N802 (pyflakes' name)
             def bounded() -> None:
@@ -129,9 +131,9 @@ def _checkers() -> tuple[Any, Any]:
         binds noted (`bound`), and the module scope not looked at in the end (it holds
         only what was given it)."""
 
-        def __init__(self, tree: ast.Module, budget: Budget, seed: Any) -> None:
+        def __init__(self, tree: ast.Module, budget: Budget, path: str, seed: Any) -> None:
             self.seed, self.seeded, self.bound = seed, 0, set()
-            super().__init__(tree, budget)
+            super().__init__(tree, budget, path)
 
         def addBinding(self, node: Any, value: Any) -> None:  # noqa: N802
             if node is None:

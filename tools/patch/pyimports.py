@@ -10,7 +10,7 @@ import posixpath
 import re
 import stat
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +134,20 @@ def names_of(tree: ast.Module) -> set[str] | None:
                 names.add(node.name)
             pending.extend(ast.iter_child_nodes(node))
     return None if "__getattr__" in names else names
+
+
+def overlaid(modules: Modules, pending: Mapping[str, bytes | None]) -> Modules:
+    """`modules` as a change of several files leaves them: `pending` maps each file the
+    change writes to its bytes after it (None: removed), read before the disk."""
+    def read(rel: str) -> bytes | None:
+        return pending[rel] if rel in pending else modules.read(rel)
+
+    def is_dir(rel: str) -> bool:
+        inside = rel + "/"
+        return modules.is_dir(rel) or any(
+            path.startswith(inside) and data is not None for path, data in pending.items())
+
+    return Modules(read, is_dir)
 
 
 def _i001(node: ast.ImportFrom, text: str) -> Finding:

@@ -129,7 +129,7 @@ def update(path: str, before: str, prior: Checked, after: str, budget: Budget,
         return None
     try:
         with guarded():
-            found = _changed(before, after, kept, starts, first, stop_old, budget)
+            found = _changed(path, before, after, kept, starts, first, stop_old, budget)
             if found is None:
                 return None
             return _checked(path, after, prior, replace(kept, starts=starts, found=found),
@@ -153,8 +153,8 @@ class _Span:
     lines: dict[int, int] = field(default_factory=dict)
 
 
-def _changed(before: str, after: str, kept: Statements, starts: list[int], first: int,
-             stop: int, budget: Budget) -> list[tuple[Finding, bool]] | None:
+def _changed(path: str, before: str, after: str, kept: Statements, starts: list[int],
+             first: int, stop: int, budget: Budget) -> list[tuple[Finding, bool]] | None:
     """The findings of `after` (its statements at `starts`), whose statements [first,
     stop) replace those of `before`, or None when a pair does not qualify."""
     old_at, new_at = _offsets(kept.starts, len(before)), _offsets(starts, len(after))
@@ -170,7 +170,7 @@ def _changed(before: str, after: str, kept: Statements, starts: list[int], first
         tree = _paired(old_text, new_text, kept, span)
         if tree is None:
             return None
-        done = run(ast.Module([Seed(), tree, Seed()], []), budget, _seeding(kept))
+        done = run(ast.Module([Seed(), tree, Seed()], []), budget, _seeding(kept), path)
         if done.saw_global or any(kept.imported.intersection(scope) for scope in done.scopes):
             return None
         found += [(_moved(f, new_line - 1), True) for f, late in done.found if late]
@@ -290,12 +290,21 @@ def _checked(path: str, after: str, prior: Checked, kept: Statements, budget: Bu
     that may import relatively (the workspace may have changed since), the same names."""
     found = [f for f, _ in kept.found]
     if modules is not None:
-        at = _offsets(kept.starts, len(after))
-        pieces = sorted({bisect_right(kept.starts, m.start()) - 1
-                         for m in MAY_IMPORT_RELATIVELY.finditer(after)})
-        for k in pieces:
-            line = after.count("\n", 0, at[k])
-            tree = ast.parse(after[at[k]:at[k + 1]])
-            ast.increment_lineno(tree, line)
-            found += relative_imports(path, tree, modules, budget)
+        found += relative_again(path, after, kept.starts, modules, budget)
     return Checked(by_place(found), prior.names, kept)
+
+
+def relative_again(path: str, text: str, starts: list[int], modules: Modules,
+                   budget: Budget) -> list[Finding]:
+    """I001 of `text` (its top-level statements at `starts`), found again: only the
+    statements that may import relatively are parsed."""
+    found: list[Finding] = []
+    at = _offsets(starts, len(text))
+    pieces = sorted({bisect_right(starts, m.start()) - 1
+                     for m in MAY_IMPORT_RELATIVELY.finditer(text)})
+    for k in pieces:
+        line = text.count("\n", 0, at[k])
+        tree = ast.parse(text[at[k]:at[k + 1]])
+        ast.increment_lineno(tree, line)
+        found += relative_imports(path, tree, modules, budget)
+    return found

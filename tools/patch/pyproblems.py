@@ -17,6 +17,7 @@ changes (tools.patch.pyincremental).
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from chorus_tools.tools.code.bounds import Budget, Skipped
 from chorus_tools.tools.patch import pyincremental
@@ -25,8 +26,8 @@ from chorus_tools.tools.patch.pyimports import (MAY_IMPORT_RELATIVELY, Modules, 
                                                 relative_imports, top_level_names,
                                                 workspace_modules)
 
-__all__ = ["Checked", "Finding", "Modules", "findings", "preload", "top_level_names",
-           "workspace_modules"]
+__all__ = ["Checked", "Finding", "Modules", "findings", "imports_again", "preload",
+           "top_level_names", "workspace_modules"]
 
 
 def findings(path: str, text: str, budget: Budget, modules: Modules | None) -> Checked:
@@ -40,13 +41,29 @@ def findings(path: str, text: str, budget: Budget, modules: Modules | None) -> C
         raise Skipped("the checker (pyflakes) is not installed", "checker", 0) from None
     with guarded():
         tree = ast.parse(text)
-        done = run(tree, budget)
+        done = run(tree, budget, path=path)
         names = names_of(tree)
         statements = pyincremental.record(text, tree, done)
     found = [f for f, _ in done.found]
     if modules is not None and MAY_IMPORT_RELATIVELY.search(text):
         found += relative_imports(path, tree, modules, budget)
     return Checked(by_place(found), names, statements)
+
+
+def imports_again(path: str, text: str, checked: Checked, budget: Budget,
+                  modules: Modules) -> Checked:
+    """`checked`, a kept check of `text`, with its I001 found again: the other modules
+    may have changed since it was made, and a verdict on them is never reused."""
+    if not MAY_IMPORT_RELATIVELY.search(text):
+        return checked
+    kept = checked.statements
+    with guarded():
+        if isinstance(kept, pyincremental.Statements):  # its statements: parse only those
+            again = pyincremental.relative_again(path, text, kept.starts, modules, budget)
+        else:
+            again = relative_imports(path, ast.parse(text), modules, budget)
+    found = [f for f in checked.found if f.code != "I001"]
+    return replace(checked, found=by_place(found + again))
 
 
 def preload() -> None:

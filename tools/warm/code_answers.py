@@ -173,8 +173,8 @@ def _map(warm: Warm, rel: str, globs: list[str], focus: list[str],
     paths = list(_paths(warm.content.paths, warm.selected(rel, False, False, globs)))
     unknown = index.unknown()
     late = [p for p in paths if p in unknown]
-    if len(late) > MAP_UNKNOWN_LIMIT:
-        return None
+    if len(late) > MAP_UNKNOWN_LIMIT or index.slow.intersection(late):
+        return None  # a file too slow to parse is parsed by the worker, never here
     parsed_now = {p: read_summary(warm.ctx, p) for p in late}
     files: list[str] = []
     names: list[tuple[str, ...]] = []

@@ -20,6 +20,7 @@ from chorus_tools.tools.context import ToolContext
 BATCH = 16  # files handed to a helper at once
 
 Answer = tuple[str, Any]  # (path, read_local's result, or None: parse it again here)
+SLOW = "slow"  # the tag of a file whose parse ran past its bound: it stays unknown
 
 
 class Helper:
@@ -105,16 +106,24 @@ class Helpers:
 def _serve(ctx: ToolContext, conn: Connection) -> None:
     """A helper's life: batches of paths in, their records out (packed here, the warm
     process only gives their names ids), until the pipe closes."""
-    from chorus_tools.tools.warm.symbol_index import read_local  # it imports this module
+    from chorus_tools.tools.code.bounds import Skipped
+    # symbol_index imports this module
+    from chorus_tools.tools.warm.symbol_index import PARSE_SECONDS, read_local
     cache = ctx.index_cache
     try:
         while True:
             paths = conn.recv()
             before = 0 if cache is None else cache.stored
-            found = [read_local(ctx, path) for path in paths]
+            found: list[Any] = []
+            for path in paths:
+                try:
+                    found.append(read_local(ctx, path, PARSE_SECONDS))
+                except Skipped:
+                    found.append(SLOW)
             # "stored": the batch added records to --index-cache (the index prunes it)
             tag = "stored" if cache is not None and cache.stored > before else "parsed"
-            conn.send([(path, (tag, record)) for path, record in zip(paths, found)])
+            conn.send([(path, (SLOW, None) if record is SLOW else (tag, record))
+                       for path, record in zip(paths, found)])
     except (EOFError, OSError):
         pass
     finally:

@@ -21,15 +21,22 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from chorus_tools.tools.code.bounds import Budget, Skipped
 from chorus_tools.tools.code.codemap import parse_summary
 from chorus_tools.tools.code.parse import give_back
 from chorus_tools.tools.code.source import read_candidate
 from chorus_tools.tools.code.symbols import Symbol, maybe_code, supported, symbols
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.warm.refs import Local, Record, local
-from chorus_tools.tools.warm.symbol_helpers import BATCH, Helpers
+from chorus_tools.tools.warm.symbol_helpers import BATCH, SLOW, Helpers
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # parsed here; a bigger file is parsed by the asker
+# a file whose parse takes longer is left to the askers too: tree-sitter's error recovery
+# on 700 KiB of junk C++ took 45 s, and every answer of the warm process waited for it.
+# Only files from BOUNDED_FROM bytes are timed (a timed parse costs ~10% more; the
+# recovery's cost grows with the square of the junk: 60 KiB of it took 0.3 s)
+PARSE_SECONDS = 2.0
+BOUNDED_FROM = 32 * 1024
 SYMBOLS_SHARE = 16  # whole symbols kept may take 1/16 of the budget (replies: client.py)
 SYMBOL_BYTES = 500  # what a kept Symbol costs, its strings included (measured: ~440)
 # files parsed before the index estimates whether the rest fits the room it has: at 200k
@@ -65,6 +72,7 @@ class SymbolIndex:
         self.by_name: dict[str, list[str]] = {}  # a name -> the files defining it
         self.queue: dict[str, None] = {}  # to parse, oldest first (unknown)
         self.unreadable: set[str] = set()  # unknown for good
+        self.slow: set[str] = set()  # unknown: their parse ran past PARSE_SECONDS
         self.markdown: set[str] = set()  # parsed, but prose: never in a map
         self.not_code: set[str] = set()  # no language of ours, or binary
         self.word_ids: dict[str, int] = {}
@@ -211,13 +219,20 @@ class SymbolIndex:
             del self.handed[path]
             if found is None:
                 self.queue[path] = None
+            elif found[0] == SLOW:
+                self.slow.add(path)
             else:
                 self._stored += found[0] == "stored"
                 self._keep(path, found[1])
 
     def parse(self, path: str) -> None:
-        """Parse a queued file into the index."""
-        self._keep(path, read_local(self.ctx, path))
+        """Parse a queued file into the index (one too slow to parse stays unknown)."""
+        try:
+            found = read_local(self.ctx, path, PARSE_SECONDS)
+        except Skipped:
+            self.slow.add(path)
+            return
+        self._keep(path, found)
 
     def _keep(self, path: str, found: Local | None) -> None:
         if found is None:
@@ -260,7 +275,7 @@ class SymbolIndex:
         return found
 
     def unknown(self) -> set[str]:
-        return {*self.queue, *self.unreadable, *self.handed}
+        return {*self.queue, *self.unreadable, *self.slow, *self.handed}
 
     def close(self) -> None:
         """Stop the helpers (the index is dropped or replaced)."""
@@ -288,6 +303,7 @@ class SymbolIndex:
         self.queue.pop(path, None)
         self.handed.pop(path, None)  # a helper's answer for it is now stale
         self.unreadable.discard(path)
+        self.slow.discard(path)
         self.not_code.discard(path)
         self.markdown.discard(path)
         entry = self.files.pop(path, None)
@@ -312,20 +328,24 @@ class SymbolIndex:
 
 
 
-def read_local(ctx: ToolContext, path: str) -> Local | None:
-    """A code file read and parsed now, as the index keeps it; None when it is no code.
-    With --index-cache, a record of the same bytes is read instead of parsing them, and
-    what is parsed is kept for the next server (tools/warm/record_cache.py)."""
+def read_local(ctx: ToolContext, path: str, seconds: float | None = None) -> Local | None:
+    """A code file read and parsed now, as the index keeps it; None when it is no code;
+    Skipped when its parse runs past `seconds` (None: no bound; a small file is not
+    timed). With --index-cache, a
+    record of the same bytes is read instead of parsing them, and what is parsed is kept
+    for the next server (tools/warm/record_cache.py)."""
     data = read_candidate(ctx, path)
     grammar = None if data is None else supported(path, data)
     if data is None or grammar is None:
         return None
     cache = ctx.index_cache
+    budget = None if seconds is None or len(data) < BOUNDED_FROM else \
+        Budget(max(len(data), MAX_FILE_BYTES), seconds)
     if cache is None:
-        return local(parse_summary(grammar, path, data))
+        return local(parse_summary(grammar, path, data, budget))
     key = cache.key(data, grammar)
     kept = cache.get(key)
     if kept is None:
-        kept = local(parse_summary(grammar, path, data))
+        kept = local(parse_summary(grammar, path, data, budget))
         cache.put(key, kept)
     return kept

@@ -10,6 +10,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 from tree_sitter import Node, QueryCursor, Tree
 
+from chorus_tools.tools.code.bounds import Budget
 from chorus_tools.tools.code.parse import parse
 from chorus_tools.tools.code.symbols.record import Definition, Symbol
 from chorus_tools.tools.code.symbols import (clike, go, java, javascript, macros, markdown,
@@ -32,15 +33,17 @@ _PREFIX_DEPTH = 3  # from a comment's or attribute's first token up to the node 
 _FIRST_LINE = frozenset({"variable", "constant", "field", "macro"})
 
 
-def tree_of(grammar: str, path: str, data: bytes, keep: bool = True) -> Tree:
+def tree_of(grammar: str, path: str, data: bytes, keep: bool = True,
+            budget: Budget | None = None) -> Tree:
     """The tree symbols are read from: C and C++ with their misleading macros hidden
     (tools/code/symbols/macros.py), kept under their own key so the guard's tree of the
-    file's own bytes stays in tools/code/parse.py's cache beside it (unless not `keep`)."""
+    file's own bytes stays in tools/code/parse.py's cache beside it (unless not `keep`);
+    within `budget` when one is given (Skipped past it)."""
     if grammar in ("c", "cpp"):
         hidden = macros.hide(data)
         if hidden is not data:
-            return parse(grammar, path + "\0symbols", hidden, keep=keep)
-    return parse(grammar, path, data, keep=keep)
+            return parse(grammar, path + "\0symbols", hidden, budget, keep=keep)
+    return parse(grammar, path, data, budget, keep=keep)
 
 
 def extract(grammar: str, path: str, data: bytes, tree: Tree | None = None) -> list[Symbol]:
@@ -194,6 +197,8 @@ def grow_up(root: Node, data: bytes, start: int, prefix: frozenset[str]) -> int:
         first = above + len(line) - len(line.lstrip())
         if first >= line_start - 1:
             return start  # a blank line ends the block
+        if above == 0 and line.startswith(b"#!"):
+            return start  # the interpreter line belongs to the file, as JavaScript's does
         node = root.descendant_for_byte_range(first, first + 1)
         for _ in range(_PREFIX_DEPTH):
             if node is None or node.type in prefix:

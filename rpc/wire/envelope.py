@@ -81,15 +81,23 @@ def _loads(body: bytes) -> Any:
     return doc
 
 
-def _rounded(value: Any) -> bool:
-    """Whether a number in `value` may be an integer orjson rounded: a whole float past
-    64 bits (a float the client wrote so parses the same either way)."""
-    if isinstance(value, float):
-        return value.is_integer() and abs(value) >= 2.0 ** 63
-    if isinstance(value, dict):
-        return any(_rounded(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_rounded(v) for v in value)
+_PAST_64_BITS = 2.0 ** 63
+
+
+def _rounded(doc: Any) -> bool:
+    """Whether a number in `doc` may be an integer orjson rounded: a whole float past 64
+    bits (a float the client wrote so parses the same either way). A loop, not recursion
+    and generators: 0.7 us a request, as much as orjson's own parse of 50 patches."""
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            stack.extend(value.values())
+        elif kind is list:
+            stack.extend(value)
+        elif kind is float and value.is_integer() and abs(value) >= _PAST_64_BITS:
+            return True
     return False
 
 

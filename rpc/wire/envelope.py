@@ -87,7 +87,8 @@ _PAST_64_BITS = 2.0 ** 63
 def _rounded(doc: Any) -> bool:
     """Whether a number in `doc` may be an integer orjson rounded: a whole float past 64
     bits (a float the client wrote so parses the same either way). A loop, not recursion
-    and generators: 0.7 us a request, as much as orjson's own parse of 50 patches."""
+    and generators: under a microsecond for a plain request, about orjson's own parse
+    time for a request of 50 patches."""
     stack = [doc]
     while stack:
         value = stack.pop()

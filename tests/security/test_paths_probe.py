@@ -3,6 +3,9 @@ that move, make and delete, each over the real server and named after the fault.
 
 from __future__ import annotations
 
+import os
+import socket
+import stat
 from pathlib import Path
 
 from rpc_client import RpcServer, error_code, snapshot
@@ -45,3 +48,55 @@ def test_write_made_a_file_past_path_max_that_no_method_could_name_again(root: P
     assert all("too long" in r["error"]["message"] for r in refused)
     assert [error_code(r) for r in made] == [None] * 3, made
     assert made[1]["result"]["content"] == "     1\tx"
+
+
+def test_move_onto_the_same_file_by_another_name_answered_success_and_moved_nothing(
+        root: Path) -> None:
+    """file.move of a file onto a hard link of itself, or onto its own name through a
+    symlinked directory, with overwrite: rename(2) does nothing and succeeds, so the
+    server said `success` while the source stayed where it was. It is a move onto
+    itself (invalid_params, param destination), with or without overwrite; nothing
+    changes."""
+    (root / "d").mkdir()
+    (root / "d/f.txt").write_text("f\n")
+    (root / "a.py").write_text("a = 1\n")
+    os.link(root / "a.py", root / "hard.py")
+    os.symlink("d", root / "dirlink")
+    before = snapshot(root)
+    calls = [("file.move", {"source": source, "destination": destination, **extra})
+             for source, destination in [("a.py", "hard.py"), ("d/f.txt", "dirlink/f.txt")]
+             for extra in ({"overwrite": True}, {})]
+    with RpcServer(root, "--workers", "1") as server:
+        replies = server.call_many(calls)
+    assert [error_code(r) for r in replies] == ["invalid_params"] * 4, replies
+    assert all(r["error"]["data"]["param"] == "destination" for r in replies)
+    assert all("same file" in r["error"]["message"] for r in replies)
+    assert snapshot(root) == before
+
+
+def test_move_of_a_fifo_was_permission_denied_by_the_operating_system(root: Path) -> None:
+    """file.move of a FIFO, socket or device was refused by the workers' Landlock domain
+    (they may not make one, and a rename makes it where it lands) and answered
+    permission_denied "by the operating system", and would have moved on a kernel
+    without Landlock. It is `not_a_regular_file` on any kernel, as every other method
+    answers for one; a move onto one with overwrite still replaces it."""
+    os.mkfifo(root / "fifo")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dir_fd = os.open(root, os.O_PATH | os.O_DIRECTORY)
+    sock.bind(f"/proc/self/fd/{dir_fd}/sock")  # a short address whatever the tmp path
+    os.close(dir_fd)
+    (root / "f.txt").write_text("f\n")
+    try:
+        with RpcServer(root, "--workers", "1") as server:
+            refused = server.call_many([("file.move", {"source": "fifo", "destination": "x"}),
+                                        ("file.move", {"source": "sock", "destination": "y",
+                                                       "overwrite": True})])
+            onto = server.call("file.move", {"source": "f.txt", "destination": "fifo",
+                                             "overwrite": True})
+    finally:
+        sock.close()
+    assert [error_code(r) for r in refused] == ["not_a_regular_file"] * 2, refused
+    assert [r["error"]["data"]["path"] for r in refused] == ["fifo", "sock"]
+    assert stat.S_ISSOCK(os.lstat(root / "sock").st_mode)
+    assert not (root / "x").exists() and not (root / "y").exists()
+    assert onto["result"]["success"] is True and (root / "fifo").read_text() == "f\n"

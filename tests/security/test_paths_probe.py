@@ -100,3 +100,68 @@ def test_move_of_a_fifo_was_permission_denied_by_the_operating_system(root: Path
     assert stat.S_ISSOCK(os.lstat(root / "sock").st_mode)
     assert not (root / "x").exists() and not (root / "y").exists()
     assert onto["result"]["success"] is True and (root / "fifo").read_text() == "f\n"
+
+
+DENY = ["--deny", "secrets/**", "--deny", "**/*.pem"]
+
+
+def _denied_tree(root: Path) -> None:
+    (root / "secrets/deep").mkdir(parents=True)
+    (root / "pub").mkdir()
+    (root / "secrets/key.txt").write_text("SECRET key\n")
+    (root / "secrets/deep/k.py").write_text("def SECRET():\n    pass\n")
+    (root / "pub/ok.txt").write_text("public\n")
+    os.symlink("secrets", root / "seclink")
+
+
+def test_deny_was_bypassed_by_mutations_through_a_symlinked_parent(root: Path) -> None:
+    """With `--deny 'secrets/**'` and `seclink` -> `secrets`, every call naming a path
+    beneath the link went through: file.move took secrets/key.txt out to pub/ (then
+    readable) and a file in over it, file.patch answered with a diff of the denied text,
+    file.write, write_bytes, an upload, file.delete, dir.create and dir.delete changed
+    the denied tree. The check followed a symlink at the path's last component only;
+    it now judges where the whole path really is, so each is permission_denied and
+    nothing changes."""
+    _denied_tree(root)
+    before = snapshot(root)
+    calls = [
+        ("file.move", {"source": "seclink/key.txt", "destination": "pub/stolen.txt"}),
+        ("file.move", {"source": "seclink/deep", "destination": "pub/deep"}),
+        ("file.move", {"source": "pub/ok.txt", "destination": "seclink/key.txt",
+                       "overwrite": True}),
+        ("file.move", {"source": "pub/ok.txt", "destination": "seclink/new/ok.txt"}),
+        ("file.patch", {"path": "seclink/key.txt",
+                        "patches": [{"find": "SECRET", "replace": "X"}]}),
+        ("file.write", {"path": "seclink/key.txt", "content": "x"}),
+        ("file.write", {"path": "seclink/a/b.txt", "content": "x"}),
+        ("file.write_bytes", {"path": "seclink/new.bin", "data": "QQ=="}),
+        ("file.upload_begin", {"path": "seclink/up.txt", "size": 1}),
+        ("file.delete", {"path": "seclink/key.txt"}),
+        ("dir.create", {"path": "seclink/newdir"}),
+        ("dir.delete", {"path": "seclink/deep", "recursive": True}),
+        ("code.edit", {"path": "seclink/deep/k.py", "symbol": "SECRET", "action": "delete"}),
+    ]
+    with RpcServer(root, "--workers", "1", *DENY) as server:
+        replies = server.call_many(calls)
+    assert [error_code(r) for r in replies] == ["permission_denied"] * len(calls), replies
+    assert "SECRET" not in str(replies)
+    assert snapshot(root) == before
+
+
+def test_a_recursive_delete_through_a_link_missed_the_denied_paths_inside(root: Path) -> None:
+    """dir.delete (and file.move) of a directory reached through a symlinked parent
+    looked for denied paths inside it under the names the link gives them
+    (`seclink/deep/inner/x.txt`), so `--deny 'secrets/deep/inner/**'` let
+    `dir.delete seclink/deep` remove them; they are judged where they really are."""
+    _denied_tree(root)
+    (root / "secrets/deep/inner").mkdir()
+    (root / "secrets/deep/inner/x.txt").write_text("x\n")
+    before = snapshot(root)
+    with RpcServer(root, "--workers", "1", "--deny", "secrets/deep/inner/**") as server:
+        replies = server.call_many([
+            ("dir.delete", {"path": "seclink/deep", "recursive": True}),
+            ("file.move", {"source": "seclink/deep", "destination": "elsewhere"}),
+        ])
+    assert [error_code(r) for r in replies] == ["permission_denied"] * 2, replies
+    assert all("it holds" in r["error"]["message"] for r in replies)
+    assert snapshot(root) == before

@@ -165,3 +165,22 @@ def test_a_recursive_delete_through_a_link_missed_the_denied_paths_inside(root: 
     assert [error_code(r) for r in replies] == ["permission_denied"] * 2, replies
     assert all("it holds" in r["error"]["message"] for r in replies)
     assert snapshot(root) == before
+
+
+def test_ripgrep_counted_denied_files_searched_through_a_link(root: Path) -> None:
+    """file.search {"path": "seclink"} with `--deny 'secrets/**'` answered no matches
+    but `files_searched: 2` on ripgrep (its count of the files beneath the link, judged
+    by the names the link gives them) and 0 on the python engine: the denied files were
+    counted as searched. Both engines say 0; a search beside them counts its own."""
+    _denied_tree(root)
+    replies = {}
+    for engine in ("ripgrep", "python"):
+        with RpcServer(root, "--workers", "1", "--search-engine", engine, *DENY) as server:
+            replies[engine] = server.call_many([
+                ("file.search", {"pattern": "SECRET", "path": "seclink"}),
+                ("file.search", {"pattern": "SECRET", "path": "seclink",
+                                 "output_mode": "count"}),
+                ("file.search", {"pattern": "public", "path": "pub"})])
+    for engine, found in replies.items():
+        assert [r["result"]["files_searched"] for r in found] == [0, 0, 1], (engine, found)
+        assert found[0]["result"]["matches"] == [] and found[1]["result"]["counts"] == []

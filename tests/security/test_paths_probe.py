@@ -8,6 +8,8 @@ import socket
 import stat
 from pathlib import Path
 
+import pytest
+
 from rpc_client import RpcServer, error_code, snapshot
 
 PATH_MAX = 4096  # the kernel's limit on one path, its final NUL included
@@ -184,3 +186,26 @@ def test_ripgrep_counted_denied_files_searched_through_a_link(root: Path) -> Non
     for engine, found in replies.items():
         assert [r["result"]["files_searched"] for r in found] == [0, 0, 1], (engine, found)
         assert found[0]["result"]["matches"] == [] and found[1]["result"]["counts"] == []
+
+
+@pytest.mark.parametrize(("tools", "method", "params"), [
+    ("codex", "apply_patch", {"input": "*** Begin Patch\n*** Update File: seclink/key.txt\n"
+                              "*** Move to: pub/stolen.txt\n@@\n-SECRET key\n+SECRET key\n"
+                              "*** End Patch"}),
+    ("anthropic", "str_replace_based_edit_tool",
+     {"command": "str_replace", "path": "seclink/key.txt", "old_str": "SECRET",
+      "new_str": "X"}),
+    ("gemini", "replace", {"file_path": "seclink/key.txt", "old_string": "SECRET",
+                           "new_string": "X"}),
+    ("claude", "Write", {"file_path": "seclink/new.txt", "content": "x"}),
+])
+def test_deny_was_bypassed_through_a_symlinked_parent_by_every_tool_set(
+        root: Path, tools: str, method: str, params: dict) -> None:
+    """The same bypass through `seclink` -> a denied `secrets/`, by the tool sets' edit
+    tools: each is permission_denied and changes nothing."""
+    _denied_tree(root)
+    before = snapshot(root)
+    with RpcServer(root, "--workers", "1", "--tools", tools, *DENY) as server:
+        reply = server.call(method, params)
+    assert error_code(reply) == "permission_denied", reply
+    assert snapshot(root) == before

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,45 @@ def test_deny_was_bypassed_through_a_symlinked_parent_by_every_tool_set(
         reply = server.call(method, params)
     assert error_code(reply) == "permission_denied", reply
     assert snapshot(root) == before
+
+
+def _nest(root: Path, name: str, depth: int) -> None:
+    """`name/a/a/.../leaf.txt`, `depth` levels of `a`, made through descriptors (its path
+    is longer than a path the kernel takes whole)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    os.mkdir(name, dir_fd=fd)
+    cur = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    os.close(fd)
+    for _ in range(depth):
+        os.mkdir("a", dir_fd=cur)
+        nxt = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=cur)
+        os.close(cur)
+        cur = nxt
+    leaf = os.open("leaf.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=cur)
+    os.write(leaf, b"leaf\n")
+    os.close(leaf)
+    os.close(cur)
+
+
+def test_a_tree_deeper_than_the_recursion_limit_broke_move_delete_and_watch(
+        root: Path) -> None:
+    """os.fwalk recurses once per level: a tree 1,100 directories deep made file.move
+    (its history snapshot) answer internal_error (RecursionError), and workspace.watch of
+    it never answered (the watcher's command thread died). With --deny, the check for
+    denied paths inside a moved or deleted tree walked it the same way. Each works."""
+    depth = sys.getrecursionlimit() + 100
+    _nest(root, "deep", depth)
+    _nest(root, "deep_denied", depth)
+    with RpcServer(root, "--workers", "1") as server:
+        moved = server.call("file.move", {"source": "deep", "destination": "moved"})
+        watched = server.call("workspace.watch", {}, timeout=60)
+        removed = server.call("dir.delete", {"path": "moved", "recursive": True})
+    assert moved["result"]["success"] is True, moved
+    assert "watch_id" in watched["result"], watched
+    assert removed["result"]["removed"] == depth + 2, removed
+    with RpcServer(root, "--workers", "1", "--deny", "**/*.pem") as server:
+        replies = server.call_many([
+            ("file.move", {"source": "deep_denied", "destination": "moved"}),
+            ("dir.delete", {"path": "moved", "recursive": True})])
+    assert [r["result"]["success"] for r in replies] == [True, True], replies
+    assert sorted(os.listdir(root)) == []

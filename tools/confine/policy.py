@@ -15,6 +15,7 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.confine.deny import denied, read_only
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.task import Task
+from chorus_tools.tools.walk.fdwalk import fwalk
 
 
 def guard(ctx: ToolContext, task: Task) -> None:
@@ -68,7 +69,7 @@ def denied_beneath(ctx: ToolContext, dir_fd: int, rel: str) -> str | None:
     if not ctx.ws.deny:
         return None
     real = ctx.ws.where(dir_fd, rel)  # reached through a symlinked directory: judged there
-    for top, dirs, files, _ in os.fwalk(".", dir_fd=dir_fd):
+    for top, dirs, files, _ in fwalk(dir_fd):
         inner = "" if top == "." else f"/{top[2:]}"
         for name in dirs + files:
             if ctx.ws.deny.matches(f"{rel}{inner}/{name}") or (

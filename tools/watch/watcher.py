@@ -39,6 +39,7 @@ from chorus_tools.tools.walk.ignore import IGNORE_FILES, IgnoreStack, load_dir_r
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.walk.source import DIR, FILE, SYMLINK
 from chorus_tools.tools.walk.walk import denied_entry
+from chorus_tools.tools.walk.fdwalk import fwalk
 
 STEP_MS = 50  # quiet time that ends a batch
 DEBOUNCE_MS = 500  # the longest a batch grows under continuous changes
@@ -239,7 +240,7 @@ class Watcher:
         except ToolError:
             return new
         try:
-            for here, dirs, files, here_fd in os.fwalk(".", dir_fd=fd):
+            for here, dirs, files, here_fd in fwalk(fd):
                 base = top if here == "." else here[2:] if top == ROOT else f"{top}/{here[2:]}"
                 known = self._tree.setdefault(base, {})
                 for name in sorted(dirs + files):

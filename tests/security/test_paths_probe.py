@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -239,6 +240,13 @@ def test_a_tree_deeper_than_the_recursion_limit_broke_move_delete_and_watch(
     depth = sys.getrecursionlimit() + 100
     _nest(root, "deep", depth)
     _nest(root, "deep_denied", depth)
+    try:
+        _move_delete_and_watch(root, depth)
+    finally:  # pytest's own clean-up of tmp_path recurses too: what is left goes here
+        subprocess.run(["rm", "-rf", "--", *(str(p) for p in root.iterdir())], check=True)
+
+
+def _move_delete_and_watch(root: Path, depth: int) -> None:
     with RpcServer(root, "--workers", "1") as server:
         moved = server.call("file.move", {"source": "deep", "destination": "moved"})
         watched = server.call("workspace.watch", {}, timeout=60)
@@ -252,3 +260,15 @@ def test_a_tree_deeper_than_the_recursion_limit_broke_move_delete_and_watch(
             ("dir.delete", {"path": "moved", "recursive": True})])
     assert [r["result"]["success"] for r in replies] == [True, True], replies
     assert sorted(os.listdir(root)) == []
+
+
+def test_code_outline_answered_the_path_as_given_absolute_included(root: Path) -> None:
+    """code.outline's `path` was the client's string: an absolute path came back
+    absolute, `./d//a.py` as it was. Paths in results are workspace-relative and
+    normalised, as every other method answers them."""
+    (root / "d").mkdir()
+    (root / "d/a.py").write_text("def foo():\n    return 1\n")
+    with RpcServer(root, "--workers", "1") as server:
+        replies = server.call_many([("code.outline", {"path": path}) for path in
+                                    (str(root / "d/a.py"), "./d//a.py", "d/../d/a.py")])
+    assert [r["result"]["path"] for r in replies] == ["d/a.py"] * 3, replies

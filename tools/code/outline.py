@@ -22,7 +22,7 @@ def outline(ctx: ToolContext, path: str, depth: int = 2,
         raise unsupported(path)
     found = symbols(rel, data)
     tree, kept, within = nest(found, depth, max_results)
-    return {"path": path, "language": language.name, "symbols": tree, "total": len(found),
+    return {"path": rel, "language": language.name, "symbols": tree, "total": len(found),
             "truncated": kept < within, "syntax_errors": errors(grammar, data, rel).count}
 
 

@@ -80,6 +80,37 @@ def test_a_denied_search_target_is_permission_denied(
         {"path": "mine.txt", "line": 1, "content": "shared"}]
 
 
+@pytest.mark.parametrize("engine", ["ripgrep", "python"])
+def test_python_engine_skipped_an_unreadable_directory_in_a_whole_tree_search(
+        ws: Path, engine: str, user_ripgrep: Path) -> None:
+    """A whole-tree search with a root-only directory beneath: ripgrep's engine answered
+    permission_denied naming it, the python engine (and code.symbols/code.references on
+    it) an empty-looking success that had never searched the files in it. Both engines
+    now say so, walking the disk and served from the warm tree alike; a search beside it
+    still answers."""
+    (ws / "code.py").write_text("def shared():\n    return shared\n")
+    os.chown(ws / "code.py", NOBODY.pw_uid, NOBODY.pw_gid)
+    calls = [("file.search", {"pattern": "shared"}),
+             ("file.search", {"pattern": "shared", "output_mode": "count"}),
+             ("file.search", {"pattern": "shared", "output_mode": "files_with_matches"}),
+             ("code.symbols", {"query": "shared"}),
+             ("code.references", {"name": "shared"})]
+    with RpcServer(ws, "--user", "nobody", "--workers", "1", "--rg", str(user_ripgrep),
+                   "--search-engine", engine) as server:
+        cold = server.call_many(calls)
+        for _ in range(600):
+            if server.call("workspace.status")["result"]["tree"] in ("ready", "off"):
+                break
+            time.sleep(0.05)
+        warm = server.call_many(calls)
+        beside = server.result("file.search", {"pattern": "shared", "path": "code.py"})
+    for reply in cold + warm:
+        assert error_code(reply) == "permission_denied", reply
+        assert reply["error"]["data"]["path"] == "private"
+        assert "private" in reply["error"]["message"]
+    assert [m["line"] for m in beside["matches"]] == [1, 2]
+
+
 def test_a_dropped_server_cannot_reach_root_only_files(ws: Path, tmp_path: Path) -> None:
     records = tmp_path / "records"  # beneath the 0700 tmp_path: only root can open it
     with RpcServer(ws, "--user", "nobody", "--workers", "2", "--search-engine", "python",
@@ -100,7 +131,7 @@ def test_a_dropped_server_cannot_reach_root_only_files(ws: Path, tmp_path: Path)
     assert replies[4]["result"]["content"] == "     1\tshared"
     assert replies[5]["result"]["created"] is True
     assert os.stat(ws / "made.txt").st_uid == NOBODY.pw_uid
-    assert [m["path"] for m in replies[6]["result"]["matches"]] == ["mine.txt"]
+    assert error_code(replies[6]) == "permission_denied"  # it cannot search private/
     assert set(ids.values()) == {NOBODY.pw_uid} and len(ids) == 3
     assert not (ws / "private/new.txt").exists()
     lines = (records / "records.jsonl").read_text().splitlines()
@@ -175,7 +206,7 @@ def test_a_ripgrep_the_user_cannot_run_gives_way_to_the_python_engine(
     rg = _root_only_ripgrep(tmp_path)
     env = {"PATH": f"{rg.parent}:{os.environ['PATH']}"}
     with RpcServer(ws, "--user", "nobody", "--workers", "1", env=env) as server:
-        found = server.result("file.search", {"pattern": "shared"})
+        found = server.result("file.search", {"pattern": "shared", "path": "mine.txt"})
     assert found["engine"] == "python" and found["matches"][0]["path"] == "mine.txt"
     assert b"cannot run ripgrep" in server.stderr
     asked = subprocess.run([sys.executable, "-m", "chorus_tools", "--workspace", str(ws),
@@ -199,7 +230,8 @@ def test_the_index_cache_is_handed_to_the_user_and_reached_through_its_descripto
             if status["tree"] == "ready" and status.get("symbols") == "ready":
                 break
             time.sleep(0.05)
-        found = server.call("code.symbols", {"query": "area"})["result"]
+        # by path: a whole-tree query is permission_denied for the root-only private/
+        found = server.call("code.symbols", {"query": "area", "path": "shapes.py"})["result"]
     assert status["symbols"] == "ready" and status["symbol_files"] == 1
     assert [s["name_path"] for s in found["symbols"]] == ["Shape/area"]
     assert (cache.stat().st_uid, stat.S_IMODE(cache.stat().st_mode)) == (NOBODY.pw_uid, 0o700)

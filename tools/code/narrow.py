@@ -71,7 +71,7 @@ def _walked(ctx: ToolContext, path: str, needle: str, case_sensitive: bool, glob
     wanted = needle if case_sensitive else needle.lower()
     found = []
     for file, _ in walk_files(ctx, rel, include_hidden=include_hidden,
-                              include_ignored=include_ignored, globs=globs):
+                              include_ignored=include_ignored, globs=globs, strict=True):
         data = read_candidate(ctx, file)
         text = None if data is None else data.decode("utf-8", "replace")
         if text is not None and wanted in (text if case_sensitive else text.lower()):

@@ -15,6 +15,7 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.confine.deny import denied, read_only
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.task import Task
+from chorus_tools.tools.walk.fdwalk import fwalk
 
 
 def guard(ctx: ToolContext, task: Task) -> None:
@@ -30,8 +31,7 @@ def guard(ctx: ToolContext, task: Task) -> None:
 
 def _check_path(ctx: ToolContext, given: str, rel: str) -> None:
     try:
-        if ctx.ws.deny.denies(rel) or ctx.ws.deny.denies(
-                ctx.ws.resolve_symlinks(rel, shown=given)):
+        if ctx.ws.deny.denies(rel) or ctx.ws.deny.denies(real_place(ctx, rel, given)):
             raise denied(given)
     except ToolError as err:
         if err.code == "permission_denied":
@@ -39,14 +39,40 @@ def _check_path(ctx: ToolContext, given: str, rel: str) -> None:
         # a path the tool itself refuses (outside, malformed): its own error says why
 
 
+def real_place(ctx: ToolContext, rel: str, shown: str) -> str:
+    """Where `rel` really is: its deepest existing directory where the kernel reaches it
+    (a symlinked directory on the way resolved: `seclink/key.txt` with `seclink` ->
+    `secrets` is `secrets/key.txt`), the names after it as given, then a chain of
+    symlinks at its last component followed. Opening that directory refuses it if it
+    lies beneath a denied one."""
+    parts = rel.split("/")
+    for cut in range(len(parts) - 1, 0, -1):
+        head = "/".join(parts[:cut])
+        try:
+            fd = ctx.ws.open(head, os.O_PATH | os.O_DIRECTORY, shown=shown)
+        except ToolError as err:
+            if err.code == "file_not_found":
+                continue  # made by the call (create_dirs): judged by the names given
+            raise
+        try:
+            where = ctx.ws.where(fd, head)
+        finally:
+            os.close(fd)
+        rel = "/".join([where, *parts[cut:]] if where else parts[cut:])
+        break
+    return ctx.ws.resolve_symlinks(rel, shown=shown)
+
+
 def denied_beneath(ctx: ToolContext, dir_fd: int, rel: str) -> str | None:
     """The first denied path inside the directory open as `dir_fd` (at `rel`), found by
     a walk through descriptors that never follows a symlink; None when there is none."""
     if not ctx.ws.deny:
         return None
-    for top, dirs, files, _ in os.fwalk(".", dir_fd=dir_fd):
-        base = rel if top == "." else f"{rel}/{top[2:]}"
+    real = ctx.ws.where(dir_fd, rel)  # reached through a symlinked directory: judged there
+    for top, dirs, files, _ in fwalk(dir_fd):
+        inner = "" if top == "." else f"/{top[2:]}"
         for name in dirs + files:
-            if ctx.ws.deny.matches(f"{base}/{name}"):
-                return f"{base}/{name}"
+            if ctx.ws.deny.matches(f"{rel}{inner}/{name}") or (
+                    real != rel and ctx.ws.deny.matches(f"{real}{inner}/{name}".lstrip("/"))):
+                return f"{rel}{inner}/{name}"
     return None

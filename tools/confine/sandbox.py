@@ -24,6 +24,7 @@ _SYS_OPENAT2 = 437  # the same number in the generic and the x86_64 syscall tabl
 _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_BENEATH = 0x08
 _MAX_SYMLINKS = 40
+_PATH_MAX = 4096  # bytes of a path the kernel takes, its final NUL included
 ROOT = "."
 
 
@@ -150,7 +151,14 @@ def normalize(path: object, *, param: str = "path", allow_empty: bool = False,
                 break
         else:
             raise _outside(path, param, "an absolute path outside the workspace")
-    return "/".join(parts) or ROOT
+    rel = "/".join(parts) or ROOT
+    if len(os.fsencode(rel)) >= _PATH_MAX:  # the kernel refuses it whole, so must every
+        # method: a write made one name at a time from its parent could create a file
+        # that no read, list or delete could name again
+        err = from_os_error(OSError(errno.ENAMETOOLONG, "too long"), path)
+        err.details["param"] = param
+        raise err
+    return rel
 
 
 def _resolve_dots(path: str, param: str) -> list[str]:

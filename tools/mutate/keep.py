@@ -37,6 +37,7 @@ from chorus_tools.tools.confine.sandbox import open_same, version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.mutate import reserve
+from chorus_tools.tools.walk.fdwalk import fwalk
 
 INLINE_MAX = 1 << 20  # larger content is streamed through the spool
 INLINE_TOTAL = 8 << 20  # and so is whatever passes this in one call (a deleted tree)
@@ -137,7 +138,7 @@ def snapshot_tree(ctx: ToolContext, dir_fd: int, path: str,
     if not keeping(ctx):
         return []
     snaps: list[tuple[Snapshot, str | None]] = []
-    for top, _, files, top_fd in os.fwalk(".", dir_fd=dir_fd):
+    for top, _, files, top_fd in fwalk(dir_fd):
         base = path if top == "." else f"{path}/{top[2:]}"
         for name in files:
             try:

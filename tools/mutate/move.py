@@ -9,8 +9,10 @@ under their locks (tools.atomic, taken in inode order so two moves never wait on
 other), so a move never interleaves with a write, patch or delete in either.
 
 Decisions of our own where the contract is silent: a move onto itself (the same path after `.`/`..`
-handling) is `invalid_params`, as `mv a a` is an error: it is a mistake in the call, and
-a success would hide it; the root can be neither moved nor replaced (`invalid_params`).
+handling, or the same file by another name: through a symlink, or a hard link) is
+`invalid_params`, as `mv a a` is an error: it is a mistake in the call, and a success
+would hide it (rename(2) does nothing there); the root can be neither moved nor replaced
+(`invalid_params`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.confine.deny import denied
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.policy import denied_beneath
-from chorus_tools.tools.confine.sandbox import ROOT, names_directory, version_of
+from chorus_tools.tools.confine.sandbox import ROOT, check_regular, names_directory, version_of
 
 _RENAME_NOREPLACE = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -72,6 +74,7 @@ def _move(ctx: ToolContext, src: str, dst: str, source: str, destination: str,
         real_src = keep.real_path(ctx, src_fd, src_name, src)
         real_dst = keep.real_path(ctx, dst_fd, dst_name, dst)
         st = _source_stat(src_fd, src_name, source)
+        _refuse_same_file(st, dst_fd, dst_name, source, destination)
         _note_audit(ctx, src_fd, src_name, st, source)
         moved, replaced = _keep(ctx, src_fd, src_name, st, src, source, dst_fd, dst_name,
                                 dst, destination)
@@ -159,7 +162,12 @@ def _no_source(source: str) -> ToolError:
 def _check_source(ctx: ToolContext, src_fd: int, src_name: str, src: str, source: str,
                   dst: str, destination: str) -> None:
     """What can be refused before anything is created (the destination's parents)."""
-    is_dir = stat.S_ISDIR(_source_stat(src_fd, src_name, source).st_mode)
+    st = _source_stat(src_fd, src_name, source)
+    is_dir = stat.S_ISDIR(st.st_mode)
+    if not (is_dir or stat.S_ISLNK(st.st_mode)):
+        # a FIFO, socket or device: the workers may not make one (tools/confine/workers.py),
+        # and a rename makes it anew where it lands, so it stays, said the same on any kernel
+        check_regular(st, source)
     if dst.startswith(src + "/"):
         if is_dir:
             raise _into_itself(source, destination)
@@ -230,6 +238,22 @@ def _note_audit(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result,
         data = None
     note_hashes(ctx, before=data, after=data, before_known=True, after_known=True,
                 nbytes=0 if data is None else len(data))
+
+
+def _refuse_same_file(st: os.stat_result, dst_fd: int, dst_name: str, source: str,
+                      destination: str) -> None:
+    """A move onto itself by another name (a path through a symlinked directory, or a
+    hard link of the same file): rename(2) does nothing and succeeds, so the call would
+    report a move that left the source where it was."""
+    try:
+        there = os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
+    except OSError:
+        return  # nothing there, or what the move itself will be refused for
+    if (there.st_dev, there.st_ino) == (st.st_dev, st.st_ino):
+        raise ToolError("invalid_params", f"Source and destination are the same file: "
+                        f"{source} and {destination} (a path through a symlink, or two "
+                        "hard links of one file). Give a different destination.",
+                        param="destination", path=destination)
 
 
 def _into_itself(source: str, destination: str) -> ToolError:

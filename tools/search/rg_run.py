@@ -159,16 +159,17 @@ def _kind(ctx: ToolContext, rel: str) -> str:
 
 
 def count_files(ctx: ToolContext, argv: list[str], target_fd: int,
-                ruleset: int | None) -> int:
+                ruleset: int | None, denied: Callable[[str], bool]) -> int:
     """How many files `rg --files --null` lists (a name may hold a newline), leaving out
-    those --deny's root-anchored rules deny (rg cannot apply them: tools.confine.deny);
-    the list itself is never stored."""
+    those --deny's root-anchored rules deny (rg cannot apply them: tools.confine.deny),
+    judged by `denied` where they really are (the search may start at a symlink); the
+    list itself is never stored."""
     proc, output = start(ctx, argv, target_fd, ruleset, subprocess.DEVNULL)
     with output:
         if ctx.ws.deny.all_in_rg():
             count = sum(chunk.count(b"\0") for chunk in iter(lambda: output.read(1 << 16), b""))
         else:
-            count = sum(not ctx.ws.deny.denies(os.fsdecode(name).removeprefix("./"))
+            count = sum(not denied(os.fsdecode(name).removeprefix("./"))
                         for name in _names(output) if name)
     proc.wait()
     return count

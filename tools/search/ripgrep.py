@@ -144,7 +144,7 @@ def _walked(ctx: ToolContext, rg: str, rel: str, target: Target, query: Query,
                 searched = _covered_through(ctx, rel, query, results[past]["path"])
             elif reader.searches is None or not ctx.ws.deny.all_in_rg():
                 searched = count_files(ctx, [rg, "--files", "--null", "--no-config", *walk],
-                                       target.fd, ruleset)
+                                       target.fd, ruleset, reader.denied)
             else:
                 searched = reader.searches
             return _reply(results, shape, searched, failures)

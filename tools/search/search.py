@@ -103,7 +103,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                        multiline, shape, ctx)
     files = [p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
                                       include_ignored=include_ignored, globs=globs,
-                                      types=file_types)] if target.is_dir else [rel]
+                                      types=file_types, strict=True)] if target.is_dir else [rel]
     return _python(files, len(files), None, pat, case_sensitive, multiline, shape, ctx)
 
 

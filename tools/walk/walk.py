@@ -40,6 +40,7 @@ from chorus_tools.tools.walk.ignore import IgnoreStack, stack_above
 from chorus_tools.tools.walk.source import DIR, DISK, FILE, SYMLINK, DirSource
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.search.filetypes import FileTypes
+from chorus_tools.tools.search.rg_errors import unread_directory
 
 DESCEND = "descend"  # the kind of an item that is a directory to enter
 
@@ -58,16 +59,19 @@ class Entry(NamedTuple):
 
 def walk_files(ctx: ToolContext, rel: str, *, include_hidden: bool, include_ignored: bool,
                globs: list[str] | None = None, types: FileTypes | None = None,
-               stop: Callable[[], bool] | None = None
+               stop: Callable[[], bool] | None = None, strict: bool = False
                ) -> Iterator[tuple[str, os.stat_result]]:
     """(path, lstat) of every regular file beneath directory `rel` (normalised, as from
     ctx.ws.rel), in path order. `stop()` returning True ends the walk early.
 
     Raises ToolError before the first result: the start's errors (file_not_found,
-    not_a_directory, ...) and invalid_pattern (param 'glob') for a glob ripgrep refuses."""
+    not_a_directory, ...) and invalid_pattern (param 'glob') for a glob ripgrep refuses.
+    `strict` (a search, which must not pass over files it never read): a directory
+    beneath that the server may not open is `permission_denied` naming it, as ripgrep's
+    complaint about it is (tools/search/rg_errors.py), where a listing skips it."""
     for entry in walk_entries(ctx, rel, include_hidden=include_hidden,
                               include_ignored=include_ignored, globs=globs, types=types,
-                              stop=stop, select=_is_file):
+                              stop=stop, select=_is_file, strict=strict):
         yield entry.path, entry.stat
 
 
@@ -81,17 +85,17 @@ def walk_entries(ctx: ToolContext, rel: str, *, include_hidden: bool,
                  max_depth: int | None = None,
                  select: Callable[[str, str], bool] | None = None,
                  descend: Callable[[str], bool] | None = None,
-                 shown: str | None = None) -> Iterator[Entry]:
+                 shown: str | None = None, strict: bool = False) -> Iterator[Entry]:
     """Every visible entry beneath directory `rel`, in path order (see the module doc).
 
     `max_depth` 1 gives the direct entries only; `select(path, kind)` picks the entries to
     stat and yield (the others are dropped as their directory is listed, at no system
     call); `descend(path)` False keeps the walker out of a directory (it is still
-    yielded). `shown` is the path for errors."""
+    yielded). `shown` is the path for errors; `strict` as in walk_files."""
     start = "" if rel in ("", ROOT) else rel
     overrides = _search_globs(globs) if globs else None
     walker = Walker(ctx, include_hidden, include_ignored, overrides, max_depth, descend,
-                    select, types)
+                    select, types, strict=strict)
     yield from walker.walk_from(start, shown, stop)
 
 
@@ -109,8 +113,9 @@ class Walker:
                  overrides: SearchGlobs | None, max_depth: int | None,
                  descend: Callable[[str], bool] | None,
                  select: Callable[[str, str], bool] | None,
-                 types: FileTypes | None = None) -> None:
+                 types: FileTypes | None = None, *, strict: bool = False) -> None:
         self.ctx = ctx
+        self.strict = strict
         self.types = types
         self.include_hidden = include_hidden
         self.include_ignored = include_ignored
@@ -155,6 +160,8 @@ class Walker:
                     child = fs.open_child(handle, name)
                     if child is not None:
                         stack.append(self.scan(child, path, ignores, depth + 1))
+                    elif self.strict:
+                        refuse_unreadable(self.ctx, path)
                 elif (entry := self.entry(handle, name, path, kind)) is not None:
                     yield entry
         finally:
@@ -217,6 +224,17 @@ class Walker:
         if self.types is not None and not is_dir:
             return self.types.matches(name)
         return whitelisted or self.include_hidden or not name.startswith(".")
+
+
+def refuse_unreadable(ctx: ToolContext, path: str) -> None:
+    """A directory the walk could not open, asked again of the disk (the warm tree holds
+    no listing of one its process could not read): if the server may not open it, the
+    error ripgrep's complaint becomes; else it went away meanwhile, and is skipped."""
+    try:
+        os.close(ctx.ws.open_dir(path))
+    except ToolError as err:
+        if err.code == "permission_denied":
+            raise unread_directory(path, "Permission denied (os error 13)") from None
 
 
 def denied_entry(ctx: ToolContext, path: str, kind: str, real: str) -> bool:

@@ -342,7 +342,7 @@ def _selection(ctx: ToolContext, rel: str, include_hidden: bool, include_ignored
                globs: list[str], types: tuple[str, ...]) -> Iterator[str]:
     return (p for p, _ in walk_files(ctx, rel, include_hidden=include_hidden,
                                      include_ignored=include_ignored, globs=globs,
-                                     types=FileTypes(types) if types else None))
+                                     types=FileTypes(types) if types else None, strict=True))
 
 
 _CODE = {"code_symbols": code_answers.code_symbols,

@@ -39,6 +39,7 @@ from chorus_tools.tools.walk.ignore import IGNORE_FILES, IgnoreStack, load_dir_r
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.walk.source import DIR, FILE, SYMLINK
 from chorus_tools.tools.walk.walk import denied_entry
+from chorus_tools.tools.walk.fdwalk import fwalk
 
 STEP_MS = 50  # quiet time that ends a batch
 DEBOUNCE_MS = 500  # the longest a batch grows under continuous changes
@@ -94,17 +95,52 @@ class Watcher:
         self._ready.set()
 
     def run(self, emit: Emit) -> None:
-        """Watch until `stop`: each batch's changes go to `emit(watch_id, changes)`."""
+        """Watch until `stop`: each batch's changes go to `emit(watch_id, changes)`.
+
+        watchfiles fails a whole batch, and ends its watch, on an event whose path is not
+        UTF-8 (`bad\xff.txt` created or removed): its watcher process died, every watch
+        with it. The watch starts again, and once it is live the tree says what the lost
+        batch changed (each path known or present now, settled as any event's)."""
         root = f"/proc/self/fd/{self.ctx.ws.root_fd}"
-        for batch in watchfiles.watch(root, watch_filter=None, debounce=DEBOUNCE_MS,
-                                      step=STEP_MS, rust_timeout=IDLE_MS,
-                                      yield_on_timeout=True, stop_event=self._stop,
-                                      raise_interrupt=False):
-            self._ready.set()
-            paths = sorted({p[len(root) + 1:] for _, p in batch if p.startswith(root + "/")})
-            with self._lock:
-                for watch_id, changes in self._changes(paths).items():
-                    emit(watch_id, changes)
+        lost = False
+        while True:
+            try:
+                for batch in watchfiles.watch(root, watch_filter=None, debounce=DEBOUNCE_MS,
+                                              step=STEP_MS, rust_timeout=IDLE_MS,
+                                              yield_on_timeout=True, stop_event=self._stop,
+                                              raise_interrupt=False):
+                    self._ready.set()
+                    paths = {p[len(root) + 1:] for _, p in batch if p.startswith(root + "/")}
+                    with self._lock:
+                        if lost:
+                            paths |= self._known_and_present()
+                            lost = False
+                        for watch_id, changes in self._changes(sorted(paths)).items():
+                            emit(watch_id, changes)
+                return
+            except RuntimeError as exc:  # watchfiles' WatchfilesRustInternalError
+                if "decode path" not in str(exc):
+                    raise
+                lost = True
+
+    def _known_and_present(self) -> set[str]:
+        """Every path the tree knows, and every entry now in a directory it knows."""
+        found = set()
+        for directory, entries in list(self._tree.items()):
+            prefix = "" if directory == ROOT else f"{directory}/"
+            found.update(prefix + name for name in entries)
+            try:
+                fd = self.ctx.ws.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            except ToolError:
+                continue  # gone: its known entries settle as deleted
+            try:
+                with os.scandir(fd) as it:
+                    found.update(prefix + entry.name for entry in it)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        return found
 
     def _changes(self, paths: list[str]) -> dict[str, list[dict[str, str]]]:
         if any(p.rpartition("/")[2] in IGNORE_FILES for p in paths):
@@ -204,7 +240,7 @@ class Watcher:
         except ToolError:
             return new
         try:
-            for here, dirs, files, here_fd in os.fwalk(".", dir_fd=fd):
+            for here, dirs, files, here_fd in fwalk(fd):
                 base = top if here == "." else here[2:] if top == ROOT else f"{top}/{here[2:]}"
                 known = self._tree.setdefault(base, {})
                 for name in sorted(dirs + files):

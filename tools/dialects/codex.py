@@ -70,7 +70,8 @@ def read_file(ctx: ToolContext, file_path: str, offset: int = 1, limit: int = 20
     output = "\n".join(f"L{line.number}: {_cut(line.text)}" for line in chosen)
     return {"output": output, "start_line": chosen[0].number if chosen else offset,
             "end_line": chosen[-1].number if chosen else offset - 1,
-            "total_lines": got["total_lines"], "truncated": got["truncated"]}
+            "total_lines": got["total_lines"], "truncated": got["truncated"],
+            "version": got["version"]}
 
 
 def _text(ctx: ToolContext, path: str, offset: int, limit: int | None) -> dict[str, Any]:

@@ -5,7 +5,6 @@ Each is -32602 naming `name`, and the server goes on serving."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -32,12 +32,15 @@ from __future__ import annotations
 import errno
 import hashlib
 import itertools
+import logging
 import os
 import shutil
 import time
 
 from chorus_tools.rpc.dispatch.records import inside
 from chorus_tools.rpc.dispatch.state_places import StartError, first_place, state_base
+
+log = logging.getLogger("chorus.state")
 
 MAX_ENTRIES = 2048
 STALE_DAYS = 30
@@ -131,12 +134,16 @@ class ReadStore:
         temp = f"{_TEMP}{os.getpid()}-{next(self._temps)}"
         try:
             os.symlink(f"{version}\n{key}", temp, dir_fd=self._fd)
+            os.rename(temp, _entry_name(key), src_dir_fd=self._fd, dst_dir_fd=self._fd)
         except OSError as exc:
+            # a path too long to hold, or a store that cannot be written (removed under
+            # this server as stale by another one, a full disk): the call's result stands,
+            # and the file must be read again
             if exc.errno != errno.ENAMETOOLONG:
-                raise
-            self.pop(key, None)  # a path too long to hold: it must be read again
+                log.warning("the claude set's reads cannot be kept (%s): %s is to be "
+                            "read again", exc.strerror, key)
+            self.pop(key, None)
             return
-        os.rename(temp, _entry_name(key), src_dir_fd=self._fd, dst_dir_fd=self._fd)
         self._writes += 1
         if self._writes % _PRUNE_EVERY == 0:
             self._prune()

@@ -6,10 +6,12 @@ spawn a server per call, else in memory for the server's life; either way one me
 every transport and session of the workspace (stdio, and each HTTP session).
 
 Calls that show or write a file (`read_state` "shown": file.read, file.write,
-file.patch and the claude tools built on them) leave their result's `version`; the
-claude writers ("guarded") get the remembered version as `read_version`; a deletion
-("removed") forgets the path. Paths are keyed as the invoker normalised them (lexically,
-once per call).
+file.patch and every set's tools built on them, a read-only command such as the anthropic
+editor's `view` included) leave their result's `version`, or each `files` entry's (a V4A
+patch: a file it deleted or moved away is forgotten); the claude writers ("guarded") get
+the remembered version as `read_version`; a deletion ("removed") forgets the path. Paths
+are keyed as the invoker normalised them (lexically, once per call); a patch's files by
+the workspace-relative paths its result names, the same form.
 """
 
 from __future__ import annotations
@@ -47,11 +49,27 @@ class ReadVersions:
              key: str | None) -> None:
         """Remember what a successful call showed or wrote; forget what it removed."""
         state = method.read_state
-        if not state or (method.mutating and not method.mutates(params)):
+        if not state or (method.mutating and not method.mutates(params)
+                         and not method.only_reads(params)):
             return  # a dry run showed no file
-        if key is None:
+        if state == "shown" and isinstance(result, dict) and "files" in result:
+            self._files(result["files"])
+        elif key is None:
             return
-        if state == "removed":
+        elif state == "removed":
             self._seen.pop(key, None)
         elif isinstance(result, dict) and isinstance(result.get("version"), str):
             self._seen[key] = result["version"]
+
+    def _files(self, files: Any) -> None:
+        """A many-file change's `files` ({path, version, from?}): each written file's
+        version kept, a deleted one or a moved file's old path forgotten."""
+        for entry in files if isinstance(files, list) else ():
+            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+                continue
+            if isinstance(entry.get("from"), str):
+                self._seen.pop(entry["from"], None)
+            if isinstance(entry.get("version"), str):
+                self._seen[entry["path"]] = entry["version"]
+            else:
+                self._seen.pop(entry["path"], None)

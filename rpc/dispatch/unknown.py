@@ -31,11 +31,19 @@ def near(name: str, known: Iterable[str]) -> list[str]:
                 if _words(c) == _words(name) and c != name]
     if same:
         return same[:MOST]
-    scored = sorted(((difflib.SequenceMatcher(None, key, k).ratio(), k) for k in by_key),
+    scored = sorted(((_ratio(key, k), k) for k in by_key),
                     key=lambda pair: (-pair[0], pair[1]))
     best = scored[0][0] if scored else 0.0
     alike = [k for ratio, k in scored if ratio >= max(CUTOFF, best - CLOSE)]
     return [c for k in alike for c in by_key[k]][:MOST]
+
+
+def _ratio(name: str, known: str) -> float:
+    """difflib's ratio of the two, or 0.0 when their lengths alone keep it under CUTOFF:
+    its cost grows with the name's length, and a megabytes-long name took the dispatcher
+    seconds a megabyte, every other request waiting."""
+    matcher = difflib.SequenceMatcher(None, name, known)
+    return matcher.ratio() if matcher.real_quick_ratio() >= CUTOFF else 0.0
 
 
 def _key(name: str) -> str:

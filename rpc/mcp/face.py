@@ -135,13 +135,17 @@ class McpFace:
     async def _call_tool(self, call: Call, params: dict[str, Any]) -> dict[str, Any]:
         rid = call.request.id
         name, arguments = params.get("name"), params.get("arguments")
-        method = self._by_tool_name.get(name) if isinstance(name, str) else None
+        if not isinstance(name, str):  # a list or object would not even hash
+            return _invalid_params(rid, "tools/call needs 'name', a string naming a tool "
+                                   f"(got {_kind(name)}). Call tools/list for the tools.",
+                                   "name")
+        method = self._by_tool_name.get(name)
         if method is None and name in self._not_tools:
             return _invalid_params(rid, f"Unknown tool: {name!r}. {self._not_tools[name]} is "
                                    "an orchestrator's method, not an MCP tool: call it over "
                                    "plain JSON-RPC. Call tools/list for the tools.", "name")
         if method is None:
-            said, suggestions = advice(str(name), self._by_tool_name, self._toolsets,
+            said, suggestions = advice(name, self._by_tool_name, self._toolsets,
                                        "tools/list")
             return _invalid_params(rid, f"Unknown tool: {name!r}. {said}", "name",
                                    **({"did_you_mean": suggestions} if suggestions else {}))
@@ -249,6 +253,14 @@ def _progress(call: Call, meta: Any) -> Progress | None:
     progress = Progress(token, call.notify)
     progress.start()
     return progress
+
+
+def _kind(value: Any) -> str:
+    """What a client gave instead of a string, in JSON's words."""
+    if value is None:
+        return "nothing"
+    return {bool: "a boolean", int: "a number", float: "a number", list: "an array",
+            dict: "an object"}.get(type(value), "no string")
 
 
 def _invalid_params(rid: Any, message: str, param: str, **details: Any) -> dict[str, Any]:

@@ -58,7 +58,8 @@ def refusal(headers: dict[str, str], message: Any) -> dict[str, Any] | None:
     None."""
     rid = message.get("id") if isinstance(message, dict) else None
     header = headers.get(HEADER_VERSION)
-    if not (isinstance(message, dict) and "method" in message and "id" in message):
+    if not (isinstance(message, dict) and isinstance(message.get("method"), str)
+            and "id" in message):  # the dispatcher refuses a method that is no string
         if header is not None and header not in SUPPORTED:  # a batch, or no request
             return error_response(None, Unsupported(header).error())
         return None

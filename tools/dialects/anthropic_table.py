@@ -48,7 +48,7 @@ def _method(name: str, target: str, commands: list[str], title: str, description
         obj(["command", "path"], command={"enum": commands}, **_COMMON, **extra),
         _RESULT, mutating=True, destructive=True, toolset="anthropic", title=title,
         description=description, shown_as="output", read_commands=frozenset({"view"}),
-        words=WORDS)
+        read_state="shown", words=WORDS)
 
 
 METHODS = (

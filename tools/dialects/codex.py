@@ -26,13 +26,12 @@ from chorus_tools.tools.dialects.codex_indent import Line, block
 from chorus_tools.tools.dialects.codex_patch import apply_patch as apply_v4a
 from chorus_tools.tools.dialects.common import then
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.method import load
 from chorus_tools.tools.patch.match import content
 from chorus_tools.tools.patch.note import notes
 from chorus_tools.tools.read.read import read
 from chorus_tools.tools.read.text import lines_with_endings
 from chorus_tools.tools.search.search import search
-from chorus_tools.tools.walk.fanout import FanOut
+from chorus_tools.tools.walk.fanout import FanOut, run_here
 from chorus_tools.tools.walk.listing import list_files
 
 MAX_LINE_BYTES = 500  # a read_file line and a list_dir name are cut to this many bytes
@@ -70,7 +69,8 @@ def read_file(ctx: ToolContext, file_path: str, offset: int = 1, limit: int = 20
     output = "\n".join(f"L{line.number}: {_cut(line.text)}" for line in chosen)
     return {"output": output, "start_line": chosen[0].number if chosen else offset,
             "end_line": chosen[-1].number if chosen else offset - 1,
-            "total_lines": got["total_lines"], "truncated": got["truncated"]}
+            "total_lines": got["total_lines"], "truncated": got["truncated"],
+            "version": got["version"]}
 
 
 def _text(ctx: ToolContext, path: str, offset: int, limit: int | None) -> dict[str, Any]:
@@ -148,8 +148,7 @@ def grep_files(ctx: ToolContext, pattern: str, include: str | None = None,
     found = search(ctx, pattern.strip(), path=path or ".", glob=include,
                    output_mode="files_with_matches", max_results=_EVERY)
     if isinstance(found, FanOut):  # sorting by mtime needs the files: run the parts here
-        parts = [load(found.part)(ctx, **kwargs) for kwargs in found.parts]
-        found = load(found.merge)(found.args, parts, True)
+        found = run_here(ctx, found)
     stamped = []
     for rel in found["files"]:
         try:

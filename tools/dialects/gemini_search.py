@@ -77,9 +77,12 @@ def search_core(ctx: ToolContext, pattern: str, dir_path: str, include: str | No
 def _compiled(exclude: str) -> regex.Pattern[str]:
     try:
         return regex.compile(exclude)
-    except regex.error as exc:
-        raise ToolError("invalid_pattern", f"exclude_pattern does not compile: {exc}",
-                        param="exclude_pattern", reason=str(exc)) from None
+    except (regex.error, OverflowError, ValueError, RecursionError) as exc:
+        # RecursionError: the regex module's parser recurses per group (tools/search/syntax)
+        reason = ("it nests groups too deeply" if isinstance(exc, RecursionError)
+                  else str(exc))
+        raise ToolError("invalid_pattern", f"exclude_pattern does not compile: {reason}",
+                        param="exclude_pattern", reason=reason) from None
 
 
 def grep_result(found: dict[str, Any], pattern: str, where: str, include: str | None,

@@ -51,7 +51,8 @@ METHODS = (
                     version=_VERSION),
             "Reads a file: its text (2000 lines unless start_line/end_line say which), or "
             "an image. Read only the lines you need.",
-            stoppable=True, idempotent=True, path_params=("file_path",), words=_FILE_WORDS),
+            stoppable=True, idempotent=True, path_params=("file_path",), read_state="shown",
+            words=_FILE_WORDS),
     _method("write_file", _ADAPTERS + "write_file_tool", "Write file",
             obj(["file_path", "content"], file_path=_FILE,
                 content={**_TEXT, "description": "The complete content"}),
@@ -60,7 +61,7 @@ METHODS = (
             "Writes the complete content to a file, creating missing parent directories; "
             "overwrites an existing file. Use replace for targeted edits.",
             mutating=True, idempotent=True, destructive=True, path_params=("file_path",),
-            words=_FILE_WORDS),
+            read_state="shown", words=_FILE_WORDS),
     _method("replace", _ADAPTERS + "replace_tool", "Replace text",
             obj(["file_path", "old_string", "new_string"], file_path=_FILE,
                 instruction={**_TEXT, "description": "What the change is for"},
@@ -73,7 +74,7 @@ METHODS = (
             "Replaces text in a file: exactly one occurrence of old_string unless "
             "allow_multiple. Include enough surrounding lines to be unique. A failed "
             "replace changes nothing and names the closest text or the lines it occurs on.",
-            mutating=True, destructive=True, path_params=("file_path",),
+            mutating=True, destructive=True, path_params=("file_path",), read_state="shown",
             words=REPLACE_WORDS),
     _method("glob", _ADAPTERS + "glob_tool", "Find files",
             obj(["pattern"], pattern={**_TEXT, "description": "e.g. **/*.py, docs/*.md"},

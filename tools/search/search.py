@@ -37,6 +37,11 @@ from chorus_tools.tools.warm.selection import warm_selection
 INLINE_FILES = 32  # up to this many files the python engine runs in the calling worker
 FIRST_FILES = 64  # the first part of a split search that may stop early
 CHUNKS_PER_WORKER = 4
+# the bytes a pattern or glob may take in ripgrep's argv: one argument (the kernel's
+# MAX_ARG_STRLEN, 128 KiB with its NUL, less the `--regexp=` it follows) and all of them
+# (a share of ARG_MAX, beside the warm selection's names: tools/warm/selection.py)
+MAX_ARG = 128 * 1024 - 32
+MAX_ARGS = 512 * 1024
 
 
 def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str] | None = None,
@@ -74,7 +79,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".", glob: str | list[str
                   context_lines if after_context is None else after_context,
                   multiline and pat.may_match_newline, max_results, ctx.limits.max_line_chars)
     use_rg = ctx.search_engine != "python" and ctx.rg_path is not None and _argv_safe(
-        pattern, *globs) and not (pat.needs_pcre2 and not ctx.rg_has_pcre2)
+        pattern, pat.ripgrep, *globs) and not (pat.needs_pcre2 and not ctx.rg_has_pcre2)
     query = Query(pat.ripgrep, literal, pat.needs_pcre2, case_sensitive, multiline, globs, types,
                   include_hidden, include_ignored)
     target = open_target(ctx, rel, path)
@@ -118,15 +123,17 @@ functools.update_wrapper(file_search, search, assigned=(), updated=())
 
 
 def _argv_safe(*texts: str) -> bool:
-    """Whether ripgrep's argv can carry these: no NUL, and valid UTF-8 (no lone surrogate,
-    which a client can send as a \\ud800 escape). Others run on the python engine, where
-    they mean the same (found by fuzzing: they were internal_error)."""
+    """Whether ripgrep's argv can carry these: no NUL, valid UTF-8 (no lone surrogate,
+    which a client can send as a \\ud800 escape), each within the kernel's bound on one
+    argument and all within a share of the whole argv's (a pattern or glob of 128 KiB
+    failed the spawn: E2BIG). Others run on the python engine, where they mean the same
+    (found by fuzzing: they were internal_error)."""
     try:
-        for text in texts:
-            text.encode("utf-8")
+        sizes = [len(text.encode("utf-8")) for text in texts]
     except UnicodeEncodeError:
         return False
-    return not any("\0" in text for text in texts)
+    return (not any("\0" in text for text in texts) and max(sizes, default=0) <= MAX_ARG
+            and sum(sizes) <= MAX_ARGS)
 
 
 def _python(files: list[str], total: int, positions: list[int] | None, pat: Pattern,

@@ -23,6 +23,8 @@ import pickle
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from chorus_tools.tools.method import load
+
 
 class Merger(Protocol):
     def add(self, result: dict[str, Any]) -> dict[str, Any] | None: ...
@@ -44,3 +46,17 @@ class FanOut:
 def shared(**kwargs: Any) -> bytes:
     """The kwargs every part of a FanOut takes, pickled once."""
     return pickle.dumps(kwargs, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def run_here(ctx: Any, fan: FanOut) -> dict[str, Any]:
+    """A split call's result, its parts run one after another in this worker: for a tool
+    that needs the merged result itself (codex's grep_files stats the files it found).
+    The parts and the merger are called as the runtime calls them."""
+    common = pickle.loads(fan.shared) if fan.shared else {}
+    merger: Merger = load(fan.merge)(fan.args)
+    for kwargs in fan.parts:
+        done = merger.add(load(fan.part)(ctx, **common, **kwargs))
+        if done is not None:
+            return done
+    return merger.finish()
+

@@ -29,6 +29,9 @@ _COMPONENT_FLAGS = wcglob.DOTGLOB  # braces are expanded before components are s
 # groups of two make 1,024): past this, the glob is refused as invalid_pattern rather
 # than grow without bound (wcmatch's own default limit, named here so it is said).
 MAX_BRACE_EXPANSIONS = 1000
+# {..} groups nested deeper are refused: ripgrep's regex parser refuses past about 124
+# levels, and expanding them recursed past Python's stack (internal_error)
+MAX_BRACE_DEPTH = 100
 
 
 class GlobError(ValueError):
@@ -58,6 +61,10 @@ def check_glob(pattern: str) -> None:
             continue
         if c == "{":
             depth += 1
+            if depth > MAX_BRACE_DEPTH:
+                raise GlobError(f"glob {pattern[:80]!r}... nests {{..}} groups more than "
+                                f"{MAX_BRACE_DEPTH} deep; flatten them, or give several "
+                                "globs")
         elif c == "}":
             if depth == 0:
                 raise GlobError(f"unopened alternate group in glob {pattern!r}: missing "

@@ -286,6 +286,7 @@ def test_history_and_checkpoints_survive_a_restart(root: Path, hist: Path) -> No
     assert files(root) == {"a.txt": (ORIGINAL, 0o640)}
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it in -m long
 def test_a_server_killed_mid_rewind_leaves_no_torn_file_and_the_next_rewind_completes(
         root: Path, hist: Path) -> None:
     count, size = 200, 100_000

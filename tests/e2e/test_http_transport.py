@@ -248,6 +248,7 @@ def _cpu_seconds(pids: list[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it in -m long
 def test_sigterm_finishes_in_flight_requests_and_leaves_no_process(ws: Path) -> None:
     """A search that runs for seconds (a catastrophic pattern, python engine) is in flight
     (its worker burns CPU) when SIGTERM comes: it is answered, then the server exits 0

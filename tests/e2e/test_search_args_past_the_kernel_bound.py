@@ -43,6 +43,7 @@ def test_a_pattern_past_the_bound_is_searched(srv: RpcServer) -> None:
     assert grep["files"] == ["big.txt"]
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it in -m long
 def test_a_glob_past_the_bound_is_searched(srv: RpcServer) -> None:
     glob = "{small.txt," + "q" * 200_000 + "}"
     found = _result(srv.call("file.search", {"pattern": "needle", "glob": glob,

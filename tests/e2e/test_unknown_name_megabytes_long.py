@@ -26,7 +26,7 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RpcServer]:
 
 @pytest.mark.parametrize("method, params, code", [
     ("tools/call", {"name": "x" * LONG, "arguments": {}}, -32602),
-    ("y" * LONG, {}, -32601),
+    pytest.param("y" * LONG, {}, -32601, marks=pytest.mark.long),  # the same path, seconds
 ])
 def test_a_huge_unknown_name_holds_up_no_other_request(srv: RpcServer, method: str,
                                                        params: dict[str, Any], code: int) -> None:

@@ -231,6 +231,7 @@ def _nest(root: Path, name: str, depth: int) -> None:
     os.close(cur)
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it in -m long
 def test_a_tree_deeper_than_the_recursion_limit_broke_move_delete_and_watch(
         root: Path) -> None:
     """os.fwalk recurses once per level: a tree 1,100 directories deep made file.move

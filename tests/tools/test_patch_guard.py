@@ -210,6 +210,7 @@ def test_regression_deeply_nested_input_the_parser_cannot_judge_is_not_judged(
     assert broken(path, deep, deep + "!@#[\n") is None  # an error it cannot say was new
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it in -m long
 def test_deep_input_a_parser_judges_is_still_judged() -> None:
     """CPython refuses more than 200 nested brackets itself (a SyntaxError, so the file
     would not run); tree-sitter parses any depth without recursing."""

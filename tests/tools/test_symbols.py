@@ -298,6 +298,7 @@ _STDLIB_MODULES = ("argparse", "asyncio/base_events", "collections/__init__", "d
                    "zipfile", "test/test_grammar", "test/test_typing")
 
 
+@pytest.mark.long  # seconds of the default suite; CI runs it in -m long
 def test_python_recall_against_ast_on_the_standard_library() -> None:
     """Every class, function and method `ast` finds is a symbol whose range holds its
     line (the issue's bar: 99.5 % over the whole standard library; these modules are

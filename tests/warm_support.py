@@ -10,9 +10,14 @@ import os
 import random
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from chorus_tools.tools.confine.sandbox import Workspace
+from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.warm.answers import Memory, Warm
+from chorus_tools.tools.warm.events import Events
 from rpc_client import RpcServer
 from warm_matrix import Call
 
@@ -28,6 +33,20 @@ READY_INDEX = {"ready", "partial", "off"}
 # (docs/protocol.md, "Code by structure": the lists, total and truncated are identical,
 # the files_* counts may differ)
 CODE_COUNTS = ("files_parsed", "files_searched", "files_skipped")
+
+
+@contextmanager
+def built_warm(root: Path) -> Iterator[Warm]:
+    """A Warm over the workspace `root` in this process, its build run to the end (a
+    gigabyte of --index-memory); closed, with its workspace, when the block ends."""
+    ws = Workspace(str(root))
+    found = Warm(ToolContext(ws=ws), 1 << 30, Events(), Memory())
+    run_background(found)
+    try:
+        yield found
+    finally:
+        found.events.close()
+        os.close(ws.root_fd)
 
 
 def run_background(warm: Any) -> None:

@@ -20,13 +20,19 @@ def ws(tmp_path: Path) -> Path:
     return slow_workspace(tmp_path)
 
 
-def test_sigterm_finishes_in_flight_refuses_new_and_leaves_no_process(ws: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_finishes_in_flight_refuses_new_and_leaves_no_process(ws: Path,
+                                                                     signum: int) -> None:
+    """SIGINT (Ctrl-C in the terminal that started the server) drains as SIGTERM does.
+    Regression: without --http it raised KeyboardInterrupt out of the event loop: a
+    traceback, the request in flight never answered, and a process that never exited,
+    its workers left running."""
     with E2EServer(ws, "--workers", "2", "--log-level", "info") as server:
         server.workers(2)
         server.request("file.read", {"path": "slow.txt", "limit": 1}, rid="slow")
         server.running(ws / "slow.txt")
         children = server.child_pids()
-        server.proc.send_signal(signal.SIGTERM)
+        server.proc.send_signal(signum)
         draining(server)
         # stdin is still read during the drain: each new request is refused at once
         server.request("file.read", {"path": "a.txt"}, rid="late")
@@ -43,6 +49,7 @@ def test_sigterm_finishes_in_flight_refuses_new_and_leaves_no_process(ws: Path) 
         assert server.proc.wait(15) == 0
     wait_gone(children)
     assert not [pid for pid in children if alive(pid)]
+    assert b"Traceback" not in server.stderr
 
 
 def test_a_request_still_running_at_the_shutdown_timeout_is_answered_timeout(
@@ -144,24 +151,3 @@ def test_a_watch_asked_for_as_stdin_ends_leaves_no_watcher_keeping_the_server(
         assert server.proc.wait(15) == 0
     wait_gone(children)
     assert not [pid for pid in children if alive(pid)]
-
-
-def test_regression_sigint_on_stdio_drains_like_sigterm(ws: Path) -> None:
-    """Regression: without --http, SIGINT (Ctrl-C in the terminal that started the
-    server) raised KeyboardInterrupt out of the event loop: a traceback, the request in
-    flight never answered, and a process that never exited, its workers left running."""
-    with E2EServer(ws, "--workers", "2", "--log-level", "info") as server:
-        server.workers(2)
-        server.request("file.read", {"path": "slow.txt", "limit": 1}, rid="slow")
-        server.running(ws / "slow.txt")
-        children = server.child_pids()
-        server.proc.send_signal(signal.SIGINT)
-        draining(server)
-        server.request("file.read", {"path": "a.txt"}, rid="late")
-        answers = {reply["id"]: reply for reply in (server.recv(timeout=60),
-                                                    server.recv(timeout=60))}
-        assert error_of(answers["late"]) == (-32027, "shutting_down")
-        assert answers["slow"]["result"]["total_lines"] == 501
-        assert server.proc.wait(15) == 0
-    wait_gone(children)
-    assert b"Traceback" not in server.stderr

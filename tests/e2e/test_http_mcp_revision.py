@@ -29,7 +29,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield running
 
 
-def post(server: HttpServer, method: str, params: Any, rid: Any = 7,
+def post(server: HttpServer, method: Any, params: Any, rid: Any = 7,
          **headers: str) -> tuple[int, dict[str, Any]]:
     message = {"jsonrpc": "2.0", "id": rid, "method": method,
                **({"params": params} if params is not None else {})}
@@ -152,3 +152,25 @@ def test_older_clients_see_no_change(server: HttpServer) -> None:
     assert status == 200 and "resultType" not in reply["result"]
     status, reply = post(server, "ping", None, rid=9, mcp_protocol_version="1900-01-01")
     assert status == 400 and reply["error"]["code"] == -32022 and reply["id"] == 9
+
+
+@pytest.mark.parametrize("method", [[], ["tools/call"], {"a": 1}, 5])
+def test_a_method_that_is_no_string_is_an_invalid_request_not_500(server: HttpServer,
+                                                                  method: Any) -> None:
+    """A 2026-07-28 POST whose `method` is no string was 500 "Internal server error":
+    checking its Mcp-Name header looked the method up in a table and could not hash it.
+    It is an invalid request like any other (-32600 with its id)."""
+    status, reply = post(server, method, {"name": "file_read", "_meta": META}, rid=3,
+                         **modern("tools/call", "file_read"))
+    assert status != 500 and reply["error"]["code"] == -32600 and reply["id"] == 3, reply
+
+
+def test_a_tool_name_that_is_no_string_is_invalid_params(server: HttpServer) -> None:
+    status, reply = post(server, "tools/call", {"name": [], "arguments": {}, "_meta": META},
+                         rid=4, **modern("tools/call"))
+    assert status != 500 and reply["error"]["code"] == -32602, reply
+    assert reply["error"]["data"]["param"] == "name"
+    _, served = post(server, "tools/call", {"name": "file_read", "_meta": META,
+                                            "arguments": {"path": "a.txt"}},
+                     rid=5, **modern("tools/call", "file_read"))
+    assert served["result"]["isError"] is False

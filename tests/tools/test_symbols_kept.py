@@ -5,33 +5,25 @@ keeps nothing between calls."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from warm_support import run_background
+from warm_support import built_warm, run_background
 from chorus_tools.tools.code import symbols as symbols_module
 from chorus_tools.tools.code.query import NameQuery
-from chorus_tools.tools.confine.sandbox import Workspace
-from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.encoded import decoded
 from chorus_tools.tools.warm import code_answers, symbol_index
-from chorus_tools.tools.warm.answers import Memory, Warm
-from chorus_tools.tools.warm.events import Events
+from chorus_tools.tools.warm.answers import Warm
 
 
 @pytest.fixture
 def warm(root: Path) -> Iterator[Warm]:
     for i in range(4):
         (root / f"m{i}.py").write_text(f"class Engine{i}:\n    def start(self): ...\n")
-    ws = Workspace(str(root))
-    found = Warm(ToolContext(ws=ws), 1 << 30, Events(), Memory())
-    run_background(found)
-    yield found
-    found.events.close()
-    os.close(ws.root_fd)
+    with built_warm(root) as found:
+        yield found
 
 
 def ask(warm: Warm, query: str) -> dict[str, Any]:

@@ -8,21 +8,17 @@ map needing it is made by the worker, never in the warm process."""
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from warm_support import run_background
+from warm_support import built_warm
 from chorus_tools.tools.code.codemap import code_map
 from chorus_tools.tools.code.query import NameQuery
-from chorus_tools.tools.confine.sandbox import Workspace
-from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.warm import code_answers, symbol_index
-from chorus_tools.tools.warm.answers import Memory, Warm
-from chorus_tools.tools.warm.events import Events
+from chorus_tools.tools.warm.answers import Warm
 
 TOKENS = ["{", "}", "(", ")", "<", ">", "template", "class", "::", "int", ";", "=",
           "typename", "operator", "[", "]"]
@@ -42,12 +38,8 @@ def warm(root: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Warm]:
     (root / "vendor").mkdir()
     (root / "vendor" / "junk.cpp").write_text(_junk(60_000))
     (root / "app.py").write_text("def junk_marker():\n    pass\n")
-    ws = Workspace(str(root))
-    found = Warm(ToolContext(ws=ws), 1 << 30, Events(), Memory())
-    run_background(found)
-    yield found
-    found.events.close()
-    os.close(ws.root_fd)
+    with built_warm(root) as found:
+        yield found
 
 
 def test_a_file_too_slow_to_parse_stays_unknown(warm: Warm) -> None:

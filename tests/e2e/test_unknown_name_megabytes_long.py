@@ -25,8 +25,10 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RpcServer]:
 
 
 @pytest.mark.parametrize("method, params, code", [
-    ("tools/call", {"name": "x" * LONG, "arguments": {}}, -32602),
-    pytest.param("y" * LONG, {}, -32601, marks=pytest.mark.long),  # the same path, seconds
+    pytest.param("tools/call", {"name": "x" * LONG, "arguments": {}}, -32602, id="tool"),
+    # the same path, seconds more; an id of its own, as the name would be the test's id
+    # and so PYTEST_CURRENT_TEST, past what one variable of a child's environment may hold
+    pytest.param("y" * LONG, {}, -32601, marks=pytest.mark.long, id="method"),
 ])
 def test_a_huge_unknown_name_holds_up_no_other_request(srv: RpcServer, method: str,
                                                        params: dict[str, Any], code: int) -> None:

@@ -10,7 +10,8 @@ answers the same call again with it, without a worker (rpc/process/warm_replies.
 
 from __future__ import annotations
 
-from typing import Any, Hashable
+import json
+from typing import Any, Callable, Hashable
 
 import orjson
 
@@ -40,3 +41,13 @@ def encoded(result: Any, stamp: Hashable = None) -> Encoded | None:
 def decoded(result: Any) -> Any:
     """The result itself, for what reads it (MCP's content blocks, a test)."""
     return orjson.loads(result.json) if isinstance(result, Encoded) else result
+
+
+def any_json(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """`value` as compact JSON: orjson's, or where orjson refuses (an integer past 64
+    bits, a lone surrogate: a name that is not UTF-8, or a `\\ud800` a client sent) the
+    standard encoder's, which writes the first exactly and escapes the second."""
+    try:
+        return orjson.dumps(value, default=default)
+    except TypeError:
+        return json.dumps(value, separators=(",", ":"), default=default).encode()

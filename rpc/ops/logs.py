@@ -8,13 +8,12 @@ header (the token)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
 from typing import Any
 
-import orjson
+from chorus_tools.tools.encoded import any_json
 
 REQUEST_FIELDS = ("id", "method", "path", "outcome", "ms")
 requests_log = logging.getLogger("chorus.requests")
@@ -56,13 +55,9 @@ class TextFormatter(logging.Formatter):
 
 
 def _json(value: Any) -> str:
-    """`value` as JSON on one line. What orjson refuses, a request's id beyond 64 bits or a
-    lone surrogate a client sent (a `\\ud800` escape, in its id or path), the standard
-    encoder writes: the first exactly, the second escaped as it came."""
-    try:
-        return orjson.dumps(value, default=str).decode()
-    except TypeError:
-        return json.dumps(value, separators=(",", ":"), default=str)
+    """`value` as JSON on one line, whatever a client sent (an id past 64 bits, a lone
+    surrogate in its id or path: tools/encoded.py any_json)."""
+    return any_json(value, default=str).decode()
 
 
 def configure(level: str, log_format: str, log_requests: bool) -> None:

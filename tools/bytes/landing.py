@@ -31,9 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-import orjson
-
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.encoded import any_json
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.mutate import reserve
 from chorus_tools.tools.mutate.atomic import (Current, Spooled, locked_dir, mutate,
@@ -66,11 +65,7 @@ class Item:
 
 def write(spool_fd: int, items: list[Item], made: list[str]) -> None:
     """The journal, durable before anything lands: a temp file, fsync, rename, fsync."""
-    journal = {"made": made, "items": [x.row() for x in items]}
-    try:
-        body = orjson.dumps(journal)
-    except TypeError:  # a name that is not UTF-8 (its \udcXX escapes): orjson refuses
-        body = json.dumps(journal).encode()  # them, the standard encoder escapes them
+    body = any_json({"made": made, "items": [x.row() for x in items]})  # names not UTF-8
     fd = os.open(JOURNAL + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
                  | os.O_CLOEXEC, 0o600, dir_fd=spool_fd)
     try:
@@ -113,10 +108,7 @@ def undo(ctx: ToolContext, spool_fd: int) -> tuple[int, list[str]] | None:
         body = os.pread(fd, os.fstat(fd).st_size, 0)
     finally:
         os.close(fd)
-    try:
-        journal = orjson.loads(body)
-    except orjson.JSONDecodeError:  # written by the standard encoder (`write`)
-        journal = json.loads(body)
+    journal = json.loads(body)  # read once, after a kill: the parser that reads every name
     with aside(ctx):
         done = roll_back(ctx, spool_fd, [Item(*x) for x in journal["items"]],
                          journal["made"])

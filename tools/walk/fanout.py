@@ -59,4 +59,3 @@ def run_here(ctx: Any, fan: FanOut) -> dict[str, Any]:
         if done is not None:
             return done
     return merger.finish()
-

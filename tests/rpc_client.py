@@ -160,8 +160,10 @@ class RpcServer:
         return [replies[rid] for rid in ids]
 
     def worker_pids(self) -> list[int]:
-        """The server's children but the warm tree's process (see `warm_pid`)."""
-        return [pid for pid in self.child_pids() if pid != self.warm_pid()]
+        """The server's workers: its children named chorus-worker. A child forked a moment
+        ago may not have named itself yet; the warm, watch and one-shot processes are not
+        workers whatever their state (a warm process not yet named was once counted)."""
+        return [pid for pid in self.child_pids() if _name(pid) == "chorus-worker"]
 
     def child_pids(self) -> list[int]:
         path = f"/proc/{self.proc.pid}/task/{self.proc.pid}/children"
@@ -169,13 +171,7 @@ class RpcServer:
 
     def warm_pid(self) -> int | None:
         """The warm tree's process (named chorus-warm), if one runs."""
-        for pid in self.child_pids():
-            try:
-                if Path(f"/proc/{pid}/comm").read_text().strip() == "chorus-warm":
-                    return pid
-            except OSError:
-                continue
-        return None
+        return next((pid for pid in self.child_pids() if _name(pid) == "chorus-warm"), None)
 
     def live_children(self) -> list[int]:
         """The server's child processes that are running (not zombies)."""
@@ -200,3 +196,11 @@ class RpcServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def _name(pid: int) -> str | None:
+    """A process's name (/proc/PID/comm), or None once it has gone."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None

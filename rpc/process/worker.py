@@ -126,6 +126,7 @@ def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
 
 def worker_main(jobs_fd: int, results_fd: int, handoff_fd: int, ctx: ToolContext,
                 parent_pid: int, close_fds: tuple[int, ...], ruleset: int | None) -> None:
+    name_process("chorus-worker")
     if not become_child(parent_pid, close_fds, ruleset):
         return
     warm_up(jobs_fd)

@@ -160,18 +160,22 @@ class RpcServer:
         return [replies[rid] for rid in ids]
 
     def worker_pids(self) -> list[int]:
-        """The server's workers: its children named chorus-worker. A child forked a moment
-        ago may not have named itself yet; the warm, watch and one-shot processes are not
-        workers whatever their state (a warm process not yet named was once counted)."""
-        return [pid for pid in self.child_pids() if _name(pid) == "chorus-worker"]
+        """The server's workers (see `named`)."""
+        return self.named("chorus-worker")
+
+    def named(self, name: str) -> list[int]:
+        """The server's children that gave themselves `name` (chorus-worker, -warm,
+        -watcher, -oneshot). One forked a moment ago may not have named itself yet; a
+        one-shot process still alive under load was once counted as a worker."""
+        return [pid for pid in self.child_pids() if _name(pid) == name]
 
     def child_pids(self) -> list[int]:
         path = f"/proc/{self.proc.pid}/task/{self.proc.pid}/children"
         return [int(p) for p in Path(path).read_text().split()]
 
     def warm_pid(self) -> int | None:
-        """The warm tree's process (named chorus-warm), if one runs."""
-        return next((pid for pid in self.child_pids() if _name(pid) == "chorus-warm"), None)
+        """The warm tree's process, if one runs."""
+        return next(iter(self.named("chorus-warm")), None)
 
     def live_children(self) -> list[int]:
         """The server's child processes that are running (not zombies)."""

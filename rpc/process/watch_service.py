@@ -30,7 +30,7 @@ import threading
 from typing import Any, Callable
 
 from chorus_tools.rpc.process.channel import FrameReader, frame, read_frame, write_all
-from chorus_tools.rpc.process.worker import become_child
+from chorus_tools.rpc.process.worker import become_child, name_process
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 
@@ -236,6 +236,7 @@ def watcher_process(ctx: ToolContext, commands_fd: int, events_fd: int, parent_p
     """The watcher's process: commands read on a thread, changes watched on the main one.
     watchfiles is imported here only (28 ms): a server that never watches never pays.
     It is confined like a worker (Landlock), since it too walks the workspace."""
+    name_process("chorus-watcher")
     if not become_child(parent_pid, close_fds, ruleset):
         return
     from chorus_tools.tools.watch.watcher import Watcher

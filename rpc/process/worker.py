@@ -105,6 +105,7 @@ def become_child(parent_pid: int, close_fds: tuple[int, ...],
 def run_once(ctx: ToolContext, task: Task, parent_pid: int,
              close_fds: tuple[int, ...], ruleset: int | None) -> None:
     """A background task in a process of its own (the start-up sweep of temp files)."""
+    name_process("chorus-oneshot")
     if become_child(parent_pid, close_fds, ruleset):
         ok, payload, _ = run_job(ctx, task)
         log.info("%s: %s", task.target, payload if ok else payload.message)

@@ -221,7 +221,7 @@ class Dispatcher:
             return result_response(request.id, None)
         if self._drain is not None and self._drain.draining and request.method != TOOLS_CALL \
                 and not call.step:
-            return error_response(request.id, wire_error(self._drain.refusal()))
+            return error_response(request.id, wire_error(await self._refused(call)))
         if request.method == METRICS and request.method in self._methods:
             if request.params:
                 return error_response(request.id, _takes_none(METRICS, request.params))
@@ -260,8 +260,19 @@ class Dispatcher:
         """MCP tools/call's invoke: refused while the server drains as a tool failure,
         which the face answers as an isError result (docs/protocol.md, MCP)."""
         if self._drain is not None and self._drain.draining:
-            return False, self._drain.refusal()
+            return False, await self._refused(call, method, params)
         return await self._invoke(call, method, params)
+
+    async def _refused(self, call: Call, method: Method | None = None,
+                       params: Any = None) -> ToolError:
+        """The drain's refusal of a new request, recorded when it names a change."""
+        assert self._drain is not None
+        refusal = self._drain.refusal()
+        if method is None:
+            method, params = self._methods.get(call.request.method), call.request.params
+        if method is not None:
+            await self._invoker.refuse(call, method, params, refusal)
+        return refusal
 
     async def internal(self, method: Method, params: dict[str, Any],
                        rid: str) -> tuple[bool, Any]:

@@ -105,6 +105,12 @@ class Invoker:
                            payload, audit)
         return ok, (payload if ok else _styled(method, payload, ran=checked is not None))
 
+    async def refuse(self, call: Call, method: Method, params: Any, error: ToolError) -> None:
+        """Record a call refused before it ran (the drain's shutting_down): a mutating
+        call is recorded failed or not (docs/protocol.md, Audit records)."""
+        await self._record(call, method, params if isinstance(params, dict) else {},
+                           error, None)
+
     def _unwatch(self, watch_id: str) -> dict[str, Any]:
         if self._watches is None or not self._watches.remove(watch_id):
             raise ToolError("invalid_params", f"No watch has the id {watch_id!r} (it was "

@@ -63,6 +63,15 @@ def real_place(ctx: ToolContext, rel: str, shown: str) -> str:
     return ctx.ws.resolve_symlinks(rel, shown=shown)
 
 
+def refuse_denied_entry(ctx: ToolContext, dir_fd: int, name: str, rel: str,
+                        shown: str) -> None:
+    """Judge entry `name` of the directory a change holds open (the call's `rel`) where
+    it really is: the check before the call ran (`guard`) can be overtaken by a symlinked
+    parent swapped in afterwards, which would lead the change into a denied place."""
+    if ctx.ws.deny and ctx.ws.deny.denies(ctx.ws.real_entry(dir_fd, name, rel)):
+        raise denied(shown)
+
+
 def denied_beneath(ctx: ToolContext, dir_fd: int, rel: str) -> str | None:
     """The first denied path inside the directory open as `dir_fd` (at `rel`), found by
     a walk through descriptors that never follows a symlink; None when there is none."""

@@ -298,6 +298,15 @@ class Workspace:
         raise ToolError("file_not_found", f"Too many levels of symbolic links: {shown}",
                         path=shown)
 
+    def real_entry(self, dir_fd: int, name: str, path: str) -> str:
+        """The workspace path of entry `name` of directory `dir_fd`, named `path` by the
+        call: `path` itself unless a symlinked directory is on its way (`dl/x` with `dl`
+        -> `real` is `real/x`, the only name file.history, file.restore and a rewind know
+        it by, and the place --deny judges). The path as named where /proc cannot say."""
+        parent = path.rpartition("/")[0]
+        where = self.where(dir_fd, parent)
+        return path if where == parent else f"{where}/{name}" if where else name
+
     def where(self, dir_fd: int, lexical: str) -> str:
         """The workspace-relative path `dir_fd` really is ('' for the root), so a link's
         '..' starts from where the link lives, as the kernel's does, even when a parent

@@ -29,7 +29,7 @@ from typing import Callable, Iterator
 from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
-from chorus_tools.tools.confine.deny import denied
+from chorus_tools.tools.confine.policy import refuse_denied_entry
 from chorus_tools.tools.confine.reserved import TEMP_PREFIX, is_temp_name, refuse_reserved
 from chorus_tools.tools.mutate.temp_names import remove_stale
 from chorus_tools.tools.errors import ToolError, from_os_error
@@ -136,8 +136,7 @@ def _mutate(ctx: ToolContext, rel: str, made: list[str], *, shown: str,
         for part in (*parent.split("/"), name):  # nor into one: an upload's spool is one
             refuse_reserved(part, shown)
         with locked_dir(ctx, parent, shown=shown, create=create_dirs, made=made) as dir_fd:
-            if ctx.ws.deny and ctx.ws.deny.denies(keep.real_path(ctx, dir_fd, name, target)):
-                raise denied(shown)  # a symlinked parent, swapped in after the call's check
+            refuse_denied_entry(ctx, dir_fd, name, target, shown)
             st = _lstat(dir_fd, name, shown)
             if st is None or not stat.S_ISLNK(st.st_mode):
                 if st is not None:

@@ -11,6 +11,7 @@ from chorus_tools.tools.context import ToolContext, note_hashes
 from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.confine.policy import refuse_denied_entry
 from chorus_tools.tools.confine.sandbox import ROOT, check_regular, names_directory
 
 
@@ -23,6 +24,7 @@ def delete(ctx: ToolContext, path: str) -> dict[str, Any]:
                         "removes files and symlinks only; give a file's path.", path=path)
     parent, name = split_parent(rel)
     with locked_dir(ctx, parent, shown=path) as dir_fd:
+        refuse_denied_entry(ctx, dir_fd, name, rel, path)
         try:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError as exc:

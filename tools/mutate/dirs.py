@@ -27,7 +27,7 @@ from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.confine.deny import denied
 from chorus_tools.tools.errors import ToolError, from_os_error
-from chorus_tools.tools.confine.policy import denied_beneath
+from chorus_tools.tools.confine.policy import denied_beneath, refuse_denied_entry
 from chorus_tools.tools.confine.sandbox import ROOT
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -43,6 +43,7 @@ def create(ctx: ToolContext, path: str, parents: bool = True) -> dict[str, Any]:
     try:
         dir_fd = open_parent(ctx, parent, path, parents, made)
         try:
+            refuse_denied_entry(ctx, dir_fd, name, rel, path)
             charge(ctx, 0, 1, path)
         except ToolError:
             os.close(dir_fd)
@@ -96,6 +97,7 @@ def delete(ctx: ToolContext, path: str, recursive: bool = False) -> dict[str, An
                         "deleted. Name a directory inside it.", param="path", path=path)
     parent, name = split_parent(rel)
     with locked_dir(ctx, parent, shown=path) as parent_fd:
+        refuse_denied_entry(ctx, parent_fd, name, rel, path)
         top = _open_top(parent_fd, name, path)
         try:
             inside = denied_beneath(ctx, top, rel)

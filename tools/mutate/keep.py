@@ -75,16 +75,6 @@ def absent(path: str) -> Snapshot:
     return Snapshot(path)
 
 
-def real_path(ctx: ToolContext, dir_fd: int, name: str, path: str) -> str:
-    """The workspace path of entry `name` of directory `dir_fd`, named `path` by the call:
-    `path` itself unless a symlinked directory is on its way (`dl/x` with `dl` -> `real`
-    is `real/x`, the only name file.history, file.restore and a rewind know it by). /proc
-    says where an open descriptor really is; where it cannot, the path as named."""
-    parent = path.rpartition("/")[0]
-    where = ctx.ws.where(dir_fd, parent)
-    return path if where == parent else f"{where}/{name}" if where else name
-
-
 def snapshot(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result | None,
              path: str, shown: str, data: bytes | None = None,
              sha256: str | None = None) -> Snapshot | None:
@@ -96,7 +86,7 @@ def snapshot(ctx: ToolContext, dir_fd: int, name: str, st: os.stat_result | None
     target's text (LINK_MODE); a special file is not kept (workers cannot recreate it)."""
     if not keeping(ctx):
         return None
-    path = real_path(ctx, dir_fd, name, path)
+    path = ctx.ws.real_entry(dir_fd, name, path)
     if st is None:
         snap = absent(path)
         reserve.claim(ctx, snap, 0, _claim(ctx))

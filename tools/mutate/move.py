@@ -31,7 +31,7 @@ from chorus_tools.tools.mutate import keep
 from chorus_tools.tools.mutate.quota import charge
 from chorus_tools.tools.confine.deny import denied
 from chorus_tools.tools.errors import ToolError, from_os_error
-from chorus_tools.tools.confine.policy import denied_beneath
+from chorus_tools.tools.confine.policy import denied_beneath, refuse_denied_entry
 from chorus_tools.tools.confine.sandbox import ROOT, check_regular, names_directory, version_of
 
 _RENAME_NOREPLACE = 1
@@ -71,8 +71,10 @@ def _move(ctx: ToolContext, src: str, dst: str, source: str, destination: str,
         dst_fd = _enter(stack, open_parent(ctx, dst_parent, destination, create_dirs, made))
         _lock_both(src_fd, dst_fd)
         # the history's names for both ends: their real paths (tools/mutate/keep.py)
-        real_src = keep.real_path(ctx, src_fd, src_name, src)
-        real_dst = keep.real_path(ctx, dst_fd, dst_name, dst)
+        real_src = ctx.ws.real_entry(src_fd, src_name, src)
+        real_dst = ctx.ws.real_entry(dst_fd, dst_name, dst)
+        refuse_denied_entry(ctx, src_fd, src_name, src, source)
+        refuse_denied_entry(ctx, dst_fd, dst_name, dst, destination)
         st = _source_stat(src_fd, src_name, source)
         _refuse_same_file(st, dst_fd, dst_name, source, destination)
         _note_audit(ctx, src_fd, src_name, st, source)

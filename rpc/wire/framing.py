@@ -15,12 +15,14 @@ every byte twice (docs/benchmarks.md, upload_parts).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
 _HEADER = b"content-length:"
 _MAX_HEADER_BYTES = 8192
+_HEADER_LINE = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+:")  # an RFC 9110 field name, then ':'
 LONG_LINE = 1 << 20  # a line in progress this long is kept as pieces, not one buffer
 
 
@@ -186,15 +188,28 @@ class Decoder:
         return _Step.CONTINUE
 
     def _read_header(self) -> Event | CONTINUE | None:
-        end = self._buf.find(b"\r\n\r\n")
-        if end < 0:
-            if len(self._buf) > _MAX_HEADER_BYTES:
-                self._buf.clear()
-                return BadFrame("header block larger than 8 KiB")
-            return None
-        block = bytes(self._buf[:end]).decode("ascii", "replace")
-        del self._buf[:end + 4]
-        size = _content_length(block)
+        """The header block, up to its blank line. Lines may end `\n` as well as `\r\n`
+        (a sloppy client's); a line that is no `Name: value` header ends the block at
+        once as a BadFrame and is then read as the next message, so a header that lost
+        its blank line never swallows the requests after it."""
+        start = 0
+        while (end := self._buf.find(b"\n", start)) >= 0 and end <= _MAX_HEADER_BYTES:
+            line = bytes(self._buf[start:end]).rstrip(b"\r")
+            if not line:
+                block = bytes(self._buf[:start]).decode("ascii", "replace")
+                del self._buf[:end + 1]
+                return self._sized(_content_length(block))
+            if not _HEADER_LINE.match(line):
+                del self._buf[:start]
+                self._scanned = 0
+                return BadFrame("the Content-Length header block has no blank line after it")
+            start = end + 1
+        if len(self._buf) > _MAX_HEADER_BYTES:
+            self._buf.clear()
+            return BadFrame("header block larger than 8 KiB")
+        return None
+
+    def _sized(self, size: int | None) -> Event | CONTINUE:
         if size is None:
             return BadFrame("missing or invalid Content-Length header")
         if size > self.max_size:
@@ -216,7 +231,7 @@ class Decoder:
 
 
 def _content_length(block: str) -> int | None:
-    for line in block.split("\r\n"):
+    for line in block.splitlines():
         name, _, value = line.partition(":")
         if name.strip().lower() == "content-length":
             value = value.strip()

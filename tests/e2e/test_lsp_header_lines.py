@@ -1,0 +1,24 @@
+"""The real server reading an LSP header a sloppy client wrote with bare `\\n` line ends:
+the request is answered in that framing and the next line-framed request is answered too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from e2e_support import LINE, LSP, E2EServer, request
+
+
+def test_regression_lf_only_lsp_header_swallowed_the_next_requests(tmp_path: Path) -> None:
+    """Regression: `Content-Length: N\\n\\n` was never read as a header block, so the request
+    in it and every request after it (up to 8 KiB) went unanswered."""
+    (tmp_path / "a.txt").write_text("alpha\n")
+    first = json.dumps(request("file.read", {"path": "a.txt", "raw": True}, 1)).encode()
+    second = json.dumps(request("file.read", {"path": "a.txt", "raw": True}, 2)).encode()
+    with E2EServer(tmp_path, "--workers", "1") as server:
+        server.send_raw(b"Content-Length: %d\n\n%s" % (len(first), first) + second + b"\n")
+        replies = {}
+        for _ in range(2):
+            reply, framing = server.recv_framed()
+            replies[reply["id"]] = (reply["result"]["content"], framing)
+        assert replies == {1: ("alpha\n", LSP), 2: ("alpha\n", LINE)}

@@ -1,0 +1,37 @@
+"""The LSP header block as a sloppy client writes it: lines ended by a bare `\\n`, or a
+header with no blank line after it. Neither may swallow the messages that follow."""
+
+from __future__ import annotations
+
+from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message
+
+
+def test_regression_lf_only_header_swallowed_the_next_requests() -> None:
+    """Regression: a header block ended `\\n\\n` was waited on for `\\r\\n\\r\\n` until 8 KiB
+    had come, then dropped with every newline-delimited request inside that 8 KiB."""
+    dec = Decoder(1000)
+    events = dec.feed(b'Content-Length: 7\nContent-Type: x\n\n{"a":1}{"b":2}\n')
+    assert events == [Message(b'{"a":1}', Framing.LSP), Message(b'{"b":2}', Framing.LINE)]
+
+
+def test_regression_header_without_blank_line_swallowed_the_next_requests() -> None:
+    """Regression: a header whose blank line was missing took the body and the requests
+    after it as more header lines; now the first line that is no header ends it."""
+    dec = Decoder(1000)
+    events = dec.feed(b'Content-Length: 7\r\n{"a":1}\n{"b":2}\n')
+    assert events == [BadFrame("the Content-Length header block has no blank line after it"),
+                      Message(b'{"a":1}', Framing.LINE), Message(b'{"b":2}', Framing.LINE)]
+
+
+def test_a_header_block_split_across_feeds_at_every_byte_is_read_once() -> None:
+    stream = b'Content-Length: 7\r\nX-Y: z\r\n\r\n{"a":1}{"b":2}\n'
+    dec = Decoder(1000)
+    events = [e for i in range(len(stream)) for e in dec.feed(stream[i:i + 1])]
+    assert events == [Message(b'{"a":1}', Framing.LSP), Message(b'{"b":2}', Framing.LINE)]
+
+
+def test_an_endless_header_block_is_cut_at_8_kib_and_the_stream_goes_on() -> None:
+    dec = Decoder(100_000)
+    events = dec.feed(b"Content-Length: 2\r\n" + b"X-Pad: y\r\n" * 1000)
+    assert events == [BadFrame("header block larger than 8 KiB")]
+    assert dec.feed(b'\r\n{"n":1}\n')[-1] == Message(b'{"n":1}', Framing.LINE)

@@ -99,13 +99,21 @@ class Decoder:
         return events
 
     def eof(self) -> list[Event]:
-        """The last line may lack its newline; anything else left is dropped."""
+        """The last line may lack its newline. An LSP message the input ended inside (its
+        header block, or a body short of its Content-Length) is a BadFrame, answered as
+        a cut line is: -32700, in its own framing. A skipped oversized message was
+        answered already."""
         rest = b"".join([*self._pieces, self._buf]).strip()
         self._buf.clear()
         self._pieces, self._pieces_size = [], 0
-        if rest and self._body_size is None and not self._skip_line and not self._skip_bytes:
-            return [Message(rest, Framing.LINE)]
-        return []
+        if self._body_size is not None:
+            self._body_size = None
+            return [BadFrame("the input ended before the Content-Length body was whole")]
+        if not rest or self._skip_line or self._skip_bytes:
+            return []
+        if rest[:len(_HEADER)].lower() == _HEADER:
+            return [BadFrame("the input ended inside the Content-Length header block")]
+        return [Message(rest, Framing.LINE)]
 
     def _next(self) -> Event | CONTINUE | None:
         """An event, _Step.CONTINUE, or None when more bytes are needed."""

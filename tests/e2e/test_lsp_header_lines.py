@@ -22,3 +22,15 @@ def test_regression_lf_only_lsp_header_swallowed_the_next_requests(tmp_path: Pat
             reply, framing = server.recv_framed()
             replies[reply["id"]] = (reply["result"]["content"], framing)
         assert replies == {1: ("alpha\n", LSP), 2: ("alpha\n", LINE)}
+
+
+def test_regression_lsp_body_cut_by_the_end_of_input_went_unanswered(tmp_path: Path) -> None:
+    """Regression: a Content-Length body that stdin ended inside got no response at all
+    (a cut newline-delimited message is answered -32700); the server still exits 0."""
+    with E2EServer(tmp_path, "--workers", "1") as server:
+        server.send_raw(b'Content-Length: 100\r\n\r\n{"jsonrpc":"2.0","id":1,')
+        server.proc.stdin.close()
+        reply, framing = server.recv_framed()
+        assert framing == LSP and reply["id"] is None
+        assert reply["error"]["code"] == -32700
+        assert server.proc.wait(timeout=30) == 0

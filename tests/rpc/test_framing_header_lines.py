@@ -3,7 +3,7 @@ header with no blank line after it. Neither may swallow the messages that follow
 
 from __future__ import annotations
 
-from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message
+from chorus_tools.rpc.wire.framing import BadFrame, Decoder, Framing, Message, TooLarge
 
 
 def test_regression_lf_only_header_swallowed_the_next_requests() -> None:
@@ -35,3 +35,20 @@ def test_an_endless_header_block_is_cut_at_8_kib_and_the_stream_goes_on() -> Non
     events = dec.feed(b"Content-Length: 2\r\n" + b"X-Pad: y\r\n" * 1000)
     assert events == [BadFrame("header block larger than 8 KiB")]
     assert dec.feed(b'\r\n{"n":1}\n')[-1] == Message(b'{"n":1}', Framing.LINE)
+
+
+def test_regression_lsp_message_cut_by_the_end_of_input_went_unanswered() -> None:
+    """Regression: a Content-Length body the input ended inside was dropped without a
+    word (a cut line is -32700), and a cut header block was answered as a line."""
+    dec = Decoder(1000)
+    assert dec.feed(b'Content-Length: 100\r\n\r\n{"jsonrpc":"2.0"') == []
+    assert dec.eof() == [BadFrame("the input ended before the Content-Length body was whole")]
+    dec = Decoder(1000)
+    assert dec.feed(b"Content-Length: 100\r\n") == []
+    assert dec.eof() == [BadFrame("the input ended inside the Content-Length header block")]
+
+
+def test_a_skipped_oversized_body_cut_by_the_end_of_input_is_not_answered_twice() -> None:
+    dec = Decoder(10)
+    assert dec.feed(b"Content-Length: 100\r\n\r\nabc") == [TooLarge(Framing.LSP)]
+    assert dec.eof() == []

@@ -425,7 +425,20 @@ def _refuse_empty_paths(args: argparse.Namespace) -> None:
                   "option out")
 
 
+def _hold_standard_fds() -> None:
+    """A stdin, stdout or stderr the launcher left closed becomes /dev/null: otherwise the
+    workspace's directory took the free number 0 or 1, and _take_the_wire then pointed it
+    at /dev/null or stderr (a start refused as 'Not a directory'). No stdin reads as its
+    end; answers to no stdout go nowhere."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one
+
+
 def main(argv: list[str] | None = None) -> None:
+    _hold_standard_fds()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # until the server takes over
     if history_cli.wants(argv):  # chorus-tools history|restore|checkpoints|rewind
         sys.exit(history_cli.main(argv))

@@ -101,6 +101,7 @@ class Output:
         self._lost = lost
         self._transport: asyncio.WriteTransport | None = None
         self._pending: list[bytes] = []
+        self._failed = False  # a plain write to stdout failed: nothing more is written
 
     async def open(self) -> None:
         if pollable(self._fd):
@@ -118,7 +119,14 @@ class Output:
     def _write_pending(self) -> None:
         data, self._pending = b"".join(self._pending), []
         if self._transport is None:
-            write_all(self._fd, data)
+            if self._failed:
+                return
+            try:
+                write_all(self._fd, data)
+            except OSError as exc:  # a full disk, /dev/full, EIO: as a closed pipe's EPIPE
+                log.warning("stdout cannot be written (%s): shutting down", exc.strerror)
+                self._failed = True
+                self._lost()
         elif not self._transport.is_closing():
             self._transport.write(data)
 

@@ -12,7 +12,8 @@ import sysconfig
 def find_ripgrep(explicit: str | None) -> tuple[str | None, bool]:
     """(path, has_pcre2) of the ripgrep to use: `explicit` (--rg), else `rg` on PATH, else
     the one installed with the package. A candidate must be an ELF binary that answers
-    --version (a wrapper script, e.g. a pyenv shim, cannot be confined by Landlock)."""
+    --version as ripgrep does (a wrapper script, e.g. a pyenv shim, cannot be confined by
+    Landlock; `--rg /bin/true` passed, and then every search was an internal_error)."""
     scripts = sysconfig.get_path("scripts")
     candidates = [explicit] if explicit else [
         shutil.which("rg"), shutil.which("rg", path=scripts)]
@@ -31,5 +32,7 @@ def _probe(path: str) -> tuple[str, bool] | None:
         out = subprocess.run([path, "--version"], capture_output=True, timeout=10,
                              stdin=subprocess.DEVNULL, check=True).stdout
     except (OSError, subprocess.SubprocessError):
+        return None
+    if not out.startswith(b"ripgrep "):
         return None
     return path, b"+pcre2" in out.lower()

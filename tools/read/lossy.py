@@ -1,5 +1,6 @@
 """UTF-8 with a few bytes that are not: what counts as such a file, and how an edit keeps
-those bytes (docs/protocol.md, `file.read`).
+those bytes (docs/protocol.md, `file.read`). UTF-16 behind its BOM reads its lone
+surrogates and a cut last unit as U+FFFD too, and `reencode` keeps their bytes alike.
 
 A file that is not UTF-8 is still UTF-8 when most of its bytes over 0x7F belong to
 well-formed UTF-8 characters (`Tally.mostly_utf8`: a UTF-8 file with a stray byte, a log
@@ -32,7 +33,6 @@ import threading
 
 _HIGH = bytes(range(0x80, 0x100))
 _FFFD = "\ufffd"
-_FFFD_BYTES = _FFFD.encode()
 _SPLIT = re.compile(f"({_FFFD})")
 _ALIGN_LIMIT = 4096  # pieces of a changed stretch difflib aligns at most (else in order)
 
@@ -68,10 +68,13 @@ def tally(data: bytes | bytearray) -> Tally:
     return counted
 
 
-def reencode(before: str, original: bytes, after: str) -> bytes:
+def reencode(before: str, original: bytes, after: str, codec: str = "utf-8") -> bytes:
     """`after`, an edit of `before` (the text of `original`, UTF-8 with bad bytes, BOM
-    removed), as bytes: valid UTF-8 but for the bytes of the U+FFFDs kept."""
-    sources = _sources(original)
+    removed), as bytes: valid UTF-8 but for the bytes of the U+FFFDs kept. The same for
+    UTF-16 (`codec` "utf-16-le" or "-be"), whose lone surrogates and cut last unit read
+    as U+FFFD too: if a kept odd byte would shift the units after it, the edit is the
+    text encoded afresh (a U+FFFD it kept is then the character)."""
+    sources = _sources(original, codec)
     old, new = _SPLIT.split(before), _SPLIT.split(after)  # U+FFFDs at the odd indexes
     shorter = min(len(old), len(new))
     head = _same(old, new, range(shorter))
@@ -83,14 +86,18 @@ def reencode(before: str, original: bytes, after: str) -> bytes:
                  for j in range(len(new) - tail, len(new)) if j % 2})
     kept.update(_stretch(old[head:len(old) - tail], new[head:len(new) - tail],
                          sources[head // 2:(len(old) - tail) // 2], head))
+    fffd = _FFFD.encode(codec)
     out: list[bytes] = []
     for j, piece in enumerate(new):
         if j % 2 == 0:
-            out.append(piece.encode("utf-8"))
+            out.append(piece.encode(codec))
         else:
             out.append(_alone(out[-2] if j > 1 and not new[j - 1] else b"",
-                              kept.get(j, _FFFD_BYTES)))
-    return b"".join(out)
+                              kept.get(j, fffd), codec))
+    joined = b"".join(out)
+    if codec != "utf-8" and joined.decode(codec, "replace") != after:
+        return after.encode(codec)
+    return joined
 
 
 def _stretch(old: list[str], new: list[str], sources: list[bytes],
@@ -108,12 +115,12 @@ def _stretch(old: list[str], new: list[str], sources: list[bytes],
     return kept
 
 
-def _alone(before: bytes, source: bytes) -> bytes:
+def _alone(before: bytes, source: bytes, codec: str) -> bytes:
     """`source`, the bytes of a U+FFFD just after the U+FFFD written as `before`, unless
     the two would join into other text (the halves of a cut sequence brought together
     by the edit): then the character U+FFFD."""
-    if before and (before + source).decode("utf-8", "replace") != "\ufffd\ufffd":
-        return _FFFD_BYTES
+    if before and (before + source).decode(codec, "replace") != "\ufffd\ufffd":
+        return _FFFD.encode(codec)
     return source
 
 
@@ -123,21 +130,30 @@ def _same(old: list[str], new: list[str], at: range) -> int:
     return next((n for n, i in enumerate(at) if old[i] != new[i]), len(at))
 
 
-def _sources(data: bytes) -> list[bytes]:
+def _sources(data: bytes, codec: str) -> list[bytes]:
     """The bytes behind each U+FFFD of `data` decoded with "replace", in order: an
-    ill-formed sequence, or a real U+FFFD's EF BF BD. One pass of the decoder, whose
+    ill-formed sequence, or a real U+FFFD's own bytes. One pass of the decoder, whose
     error handler notes where each ill-formed sequence is."""
     spans: list[tuple[int, int]] = []
     _noted.spans = spans
-    data.decode("utf-8", _NOTE_SPANS)
+    data.decode(codec, _NOTE_SPANS)
+    fffd = _FFFD.encode(codec)
     sources: list[bytes] = []
     pos = 0
     for start, end in [*spans, (len(data), len(data))]:
-        sources.extend([_FFFD_BYTES] * data.count(_FFFD_BYTES, pos, start))
+        sources.extend([fffd] * _units(data, fffd, pos, start))
         sources.append(data[start:end])
         pos = end
     sources.pop()  # the end of the data, not a sequence
     return sources
+
+
+def _units(data: bytes, unit: bytes, start: int, end: int) -> int:
+    """How many times `unit` (a U+FFFD's bytes) is in data[start:end] as a character:
+    in UTF-16 only at an even offset from `start` (a span boundary is a unit's)."""
+    if len(unit) != 2:
+        return data.count(unit, start, end)
+    return sum(1 for i in range(start, end - 1, 2) if data[i:i + 2] == unit)
 
 
 def _note_span(exc: UnicodeError) -> tuple[str, int]:

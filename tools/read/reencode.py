@@ -3,7 +3,8 @@ change (docs/protocol.md, `file.patch`: every byte outside the changed text is u
 
 Encoding the whole text again is enough when the file's bytes are exactly what its
 text encodes to, which holds for every well-formed UTF-8 and latin-1 file and almost every
-legacy one; a UTF-8 file with bad bytes keeps those the edit kept (tools/read/lossy.py).
+legacy one; a UTF-8 or UTF-16 file with bad bytes keeps those the edit kept
+(tools/read/lossy.py).
 Some legacy encodings have characters with two byte forms: cp932 decodes both the
 NEC (0xED40) and the IBM (0xFA5C) form of 纊 and writes back the first, while Windows
 writes the second; Big5 and cp950 have a few such pairs too. A file that writes each
@@ -23,7 +24,7 @@ from chorus_tools.tools.read import lossy, text
 from chorus_tools.tools.read.legacy import CODEC_OF
 
 _CHAR_DIFF_LIMIT = 1 << 16  # characters in a changed block compared one by one at most
-_UTF8 = ("utf-8", "utf-8-sig")
+_LOSSY = ("utf-8", "utf-8-sig", "utf-16-le", "utf-16-be")  # read with U+FFFD for bad bytes
 
 
 def encode_edit(after: str, encoding: str, before: str, original: bytes | None) -> bytes:
@@ -31,13 +32,14 @@ def encode_edit(after: str, encoding: str, before: str, original: bytes | None) 
     new file), as the file's bytes in `encoding`. Raises UnicodeEncodeError, with
     offsets into `after`, when the encoding cannot hold one of its characters."""
     encoded = text.encode(after, encoding)
-    lossy_utf8 = encoding in _UTF8 and "\ufffd" in before  # no U+FFFD: it decoded strictly
-    if original is None or not (lossy_utf8 or encoding in CODEC_OF) or \
+    lossy_utf = encoding in _LOSSY and "\ufffd" in before  # no U+FFFD: it decoded strictly
+    if original is None or not (lossy_utf or encoding in CODEC_OF) or \
             text.encode(before, encoding) == original:
         return encoded
-    if lossy_utf8:
+    if lossy_utf:
         bom = text.BOM_OF.get(encoding, b"")
-        return bom + lossy.reencode(before, original[len(bom):], after)
+        return bom + lossy.reencode(before, original[len(bom):], after,
+                                    text.CODEC_OF[encoding])
     codec = CODEC_OF[encoding]
     forms = _own_forms(before, original, codec)
     if forms is not None:

@@ -22,7 +22,7 @@ from typing import Literal
 
 _HEADER = b"content-length:"
 _MAX_HEADER_BYTES = 8192
-_HEADER_LINE = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+:")  # an RFC 9110 field name, then ':'
+_HEADER_LINE = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:")  # a field name (RFC 9110), ':'
 LONG_LINE = 1 << 20  # a line in progress this long is kept as pieces, not one buffer
 
 

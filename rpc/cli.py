@@ -429,12 +429,15 @@ def _hold_standard_fds() -> None:
     """A stdin, stdout or stderr the launcher left closed becomes /dev/null: otherwise the
     workspace's directory took the free number 0 or 1, and _take_the_wire then pointed it
     at /dev/null or stderr (a start refused as 'Not a directory'). No stdin reads as its
-    end; answers to no stdout go nowhere."""
+    end; answers to no stdout go nowhere. Python made a closed stderr's sys.stderr None,
+    and print(file=None) writes to stdout: a refusal's line went out as protocol."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
         except OSError:
             os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)  # lives as long as the process
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -54,3 +54,15 @@ def test_regression_unwritable_stdout_logged_a_traceback_per_answer(tmp_path: Pa
     assert proc.returncode == 0, err.decode()
     assert b"Traceback" not in err
     assert err.count(b"stdout cannot be written") == 1
+
+
+def test_regression_closed_stderr_sent_a_refusal_to_stdout(tmp_path: Path) -> None:
+    """Regression: with fd 2 closed Python's sys.stderr is None, and the start-up refusal
+    (print to it) went to stdout, the protocol's stream."""
+    proc = subprocess.Popen([sys.executable, "-m", "chorus_tools", "--workspace",
+                             str(tmp_path / "missing"), "--allow-root"], cwd=REPO,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            preexec_fn=lambda: os.close(2))
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert out == b""

@@ -47,3 +47,13 @@ def test_a_cut_last_byte_that_new_text_follows_becomes_the_character(
     patch(ctx, "u.txt", [{"find": "i\ufffd", "replace": "i\ufffdX"}])
     assert (root / "u.txt").read_bytes() == LE + "hi\ufffdX".encode("utf-16-le")
     assert read(ctx, "u.txt", raw=True)["content"] == "hi\ufffdX"
+
+
+def test_a_real_u_fffd_and_a_bad_unit_each_keep_their_own_bytes(
+        ctx: ToolContext, root: Path) -> None:
+    """A real U+FFFD (FD FF) beside a lone surrogate: both read as U+FFFD, each keeps its
+    bytes, and an FD FF straddling two units (00 FD, FF 00) is no U+FFFD at all."""
+    body = "h\ufffdx\n".encode("utf-16-le") + b"\x00\xd8" + b"\x00\xfd\xff\x00"
+    (root / "u.txt").write_bytes(LE + body)
+    patch(ctx, "u.txt", [{"find": "x", "replace": "y"}])
+    assert (root / "u.txt").read_bytes() == LE + body.replace(b"x\x00", b"y\x00")

@@ -153,7 +153,12 @@ def _units(data: bytes, unit: bytes, start: int, end: int) -> int:
     in UTF-16 only at an even offset from `start` (a span boundary is a unit's)."""
     if len(unit) != 2:
         return data.count(unit, start, end)
-    return sum(1 for i in range(start, end - 1, 2) if data[i:i + 2] == unit)
+    count, at = 0, data.find(unit, start, end)
+    while at >= 0:
+        aligned = (at - start) % 2 == 0
+        count += aligned
+        at = data.find(unit, at + (2 if aligned else 1), end)
+    return count
 
 
 def _note_span(exc: UnicodeError) -> tuple[str, int]:

@@ -21,6 +21,7 @@ from enum import Enum
 from typing import Literal
 
 _HEADER = b"content-length:"
+_BOM = b"\xef\xbb\xbf"
 _MAX_HEADER_BYTES = 8192
 _HEADER_LINE = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:")  # a field name (RFC 9110), ':'
 LONG_LINE = 1 << 20  # a line in progress this long is kept as pieces, not one buffer
@@ -129,6 +130,12 @@ class Decoder:
         self._drop_leading_blanks()
         if not self._buf:
             return None
+        if self._buf[:len(_BOM)] == _BOM:  # a UTF-8 BOM before a message (PowerShell
+            del self._buf[:len(_BOM)]  # writes one) would hide its Content-Length header
+            self._scanned = 0
+            return _Step.CONTINUE
+        if len(self._buf) < len(_BOM) and _BOM.startswith(self._buf):
+            return None  # perhaps the start of a BOM
         head = bytes(self._buf[:len(_HEADER)]).lower()
         if _HEADER.startswith(head) and len(head) < len(_HEADER):
             return None  # too short to tell the framing yet

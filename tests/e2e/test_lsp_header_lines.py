@@ -34,3 +34,19 @@ def test_regression_lsp_body_cut_by_the_end_of_input_went_unanswered(tmp_path: P
         assert framing == LSP and reply["id"] is None
         assert reply["error"]["code"] == -32700
         assert server.proc.wait(timeout=30) == 0
+
+
+def test_regression_bom_before_an_lsp_header_lost_the_requests(tmp_path: Path) -> None:
+    """Regression: a UTF-8 BOM at the start of the stream, before an LSP header, made the
+    server answer two -32700s and neither request."""
+    (tmp_path / "a.txt").write_text("alpha\n")
+    first = json.dumps(request("file.read", {"path": "a.txt", "raw": True}, 1)).encode()
+    second = json.dumps(request("file.read", {"path": "a.txt", "raw": True}, 2)).encode()
+    with E2EServer(tmp_path, "--workers", "1") as server:
+        server.send_raw(b"\xef\xbb\xbfContent-Length: %d\r\n\r\n%s" % (len(first), first)
+                        + second + b"\n")
+        replies = {}
+        for _ in range(2):
+            reply, framing = server.recv_framed()
+            replies[reply["id"]] = (reply["result"]["content"], framing)
+        assert replies == {1: ("alpha\n", LSP), 2: ("alpha\n", LINE)}

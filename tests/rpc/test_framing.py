@@ -79,7 +79,8 @@ def test_bad_content_length_is_a_bad_frame_and_the_stream_goes_on():
 
 @given(st.lists(st.binary(min_size=1, max_size=40).filter(
     lambda b: b.strip() and b"\n" not in b and not b.lower().lstrip().startswith(b"content")
-    and b.strip() == b), min_size=1, max_size=10), st.integers(1, 7))
+    and b.strip() == b and not b.startswith(b"\xef\xbb\xbf")),  # a BOM is dropped
+    min_size=1, max_size=10), st.integers(1, 7))
 def test_any_chunking_gives_the_same_messages(bodies, step):
     stream = b"".join(lsp(b) if i % 2 else b + b"\n" for i, b in enumerate(bodies))
     dec = Decoder(1000)

@@ -52,3 +52,14 @@ def test_a_skipped_oversized_body_cut_by_the_end_of_input_is_not_answered_twice(
     dec = Decoder(10)
     assert dec.feed(b"Content-Length: 100\r\n\r\nabc") == [TooLarge(Framing.LSP)]
     assert dec.eof() == []
+
+
+def test_regression_bom_before_an_lsp_header_lost_the_requests() -> None:
+    """Regression: a UTF-8 BOM before `Content-Length:` (a PowerShell pipe writes one) hid
+    the header: the header, body and the next line were read as lines, two -32700s for
+    two requests."""
+    stream = b'\xef\xbb\xbfContent-Length: 7\r\n\r\n{"a":1}\xef\xbb\xbf{"b":2}\n'
+    for step in (1, 2, len(stream)):
+        dec = Decoder(1000)
+        events = [e for i in range(0, len(stream), step) for e in dec.feed(stream[i:i + step])]
+        assert events == [Message(b'{"a":1}', Framing.LSP), Message(b'{"b":2}', Framing.LINE)]

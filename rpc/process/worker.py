@@ -114,9 +114,13 @@ def run_once(ctx: ToolContext, task: Task, parent_pid: int,
 def warm_up(jobs_fd: int, quiet: float = 0.05) -> None:
     """Import the tools while no job is waiting, one module after each quiet moment: the
     server answers its first request without waiting for imports it does not need, and
-    each tool's first call later pays none."""
+    each tool's first call later pays none. poll, not select: select refuses a descriptor
+    numbered past 1023, which a worker forked by a server holding many (HTTP connections,
+    a launcher's leaked descriptors) has, and every worker died at start."""
+    waiting = select.poll()
+    waiting.register(jobs_fd, select.POLLIN)
     for method in ALL_METHODS:
-        if select.select([jobs_fd], [], [], quiet)[0]:
+        if waiting.poll(quiet * 1000):
             return
         try:
             if method.target is not None:

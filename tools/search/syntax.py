@@ -11,9 +11,10 @@ Translated: `\\x{…}`/`\\u{…}`/`\\U{…}` code points, `\\z`, word-boundary h
 `\\b{start}`, `\\b{end}`, `\\b{start-half}`, `\\b{end-half}`, and the ASCII-only POSIX
 classes `[[:alpha:]]` and friends. Patterns that cannot be made to agree (documented in
 tests/test_search_syntax.py): the swap-greed flag `(?U)` and CRLF mode `(?R)` are refused on
-the python engine; `(?-u)` (ASCII-only classes) is ignored; negated POSIX classes
-`[[:^alpha:]]` use the `regex` module's Unicode meaning; bytes that are not UTF-8 are seen by
-Python as single code points where ripgrep sees raw bytes.
+the python engine; `(?-u)` (ASCII-only classes) is ignored; bytes that are not UTF-8 are
+seen by Python as single code points where ripgrep sees raw bytes. Negated POSIX classes
+`[[:^alpha:]]` are ASCII-only too, and a range bounded by a class (`[\\w-.]`) is refused,
+as ripgrep refuses it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ _PCRE_GROUPS = ("(?=", "(?!", "(?<=", "(?<!", "(?>")
 # where nothing matches the `\r`; with multiline `--crlf` would stop `$\n` from matching a
 # CRLF break, so there a `$` takes the `\r` before it along (never shown).
 _CRLF_DOLLAR = r"(?:\r?$)"
+# class escapes, never a range's end (ripgrep: "invalid range boundary")
+_CLASS_ESCAPES = tuple("\\" + c for c in "dDwWsSpP")
 _CR_ESCAPE = regex.compile(r"\\(?:r|x0[dD]|[xuU]\{0*[dD]\}|u000[dD]|U0000000[dD])")
 
 
@@ -263,12 +266,23 @@ class _Reader:
                 return "".join(parts)
             item_start = len(parts)
             if c == "\\":
+                klass = src.startswith(_CLASS_ESCAPES, self.i)
                 parts.append(self._escape(in_class=True))
+                if klass and src[self.i - 1] in "pP" and self.i < len(src):  # its name too
+                    end = src.find("}", self.i) + 1 if src[self.i] == "{" else self.i + 1
+                    parts[-1] += src[self.i:end] if end else ""
+                    self.i = end or self.i
+                if klass and (low is not None or src.startswith("-", self.i)
+                              and not src.startswith(("-]", "--"), self.i)):
+                    raise self._fail("invalid range boundary, must be a literal")
             elif src.startswith("[:", self.i) and src.find(":]", self.i + 2) > 0:
                 close = src.find(":]", self.i + 2)
                 name = src[self.i + 2:close]
-                parts.append(_POSIX.get(name, src[self.i:close + 2]))
-                self.may_newline = self.may_newline or name in ("space", "cntrl", "ascii")
+                negated = name.startswith("^") and name[1:] in _POSIX
+                parts.append(f"[^{_POSIX[name[1:]]}]" if negated
+                             else _POSIX.get(name, src[self.i:close + 2]))
+                self.may_newline = self.may_newline or negated or name in (
+                    "space", "cntrl", "ascii")
                 self.i = close + 2
             elif c == "[":
                 parts.append(self._klass())

@@ -144,7 +144,10 @@ class _Reader:
                     self.may_newline = True
                 if c == "$":
                     self.dollars.append(self.i)
-                self.out.append(self.dollar if c == "$" else c)
+                if c in "*+" and self._quantified():
+                    self.out[-1] = "+" if self.out[-1] == c == "+" else "*"
+                else:
+                    self.out.append(self.dollar if c == "$" else c)
                 self.i += 1
         pieces, last = [], 0
         for at in self.dollars:
@@ -153,6 +156,15 @@ class _Reader:
         return Pattern("".join(self.out), self.literal_newline,
                        self.may_newline or self.pcre, self.pcre,
                        ripgrep="".join(pieces) + src[last:], literal_cr=self.literal_cr)
+
+    def _quantified(self) -> bool:
+        """Whether the last thing read is a `*`, `+` or `?` repetition (not a lazy `?`):
+        ripgrep repeats it again (`a++` is `(?:a+)+`, `a?*` is `(?:a?)*`) where Python
+        would read a possessive or refuse a multiple repeat; the pair is the one
+        repetition that matches the same (`+` for `++`, else `*`)."""
+        out = self.out
+        return bool(out) and out[-1] in ("*", "+", "?") and len(out) > 1 and out[-2] not in (
+            "*", "+", "?", "(", "|")
 
     def _fail(self, reason: str) -> _Untranslatable:
         return _Untranslatable(reason)

@@ -218,6 +218,8 @@ class _Reader:
             return "\\" + c
         if c == "z":
             return r"\Z"
+        if c == "A" and self.dollar == "$":  # line by line ripgrep matches each line alone
+            return "^"
         if c in "<>":
             return r"\m" if c == "<" else r"\M"
         if c == "b" and src.startswith("{", self.i):

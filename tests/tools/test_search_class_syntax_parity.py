@@ -58,3 +58,18 @@ def test_a_range_bounded_by_a_class_is_invalid(tree: Path, engine: str, pattern:
 def test_a_class_beside_a_literal_dash_still_searches(tree: Path, engine: str, pattern: str,
                                                       count: int) -> None:
     assert _search(tree, engine, pattern=pattern, output_mode="count")["total"] == count
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("klass, lines", [
+    ("alpha", [1, 4]), ("^alpha", [2, 3, 5, 6]), ("digit", [3]), ("space", [5, 6]),
+    ("punct", [2]), ("word", [1, 3, 4]), ("cntrl", [6]), ("xdigit", [])])
+def test_posix_classes_are_unicode_where_ripgrep_runs_pcre2(tmp_path: Path, engine: str,
+                                                           klass: str,
+                                                           lines: list[int]) -> None:
+    """Bug: a pattern that needs PCRE2 (look-around, back-references) runs in ripgrep's
+    PCRE2 mode, whose POSIX classes are Unicode (PCRE2_UCP): `(?<!x)[[:alpha:]]` found
+    `ü` on ripgrep but not on the python engine, which kept them ASCII."""
+    (tmp_path / "p.txt").write_text("ü\n«\n٣\nǅ\n\u00a0\n\u0085\n")
+    found = _search(tmp_path, engine, pattern=f"(?<!x)^[[:{klass}:]]$")
+    assert [m["line"] for m in found["matches"]] == lines

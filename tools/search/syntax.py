@@ -8,13 +8,13 @@ flags to their group and knows class set operations (`[\\w&&\\d]`, `[a-z--aeiou]
 Rust's regex does; `(?-f)` keeps case folding simple, as Rust's is.
 
 Translated: `\\x{…}`/`\\u{…}`/`\\U{…}` code points, `\\z`, word-boundary halves `\\<`, `\\>`,
-`\\b{start}`, `\\b{end}`, `\\b{start-half}`, `\\b{end-half}`, and the ASCII-only POSIX
-classes `[[:alpha:]]` and friends. Patterns that cannot be made to agree (documented in
+`\\b{start}`, `\\b{end}`, `\\b{start-half}`, `\\b{end-half}`, POSIX classes (`[[:alpha:]]`,
+`[[:^digit:]]`: tools/search/posix.py), `\\A` (line by line, each line's start) and a
+repetition repeated (`a++`). A range bounded by a class (`[\\w-.]`) is refused, as
+ripgrep refuses it. Patterns that cannot be made to agree (documented in
 tests/test_search_syntax.py): the swap-greed flag `(?U)` and CRLF mode `(?R)` are refused on
 the python engine; `(?-u)` (ASCII-only classes) is ignored; bytes that are not UTF-8 are
-seen by Python as single code points where ripgrep sees raw bytes. Negated POSIX classes
-`[[:^alpha:]]` are ASCII-only too, and a range bounded by a class (`[\\w-.]`) is refused,
-as ripgrep refuses it.
+seen by Python as single code points where ripgrep sees raw bytes.
 """
 
 from __future__ import annotations
@@ -24,13 +24,8 @@ from dataclasses import dataclass
 import regex
 
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.search.posix import posix_class
 
-_POSIX = {
-    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": r"\x00-\x7F", "blank": r"\t ",
-    "cntrl": r"\x00-\x1F\x7F", "digit": "0-9", "graph": "!-~", "lower": "a-z",
-    "print": " -~", "punct": r"!-/:-@\[-`{-~", "space": r"\t\n\x0B\f\r ", "upper": "A-Z",
-    "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f",
-}
 _BOUNDARIES = {"start": r"\m", "end": r"\M", "start-half": r"(?<!\w)", "end-half": r"(?!\w)"}
 # escapes whose class holds a line break; `^`, `$`, `\A`, `\z` count too (ripgrep's rule)
 _NEWLINE_CLASSES = set("sWDPpAz")
@@ -67,7 +62,11 @@ def analyse(pattern: str, *, literal: bool, multiline: bool = False) -> Pattern:
                        literal_cr="\r" in pattern)
     reader = _Reader(pattern, crlf_dollar=multiline)
     try:
-        return reader.read()
+        found = reader.read()
+        if found.needs_pcre2 and "[:" in pattern:  # ripgrep runs it in PCRE2: Unicode
+            reader = _Reader(pattern, crlf_dollar=multiline, unicode_posix=True)
+            found = reader.read()
+        return found
     except _Untranslatable as exc:
         return Pattern(pattern, reader.literal_newline, True, reader.pcre, str(exc), pattern,
                        reader.literal_cr)
@@ -114,8 +113,10 @@ class _Untranslatable(ValueError):
 
 
 class _Reader:
-    def __init__(self, pattern: str, *, crlf_dollar: bool) -> None:
+    def __init__(self, pattern: str, *, crlf_dollar: bool, unicode_posix: bool = False
+                 ) -> None:
         self.src = pattern
+        self.unicode_posix = unicode_posix  # POSIX classes as PCRE2_UCP reads them
         self.i = 0
         self.out: list[str] = []
         self.literal_newline = False
@@ -159,9 +160,8 @@ class _Reader:
 
     def _quantified(self) -> bool:
         """Whether the last thing read is a `*`, `+` or `?` repetition (not a lazy `?`):
-        ripgrep repeats it again (`a++` is `(?:a+)+`, `a?*` is `(?:a?)*`) where Python
-        would read a possessive or refuse a multiple repeat; the pair is the one
-        repetition that matches the same (`+` for `++`, else `*`)."""
+        ripgrep repeats it again (`a++` is `(?:a+)+`) where Python reads a possessive or
+        a multiple repeat; the pair matches as `+` for `++`, else as `*`."""
         out = self.out
         return bool(out) and out[-1] in ("*", "+", "?") and len(out) > 1 and out[-2] not in (
             "*", "+", "?", "(", "|")
@@ -292,10 +292,9 @@ class _Reader:
             elif src.startswith("[:", self.i) and src.find(":]", self.i + 2) > 0:
                 close = src.find(":]", self.i + 2)
                 name = src[self.i + 2:close]
-                negated = name.startswith("^") and name[1:] in _POSIX
-                parts.append(f"[^{_POSIX[name[1:]]}]" if negated
-                             else _POSIX.get(name, src[self.i:close + 2]))
-                self.may_newline = self.may_newline or negated or name in (
+                found = posix_class(name, unicode=self.unicode_posix)
+                parts.append(src[self.i:close + 2] if found is None else found)
+                self.may_newline = self.may_newline or name.startswith("^") or name in (
                     "space", "cntrl", "ascii")
                 self.i = close + 2
             elif c == "[":

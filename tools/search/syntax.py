@@ -10,8 +10,9 @@ Rust's regex does; `(?-f)` keeps case folding simple, as Rust's is.
 Translated: `\\x{…}`/`\\u{…}`/`\\U{…}` code points, `\\z`, word-boundary halves `\\<`, `\\>`,
 `\\b{start}`, `\\b{end}`, `\\b{start-half}`, `\\b{end-half}`, POSIX classes (`[[:alpha:]]`,
 `[[:^digit:]]`: tools/search/posix.py), `\\A` (line by line, each line's start) and a
-repetition repeated (`a++`). A range bounded by a class (`[\\w-.]`) is refused, as
-ripgrep refuses it. Patterns that cannot be made to agree (documented in
+repetition repeated (`a++`, `x{2}{3}`: tools/search/repeats.py). A range bounded by a
+class (`[\\w-.]`) is refused, as ripgrep refuses it. Patterns that cannot be made to agree
+(documented in
 tests/test_search_syntax.py): the swap-greed flag `(?U)` and CRLF mode `(?R)` are refused on
 the python engine; `(?-u)` (ASCII-only classes) is ignored; bytes that are not UTF-8 are
 seen by Python as single code points where ripgrep sees raw bytes.
@@ -25,6 +26,7 @@ import regex
 
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.search.posix import posix_class
+from chorus_tools.tools.search.repeats import COUNTED, merge_repeat, nest_counted
 
 _BOUNDARIES = {"start": r"\m", "end": r"\M", "start-half": r"(?<!\w)", "end-half": r"(?!\w)"}
 # escapes whose class holds a line break; `^`, `$`, `\A`, `\z` count too (ripgrep's rule)
@@ -125,6 +127,8 @@ class _Reader:
         self.pcre = False
         self.dollar = _CRLF_DOLLAR if crlf_dollar else "$"
         self.dollars: list[int] = []  # where the pattern's `$` anchors are
+        self.opens: list[int] = []  # where the groups still open start in `out`
+        self.closes: dict[int, int] = {}  # where each `)` in `out` has its group start
 
     def read(self) -> Pattern:
         src = self.src
@@ -136,6 +140,8 @@ class _Reader:
                 self.out.append(self._klass())
             elif c == "(" and src.startswith("(?", self.i):
                 self.out.append(self._group())
+                if not self.out[-1].endswith(")"):  # a group opens, not a flag setting
+                    self.opens.append(len(self.out) - 1)
             else:
                 if c == "\n":
                     self.literal_newline = self.may_newline = True
@@ -145,10 +151,16 @@ class _Reader:
                     self.may_newline = True
                 if c == "$":
                     self.dollars.append(self.i)
-                if c in "*+" and self._quantified():
-                    self.out[-1] = "+" if self.out[-1] == c == "+" else "*"
-                else:
-                    self.out.append(self.dollar if c == "$" else c)
+                if c in "*+" and merge_repeat(self.out, c):
+                    self.i += 1
+                    continue
+                if c in "*+" or c == "{" and COUNTED.match(src, self.i):
+                    nest_counted(self.out, self.closes)
+                if c == "(":
+                    self.opens.append(len(self.out))
+                elif c == ")" and self.opens:
+                    self.closes[len(self.out)] = self.opens.pop()
+                self.out.append(self.dollar if c == "$" else c)
                 self.i += 1
         pieces, last = [], 0
         for at in self.dollars:
@@ -157,14 +169,6 @@ class _Reader:
         return Pattern("".join(self.out), self.literal_newline,
                        self.may_newline or self.pcre, self.pcre,
                        ripgrep="".join(pieces) + src[last:], literal_cr=self.literal_cr)
-
-    def _quantified(self) -> bool:
-        """Whether the last thing read is a `*`, `+` or `?` repetition (not a lazy `?`):
-        ripgrep repeats it again (`a++` is `(?:a+)+`) where Python reads a possessive or
-        a multiple repeat; the pair matches as `+` for `++`, else as `*`."""
-        out = self.out
-        return bool(out) and out[-1] in ("*", "+", "?") and len(out) > 1 and out[-2] not in (
-            "*", "+", "?", "(", "|")
 
     def _fail(self, reason: str) -> _Untranslatable:
         return _Untranslatable(reason)

@@ -12,10 +12,9 @@ Translated: `\\x{…}`/`\\u{…}`/`\\U{…}` code points, `\\z`, word-boundary h
 `[[:^digit:]]`: tools/search/posix.py), `\\A` (line by line, each line's start) and a
 repetition repeated (`a++`, `x{2}{3}`: tools/search/repeats.py). A range bounded by a
 class (`[\\w-.]`) is refused, as ripgrep refuses it. Patterns that cannot be made to agree
-(documented in
-tests/test_search_syntax.py): the swap-greed flag `(?U)` and CRLF mode `(?R)` are refused on
-the python engine; `(?-u)` (ASCII-only classes) is ignored; bytes that are not UTF-8 are
-seen by Python as single code points where ripgrep sees raw bytes.
+(documented in tests/test_search_syntax.py): the swap-greed flag `(?U)` and CRLF mode
+`(?R)` are refused on the python engine; `(?-u)` (ASCII-only classes) is ignored; bytes
+that are not UTF-8 are seen by Python as single code points where ripgrep sees raw bytes.
 """
 
 from __future__ import annotations

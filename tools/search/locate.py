@@ -32,6 +32,4 @@ def _probe(path: str) -> tuple[str, bool] | None:
                              stdin=subprocess.DEVNULL, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    if not out.startswith(b"ripgrep "):  # some other program (`--rg /bin/true`): every
-        return None                      # search would fail, or succeed with nothing
     return path, b"+pcre2" in out.lower()

@@ -149,6 +149,9 @@ def list_queries() -> list[dict[str, Any]]:
         {"pattern": "*.tmp"}, {"pattern": "*.tmp", "include_ignored": True},
         {"pattern": "leaf_*", "exclude": "pkg1"}, {"pattern": "*.nothing"},
         {"pattern": ".*", "recursive": True}, {"pattern": "*.pem"},
+        # a trailing '/' matches directories only; './' alone is no pattern
+        {"pattern": "*/"}, {"pattern": "src/**/"}, {"pattern": "sub/", "recursive": True},
+        {"pattern": "deep/"}, {"pattern": "./", "path": "src"},
     ]
     return queries
 
@@ -196,7 +199,8 @@ def search_queries() -> list[dict[str, Any]]:
         {"pattern": "(unclosed"}, {"pattern": r"(?<=def )render"},
         {"pattern": "a\nb"}, {"pattern": "TODO", "path": "missing"},
         {"pattern": "bom8_needle"}, {"pattern": "^bom8"}, {"pattern": "big_file_needle"},
-        {"pattern": "cr only"},
+        {"pattern": "cr only"}, {"pattern": "only$"}, {"pattern": "^three"},
+        {"pattern": r"one\s"}, {"pattern": r"\Aunique_ident_7"},
         # what a content index must not narrow wrongly: non-ASCII case folding, escapes,
         # alternation, optional and zero-width parts, inline flags, verbose-mode comments
         {"pattern": "ärger", "case_sensitive": False}, {"pattern": "(?i)ÄRGER"},

@@ -80,10 +80,10 @@ def _explain(method: Method, params: dict[str, Any],
         where.append(step)
     if exc.rule == "additionalProperties":
         unknown = sorted(set(obj) - set(schema["properties"]))[0]
+        accepted = (f"accepted there: {', '.join(schema['properties'])}"
+                    if schema["properties"] else "it takes no parameters: send {}")
         return ToolError("invalid_params", f"Unknown parameter '{_name(where + [unknown])}' "
-                         f"for {method.name}; accepted there: "
-                         f"{', '.join(schema['properties'])}.",
-                         param=_name(where + [unknown]))
+                         f"for {method.name}; {accepted}.", param=_name(where + [unknown]))
     if exc.rule == "required":
         missing = next(p for p in schema["required"] if p not in obj)
         return ToolError("invalid_params", f"Missing required parameter "

@@ -154,7 +154,8 @@ def test_literal_tail_shortcut_gives_the_regex_answers(lines: list[str], path: s
         except GlobError:
             continue
         target = path.rpartition("/")[2] if pattern._name_only else path
-        assert pattern.matches(path) is (pattern.regex.fullmatch(target) is not None)
+        assert pattern.matches(path, is_dir) is ((is_dir or not pattern.dir_only) and
+                                                 pattern.regex.fullmatch(target) is not None)
 
 
 @pytest.mark.parametrize("glob, tail", [("*.md", ".md"), ("**/x-1_a.txt", "x-1_a.txt"),

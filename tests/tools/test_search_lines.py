@@ -25,11 +25,11 @@ def test_line_texts_agree_with_a_whole_file_split(text: str, pattern: str, befor
     if not text:
         return  # the engine skips empty files before searching
     line_mode = not multiline
-    spans = _spans(regex.compile(pattern, regex.MULTILINE), text, line_mode,
+    spans = _spans(regex.compile(pattern, regex.MULTILINE), text, text, line_mode,
                    time.monotonic() + 5, Spans(multiline, 10**6)).kept
     every = {n: shown(line) for n, line in enumerate(lines_without_endings(text), 1)}
     shape = Shape("content", before, after, multiline, 10**6, 2000)
-    found = _line_texts(text, spans, before, after)
+    found = _line_texts(text, spans, before, after, strip_cr=True)
     assert all(every[n] == line for n, line in found.items())
     pairs = [span[:2] for span in spans]
     assert file_result("f", pairs, found, shape, 10**6) == file_result(

@@ -5,7 +5,9 @@ opened through the workspace (never a path string), read once, skipped when bina
 searched as one string. Line numbers are computed only where matches are. Without
 multiline, a match that crosses a line break (a class like `\\s` reaching the next line)
 sends that file back through a line-by-line search, which is what ripgrep's rule (classes
-never match the line terminator) amounts to. Every file has a time budget against
+never match the line terminator) amounts to. Line by line a lone `\r` is a line end to
+the regex as it is to ripgrep's `--crlf` (`^` and `$` match beside it, nothing matches
+it) but not to the line numbers, which count `\n`s. Every file has a time budget against
 catastrophic patterns; running past it is a `timeout` error naming the file.
 """
 
@@ -64,8 +66,10 @@ def _search_file(ctx: ToolContext, rel: str, rx: regex.Pattern, line_mode: bool,
     if not text:
         return None
     budget = ctx.limits.search_file_timeout
+    # ripgrep's --crlf ends a line at a lone \r too for `^`, `$` and what classes match
+    probe = text.replace("\r", "\n") if crlf and "\r" in text else text
     try:
-        spans = _spans(rx, text, line_mode, time.monotonic() + budget,
+        spans = _spans(rx, text, probe, line_mode, time.monotonic() + budget,
                        Spans(shape.merge_adjacent, limit, shape.after))
     except TimeoutError:
         raise ToolError("timeout",
@@ -75,16 +79,19 @@ def _search_file(ctx: ToolContext, rel: str, rx: regex.Pattern, line_mode: bool,
                         path=rel, limit_seconds=budget) from None
     if not spans:
         return None
-    lines = _line_texts(text, spans.kept, shape.before, shape.after) if shape.wants_text else {}
+    lines = _line_texts(text, spans.kept, shape.before, shape.after,
+                        strip_cr=not crlf) if shape.wants_text else {}
     return file_result(rel, [span[:2] for span in spans.kept], lines, shape, limit,
                        spans.more_lines)
 
 
 def _line_texts(text: str, spans: list[tuple[int, int, int]], before: int,
-                after: int) -> dict[int, str]:
+                after: int, *, strip_cr: bool) -> dict[int, str]:
     """The text, as the client sees it, of every line the reply can show: each span's
     lines, `before` lines above and `after` below, found by walking from the offset where the
-    span's first line starts (splitting whole files was the engine's largest cost)."""
+    span's first line starts (splitting whole files was the engine's largest cost).
+    `strip_cr`: a line's final `\r` is its line ending's, not shown (a text whose `\r\n`s
+    are already `\n`s shows any `\r` left, as ripgrep's `--crlf` output does)."""
     lines: dict[int, str] = {}
     size = len(text)
     for first, last, start in spans:
@@ -96,8 +103,8 @@ def _line_texts(text: str, spans: list[tuple[int, int, int]], before: int,
             end = text.find("\n", pos)
             end = size if end < 0 else end
             if line not in lines:
-                lines[line] = shown(text[pos:end - 1] if text.endswith("\r", pos, end)
-                                    else text[pos:end])
+                lines[line] = shown(text[pos:end - 1] if strip_cr and text.endswith(
+                    "\r", pos, end) else text[pos:end])
             line, pos = line + 1, end + 1
     return lines
 
@@ -127,20 +134,22 @@ def _read_text(ctx: ToolContext, rel: str) -> str | None:
         return found[0] if found else data.decode("utf-8", "surrogateescape")
 
 
-def _spans(rx: regex.Pattern, text: str, line_mode: bool, deadline: float,
+def _spans(rx: regex.Pattern, text: str, probe: str, line_mode: bool, deadline: float,
            spans: Spans) -> Spans:
     """(first line, last line, offset of the first line) of every match, into `spans`;
-    line numbers only where matches are. In line mode a line is found once: the search
-    goes on from the next line (a line of a million matches is one entry, and one match
-    to find, not a million)."""
+    line numbers only where matches are. `probe` is what the regex runs on: `text`, or
+    (line by line) `text` with its lone `\r`s as line ends, of the same length. In line
+    mode a line is found once: the search goes on from the next line (a line of a
+    million matches is one entry, and one match to find, not a million)."""
     phantom = len(text) if text.endswith("\n") else -1  # a final \n starts no line
     line, pos = 1, 0
-    for m in _matches(rx, text, line_mode, deadline):
+    for m in _matches(rx, text, probe, line_mode, deadline):
         start, stop = m.span()
         if start == phantom:
             break
-        if line_mode and "\n" in text[start:stop]:
-            return _line_spans(rx, text, deadline, Spans(spans.adjacent, spans.keep, spans.reach))
+        if line_mode and "\n" in probe[start:stop]:
+            return _line_spans(rx, text, deadline, Spans(spans.adjacent, spans.keep, spans.reach),
+                               split_cr=probe is not text)
         line += text.count("\n", pos, start)
         pos = start
         last = line + text.count("\n", start, max(start, stop - 1))
@@ -148,26 +157,29 @@ def _spans(rx: regex.Pattern, text: str, line_mode: bool, deadline: float,
     return spans
 
 
-def _matches(rx: regex.Pattern, text: str, line_mode: bool,
+def _matches(rx: regex.Pattern, text: str, probe: str, line_mode: bool,
              deadline: float) -> Iterator[regex.Match]:
     """Every match (multiline), or the first of each line that has one (line mode)."""
     if not line_mode:
         yield from rx.finditer(text, timeout=_left(deadline))
         return
     pos = 0
-    while (m := rx.search(text, pos, timeout=_left(deadline))) is not None:
+    while (m := rx.search(probe, pos, timeout=_left(deadline))) is not None:
         yield m
         pos = text.find("\n", m.start()) + 1
         if pos == 0:
             return
 
 
-def _line_spans(rx: regex.Pattern, text: str, deadline: float, spans: Spans) -> Spans:
+def _line_spans(rx: regex.Pattern, text: str, deadline: float, spans: Spans, *,
+                split_cr: bool) -> Spans:
+    """`split_cr`: each piece of a line between lone `\r`s is searched on its own."""
     offset = 0
     for n, ln in enumerate(text.split("\n"), 1):
         if offset == len(text):
             break  # the final \n starts no line
-        if rx.search(ln, timeout=_left(deadline)):
+        if any(rx.search(piece, timeout=_left(deadline))
+               for piece in (ln.split("\r") if split_cr else (ln,))):
             spans.add((n, n, offset))
         offset += len(ln) + 1
     return spans

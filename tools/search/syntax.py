@@ -8,12 +8,13 @@ flags to their group and knows class set operations (`[\\w&&\\d]`, `[a-z--aeiou]
 Rust's regex does; `(?-f)` keeps case folding simple, as Rust's is.
 
 Translated: `\\x{…}`/`\\u{…}`/`\\U{…}` code points, `\\z`, word-boundary halves `\\<`, `\\>`,
-`\\b{start}`, `\\b{end}`, `\\b{start-half}`, `\\b{end-half}`, and the ASCII-only POSIX
-classes `[[:alpha:]]` and friends. Patterns that cannot be made to agree (documented in
-tests/test_search_syntax.py): the swap-greed flag `(?U)` and CRLF mode `(?R)` are refused on
-the python engine; `(?-u)` (ASCII-only classes) is ignored; negated POSIX classes
-`[[:^alpha:]]` use the `regex` module's Unicode meaning; bytes that are not UTF-8 are seen by
-Python as single code points where ripgrep sees raw bytes.
+`\\b{start}`, `\\b{end}`, `\\b{start-half}`, `\\b{end-half}`, POSIX classes (`[[:alpha:]]`,
+`[[:^digit:]]`: tools/search/posix.py), `\\A` (line by line, each line's start) and a
+repetition repeated (`a++`, `x{2}{3}`: tools/search/repeats.py). A range bounded by a
+class (`[\\w-.]`) is refused, as ripgrep refuses it. Patterns that cannot be made to agree
+(documented in tests/test_search_syntax.py): the swap-greed flag `(?U)` and CRLF mode
+`(?R)` are refused on the python engine; `(?-u)` (ASCII-only classes) is ignored; bytes
+that are not UTF-8 are seen by Python as single code points where ripgrep sees raw bytes.
 """
 
 from __future__ import annotations
@@ -23,13 +24,9 @@ from dataclasses import dataclass
 import regex
 
 from chorus_tools.tools.errors import ToolError
+from chorus_tools.tools.search.posix import posix_class
+from chorus_tools.tools.search.repeats import COUNTED, merge_repeat, nest_counted
 
-_POSIX = {
-    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": r"\x00-\x7F", "blank": r"\t ",
-    "cntrl": r"\x00-\x1F\x7F", "digit": "0-9", "graph": "!-~", "lower": "a-z",
-    "print": " -~", "punct": r"!-/:-@\[-`{-~", "space": r"\t\n\x0B\f\r ", "upper": "A-Z",
-    "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f",
-}
 _BOUNDARIES = {"start": r"\m", "end": r"\M", "start-half": r"(?<!\w)", "end-half": r"(?!\w)"}
 # escapes whose class holds a line break; `^`, `$`, `\A`, `\z` count too (ripgrep's rule)
 _NEWLINE_CLASSES = set("sWDPpAz")
@@ -40,6 +37,8 @@ _PCRE_GROUPS = ("(?=", "(?!", "(?<=", "(?<!", "(?>")
 # where nothing matches the `\r`; with multiline `--crlf` would stop `$\n` from matching a
 # CRLF break, so there a `$` takes the `\r` before it along (never shown).
 _CRLF_DOLLAR = r"(?:\r?$)"
+# class escapes, never a range's end (ripgrep: "invalid range boundary")
+_CLASS_ESCAPES = tuple("\\" + c for c in "dDwWsSpP")
 _CR_ESCAPE = regex.compile(r"\\(?:r|x0[dD]|[xuU]\{0*[dD]\}|u000[dD]|U0000000[dD])")
 
 
@@ -64,7 +63,11 @@ def analyse(pattern: str, *, literal: bool, multiline: bool = False) -> Pattern:
                        literal_cr="\r" in pattern)
     reader = _Reader(pattern, crlf_dollar=multiline)
     try:
-        return reader.read()
+        found = reader.read()
+        if found.needs_pcre2 and "[:" in pattern:  # ripgrep runs it in PCRE2: Unicode
+            reader = _Reader(pattern, crlf_dollar=multiline, unicode_posix=True)
+            found = reader.read()
+        return found
     except _Untranslatable as exc:
         return Pattern(pattern, reader.literal_newline, True, reader.pcre, str(exc), pattern,
                        reader.literal_cr)
@@ -111,8 +114,10 @@ class _Untranslatable(ValueError):
 
 
 class _Reader:
-    def __init__(self, pattern: str, *, crlf_dollar: bool) -> None:
+    def __init__(self, pattern: str, *, crlf_dollar: bool, unicode_posix: bool = False
+                 ) -> None:
         self.src = pattern
+        self.unicode_posix = unicode_posix  # POSIX classes as PCRE2_UCP reads them
         self.i = 0
         self.out: list[str] = []
         self.literal_newline = False
@@ -121,6 +126,8 @@ class _Reader:
         self.pcre = False
         self.dollar = _CRLF_DOLLAR if crlf_dollar else "$"
         self.dollars: list[int] = []  # where the pattern's `$` anchors are
+        self.opens: list[int] = []  # where the groups still open start in `out`
+        self.closes: dict[int, int] = {}  # where each `)` in `out` has its group start
 
     def read(self) -> Pattern:
         src = self.src
@@ -132,6 +139,8 @@ class _Reader:
                 self.out.append(self._klass())
             elif c == "(" and src.startswith("(?", self.i):
                 self.out.append(self._group())
+                if not self.out[-1].endswith(")"):  # a group opens, not a flag setting
+                    self.opens.append(len(self.out) - 1)
             else:
                 if c == "\n":
                     self.literal_newline = self.may_newline = True
@@ -141,6 +150,15 @@ class _Reader:
                     self.may_newline = True
                 if c == "$":
                     self.dollars.append(self.i)
+                if c in "*+" and merge_repeat(self.out, c):
+                    self.i += 1
+                    continue
+                if c in "*+" or c == "{" and COUNTED.match(src, self.i):
+                    nest_counted(self.out, self.closes)
+                if c == "(":
+                    self.opens.append(len(self.out))
+                elif c == ")" and self.opens:
+                    self.closes[len(self.out)] = self.opens.pop()
                 self.out.append(self.dollar if c == "$" else c)
                 self.i += 1
         pieces, last = [], 0
@@ -203,6 +221,8 @@ class _Reader:
             return "\\" + c
         if c == "z":
             return r"\Z"
+        if c == "A" and self.dollar == "$":  # line by line ripgrep matches each line alone
+            return "^"
         if c in "<>":
             return r"\m" if c == "<" else r"\M"
         if c == "b" and src.startswith("{", self.i):
@@ -263,12 +283,22 @@ class _Reader:
                 return "".join(parts)
             item_start = len(parts)
             if c == "\\":
+                klass = src.startswith(_CLASS_ESCAPES, self.i)
                 parts.append(self._escape(in_class=True))
+                if klass and src[self.i - 1] in "pP" and self.i < len(src):  # its name too
+                    end = src.find("}", self.i) + 1 if src[self.i] == "{" else self.i + 1
+                    parts[-1] += src[self.i:end] if end else ""
+                    self.i = end or self.i
+                if klass and (low is not None or src.startswith("-", self.i)
+                              and not src.startswith(("-]", "--"), self.i)):
+                    raise self._fail("invalid range boundary, must be a literal")
             elif src.startswith("[:", self.i) and src.find(":]", self.i + 2) > 0:
                 close = src.find(":]", self.i + 2)
                 name = src[self.i + 2:close]
-                parts.append(_POSIX.get(name, src[self.i:close + 2]))
-                self.may_newline = self.may_newline or name in ("space", "cntrl", "ascii")
+                found = posix_class(name, unicode=self.unicode_posix)
+                parts.append(src[self.i:close + 2] if found is None else found)
+                self.may_newline = self.may_newline or name.startswith("^") or name in (
+                    "space", "cntrl", "ascii")
                 self.i = close + 2
             elif c == "[":
                 parts.append(self._klass())

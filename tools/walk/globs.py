@@ -241,9 +241,13 @@ class SearchGlobs:
 
 class ListPattern:
     """file.list's `pattern`: a glob relative to the listed directory (`*.py` only in the
-    directory itself, `**` across directories)."""
+    directory itself, `**` across directories); a trailing `/` matches directories only,
+    as in an ignore file or a shell."""
 
     def __init__(self, pattern: str) -> None:
+        self.dir_only = pattern.endswith("/") and pattern.strip("/") != ""
+        if self.dir_only:
+            pattern = pattern.rstrip("/")
         self.regex = re.compile(glob_regex(pattern))
         name = pattern[3:] if pattern.startswith("**/") else ""
         self._name_only = bool(name) and "/" not in name and "**" not in name
@@ -252,8 +256,10 @@ class ListPattern:
         self._tail = literal_tail(pattern)
         self._prefixes = [_component_prefix(alt) for alt in _alternatives(pattern)]
 
-    def matches(self, rel: str) -> bool:
+    def matches(self, rel: str, is_dir: bool = False) -> bool:
         """Whether a path relative to the listed directory matches."""
+        if self.dir_only and not is_dir:
+            return False
         return rel.endswith(self._tail) and self.regex.fullmatch(
             rel.rpartition("/")[2] if self._name_only else rel) is not None
 

@@ -85,7 +85,9 @@ def _list(ctx: ToolContext, path: str, pattern: str | None, recursive: bool,
           ) -> dict[str, Any] | FanOut | Pickled:
     """A name pattern (no '/') matches in `path` itself, or with `recursive` or `depth`
     names at any depth down to it, as file.search's `glob` does (docs/protocol.md,
-    file.list)."""
+    file.list). A pattern that is only a leading './' is none, as "" is."""
+    if pattern and not _relative(pattern):
+        pattern = None
     deep = recursive or depth is not None
     if not pattern and deep:
         pattern = "**"
@@ -112,8 +114,10 @@ def _list(ctx: ToolContext, path: str, pattern: str | None, recursive: bool,
 
 
 def names_only(pattern: str) -> bool:
-    """A glob of names (no '/'), matched at any depth where depth is asked for."""
-    return "/" not in pattern and pattern != "**"
+    """A glob of names (no '/' but a trailing one), matched at any depth where depth is
+    asked for."""
+    name = pattern.rstrip("/")
+    return bool(name) and "/" not in name and name != "**"
 
 
 def _walk_list(ctx: ToolContext, path: str, pattern: str, depth: int | None,
@@ -257,12 +261,17 @@ class Merge:
 def _compile(pattern: str) -> ListPattern:
     """The glob relative to the listed directory; a leading './' or '/' names that
     directory itself. Cached: every run of a split walk needs it again."""
-    while pattern.startswith(("./", "/")):
-        pattern = pattern[2:] if pattern.startswith("./") else pattern[1:]
     try:
-        return ListPattern(pattern)
+        return ListPattern(_relative(pattern))
     except GlobError as exc:
         raise invalid_pattern(exc, "pattern") from None
+
+
+def _relative(pattern: str) -> str:
+    """The pattern without its leading './' or '/', which name the listed directory."""
+    while pattern.startswith(("./", "/")):
+        pattern = pattern[2:] if pattern.startswith("./") else pattern[1:]
+    return pattern
 
 
 def _excluded(globs: tuple[str, ...], cut_at: int) -> Callable[[str, bool], bool]:
@@ -290,7 +299,7 @@ def _walker(ctx: ToolContext, matcher: ListPattern, start: str, include_hidden: 
     that can hold one."""
     cut_at = len(start) + 1 if start else 0
     return Walker(ctx, include_hidden, include_ignored, overrides=None, max_depth=depth,
-                  select=lambda p, kind: (matcher.matches(p[cut_at:])
+                  select=lambda p, kind: (matcher.matches(p[cut_at:], kind == "dir")
                                           and not excluded(p, kind == "dir")),
                   descend=lambda p: matcher.may_descend(p[cut_at:]) and not excluded(p, True))
 

@@ -68,3 +68,20 @@ def test_a_directory_someone_else_filled_stays_a_conflict(tmp_path: Path) -> Non
         done = server.result("workspace.rewind", {"checkpoint": cp})
     assert done == {"restored": [], "deleted": [], "diff": "", "conflicts": ["a.txt"]}
     assert (ws / "a.txt" / "theirs.txt").read_bytes() == b"T\n"
+
+
+def test_a_file_someone_else_put_at_a_deleted_directorys_name_is_a_conflict(
+        tmp_path: Path) -> None:
+    """The directory deleted by this server, its name taken by someone else's file: the
+    rewind cannot put the directory's file back without removing theirs, so that file is
+    a conflict and nothing changes."""
+    ws = tmp_path / "ws"
+    (ws / "d").mkdir(parents=True)
+    (ws / "d" / "f.txt").write_bytes(b"F\n")
+    with RpcServer(ws, "--history", str(tmp_path / "hist")) as server:
+        cp = server.result("workspace.checkpoint", {})["checkpoint"]
+        server.result("dir.delete", {"path": "d", "recursive": True})
+        (ws / "d").write_bytes(b"theirs")
+        done = server.result("workspace.rewind", {"checkpoint": cp})
+    assert done == {"restored": [], "deleted": [], "diff": "", "conflicts": ["d/f.txt"]}
+    assert (ws / "d").read_bytes() == b"theirs"

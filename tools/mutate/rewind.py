@@ -63,11 +63,10 @@ def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
     except ToolError as err:
         if err.code == "permission_denied":
             raise
-        if err.code == "not_a_directory":  # a file holds a parent's name: none here
-            return rewind_shapes.BLOCKED if back else \
-                "done" if item["content"] is None else "conflict"
         return _link_now(ctx, item)
     st = current(ctx, rel, path)
+    if st is None and back and rewind_shapes.blocked(ctx, rel):
+        return rewind_shapes.BLOCKED
     if st is not None and stat.S_ISDIR(st.st_mode) and back:
         return rewind_shapes.EMPTIED
     if st is not None and not stat.S_ISREG(st.st_mode):

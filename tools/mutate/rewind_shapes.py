@@ -16,7 +16,8 @@ import stat
 from collections.abc import Iterable
 
 from chorus_tools.tools.context import ToolContext
-from chorus_tools.tools.errors import from_os_error
+from chorus_tools.tools.errors import ToolError, from_os_error
+from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.mutate.atomic import locked_dir, split_parent
 
 BLOCKED, EMPTIED = "blocked", "emptied"
@@ -47,6 +48,21 @@ def clear(ctx: ToolContext, path: str) -> None:
             os.rmdir(name, dir_fd=dir_fd)
     except OSError as exc:
         raise from_os_error(exc, path, "write_failed") from None
+
+
+def blocked(ctx: ToolContext, path: str) -> bool:
+    """True when a file holds the name of one of `path`'s parents (the nearest one that
+    exists is no directory; one through a symlink was refused before)."""
+    parent = split_parent(path)[0]
+    if parent == ROOT:
+        return False
+    try:
+        st = ctx.ws.lstat(parent, shown=path)
+    except ToolError as err:
+        if err.code == "file_not_found":
+            return blocked(ctx, parent)
+        return err.code == "not_a_directory"
+    return not stat.S_ISDIR(st.st_mode)
 
 
 def _parents(path: str) -> Iterable[str]:

@@ -7,13 +7,12 @@ the history would still name the one this server left, and the next rewind would
 every such file for someone else's change. The directory's name is reserved (hidden,
 refused to every tool); a link is named by a hash of its path, so a rewind completing
 one a killed server left replaces the links that one made, and removes them all. An
-entry on another filesystem (a mount inside the workspace) cannot be linked there: the
-rewind then writes its bytes back instead (`keep` says False).
+entry that cannot be linked there (on another filesystem: a mount inside the workspace)
+has its bytes written back instead (`keep` says False).
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 
@@ -33,7 +32,9 @@ def _key(path: str) -> str:
 
 def keep(ctx: ToolContext, path: str) -> bool:
     """Hard-link the entry at `path` (a file or a symlink itself, never followed); False
-    when it lies on another filesystem. The rewind runs alone (every call waits for it)."""
+    when it cannot be (another filesystem, a root the server cannot write, a file the
+    kernel's protected_hardlinks keeps from this user). The rewind runs alone (every call
+    waits for it), so no directory lock is taken."""
     parent, name = split_parent(path)
     dir_fd = ctx.ws.open_dir(parent, shown=path)
     try:
@@ -44,10 +45,8 @@ def keep(ctx: ToolContext, path: str) -> bool:
                     follow_symlinks=False)
         finally:
             os.close(folder)
-    except OSError as exc:
-        if exc.errno == errno.EXDEV:
-            return False
-        raise from_os_error(exc, path, "write_failed") from None
+    except OSError:
+        return False
     finally:
         os.close(dir_fd)
     return True

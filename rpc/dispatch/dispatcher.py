@@ -97,7 +97,8 @@ class Dispatcher:
                                 undo=_undo_memory(toolsets, history),
                                 order=order, quota=quota, landed=landed)
         self._inflight: dict[tuple[bool, Any], list[Call]] = {}
-        self._mcp = McpFace(toolsets, self._invoke_tool, read_only, document_bytes)
+        self._mcp = McpFace(toolsets, self._invoke_tool, read_only, document_bytes,
+                            self._invoker.refuse)
         self._labels = frozenset((*self._methods, DISCOVER, *McpFace.METHODS,
                                   LSP_CANCEL, MCP_CANCEL))
         self.tasks: set[asyncio.Task] = set()

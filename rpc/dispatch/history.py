@@ -180,10 +180,13 @@ class History:
     async def _store(self, item: dict[str, Any], room: Room) -> Where | None:
         where = self._where(item["sha256"])
         try:
-            if self._packs.kept(where):
-                return where
-            if item["spool"] is None and item["data"] is None:
+            held = item["spool"] is not None or item["data"] is not None
+            if self._packs.kept(where) and (self._packs.current(where) or not held):
+                return where  # kept once: an unchanged file costs nothing twice
+            if not held:
                 return None  # larger than the whole budget: only hashed
+            # kept again, in the newest pack: the budget drops the oldest content first,
+            # and the pack that first held it (older) may go before this change's turn
             claimed = self._packs.claim(item["bytes"])
             if claimed is None:
                 return None  # larger than the whole budget

@@ -80,6 +80,10 @@ class Packs:
             return False
         return True
 
+    def current(self, where: Where | None) -> bool:
+        """Whether that content lies in the pack this server appends to (its newest)."""
+        return where is not None and where[0] == self._name
+
     def read(self, where: Where) -> bytes | None:
         """The content, or None when its pack was removed meanwhile."""
         name, offset, size = where

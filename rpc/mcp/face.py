@@ -63,6 +63,8 @@ def instructions(toolsets: tuple[str, ...], read_only: bool = False) -> str:
 
 # the invoker's (rpc/dispatch/invoker.py): the one path every call takes, on both faces
 InvokeFn = Callable[[Call, Method, Any], Awaitable[tuple[bool, Any]]]
+# and its record of a call refused before it ran (docs/protocol.md, Audit records)
+RefuseFn = Callable[[Call, Method, Any, ToolError], Awaitable[None]]
 
 
 class McpFace:
@@ -70,8 +72,10 @@ class McpFace:
                          "tools/call", "server/discover"})
 
     def __init__(self, toolsets: tuple[str, ...], invoke: InvokeFn,
-                 read_only: bool = False, document_bytes: int = 0) -> None:
+                 read_only: bool = False, document_bytes: int = 0,
+                 refuse: RefuseFn | None = None) -> None:
         self._toolsets = toolsets
+        self._refuse = refuse
         # a PDF file_read returns: --max-image-bytes, within --max-chunk-bytes (one read)
         self._document_bytes = document_bytes
         self._read_only = read_only
@@ -150,8 +154,11 @@ class McpFace:
             return _invalid_params(rid, f"Unknown tool: {name!r}. {said}", "name",
                                    **({"did_you_mean": suggestions} if suggestions else {}))
         if arguments is not None and not isinstance(arguments, dict):
-            return _invalid_params(rid, f"The arguments of {name} must be an object.",
-                                   "arguments")
+            refusal = ToolError("invalid_params", f"The arguments of {name} must be an "
+                                "object.", param="arguments")
+            if self._refuse is not None:  # a change refused is recorded all the same
+                await self._refuse(call, method, arguments, refusal)
+            return error_response(rid, wire_error(refusal))
         call.progress = _progress(call, params.get("_meta"))
         try:
             ok, payload = await self._invoke(call, method, arguments or {})

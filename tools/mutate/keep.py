@@ -123,17 +123,20 @@ def ahead(ctx: ToolContext, content: int, paths: list[str], shown: str) -> None:
 
 def snapshot_tree(ctx: ToolContext, dir_fd: int, path: str,
                   shown: str) -> list[tuple[Snapshot, str | None]]:
-    """A snapshot of every regular file beneath the directory open as `dir_fd` (at
-    `path`), each with its version; the walk never follows a symlink."""
+    """A snapshot of every regular file and symlink beneath the directory open as
+    `dir_fd` (at `path`), each with its version; the walk never follows a symlink, and
+    lists one to a directory (inside the workspace or out) among `dirs`: kept too."""
     if not keeping(ctx):
         return []
     snaps: list[tuple[Snapshot, str | None]] = []
-    for top, _, files, top_fd in fwalk(dir_fd):
+    for top, dirs, files, top_fd in fwalk(dir_fd):
         base = path if top == "." else f"{path}/{top[2:]}"
-        for name in files:
+        for name in (*files, *dirs):
             try:
                 st = os.stat(name, dir_fd=top_fd, follow_symlinks=False)
             except FileNotFoundError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
                 continue
             snap = snapshot(ctx, top_fd, name, st, f"{base}/{name}", shown)
             if snap is not None:

@@ -143,7 +143,9 @@ def current_in(dir_fd: int, name: str) -> os.stat_result | None:
 
 def real_path(ctx: ToolContext, path: str) -> str:
     """`path` normalised, refused if a symlink is on its way (the nearest existing
-    directory above it must be where its name says, the entry itself no link)."""
+    directory above it must be where its name says, the entry itself no link). A parent
+    missing, or a file at its name (a deleted directory's file), is climbed past: the
+    file is not there, its history is."""
     rel = ctx.ws.rel(path)
     if rel == ROOT:
         raise ToolError("is_directory", f"The workspace root is a directory: {path}. Name "
@@ -154,7 +156,7 @@ def real_path(ctx: ToolContext, path: str) -> str:
             fd = ctx.ws.open(parent, os.O_PATH | os.O_DIRECTORY, shown=path)
             break
         except ToolError as err:
-            if err.code != "file_not_found" or parent == ROOT:
+            if err.code not in ("file_not_found", "not_a_directory") or parent == ROOT:
                 raise
             parent = split_parent(parent)[0]
     try:

@@ -19,7 +19,7 @@ from typing import Any
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext, sha256_hex
 from chorus_tools.tools.errors import ToolError
-from chorus_tools.tools.mutate import keep, quota, reserve
+from chorus_tools.tools.mutate import keep, quota, reserve, rewind_shapes, rewind_undo
 from chorus_tools.tools.mutate.atomic import locked_dir, mutate, put_symlink, split_parent
 from chorus_tools.tools.mutate.delete import delete
 from chorus_tools.tools.mutate.restore import current, link_target, put_link, real_path
@@ -31,8 +31,13 @@ _BINARY_SNIFF = 8192
 def rewind(ctx: ToolContext, checkpoint: str, items: list[dict[str, Any]] | None = None,
            force: bool = False, dry_run: bool = False) -> dict[str, Any]:
     todo, conflicts = [], []
-    for item in items or []:
-        state = _state(ctx, item)
+    states = [(item, _state(ctx, item)) for item in items or []]
+    removed = {i["path"] for i, state in states  # what the rewind deletes
+               if i["content"] is None and (state == "ours" or state == "conflict" and force)}
+    for item, state in states:
+        if state in (rewind_shapes.BLOCKED, rewind_shapes.EMPTIED):
+            state = "ours" if rewind_shapes.ours(ctx, item["path"], state, removed) \
+                else "conflict"
         if state == "done":
             continue
         if state == "conflict" and not force:
@@ -49,8 +54,10 @@ def rewind(ctx: ToolContext, checkpoint: str, items: list[dict[str, Any]] | None
 
 def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
     """'done' (already as planned: an earlier rewind, or one a crash cut short),
-    'ours' (as this server left it) or 'conflict'."""
+    'ours' (as this server left it), 'conflict', or a file to put back where this server
+    left none but something now stands in its way (rewind_shapes)."""
     path = item["path"]
+    back = item["content"] is not None and item["expected"] is None
     try:
         rel = real_path(ctx, path)
     except ToolError as err:
@@ -58,6 +65,10 @@ def _state(ctx: ToolContext, item: dict[str, Any]) -> str:
             raise
         return _link_now(ctx, item)
     st = current(ctx, rel, path)
+    if st is None and back and rewind_shapes.blocked(ctx, rel):
+        return rewind_shapes.BLOCKED
+    if st is not None and stat.S_ISDIR(st.st_mode) and back:
+        return rewind_shapes.EMPTIED
     if st is not None and not stat.S_ISREG(st.st_mode):
         return "conflict"
     content = item["content"]
@@ -85,7 +96,10 @@ def _link_now(ctx: ToolContext, item: dict[str, Any]) -> str:
 
 
 def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
-    done: list[tuple[str, bytes | str | None, int]] = []  # a link's text, to put back
+    # each path changed: what it held (a link's text), its mode, and whether that entry
+    # itself is kept for the way back (rewind_undo), else its bytes are written again
+    done: list[tuple[str, bytes | str | None, int, bool]] = []
+    linked: list[str] = []
     changes: list[tuple[str, bytes | str | None, bytes | None]] = []  # for the record
     now = [current(ctx, i["path"], i["path"]) for i in todo]
     planned = sorted(zip(todo, now), key=_growth)
@@ -99,8 +113,14 @@ def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
         for item, _ in planned:
             path, content = item["path"], item["content"]
             st = current(ctx, path, path)
+            if st is not None and stat.S_ISDIR(st.st_mode):  # emptied by the deletions,
+                rewind_shapes.clear(ctx, path)  # which come first (_growth); undoing
+                st = None  # them makes it again
             before = None if st is None else link_target(ctx, path) \
                 if stat.S_ISLNK(st.st_mode) else _read(ctx, path)
+            held = st is not None and rewind_undo.keep(ctx, path)
+            if held:
+                linked.append(path)
             if content is None:
                 if st is not None:
                     delete(ctx, path)
@@ -111,22 +131,36 @@ def _apply(ctx: ToolContext, todo: list[dict[str, Any]]) -> None:
                     delete(ctx, path)  # it would land where the link leads
                 mutate(ctx, path, shown=path, compute=lambda _, c=content: c,
                        create_dirs=True, read_current=False, mode=item["mode"])
-            done.append((path, before, 0 if st is None else stat.S_IMODE(st.st_mode)))
+            done.append((path, before, 0 if st is None else stat.S_IMODE(st.st_mode), held))
             changes.append((path, before, content))
     except ToolError:
         with reserve.paused(ctx):  # all or nothing, even on a full history disk
-            for path, before, mode in reversed(done):
-                if isinstance(before, str):
-                    with locked_dir(ctx, split_parent(path)[0], shown=path) as dir_fd:
-                        put_symlink(dir_fd, split_parent(path)[1], before)
-                elif before is None:
-                    if current(ctx, path, path) is not None:
-                        delete(ctx, path)
-                else:
-                    mutate(ctx, path, shown=path, compute=lambda _, c=before: c,
-                           create_dirs=True, read_current=False, mode=mode)
+            for path, before, mode, held in reversed(done):
+                _undo(ctx, path, before, mode, held)
         raise
+    finally:
+        rewind_undo.drop(ctx, linked)
     _audit(ctx, changes)
+
+
+def _undo(ctx: ToolContext, path: str, before: bytes | str | None, mode: int,
+          held: bool) -> None:
+    """Put `path` back as it was before the rewind changed it: the very entry when it
+    was kept (its version too), else its bytes or link text written again."""
+    st = current(ctx, path, path)
+    if before is not None and st is not None and stat.S_ISDIR(st.st_mode):
+        rewind_shapes.clear(ctx, path)  # made for the files put back beneath it
+    if held:
+        rewind_undo.put_back(ctx, path)
+    elif isinstance(before, str):
+        with locked_dir(ctx, split_parent(path)[0], shown=path) as dir_fd:
+            put_symlink(dir_fd, split_parent(path)[1], before)
+    elif before is None:
+        if current(ctx, path, path) is not None:
+            delete(ctx, path)
+    else:
+        mutate(ctx, path, shown=path, compute=lambda _, c=before: c, create_dirs=True,
+               read_current=False, mode=mode)
 
 
 def _audit(ctx: ToolContext, changes: list[tuple[str, bytes | str | None, bytes | None]]
@@ -166,6 +200,8 @@ def _diff(ctx: ToolContext, todo: list[dict[str, Any]]) -> str:
     for n, item in enumerate(todo):
         path = item["path"]
         st = current(ctx, path, path)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            st = None  # a directory the rewind empties and removes: no file there
         now = b"" if st is None else os.fsencode(link_target(ctx, path)) \
             if stat.S_ISLNK(st.st_mode) else _read(ctx, path)  # a link: its text, as git
         then = item["content"] or b""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import resource
-import select
+import selectors
 import socket
 import threading
 import time
@@ -70,7 +70,7 @@ def _watch_until_closed(socks: dict[socket.socket, str], trickle: list[socket.so
                 except OSError:
                     pass  # the server closed it: the read below says so
             next_byte += 1.0
-        ready, _, _ = select.select(list(live), [], [], 0.2)
+        ready, _ = _ready(list(live), [], 0.2)
         for sock in ready:
             try:
                 data = sock.recv(65536)
@@ -120,8 +120,7 @@ def _status_after_sending(http: HttpEndpoint, data: bytes) -> bytes:
     sock.setblocking(False)
     sent, answer, deadline = 0, b"", time.monotonic() + 30
     while time.monotonic() < deadline and b"\r\n" not in answer:
-        readable, writable, _ = select.select([sock], [sock] if sent < len(data) else [],
-                                              [], 0.5)
+        readable, writable = _ready([sock], [sock] if sent < len(data) else [], 0.5)
         try:
             if writable:
                 sent += sock.send(data[sent:sent + 65536])
@@ -230,3 +229,16 @@ def test_at_the_connection_bound_with_every_connection_busy_a_newcomer_is_503(
             time.sleep(0.2)
         assert _served(server)
     assert server.stderr.count(b"refusing new ones with 503") == 1, server.stderr
+
+
+def _ready(read: list[socket.socket], write: list[socket.socket],
+           timeout: float) -> tuple[list[socket.socket], list[socket.socket]]:
+    """select(2)'s answer from the selectors module (epoll): select() refuses a descriptor
+    numbered past 1023, which a pytest worker may hold late in a run."""
+    with selectors.DefaultSelector() as selector:
+        for sock in {*read, *write}:
+            selector.register(sock, (selectors.EVENT_READ if sock in read else 0)
+                              | (selectors.EVENT_WRITE if sock in write else 0), sock)
+        events = selector.select(timeout)
+    return ([key.data for key, mask in events if mask & selectors.EVENT_READ],
+            [key.data for key, mask in events if mask & selectors.EVENT_WRITE])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -21,48 +22,56 @@ from chorus_tools.tools.mutate.move import move
 from chorus_tools.tools.mutate.write import write
 
 
-@pytest.mark.parametrize("use_openat2", [True, False])
-def test_a_write_through_a_link_swapped_in_after_the_check_lands_nowhere(
-        root: Path, use_openat2: bool) -> None:
-    (root / "secrets").mkdir()
+SECRETS = ["empty", "key.txt"]
+
+
+@pytest.fixture(params=[True, False], ids=["openat2", "walk"])
+def denying(request: pytest.FixtureRequest, root: Path) -> Iterator[ToolContext]:
+    """A context on `root` denying secrets/**, `seclink` -> `secrets` there as if swapped
+    in once the call was checked (the tool is called without the worker's check)."""
+    (root / "secrets/empty").mkdir(parents=True)
     (root / "secrets/key.txt").write_text("SECRET\n")
-    os.symlink("secrets", root / "seclink")  # as if swapped in once the call was checked
-    ctx = ToolContext(ws=Workspace(str(root), use_openat2=use_openat2,
+    (root / "mine.txt").write_text("mine\n")
+    os.symlink("secrets", root / "seclink")
+    ctx = ToolContext(ws=Workspace(str(root), use_openat2=request.param,
                                    deny=DenyRules(["secrets/**"])))
+    yield ctx
+    os.close(ctx.ws.root_fd)
+
+
+def _untouched(root: Path) -> None:
+    assert sorted(os.listdir(root / "secrets")) == SECRETS
+    assert not os.listdir(root / "secrets/empty")
+    assert (root / "secrets/key.txt").read_text() == "SECRET\n"
+    assert (root / "mine.txt").read_text() == "mine\n"
+
+
+def test_a_write_through_a_link_swapped_in_after_the_check_lands_nowhere(
+        root: Path, denying: ToolContext) -> None:
     for path in ("seclink/key.txt", "seclink/new.txt", "seclink/made/new.txt"):
         with pytest.raises(ToolError) as err:
-            write(ctx, path, "PWNED\n")
+            write(denying, path, "PWNED\n")
         assert err.value.code == "permission_denied" and err.value.details["path"] == path
-    assert sorted(os.listdir(root / "secrets")) == ["key.txt"]
-    assert (root / "secrets/key.txt").read_text() == "SECRET\n"
-    write(ctx, "ok.txt", "fine\n")  # a write elsewhere goes on
+    _untouched(root)
+    write(denying, "ok.txt", "fine\n")  # a write elsewhere goes on
     assert (root / "ok.txt").read_text() == "fine\n"
 
 
-@pytest.mark.parametrize("use_openat2", [True, False])
 @pytest.mark.parametrize(("source", "destination", "shown"), [
     ("seclink/key.txt", "out.txt", "seclink/key.txt"),   # a secret moved out
     ("mine.txt", "seclink/mine.txt", "seclink/mine.txt"),  # a file moved in
     ("mine.txt", "seclink/key.txt", "seclink/key.txt"),  # a secret replaced
 ])
 def test_a_move_through_a_link_swapped_in_after_the_check_moves_nothing(
-        root: Path, use_openat2: bool, source: str, destination: str, shown: str) -> None:
-    (root / "secrets").mkdir()
-    (root / "secrets/key.txt").write_text("SECRET\n")
-    (root / "mine.txt").write_text("mine\n")
-    os.symlink("secrets", root / "seclink")
-    ctx = ToolContext(ws=Workspace(str(root), use_openat2=use_openat2,
-                                   deny=DenyRules(["secrets/**"])))
+        root: Path, denying: ToolContext, source: str, destination: str, shown: str) -> None:
     with pytest.raises(ToolError) as err:
-        move(ctx, source, destination, overwrite=True)
+        move(denying, source, destination, overwrite=True)
     assert err.value.code == "permission_denied", err.value
     assert shown in err.value.message
-    assert sorted(os.listdir(root / "secrets")) == ["key.txt"]
-    assert (root / "secrets/key.txt").read_text() == "SECRET\n"
-    assert (root / "mine.txt").read_text() == "mine\n" and not (root / "out.txt").exists()
+    _untouched(root)
+    assert not (root / "out.txt").exists()
 
 
-@pytest.mark.parametrize("use_openat2", [True, False])
 @pytest.mark.parametrize(("change", "path"), [
     (lambda ctx, path: delete.delete(ctx, path), "seclink/key.txt"),
     (lambda ctx, path: dirs.delete(ctx, path), "seclink/empty"),
@@ -71,14 +80,9 @@ def test_a_move_through_a_link_swapped_in_after_the_check_moves_nothing(
     (lambda ctx, path: dirs.create(ctx, path), "seclink/made/new"),
 ], ids=["file.delete", "dir.delete", "dir.delete-recursive", "dir.create", "dir.create-parents"])
 def test_a_delete_or_mkdir_through_a_link_swapped_in_after_the_check_changes_nothing(
-        root: Path, use_openat2: bool, change, path: str) -> None:
-    (root / "secrets/empty").mkdir(parents=True)
-    (root / "secrets/key.txt").write_text("SECRET\n")
-    os.symlink("secrets", root / "seclink")
-    ctx = ToolContext(ws=Workspace(str(root), use_openat2=use_openat2,
-                                   deny=DenyRules(["secrets/**"])))
+        root: Path, denying: ToolContext, change: Callable[[ToolContext, str], Any],
+        path: str) -> None:
     with pytest.raises(ToolError) as err:
-        change(ctx, path)
+        change(denying, path)
     assert err.value.code == "permission_denied" and err.value.details["path"] == path
-    assert sorted(os.listdir(root / "secrets")) == ["empty", "key.txt"]
-    assert not os.listdir(root / "secrets/empty")
+    _untouched(root)

@@ -3,9 +3,10 @@ from the python engine (apart from `engine`)."""
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -107,12 +108,20 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def tree_ctx(tree: Path) -> Iterator[ToolContext]:
+    """One context on `tree` for every search of the module, its root closed after (a
+    context a search made each lost a descriptor: hundreds over the module)."""
+    ctx = ToolContext(ws=Workspace(str(tree)))
+    yield ctx
+    os.close(ctx.ws.root_fd)
+
+
 @pytest.mark.parametrize("query", QUERIES, ids=[str(i) for i in range(len(QUERIES))])
-def test_both_engines_agree(tree: Path, query: dict[str, Any]) -> None:
+def test_both_engines_agree(tree_ctx: ToolContext, query: dict[str, Any]) -> None:
     replies = {}
     for engine in ("ripgrep", "python"):
-        ctx = ToolContext(ws=Workspace(str(tree)))
-        reply = run_search(ctx, engine, **query)
+        reply = run_search(tree_ctx, engine, **query)
         assert reply.pop("engine") in ("ripgrep", "python")
         replies[engine] = reply
     assert replies["ripgrep"] == replies["python"]
@@ -125,7 +134,7 @@ def test_both_engines_agree(tree: Path, query: dict[str, Any]) -> None:
                                              {"pattern": "a", "context_lines": 1,
                                               "max_results": 10**6}],
                          ids=[str(i) for i in range(len(QUERIES) + 2)])
-def test_ripgrep_sorted_and_unsorted_agree(tree: Path, query: dict[str, Any],
+def test_ripgrep_sorted_and_unsorted_agree(tree_ctx: ToolContext, query: dict[str, Any],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """rg with --sort=path and early stops, and rg on all threads with the reply sorted
     (and pruned to max_results) at the end, give the same reply; 0 makes every query
@@ -133,7 +142,7 @@ def test_ripgrep_sorted_and_unsorted_agree(tree: Path, query: dict[str, Any],
     replies = []
     for unsorted_from in (10**9, 0):
         monkeypatch.setattr(ripgrep, "UNSORTED_FROM", unsorted_from)
-        replies.append(run_search(ToolContext(ws=Workspace(str(tree))), "ripgrep", **query))
+        replies.append(run_search(tree_ctx, "ripgrep", **query))
     assert replies[0] == replies[1]
 
 
@@ -162,7 +171,8 @@ EARLY: list[dict[str, Any]] = [
 
 
 @pytest.mark.parametrize("query", EARLY, ids=[str(i) for i in range(len(EARLY))])
-def test_early_stop_is_the_full_searchs_first_results(tree: Path, query: dict[str, Any]) -> None:
+def test_early_stop_is_the_full_searchs_first_results(tree_ctx: ToolContext,
+                                                      query: dict[str, Any]) -> None:
     """Issue 32: a search that stops at max_results answers the first max_results items
     of the full search, and `truncated` says whether one more exists, on both engines;
     its files_searched is the same on both, at least the files holding its results and
@@ -172,12 +182,12 @@ def test_early_stop_is_the_full_searchs_first_results(tree: Path, query: dict[st
     for engine in ("ripgrep", "python"):
         if engine == "ripgrep" and RG_PATH is None:
             continue
-        full = run_search(ToolContext(ws=Workspace(str(tree))), engine,
+        full = run_search(tree_ctx, engine,
                           **{**query, "max_results": 10**6})
         every = full[key]
         assert len(every) > 20, "the query should find plenty"
         for cap in (1, 2, 7, 20, len(every) - 1, len(every), len(every) + 1):
-            replies = [run_search(ToolContext(ws=Workspace(str(tree))), e,
+            replies = [run_search(tree_ctx, e,
                                   **{**query, "max_results": cap})
                        for e in ("ripgrep", "python") if e != "ripgrep" or RG_PATH]
             for reply in replies:

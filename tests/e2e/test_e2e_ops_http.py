@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from e2e_support import SLOW_SIZE, E2EServer, sparse_text
+from e2e_support import ENDLESS_SIZE, SLOW_SIZE, E2EServer, sparse_text
 from http_server import HttpServer, initialize
 
 TOKEN = "tok-3b1f-never-logged"
@@ -339,19 +339,23 @@ def _raw(server: HttpServer, data: bytes) -> bytes:
 
 
 def test_probes_are_answered_with_every_connection_busy_and_checks_kept(ws: Path) -> None:
-    """With --http-max-connections 2 and both running a slow read, a new connection is
+    """With --http-max-connections 2 and both running a long read, a new connection is
     refused 503, but a probe is still answered (and its connection closed); its Host is
-    checked as any request's; two probes sent at once on one connection both answer."""
-    with HttpServer(ws, "--workers", "2", "--http-max-connections", "2") as server:
+    checked as any request's; two probes sent at once on one connection both answer.
+    The reads last until --request-timeout: reads of slow.txt (0.3 s) once ended before
+    the second began under CI's load, and the test waited in vain for both at once."""
+    sparse_text(ws / "endless.txt", ENDLESS_SIZE)
+    with HttpServer(ws, "--workers", "2", "--http-max-connections", "2",
+                    "--request-timeout", "5") as server:
         ready(server)
         slow = [threading.Thread(target=lambda: server.post("/rpc", {
             "jsonrpc": "2.0", "id": "slow", "method": "file.read",
-            "params": {"path": "slow.txt", "limit": 1}})) for _ in range(2)]
+            "params": {"path": "endless.txt", "limit": 1}})) for _ in range(2)]
         for thread in slow:
             thread.start()
         # both connections busy before a newcomer comes: an idle one would be evicted
         # for it (rpc/wire/http_limits.py), and its thread's request reset
-        _worker_has_open(server.proc.pid, str(ws / "slow.txt"), workers=2)
+        _worker_has_open(server.proc.pid, str(ws / "endless.txt"), workers=2)
         end = time.monotonic() + 15
         while b"503" not in _raw(server, b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                          b"Content-Length: 0\r\n\r\n"):

@@ -16,8 +16,10 @@ from rpc_client import RpcServer, alive
 LINE, LSP = "line", "lsp"
 MIB = 1 << 20
 GIB = 1 << 30
-# Scanned whole by file.read to count its lines: some hundred ms, then it answers.
-SLOW_SIZE = 2 * GIB
+# Scanned whole by file.read to count its lines: ~0.6 s, then it answers. Long
+# enough that a test sees it running and acts (a signal, a second request) while it does,
+# even on CI's busy CPUs: at 2 GiB (0.3 s) a read once ended before the test's next step.
+SLOW_SIZE = 4 * GIB
 # Minutes of scanning: a request on it is answered only if something stops it.
 ENDLESS_SIZE = 1024 * GIB
 

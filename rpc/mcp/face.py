@@ -111,7 +111,9 @@ class McpFace:
     async def _respond(self, call: Call, params: dict[str, Any],
                        version: str) -> dict[str, Any]:
         request = call.request
-        if request.method == "initialize":
+        if request.method == "initialize" and not request.is_notification:
+            # one sent as a notification is never answered: the client was told no
+            # version, so it initializes nothing (its real initialize is the first)
             return self._initialize(request.id, params)
         if request.method == "server/discover":
             return result_response(request.id, {

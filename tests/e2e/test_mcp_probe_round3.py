@@ -1,0 +1,32 @@
+"""MCP faults found by the third probe of docs/protocol.md's MCP sections, each a test
+named after the fault, spoken over the real server's pipes or HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from e2e_support import E2EServer
+
+CLIENT = {"name": "probe", "version": "1"}
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("ws")
+    (root / "a.txt").write_text("alpha\nbeta\n")
+    return root
+
+
+def test_initialize_sent_as_a_notification_does_not_initialize(ws: Path) -> None:
+    """A notification gets no answer, so the client was never told a version: the real
+    initialize that follows is the first, and answered, not refused as a second."""
+    with E2EServer(ws, "--workers", "1") as server:
+        server.notify("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
+                                     "clientInfo": CLIENT})
+        reply = server.call("initialize", {"protocolVersion": "2025-06-18",
+                                           "capabilities": {}, "clientInfo": CLIENT})
+        assert reply.get("result", {}).get("protocolVersion") == "2025-06-18", reply
+        tools = server.result("tools/list")["tools"]
+        assert all("outputSchema" in t for t in tools)  # 2025-06-18's shape, not 2024's

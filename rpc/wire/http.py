@@ -268,13 +268,18 @@ class HttpFront:
         self._sessions[str(session.id)] = session
         return session
 
+    def _close_session(self, session: Session) -> None:
+        """DELETE, or an initialize refused: the session ends and is forgotten."""
+        if self._sessions.get(str(session.id)) is session:
+            del self._sessions[str(session.id)]
+        session.end()
+
     def _delete(self, head: Head, session: Session, out: Response) -> None:
         if head.path != "/mcp" or session.id is None:
             out.whole(plain(405 if head.path != "/mcp" else 400,
                              "DELETE ends an MCP session: send its Mcp-Session-Id."))
             return
-        del self._sessions[session.id]
-        session.end()
+        self._close_session(session)
         out.whole(Reply(200))
 
     def _post(self, head: Head, session: Session, out: Response, message: Any,
@@ -287,7 +292,8 @@ class HttpFront:
         if message is None and mcp and (b'"initialize"' in body or
                                         b'"progressToken"' in body):
             message = _loads(body)
-        if mcp and session.id is None and not modern and _is_initialize(message):
+        opened = mcp and session.id is None and not modern and _is_initialize(message)
+        if opened:
             session = self._open_session()
         headers = [(SESSION, session.id)] if mcp and session.id is not None else []
         streamed = mcp and _wants_progress(message) and \
@@ -306,6 +312,9 @@ class HttpFront:
                     out.chunk(sse(sent))
                     out.end()
                 else:
+                    if opened and not _initialized(message, sent):
+                        headers.clear()  # a refused initialize opens no session
+                        self._close_session(session)
                     out.whole(Reply(revision.status(sent) if modern else 200, dumps(sent),
                                     [*JSON, *headers]))
 
@@ -346,6 +355,15 @@ def _requests(message: Any) -> list[dict[str, Any]]:
 
 def _is_initialize(message: Any) -> bool:
     return any(m.get("method") == "initialize" for m in _requests(message))
+
+
+def _initialized(message: Any, sent: Any) -> bool:
+    """Whether the answer `sent` to `message` holds a result for its initialize (an
+    initialize refused, e.g. for params that are no object, opens no session)."""
+    ids = {repr(m.get("id")) for m in _requests(message) if m.get("method") == "initialize"}
+    answers = sent if isinstance(sent, list) else [sent]
+    return any(isinstance(a, dict) and "result" in a and repr(a.get("id")) in ids
+               for a in answers)
 
 
 def _wants_progress(message: Any) -> bool:

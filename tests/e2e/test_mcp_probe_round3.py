@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from e2e_support import E2EServer
+from http_server import HttpServer, initialize
 
 CLIENT = {"name": "probe", "version": "1"}
 
@@ -30,3 +31,17 @@ def test_initialize_sent_as_a_notification_does_not_initialize(ws: Path) -> None
         assert reply.get("result", {}).get("protocolVersion") == "2025-06-18", reply
         tools = server.result("tools/list")["tools"]
         assert all("outputSchema" in t for t in tools)  # 2025-06-18's shape, not 2024's
+
+
+def test_a_refused_initialize_over_http_opens_no_session(ws: Path) -> None:
+    """Mcp-Session-Id comes with an InitializeResult: an initialize answered with an
+    error names no session, and a session id it would have named is unknown (404)."""
+    with HttpServer(ws) as server:
+        reply = server.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                     "params": ["2025-11-25"]})
+        assert reply.status_code == 200
+        assert reply.json()["error"]["code"] == -32602
+        assert "mcp-session-id" not in reply.headers
+        good = initialize(server)
+        assert server.post("/mcp", {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                           mcp_session_id=good).json()["result"] == {}

@@ -257,7 +257,8 @@ def _server_info() -> dict[str, str]:
 def _progress(call: Call, meta: Any) -> Progress | None:
     """Progress reporting for a call whose `_meta` carries a progressToken."""
     token = meta.get("progressToken") if isinstance(meta, dict) else None
-    if not isinstance(token, (str, int)) or isinstance(token, bool):
+    # MCP's ProgressToken is a string or any number (2.5 too), never a boolean
+    if not isinstance(token, (str, int, float)) or isinstance(token, bool):
         return None
     progress = Progress(token, call.notify)
     progress.start()

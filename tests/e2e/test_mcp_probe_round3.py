@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import E2EServer
+from e2e_support import E2EServer, endless_tree, request
 from http_server import HttpServer, initialize
 
 CLIENT = {"name": "probe", "version": "1"}
@@ -45,3 +45,17 @@ def test_a_refused_initialize_over_http_opens_no_session(ws: Path) -> None:
         good = initialize(server)
         assert server.post("/mcp", {"jsonrpc": "2.0", "id": 2, "method": "ping"},
                            mcp_session_id=good).json()["result"] == {}
+
+
+def test_a_progress_token_that_is_a_fractional_number_gets_progress(tmp_path: Path) -> None:
+    """MCP's progressToken is a string or a number, any number: 2.5 is as good as 2."""
+    endless_tree(tmp_path / "tree", links=4000)
+    with E2EServer(tmp_path, "--workers", "2") as server:
+        server.send(request("tools/call", {"name": "file_search", "arguments": {
+            "pattern": "zebra", "include_ignored": True},
+            "_meta": {"progressToken": 2.5}}, rid=1))
+        note = server.recv(30)
+        assert note.get("method") == "notifications/progress", note
+        assert note["params"]["progressToken"] == 2.5
+        server.send(request("notifications/cancelled", {"requestId": 1}))
+        server.fence()

@@ -59,3 +59,17 @@ def test_a_progress_token_that_is_a_fractional_number_gets_progress(tmp_path: Pa
         assert note["params"]["progressToken"] == 2.5
         server.send(request("notifications/cancelled", {"requestId": 1}))
         server.fence()
+
+
+@pytest.mark.parametrize("version, said", [(None, "null"), (["x"], '["x"]'),
+                                           ({"a": True}, '{"a": true}')])
+def test_an_unsupported_meta_version_is_named_in_json_not_python(
+        ws: Path, version: object, said: str) -> None:
+    """-32022's message quotes what the client sent as JSON (`null`, `true`), never as
+    Python's repr (`None`, `True`, single quotes)."""
+    with E2EServer(ws, "--workers", "1") as server:
+        reply = server.call("tools/list", {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": version}})
+        assert reply["error"]["code"] == -32022
+        assert f"Unsupported protocol version {said}:" in reply["error"]["message"]
+        assert reply["error"]["data"]["requested"] == version

@@ -8,7 +8,8 @@ the server's one dispatcher code, pool and sandbox. HTTP itself is h11's (http_c
 - POST /mcp: one message (or a batch). A request: its response as `application/json`,
   or, when it asked for progress and the client accepts `text/event-stream`, an SSE stream
   carrying the progress and then the response; nothing to answer (notifications only, or a
-  request cancelled by notifications/cancelled): 202 once handled. `initialize` opens a
+  request cancelled by notifications/cancelled): 202 once handled; a client's responses
+  alone: 202 at once, nothing runs. `initialize` opens a
   session, named by the `Mcp-Session-Id` response header, that the client sends back; an
   unknown or ended one is 404. Past MAX_SESSIONS, the least recently used session ends.
   A message without a session header is served by the sessionless client (stateless
@@ -286,12 +287,14 @@ class HttpFront:
               modern: bool) -> None:
         """Hand the message to the session's dispatcher; its reply is written as it comes
         (no task of our own per request). Only a message that may be of MCP 2026-07-28,
-        open a session or ask for progress is parsed here (`message`, else None); the
-        dispatcher parses every one."""
+        open a session, ask for progress or be a client's responses is parsed here
+        (`message`, else None); the dispatcher parses every one it is handed."""
         body, mcp = head.body, head.path == "/mcp"
-        if message is None and mcp and (b'"initialize"' in body or
-                                        b'"progressToken"' in body):
+        if message is None and mcp and any(key in body for key in _PARSED_FOR):
             message = _loads(body)
+        if mcp and _responses_only(message):  # a client's answers: nothing to run or say
+            out.whole(Reply(202, b"", [(SESSION, session.id)] if session.id else []))
+            return
         opened = mcp and session.id is None and not modern and _is_initialize(message)
         if opened:
             session = self._open_session()
@@ -346,6 +349,19 @@ def _loopback_host(host: str) -> bool:
         return is_loopback(urlsplit("//" + host).hostname or "")
     except ValueError:
         return False
+
+
+# what makes a POST to /mcp worth parsing before the dispatcher does: it may open a
+# session, ask for progress, or be a client's responses (MCP: 202, nothing runs)
+_PARSED_FOR = (b'"initialize"', b'"progressToken"', b'"result"', b'"error"')
+
+
+def _responses_only(message: Any) -> bool:
+    """Whether `message` holds JSON-RPC responses and nothing else."""
+    items = message if isinstance(message, list) else [message]
+    return bool(items) and all(
+        isinstance(m, dict) and "method" not in m and "id" in m
+        and ("result" in m or "error" in m) for m in items)
 
 
 def _requests(message: Any) -> list[dict[str, Any]]:

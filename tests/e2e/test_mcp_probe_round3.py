@@ -73,3 +73,21 @@ def test_an_unsupported_meta_version_is_named_in_json_not_python(
         assert reply["error"]["code"] == -32022
         assert f"Unsupported protocol version {said}:" in reply["error"]["message"]
         assert reply["error"]["data"]["requested"] == version
+
+
+def test_a_json_rpc_response_posted_to_mcp_is_accepted_with_202(ws: Path) -> None:
+    """MCP's Streamable HTTP (and docs/protocol.md): a POST of responses alone is 202
+    with no body, as notifications are, never a 200 carrying -32600 for each."""
+    with HttpServer(ws) as server:
+        session = initialize(server)
+        for message in ({"jsonrpc": "2.0", "id": 6, "result": {}},
+                        [{"jsonrpc": "2.0", "id": "a", "error": {"code": -1, "message": "no"}},
+                         {"jsonrpc": "2.0", "id": 7, "result": {"x": 1}}]):
+            reply = server.post("/mcp", message, mcp_session_id=session)
+            assert reply.status_code == 202, reply.text
+            assert reply.content == b""
+            assert reply.headers["mcp-session-id"] == session
+        sessionless = server.post("/mcp", {"jsonrpc": "2.0", "id": 1, "result": {}})
+        assert sessionless.status_code == 202 and sessionless.content == b""
+        assert server.post("/mcp", {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                           mcp_session_id=session).json()["result"] == {}

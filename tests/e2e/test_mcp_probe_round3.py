@@ -91,3 +91,24 @@ def test_a_json_rpc_response_posted_to_mcp_is_accepted_with_202(ws: Path) -> Non
         assert sessionless.status_code == 202 and sessionless.content == b""
         assert server.post("/mcp", {"jsonrpc": "2.0", "id": 2, "method": "ping"},
                            mcp_session_id=session).json()["result"] == {}
+
+
+@pytest.mark.parametrize("tool, arguments, path", [
+    ("Read", {"file_path": "file.list"}, "file.list"),
+    ("Read", {"file_path": "file.read"}, "file.read"),
+    ("LS", {"path": "file.info"}, "file.info"),
+    ("Edit", {"file_path": "file.patch", "old_string": "a", "new_string": "b"}, "file.patch"),
+])
+def test_a_path_named_like_a_core_method_is_not_reworded(
+        ws: Path, tool: str, arguments: dict[str, str], path: str) -> None:
+    """A tool set says the core's method names in its own (file.list: LS), but a file the
+    error names is that file: `Read file.list` is "File not found: file.list", never
+    "File not found: LS" (the model would look for a file named LS)."""
+    with E2EServer(ws, "--workers", "1", "--tools", "claude") as server:
+        reply = server.call("tools/call", {"name": tool, "arguments": arguments})
+        result = reply["result"]
+        assert result["isError"] is True
+        assert result["structuredContent"]["error"] == "file_not_found"
+        said = result["content"][0]["text"]
+        assert said.startswith(f"File not found: {path}"), said
+        assert result["structuredContent"]["message"] == said

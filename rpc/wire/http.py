@@ -290,7 +290,8 @@ class HttpFront:
         open a session, ask for progress or be a client's responses is parsed here
         (`message`, else None); the dispatcher parses every one it is handed."""
         body, mcp = head.body, head.path == "/mcp"
-        if message is None and mcp and any(key in body for key in _PARSED_FOR):
+        if message is None and mcp and (any(key in body for key in _PARSED_FOR) or
+                                        b'"method"' not in body):  # no request in it
             message = _loads(body)
         if mcp and _responses_only(message):  # a client's answers: nothing to run or say
             out.whole(Reply(202, b"", [(SESSION, session.id)] if session.id else []))
@@ -352,8 +353,8 @@ def _loopback_host(host: str) -> bool:
 
 
 # what makes a POST to /mcp worth parsing before the dispatcher does: it may open a
-# session, ask for progress, or be a client's responses (MCP: 202, nothing runs)
-_PARSED_FOR = (b'"initialize"', b'"progressToken"', b'"result"', b'"error"')
+# session or ask for progress (or, naming no method, be a client's responses: 202)
+_PARSED_FOR = (b'"initialize"', b'"progressToken"')
 
 
 def _responses_only(message: Any) -> bool:

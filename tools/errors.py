@@ -114,10 +114,11 @@ def in_words(err: ToolError, words: Mapping[str, str]) -> ToolError:
     if not words:
         return err
     details = dict(err.details)
-    message = err.message if err.own_words else _swap(err.message, words)
+    named = [v for k in _PATH_FIELDS if isinstance(v := details.get(k), str) and v]
+    message = err.message if err.own_words else _swap(err.message, words, named)
     for field in ("param", "reason"):
         if isinstance(details.get(field), str):
-            details[field] = _swap(details[field], words)
+            details[field] = _swap(details[field], words, named)
     param = details.get("param")
     if isinstance(param, str) and f"'{param}'" in words:
         details["param"] = words[f"'{param}'"].strip("'")
@@ -130,7 +131,17 @@ def reworded(text: str, words: Mapping[str, str]) -> str:
     return _swap(text, words)
 
 
-def _swap(text: str, words: Mapping[str, str]) -> str:
+# the details naming a file: a message quotes it as it is, even a file named `file.list`
+_PATH_FIELDS = ("path", "source", "destination")
+
+
+def _swap(text: str, words: Mapping[str, str], paths: list[str] | None = None) -> str:
+    """`text` in `words`, every occurrence of `paths` (the files it names) left as is."""
+    if paths:
+        kept = "|".join(map(re.escape, sorted(paths, key=len, reverse=True)))
+        # a path standing whole, as _word finds a name (`a`, never the a of `patches`)
+        parts = re.split(rf"((?<![\w./-])(?:{kept})(?![\w/-]|\.\w))", text)  # odd: paths
+        return "".join(p if i % 2 else _swap(p, words) for i, p in enumerate(parts))
     for core, own in words.items():
         text = _word(core).sub(lambda m, own=own: own.replace("{i}", m.group(1))
                                if m.groups() else own, text)

@@ -111,7 +111,9 @@ class McpFace:
     async def _respond(self, call: Call, params: dict[str, Any],
                        version: str) -> dict[str, Any]:
         request = call.request
-        if request.method == "initialize":
+        if request.method == "initialize" and not request.is_notification:
+            # one sent as a notification is never answered: the client was told no
+            # version, so it initializes nothing (its real initialize is the first)
             return self._initialize(request.id, params)
         if request.method == "server/discover":
             return result_response(request.id, {
@@ -255,7 +257,8 @@ def _server_info() -> dict[str, str]:
 def _progress(call: Call, meta: Any) -> Progress | None:
     """Progress reporting for a call whose `_meta` carries a progressToken."""
     token = meta.get("progressToken") if isinstance(meta, dict) else None
-    if not isinstance(token, (str, int)) or isinstance(token, bool):
+    # MCP's ProgressToken is a string or any number (2.5 too), never a boolean
+    if not isinstance(token, (str, int, float)) or isinstance(token, bool):
         return None
     progress = Progress(token, call.notify)
     progress.start()

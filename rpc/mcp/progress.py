@@ -16,7 +16,8 @@ INTERVAL = 0.5  # seconds before the first notification, and at least between tw
 
 
 class Progress:
-    def __init__(self, token: str | int, notify: Callable[[str, dict[str, Any]], None]) -> None:
+    def __init__(self, token: str | int | float,
+                 notify: Callable[[str, dict[str, Any]], None]) -> None:
         self._token = token
         self._notify = notify  # the call's: (method, params) on its channel
         self._done = 0

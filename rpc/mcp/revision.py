@@ -15,6 +15,7 @@ commit b0f60ba.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # oldest first
@@ -45,7 +46,8 @@ class Unsupported(Exception):
 
     def error(self) -> dict[str, Any]:
         """UnsupportedProtocolVersionError: the versions to retry with."""
-        message = (f"Unsupported protocol version {self.requested!r}: this server speaks "
+        said = json.dumps(self.requested, ensure_ascii=False)  # as the client wrote it
+        message = (f"Unsupported protocol version {said}: this server speaks "
                    f"{', '.join(SUPPORTED)}.")
         return {"code": UNSUPPORTED_PROTOCOL_VERSION, "message": message,
                 "data": {"supported": list(SUPPORTED), "requested": self.requested,

@@ -8,7 +8,8 @@ the server's one dispatcher code, pool and sandbox. HTTP itself is h11's (http_c
 - POST /mcp: one message (or a batch). A request: its response as `application/json`,
   or, when it asked for progress and the client accepts `text/event-stream`, an SSE stream
   carrying the progress and then the response; nothing to answer (notifications only, or a
-  request cancelled by notifications/cancelled): 202 once handled. `initialize` opens a
+  request cancelled by notifications/cancelled): 202 once handled; a client's responses
+  alone: 202 at once, nothing runs. `initialize` opens a
   session, named by the `Mcp-Session-Id` response header, that the client sends back; an
   unknown or ended one is 404. Past MAX_SESSIONS, the least recently used session ends.
   A message without a session header is served by the sessionless client (stateless
@@ -268,26 +269,35 @@ class HttpFront:
         self._sessions[str(session.id)] = session
         return session
 
+    def _close_session(self, session: Session) -> None:
+        """DELETE, or an initialize refused: the session ends and is forgotten."""
+        if self._sessions.get(str(session.id)) is session:
+            del self._sessions[str(session.id)]
+        session.end()
+
     def _delete(self, head: Head, session: Session, out: Response) -> None:
         if head.path != "/mcp" or session.id is None:
             out.whole(plain(405 if head.path != "/mcp" else 400,
                              "DELETE ends an MCP session: send its Mcp-Session-Id."))
             return
-        del self._sessions[session.id]
-        session.end()
+        self._close_session(session)
         out.whole(Reply(200))
 
     def _post(self, head: Head, session: Session, out: Response, message: Any,
               modern: bool) -> None:
         """Hand the message to the session's dispatcher; its reply is written as it comes
         (no task of our own per request). Only a message that may be of MCP 2026-07-28,
-        open a session or ask for progress is parsed here (`message`, else None); the
-        dispatcher parses every one."""
+        open a session, ask for progress or be a client's responses is parsed here
+        (`message`, else None); the dispatcher parses every one it is handed."""
         body, mcp = head.body, head.path == "/mcp"
-        if message is None and mcp and (b'"initialize"' in body or
-                                        b'"progressToken"' in body):
+        if message is None and mcp and (any(key in body for key in _PARSED_FOR) or
+                                        b'"method"' not in body):  # no request in it
             message = _loads(body)
-        if mcp and session.id is None and not modern and _is_initialize(message):
+        if mcp and _responses_only(message):  # a client's answers: nothing to run or say
+            out.whole(Reply(202, b"", [(SESSION, session.id)] if session.id else []))
+            return
+        opened = mcp and session.id is None and not modern and _is_initialize(message)
+        if opened:
             session = self._open_session()
         headers = [(SESSION, session.id)] if mcp and session.id is not None else []
         streamed = mcp and _wants_progress(message) and \
@@ -306,6 +316,9 @@ class HttpFront:
                     out.chunk(sse(sent))
                     out.end()
                 else:
+                    if opened and not _initialized(message, sent):
+                        headers.clear()  # a refused initialize opens no session
+                        self._close_session(session)
                     out.whole(Reply(revision.status(sent) if modern else 200, dumps(sent),
                                     [*JSON, *headers]))
 
@@ -339,6 +352,19 @@ def _loopback_host(host: str) -> bool:
         return False
 
 
+# what makes a POST to /mcp worth parsing before the dispatcher does: it may open a
+# session or ask for progress (or, naming no method, be a client's responses: 202)
+_PARSED_FOR = (b'"initialize"', b'"progressToken"')
+
+
+def _responses_only(message: Any) -> bool:
+    """Whether `message` holds JSON-RPC responses and nothing else."""
+    items = message if isinstance(message, list) else [message]
+    return bool(items) and all(
+        isinstance(m, dict) and "method" not in m and "id" in m
+        and ("result" in m or "error" in m) for m in items)
+
+
 def _requests(message: Any) -> list[dict[str, Any]]:
     items = message if isinstance(message, list) else [message]
     return [m for m in items if isinstance(m, dict) and "method" in m and "id" in m]
@@ -346,6 +372,15 @@ def _requests(message: Any) -> list[dict[str, Any]]:
 
 def _is_initialize(message: Any) -> bool:
     return any(m.get("method") == "initialize" for m in _requests(message))
+
+
+def _initialized(message: Any, sent: Any) -> bool:
+    """Whether the answer `sent` to `message` holds a result for its initialize (an
+    initialize refused, e.g. for params that are no object, opens no session)."""
+    ids = {repr(m.get("id")) for m in _requests(message) if m.get("method") == "initialize"}
+    answers = sent if isinstance(sent, list) else [sent]
+    return any(isinstance(a, dict) and "result" in a and repr(a.get("id")) in ids
+               for a in answers)
 
 
 def _wants_progress(message: Any) -> bool:

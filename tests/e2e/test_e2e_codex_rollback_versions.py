@@ -91,3 +91,20 @@ def test_a_failed_apply_patch_puts_back_files_it_reached_through_links(
     assert (ws / "real" / "d.txt").read_bytes() == b"through a linked directory\n"
     assert sorted(os.listdir(ws)) == ["dl", "ln", "real"]
     assert sorted(os.listdir(ws / "real")) == ["d.txt", "t.txt"]
+
+
+def test_a_move_onto_a_dangling_symlink_keeps_the_mode_without_crashing(
+        tmp_path: Path) -> None:
+    """Bug: the moved file's permission bits were set by a chmod of its new name after
+    the write; a symlink there (the write lands where it leads) made that chmod raise:
+    internal_error, with the source already deleted and nothing put back."""
+    (tmp_path / "a.txt").write_bytes(b"a\n")
+    os.chmod(tmp_path / "a.txt", 0o600)
+    os.symlink("nowhere.txt", tmp_path / "q")
+    with RpcServer(tmp_path, "--tools", "codex") as server:
+        done = server.result("apply_patch", {"input": _patch(
+            "*** Update File: a.txt", "*** Move to: q", "@@", "-a", "+b")})
+    assert [(f["path"], f["from"]) for f in done["files"]] == [("q", "a.txt")], done
+    assert sorted(os.listdir(tmp_path)) == ["nowhere.txt", "q"]
+    assert (tmp_path / "nowhere.txt").read_bytes() == b"b\n"
+    assert os.stat(tmp_path / "nowhere.txt").st_mode & 0o777 == 0o600

@@ -122,10 +122,10 @@ def _write(ctx: ToolContext, f: PlannedFile) -> str:
             raise _changed(f)
         return f.after  # type: ignore[return-value]
 
-    out = mutate(ctx, f.rel, shown=f.shown, compute=compute, create_dirs=True)
-    if out.created and f.moved_mode is not None:  # a moved file keeps its permission bits
-        _chmod(ctx, f.rel, f.shown, f.moved_mode)
-        return _version(ctx, f)  # type: ignore[return-value]
+    # a moved file keeps its permission bits where it lands new, set by the write itself
+    # (a chmod after it would meet a symlink at the name: Linux cannot chmod one)
+    mode = f.moved_mode if f.before is None else None
+    out = mutate(ctx, f.rel, shown=f.shown, compute=compute, create_dirs=True, mode=mode)
     return version_of(out.stat)  # type: ignore[arg-type]
 
 
@@ -173,15 +173,6 @@ def _restore_link(ctx: ToolContext, f: PlannedFile) -> None:
     with locked_dir(ctx, parent, shown=f.shown) as dir_fd:
         os.symlink(f.link, name, dir_fd=dir_fd)  # type: ignore[arg-type]
     charge(ctx, 0, 1, f.shown)  # the entry its removal freed, back (an undo: never refused)
-
-
-def _chmod(ctx: ToolContext, rel: str, shown: str, mode: int) -> None:
-    parent, name = split_parent(rel)
-    with locked_dir(ctx, parent, shown=shown) as dir_fd:
-        try:
-            os.chmod(name, mode, dir_fd=dir_fd, follow_symlinks=False)
-        except OSError as exc:
-            raise from_os_error(exc, shown, "write_failed") from None
 
 
 def _remove_dirs(ctx: ToolContext, f: PlannedFile) -> None:

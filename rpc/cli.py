@@ -482,8 +482,9 @@ def main(argv: list[str] | None = None) -> None:
     listening = _listen(http) if http is not None else None  # before --user drops root
     try:  # opens the records as root
         server = Server(ctx, options, wire_in, wire_out, listening)
-    except OSError as exc:
-        _fail(f"{exc.filename or '--records'}: {exc.strerror}")
+    except OSError as exc:  # named as the other path options name theirs
+        _fail(f"--records {args.records!r}: {exc.strerror} ({exc.filename or args.records}); "
+              "choose a directory this user can write")
     if user is not None:
         _give(history, user)
         _drop_privileges(args, user, ctx)

@@ -95,6 +95,20 @@ def test_an_empty_path_option_exits_2_not_read_as_left_out(ws: Path, option: str
     refused(run([*PYTHON_M, "--workspace", str(ws), option, ""], b""), option, "empty path")
 
 
+@pytest.mark.parametrize("option", ["--records", "--history", "--state", "--index-cache"])
+@pytest.mark.parametrize("under", [False, True])
+def test_a_directory_option_naming_a_file_exits_2_naming_the_option(
+        ws: Path, tmp_path: Path, option: str, under: bool) -> None:
+    """Bug: `--records FILE` with FILE an existing file was refused as "FILE: File
+    exists", without the option's name, unlike the other directory options."""
+    (tmp_path / "a-file").write_bytes(b"")
+    given = str(tmp_path / "a-file" / "sub" if under else tmp_path / "a-file")
+    result = run([*PYTHON_M, "--workspace", str(ws), "--tools", "native,claude",
+                  "--allow-root", option, given], b"")
+    refused(result, f"chorus-tools: {option} {given!r}: ",
+            "Not a directory" if under else "")
+
+
 def test_missing_workspace_and_a_file_are_told_apart(ws: Path, tmp_path: Path) -> None:
     """Issue 35: a missing workspace and a file shared one message."""
     missing = run([*PYTHON_M, "--workspace", str(tmp_path / "nope")])

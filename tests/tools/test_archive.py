@@ -9,6 +9,7 @@ import dataclasses
 import gzip
 import io
 import os
+import stat
 import tarfile
 from pathlib import Path
 from typing import Callable
@@ -324,3 +325,26 @@ def test_a_chunk_gzipped_in_many_members_reads_back_whole(
         got = {f"src/{m.name}": tar.extractfile(m).read()  # type: ignore[union-attr]
                for m in tar.getmembers() if m.isfile()}
     assert got == files
+
+
+def test_a_symlink_over_a_regular_file_is_refused_naming_the_file(ctx: ToolContext,
+                                                                  root: Path) -> None:
+    """Bug: a symlink entry where the workspace has a regular file was refused as if the
+    file were "a special file"; the words name what is there and why it stays."""
+    (root / "dest").mkdir()
+    (root / "dest" / "f").write_bytes(b"a regular file")
+    err = refused(ctx, root, build(member("f", kind=tarfile.SYMTYPE, link="g")))
+    assert "a symlink where the workspace has a regular file" in err.message, err.message
+    assert "special" not in err.message and "Delete the file first" in err.message
+    assert err.details["entry"] == "f" and err.details["path"] == "dest/f"
+    os.symlink("f", root / "dest" / "l")
+    err = refused(ctx, root, build(member("l", b"through it")))
+    assert "a file where the workspace has a symlink: the file would be written where " \
+        "the link leads" in err.message, err.message
+    os.mkfifo(root / "dest" / "p")  # never read: tree() would block on it
+    for entry in (member("p", kind=tarfile.SYMTYPE, link="g"), member("p", b"x")):
+        with pytest.raises(ToolError) as info:
+            put(ctx, "dest", build(entry))
+        assert info.value.code == "invalid_params"
+        assert "where the workspace has a FIFO, a special file" in info.value.message
+        assert stat.S_ISFIFO(os.lstat(root / "dest" / "p").st_mode)

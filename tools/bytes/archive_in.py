@@ -126,9 +126,25 @@ def _landing(ctx: ToolContext, entry: Entry, rel: str, st: os.stat_result | None
         return Landing(entry, rel, st)
     if entry.kind != FILE and stat.S_ISLNK(st.st_mode):
         return Landing(entry, rel, st, link_target(ctx, rel))
-    raise refused(f"is a {entry.kind} where the workspace has a "
-                  f"{'symlink' if stat.S_ISLNK(st.st_mode) else 'special file'}", entry.name,
+    raise refused(f"is a {entry.kind} where the workspace has {_mismatch(st)}", entry.name,
                   path=rel)
+
+
+def _mismatch(st: os.stat_result) -> str:
+    """What the workspace holds where an entry of the other kind would land, and why it
+    stays: a file is replaced only by a file (the landing journal keeps a replaced file's
+    inode and a replaced link's text, so a link over a file could not be rolled back),
+    a link only by a link (a file would be written where it leads)."""
+    if stat.S_ISREG(st.st_mode):
+        return ("a regular file: an import replaces a file only with a file (rolling the "
+                "import back could not give the file back). Delete the file first to put "
+                "the symlink there")
+    if stat.S_ISLNK(st.st_mode):
+        return ("a symlink: the file would be written where the link leads. Delete the "
+                "link first to put the file there")
+    kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(
+        st.st_mode) else "a device"
+    return f"{kind}, a special file: an import never replaces one"
 
 
 def _land_all(ctx: ToolContext, spool_fd: int, landings: list[Landing], made: list[str],

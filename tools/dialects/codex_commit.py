@@ -2,8 +2,10 @@
 made with the core's atomic write (a new file and a rename, under the directory's lock) or
 an unlink, each refusing a file that changed since the plan (conflict); on a failure the
 files already changed are put back as they were (created files and the directories made for
-them removed, deleted files and removed symlinks recreated, permission bits kept) and the
-error lists them in `restored` (and any that could not be, in `not_restored`)."""
+them removed, the very entries replaced or removed renamed back, rewind_undo, so each keeps
+its version and a rewind still takes it for this server's; their bytes written back only
+where no link could be kept) and the error lists them in `restored` (and any that could
+not be, in `not_restored`)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Any
 from chorus_tools.tools.confine.sandbox import version_of
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
-from chorus_tools.tools.mutate import keep, reserve
+from chorus_tools.tools.mutate import keep, reserve, rewind_undo
 from chorus_tools.tools.mutate.atomic import Current, locked_dir, mutate, split_parent
 from chorus_tools.tools.mutate.quota import charge
 
@@ -36,6 +38,7 @@ class PlannedFile:
     checked_link: bool = True  # `link` is known (a readable file's is looked up lazily)
     moved_mode: int | None = None  # the permission bits a move's new destination takes
     missing_dirs: list[str] = field(default_factory=list)  # to make for a new file
+    held: str | None = None  # where the entry replaced is kept aside (rewind_undo)
 
 
 def commit(ctx: ToolContext, files: list[PlannedFile]) -> dict[str, str | None]:
@@ -43,17 +46,21 @@ def commit(ctx: ToolContext, files: list[PlannedFile]) -> dict[str, str | None]:
     done: list[PlannedFile] = []
     versions: dict[str, str | None] = {}
     f = None
+    kept: list[str] = []
     if files:  # a full history refuses the patch before its first file, never half way
         keep.ahead(ctx, sum(len(f.before or b"") for f in files), [f.rel for f in files],
                    files[0].shown)
     try:
         for f in sorted(files, key=_room_order) if ctx.room is not None else files:
             if f.removed and f.present:
+                _hold(ctx, f, kept, follow=False)
                 versions[f.rel] = _remove(ctx, f)
             elif f.after == f.before:
                 versions[f.rel] = _version(ctx, f)
                 continue
             else:
+                if f.before is not None:
+                    _hold(ctx, f, kept, follow=True)
                 versions[f.rel] = _write(ctx, f)
             done.append(f)
     except ToolError as err:
@@ -68,7 +75,23 @@ def commit(ctx: ToolContext, files: list[PlannedFile]) -> dict[str, str | None]:
                         + (f"{', '.join(f.shown for f in done)} had been written and "
                            "were restored." if done else "no file had been written yet."),
                         quote=err.quote, **details) from None
+    finally:
+        rewind_undo.drop(ctx, kept)
     return versions
+
+
+def _hold(ctx: ToolContext, f: PlannedFile, kept: list[str], *, follow: bool) -> None:
+    """Hard-link aside the entry the change replaces (a write's lands where a symlink
+    leads, `follow`; a removal takes the link itself), named where it really is, so two
+    names of one file share it: only the first change of an entry keeps it, and the undo,
+    newest first, writes the later ones' bytes back before renaming the first home."""
+    try:
+        real = rewind_undo.entry(ctx, f.rel, follow)
+    except ToolError:
+        return
+    if real not in kept and rewind_undo.keep(ctx, real):
+        kept.append(real)
+        f.held = real
 
 
 def _room_order(f: PlannedFile) -> int:
@@ -99,10 +122,10 @@ def _write(ctx: ToolContext, f: PlannedFile) -> str:
             raise _changed(f)
         return f.after  # type: ignore[return-value]
 
-    out = mutate(ctx, f.rel, shown=f.shown, compute=compute, create_dirs=True)
-    if out.created and f.moved_mode is not None:  # a moved file keeps its permission bits
-        _chmod(ctx, f.rel, f.shown, f.moved_mode)
-        return _version(ctx, f)  # type: ignore[return-value]
+    # a moved file keeps its permission bits where it lands new, set by the write itself
+    # (a chmod after it would meet a symlink at the name: Linux cannot chmod one)
+    mode = f.moved_mode if f.before is None else None
+    out = mutate(ctx, f.rel, shown=f.shown, compute=compute, create_dirs=True, mode=mode)
     return version_of(out.stat)  # type: ignore[arg-type]
 
 
@@ -129,7 +152,9 @@ def _undo(ctx: ToolContext, done: list[PlannedFile]) -> list[str]:
     failed = []
     for f in reversed(done):
         try:
-            if f.after is None and f.link is not None:
+            if f.held is not None:
+                rewind_undo.put_back(ctx, f.held)
+            elif f.after is None and f.link is not None:
                 _restore_link(ctx, f)
             elif f.before is None:
                 made = ctx.ws.resolve_symlinks(f.rel, shown=f.shown)
@@ -137,8 +162,7 @@ def _undo(ctx: ToolContext, done: list[PlannedFile]) -> list[str]:
                 _remove_dirs(ctx, f)
             else:
                 mutate(ctx, f.rel, shown=f.shown, compute=lambda _, f=f: f.before,
-                       create_dirs=True)
-                _restore_mode(ctx, f)
+                       create_dirs=True, read_current=False, mode=f.mode)
         except (ToolError, OSError):
             failed.append(f.rel)
     return failed
@@ -149,20 +173,6 @@ def _restore_link(ctx: ToolContext, f: PlannedFile) -> None:
     with locked_dir(ctx, parent, shown=f.shown) as dir_fd:
         os.symlink(f.link, name, dir_fd=dir_fd)  # type: ignore[arg-type]
     charge(ctx, 0, 1, f.shown)  # the entry its removal freed, back (an undo: never refused)
-
-
-def _restore_mode(ctx: ToolContext, f: PlannedFile) -> None:
-    if f.mode is not None and f.link is None:
-        _chmod(ctx, f.rel, f.shown, f.mode)
-
-
-def _chmod(ctx: ToolContext, rel: str, shown: str, mode: int) -> None:
-    parent, name = split_parent(rel)
-    with locked_dir(ctx, parent, shown=shown) as dir_fd:
-        try:
-            os.chmod(name, mode, dir_fd=dir_fd, follow_symlinks=False)
-        except OSError as exc:
-            raise from_os_error(exc, shown, "write_failed") from None
 
 
 def _remove_dirs(ctx: ToolContext, f: PlannedFile) -> None:

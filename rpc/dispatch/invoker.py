@@ -260,7 +260,10 @@ class Invoker:
             return
         outcome = payload.code if isinstance(payload, ToolError) else (
             "internal_error" if isinstance(payload, BaseException) else "ok")
-        path, *others = method.paths_of(params).items() or [(None, None)]
+        given = method.paths_of(params)
+        if method.path_params and method.path_params[0] not in given:
+            given = {method.path_params[0]: None, **given}  # a move without its source:
+        path, *others = given.items() or [(None, None)]  # the destination stays its own
         if outcome != "ok" and "sha256_before" not in (audit or {}):
             named = (audit or {}).get("path")  # a commit's tool names its path
             audit = await self._unchanged(call, path[1] if named is None else named)

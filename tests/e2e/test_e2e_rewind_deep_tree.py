@@ -6,6 +6,7 @@ deep answered internal_error (RecursionError) instead of putting the tree back."
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,35 @@ def _deep_tree(root: Path, name: str) -> str:
     return "/".join([name, *["a"] * DEPTH, "leaf.txt"])
 
 
+def _remove(top: Path) -> None:
+    """Remove the tree at `top` without recursion: every entry of a subdirectory is moved
+    up into `top` (under a fresh name) and the emptied subdirectory removed, until `top` is
+    empty. pytest's own clean-up (shutil.rmtree) recurses and fails on such a tree."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fresh = 0
+        while names := os.listdir(fd):
+            for name in names:
+                if not _is_dir(fd, name):
+                    os.unlink(name, dir_fd=fd)
+                    continue
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                try:
+                    for entry in os.listdir(sub):
+                        fresh += 1
+                        os.rename(entry, f"up{fresh}", src_dir_fd=sub, dst_dir_fd=fd)
+                finally:
+                    os.close(sub)
+                os.rmdir(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(top)
+
+
+def _is_dir(dir_fd: int, name: str) -> bool:
+    return stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+
+
 @pytest.mark.parametrize("method, params", [
     ("dir.delete", {"path": "t", "recursive": True}),
     ("file.move", {"source": "t", "destination": "moved"}),
@@ -43,6 +73,14 @@ def test_rewind_after_deep_tree_change_is_not_internal_error(
     root = tmp_path / "ws"
     root.mkdir()
     leaf = _deep_tree(root, "t")
+    try:
+        _rewind_puts_back(tmp_path, root, leaf, method, params)
+    finally:
+        _remove(root)
+
+
+def _rewind_puts_back(tmp_path: Path, root: Path, leaf: str, method: str,
+                      params: dict) -> None:
     with RpcServer(root, "--history", str(tmp_path / "hist")) as server:
         checkpoint = server.result("workspace.checkpoint", {})["checkpoint"]
         server.result(method, params)

@@ -261,9 +261,10 @@ class Invoker:
         outcome = payload.code if isinstance(payload, ToolError) else (
             "internal_error" if isinstance(payload, BaseException) else "ok")
         given = method.paths_of(params)
-        if method.path_params and method.path_params[0] not in given:
-            given = {method.path_params[0]: None, **given}  # a move without its source:
-        path, *others = given.items() or [(None, None)]  # the destination stays its own
+        first = method.path_params[0] if method.path_params else None
+        if first in method.params.get("required", ()) and first not in given:
+            given = {first: None, **given}  # a move without its source: no path (aliases
+        path, *others = given.items() or [(None, None)]  # are never required)
         if outcome != "ok" and "sha256_before" not in (audit or {}):
             named = (audit or {}).get("path")  # a commit's tool names its path
             audit = await self._unchanged(call, path[1] if named is None else named)

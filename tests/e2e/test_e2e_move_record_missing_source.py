@@ -25,3 +25,15 @@ def test_move_without_source_records_destination_as_destination(tmp_path: Path) 
     assert line["outcome"] == "invalid_params"
     assert line["sha256_before"] is None and line["sha256_after"] is None
     assert (root / "c").read_text() == "existing\n"
+
+
+def test_write_by_its_second_alias_still_records_it_as_path(tmp_path: Path) -> None:
+    """The fix keys on a required first path param: a path's aliases (shadow's `Write`
+    takes `file_path` or `filePath`) are never required, so the alias given is the path."""
+    root, records = tmp_path / "ws", tmp_path / "records"
+    root.mkdir()
+    with RpcServer(root, "--tools", "shadow", "--records", str(records)) as server:
+        server.result("Write", {"filePath": "x.txt", "content": "x\n"})
+    (line,) = [json.loads(text) for text in (records / "records.jsonl").read_text().splitlines()]
+    assert line["path"] == "x.txt" and "filePath" not in line
+    assert line["outcome"] == "ok"

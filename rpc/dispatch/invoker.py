@@ -260,7 +260,11 @@ class Invoker:
             return
         outcome = payload.code if isinstance(payload, ToolError) else (
             "internal_error" if isinstance(payload, BaseException) else "ok")
-        path, *others = method.paths_of(params).items() or [(None, None)]
+        given = method.paths_of(params)
+        first = method.path_params[0] if method.path_params else None
+        if first in method.params.get("required", ()) and first not in given:
+            given = {first: None, **given}  # a move without its source: no path (aliases
+        path, *others = given.items() or [(None, None)]  # are never required)
         if outcome != "ok" and "sha256_before" not in (audit or {}):
             named = (audit or {}).get("path")  # a commit's tool names its path
             audit = await self._unchanged(call, path[1] if named is None else named)

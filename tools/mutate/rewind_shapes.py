@@ -52,17 +52,19 @@ def clear(ctx: ToolContext, path: str) -> None:
 
 def blocked(ctx: ToolContext, path: str) -> bool:
     """True when a file holds the name of one of `path`'s parents (the nearest one that
-    exists is no directory; one through a symlink was refused before)."""
+    exists is no directory; one through a symlink was refused before). A loop, not
+    recursion: a tree may be nested deeper than Python's call stack."""
     parent = split_parent(path)[0]
-    if parent == ROOT:
-        return False
-    try:
-        st = ctx.ws.lstat(parent, shown=path)
-    except ToolError as err:
-        if err.code == "file_not_found":
-            return blocked(ctx, parent)
-        return err.code == "not_a_directory"
-    return not stat.S_ISDIR(st.st_mode)
+    while parent != ROOT:
+        try:
+            st = ctx.ws.lstat(parent, shown=path)
+        except ToolError as err:
+            if err.code != "file_not_found":
+                return err.code == "not_a_directory"
+            parent = split_parent(parent)[0]
+            continue
+        return not stat.S_ISDIR(st.st_mode)
+    return False
 
 
 def _parents(path: str) -> Iterable[str]:

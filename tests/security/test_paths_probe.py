@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import socket
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from deep_tree import empty, nest
 from rpc_client import RpcServer, error_code, snapshot
 
 PATH_MAX = 4096  # the kernel's limit on one path, its final NUL included
@@ -213,24 +213,6 @@ def test_deny_was_bypassed_through_a_symlinked_parent_by_every_tool_set(
     assert snapshot(root) == before
 
 
-def _nest(root: Path, name: str, depth: int) -> None:
-    """`name/a/a/.../leaf.txt`, `depth` levels of `a`, made through descriptors (its path
-    is longer than a path the kernel takes whole)."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    os.mkdir(name, dir_fd=fd)
-    cur = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-    os.close(fd)
-    for _ in range(depth):
-        os.mkdir("a", dir_fd=cur)
-        nxt = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=cur)
-        os.close(cur)
-        cur = nxt
-    leaf = os.open("leaf.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=cur)
-    os.write(leaf, b"leaf\n")
-    os.close(leaf)
-    os.close(cur)
-
-
 @pytest.mark.long  # seconds of the default suite; CI runs it in -m long
 def test_a_tree_deeper_than_the_recursion_limit_broke_move_delete_and_watch(
         root: Path) -> None:
@@ -239,12 +221,12 @@ def test_a_tree_deeper_than_the_recursion_limit_broke_move_delete_and_watch(
     it never answered (the watcher's command thread died). With --deny, the check for
     denied paths inside a moved or deleted tree walked it the same way. Each works."""
     depth = sys.getrecursionlimit() + 100
-    _nest(root, "deep", depth)
-    _nest(root, "deep_denied", depth)
+    nest(root, "deep", depth)
+    nest(root, "deep_denied", depth)
     try:
         _move_delete_and_watch(root, depth)
-    finally:  # pytest's own clean-up of tmp_path recurses too: what is left goes here
-        subprocess.run(["rm", "-rf", "--", *(str(p) for p in root.iterdir())], check=True)
+    finally:
+        empty(root)
 
 
 def _move_delete_and_watch(root: Path, depth: int) -> None:

@@ -44,3 +44,27 @@ def _rewind_puts_back(tmp_path: Path, root: Path, leaf: str, method: str,
         assert server.result("file.read", {"path": leaf, "raw": True})["content"] == "leaf\n"
         moved = "moved" + leaf[1:]
         assert server.error("file.info", {"path": moved})["data"]["error"] == "file_not_found"
+
+
+@pytest.mark.long  # seconds of the default suite; CI runs it in -m long
+def test_a_file_back_in_place_of_a_deep_tree_the_server_wrote_is_not_internal_error(
+        tmp_path: Path) -> None:
+    """The other shape: a file deleted, then a file written DEPTH directories beneath its
+    name. The rewind looked for what else the directory holds, and then removed its
+    emptied directories, with os.fwalk, which recursed once per level (RecursionError);
+    both walk with the iterative fwalk, and the file comes back."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "f").write_text("F\n")
+    deep = "/".join(["f", *["a"] * DEPTH, "leaf.txt"])
+    try:
+        with RpcServer(root, "--history", str(tmp_path / "hist")) as server:
+            checkpoint = server.result("workspace.checkpoint", {})["checkpoint"]
+            server.result("file.delete", {"path": "f"})
+            server.result("file.write", {"path": deep, "content": "deep\n"})
+            done = server.call("workspace.rewind", {"checkpoint": checkpoint})
+        assert "result" in done, done
+        assert done["result"]["restored"] == ["f"] and done["result"]["conflicts"] == []
+        assert (root / "f").read_text() == "F\n"
+    finally:
+        empty(root)

@@ -19,6 +19,7 @@ from chorus_tools.tools.context import ToolContext
 from chorus_tools.tools.errors import ToolError, from_os_error
 from chorus_tools.tools.confine.sandbox import ROOT
 from chorus_tools.tools.mutate.atomic import locked_dir, split_parent
+from chorus_tools.tools.walk.fdwalk import fwalk
 
 BLOCKED, EMPTIED = "blocked", "emptied"
 
@@ -39,10 +40,10 @@ def clear(ctx: ToolContext, path: str) -> None:
     try:
         with locked_dir(ctx, parent, shown=path) as dir_fd:
             fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
-            try:
-                for _, dirs, _, top_fd in os.fwalk(".", topdown=False, dir_fd=fd):
-                    for sub in dirs:
-                        os.rmdir(sub, dir_fd=top_fd)
+            try:  # each beneath its parent, so removed in reverse (paths under PATH_MAX:
+                subs = [f"{top}/{sub}" for top, dirs, _, _ in fwalk(fd) for sub in dirs]
+                for sub in reversed(subs):  # the server wrote the files that were there)
+                    os.rmdir(sub, dir_fd=fd)
             finally:
                 os.close(fd)
             os.rmdir(name, dir_fd=dir_fd)
@@ -78,7 +79,7 @@ def _entries(ctx: ToolContext, path: str) -> list[str]:
     found = []
     fd = ctx.ws.open_dir(path, shown=path)
     try:
-        for top, dirs, names, top_fd in os.fwalk(".", dir_fd=fd):
+        for top, dirs, names, top_fd in fwalk(fd):
             links = [d for d in dirs if stat.S_ISLNK(
                 os.stat(d, dir_fd=top_fd, follow_symlinks=False).st_mode)]
             found += [os.path.normpath(os.path.join(path, top, name))
